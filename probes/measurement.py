@@ -1,0 +1,75 @@
+"""Primitives every probe's result is built from.
+
+A figure is either measured (with its definition, unit, sample size and method) or
+explicitly not measured with the reason. Nothing here ever supplies a default value.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+PERCENTILE_METHOD = "linear interpolation between closest ranks (numpy.percentile method='linear')"
+DEFAULT_PERCENTILES: tuple[float, ...] = (50.0, 90.0, 95.0, 99.0)
+
+
+class Model(BaseModel):
+    """Base for every boundary model: unknown fields are an error, not a silent drop."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NotMeasured(Model):
+    """A figure or section that could not be measured, and why."""
+
+    status: Literal["not_measured"] = "not_measured"
+    reason: str = Field(min_length=1)
+
+
+class Distribution(Model):
+    """Summary of a sample: mean, percentiles, and what they rest on."""
+
+    unit: str
+    definition: str
+    n: int = Field(ge=0, description="number of samples the figures rest on")
+    mean: float | None = None
+    std: float | None = None
+    min: float | None = None
+    max: float | None = None
+    percentiles: dict[str, float] = Field(
+        default_factory=dict, description="keys 'p50', 'p90', ...; empty when n == 0"
+    )
+    percentile_method: str = PERCENTILE_METHOD
+
+    def p(self, q: float) -> float | None:
+        return self.percentiles.get(percentile_key(q))
+
+
+def percentile_key(q: float) -> str:
+    return f"p{q:g}"
+
+
+def summarize(
+    values: list[float] | np.ndarray,
+    *,
+    unit: str,
+    definition: str,
+    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
+) -> Distribution:
+    """Distribution of `values`; an empty sample gives n=0 and no figures (never zeros)."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return Distribution(unit=unit, definition=definition, n=0)
+    qs = np.percentile(arr, percentiles, method="linear")
+    return Distribution(
+        unit=unit,
+        definition=definition,
+        n=int(arr.size),
+        mean=float(arr.mean()),
+        std=float(arr.std(ddof=1)) if arr.size > 1 else None,
+        min=float(arr.min()),
+        max=float(arr.max()),
+        percentiles={percentile_key(q): float(v) for q, v in zip(percentiles, qs, strict=True)},
+    )
