@@ -1,0 +1,67 @@
+"""What a load point is: the workload shape, the arrival process and the SLO it is judged by."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from probes.measurement import Model
+
+
+class SLO(Model):
+    """Per-request thresholds (vLLM `--goodput` semantics): a request is good only if it meets all."""
+
+    ttft_ms: float | None = Field(None, gt=0, description="time to first token threshold, ms")
+    tpot_ms: float | None = Field(None, gt=0, description="time per output token threshold, ms")
+    e2el_ms: float | None = Field(None, gt=0, description="end-to-end latency threshold, ms")
+    p99_metric: Literal["ttft_ms", "tpot_ms", "e2el_ms"] = Field(
+        "e2el_ms", description="metric whose p99 is checked against its threshold (MLPerf-style validity)"
+    )
+
+    def thresholds(self) -> dict[str, float]:
+        return {
+            k: v
+            for k, v in (("ttft_ms", self.ttft_ms), ("tpot_ms", self.tpot_ms), ("e2el_ms", self.e2el_ms))
+            if v is not None
+        }
+
+
+class LoadPoint(Model):
+    """One load level. Closed loop: `concurrency` users send back to back. Open loop: arrivals at
+    `rate` req/s with gamma-distributed gaps (shape = burstiness; 1 = Poisson; inf = constant)."""
+
+    mode: Literal["closed", "open"] = "closed"
+    concurrency: int | None = Field(None, ge=1, description="closed loop: number of concurrent users")
+    rate: float | None = Field(None, gt=0, description="open loop: target request rate, req/s")
+    burstiness: float = Field(1.0, gt=0, description="gamma shape of inter-arrival gaps; inf = constant")
+    max_concurrency: int | None = Field(None, ge=1, description="open loop: cap on requests in flight")
+    num_requests: int = Field(64, ge=1, description="requests to send (upper bound)")
+    duration_s: float | None = Field(None, gt=0, description="stop sending new requests after this many s")
+    warmup_requests: int = Field(0, ge=0, description="first requests excluded from the steady window")
+    cooldown_requests: int = Field(0, ge=0, description="last requests excluded from the steady window")
+    input_len: int = Field(128, ge=1, description="prompt length, tokens")
+    output_len: int = Field(64, ge=1, description="max_tokens asked for")
+    endpoint: Literal["completions", "chat"] = "completions"
+    ignore_eos: bool = Field(True, description="ask the server to generate exactly output_len tokens")
+    seed: int = 0
+    request_timeout_s: float = Field(300.0, gt=0)
+
+    @model_validator(mode="after")
+    def _check_mode(self) -> LoadPoint:
+        if self.mode == "closed" and self.concurrency is None:
+            raise ValueError("closed-loop point needs 'concurrency'")
+        if self.mode == "open" and self.rate is None:
+            raise ValueError("open-loop point needs 'rate'")
+        if self.warmup_requests + self.cooldown_requests >= self.num_requests:
+            raise ValueError("warmup_requests + cooldown_requests must leave requests to measure")
+        return self
+
+    @property
+    def label(self) -> str:
+        if self.mode == "closed":
+            return f"concurrency={self.concurrency}"
+        shape = "constant" if math.isinf(self.burstiness) else f"burstiness={self.burstiness:g}"
+        cap = f", max_concurrency={self.max_concurrency}" if self.max_concurrency else ""
+        return f"rate={self.rate:g}/s ({shape}{cap})"

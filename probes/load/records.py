@@ -1,0 +1,52 @@
+"""The raw per-request record every load metric is computed from (kept beside the factsheet)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import Field
+
+from probes.measurement import Model
+
+ErrorKind = Literal["http", "timeout", "connect", "read", "stream_cut", "protocol", "cancelled"]
+
+
+class RequestRecord(Model):
+    """Times are seconds since the run's start (monotonic clock); `None` when the event never happened."""
+
+    index: int
+    scheduled_s: float | None = Field(None, description="open loop: when the arrival process scheduled it")
+    queued_s: float = Field(0.0, description="time spent waiting for a concurrency slot")
+    sent_s: float
+    first_chunk_s: float | None = None
+    chunk_s: list[float] = Field(default_factory=list, description="arrival of every chunk with content")
+    end_s: float | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    output_tokens_source: Literal["usage", "chunks"] | None = None
+    http_status: int | None = None
+    error_kind: ErrorKind | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None and self.first_chunk_s is not None
+
+    @property
+    def send_lag_s(self) -> float | None:
+        return None if self.scheduled_s is None else self.sent_s - self.scheduled_s - self.queued_s
+
+
+def records_jsonl(records: Iterable[RequestRecord]) -> bytes:
+    return b"".join(r.model_dump_json().encode() + b"\n" for r in records)
+
+
+def records_digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def load_records(data: bytes) -> list[RequestRecord]:
+    return [RequestRecord.model_validate(json.loads(line)) for line in data.splitlines() if line.strip()]

@@ -1,0 +1,155 @@
+"""An OpenAI-compatible streaming server with known timing, to calibrate and test load clients.
+
+Every request waits for one of `slots` (queueing shows up in TTFT, as on a real server), then
+streams `max_tokens` tokens: the first after `ttft_ms`, each next one `itl_ms` later, on
+absolute deadlines so the timing does not drift. Faults are deterministic by request number:
+every `fail_every`-th request gets HTTP 500, every `drop_every`-th is cut after `drop_after` tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+from aiohttp import web
+from pydantic import Field
+
+from probes.measurement import Model
+
+
+class MockServerConfig(Model):
+    model: str = "mock-model"
+    ttft_ms: float = Field(100.0, ge=0, description="delay from admission to the first token")
+    itl_ms: float = Field(10.0, ge=0, description="delay between consecutive tokens")
+    slots: int = Field(1024, ge=1, description="requests served at once; the rest queue")
+    fail_every: int = Field(0, ge=0, description="every k-th request answers HTTP 500 (0: never)")
+    drop_every: int = Field(0, ge=0, description="every k-th request's stream is cut (0: never)")
+    drop_after: int = Field(2, ge=0, description="tokens sent before a cut")
+    default_max_tokens: int = Field(16, ge=1)
+    reply_text: str | None = Field(
+        None, description="fixed reply (non-streaming and chat), else 'tok' tokens"
+    )
+
+
+def _chunk(kind: str, text: str, model: str) -> bytes:
+    choice = {"index": 0, "delta": {"content": text}} if kind == "chat" else {"index": 0, "text": text}
+    return b"data: " + json.dumps({"object": "chunk", "model": model, "choices": [choice]}).encode() + b"\n\n"
+
+
+class _App:
+    def __init__(self, cfg: MockServerConfig):
+        self.cfg = cfg
+        self.count = 0
+        self.slots = asyncio.Semaphore(cfg.slots)
+
+    async def models(self, _: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": self.cfg.model, "object": "model"}]})
+
+    async def generate(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.count += 1
+        n = self.count
+        kind = "chat" if request.path.endswith("/chat/completions") else "completions"
+        if self.cfg.fail_every and n % self.cfg.fail_every == 0:
+            return web.json_response({"error": {"message": "injected failure"}}, status=500)
+        tokens = int(body.get("max_tokens") or self.cfg.default_max_tokens)
+        prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
+        async with self.slots:
+            if not body.get("stream"):
+                return await self._whole(kind, tokens, len(str(prompt).split()))
+            return await self._stream(request, kind, tokens, len(str(prompt).split()), n)
+
+    def _text(self, tokens: int) -> str:
+        return self.cfg.reply_text if self.cfg.reply_text is not None else "tok " * tokens
+
+    async def _whole(self, kind: str, tokens: int, prompt_tokens: int) -> web.Response:
+        await asyncio.sleep((self.cfg.ttft_ms + self.cfg.itl_ms * (tokens - 1)) / 1000)
+        text = self._text(tokens)
+        choice = (
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            if kind == "chat"
+            else {"index": 0, "text": text, "finish_reason": "stop"}
+        )
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": tokens}
+        return web.json_response(
+            {"object": kind, "model": self.cfg.model, "choices": [choice], "usage": usage}
+        )
+
+    async def _stream(self, request, kind: str, tokens: int, prompt_tokens: int, n: int):
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        start = time.perf_counter()
+        cut = self.cfg.drop_every and n % self.cfg.drop_every == 0
+        for i in range(tokens):
+            due = start + (self.cfg.ttft_ms + i * self.cfg.itl_ms) / 1000
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if cut and i >= self.cfg.drop_after:
+                request.transport.close()  # abrupt: no terminating chunk, no [DONE]
+                return resp
+            await resp.write(_chunk(kind, "tok ", self.cfg.model))
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": tokens,
+            "total_tokens": prompt_tokens + tokens,
+        }
+        await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+
+def build_app(cfg: MockServerConfig) -> web.Application:
+    handlers = _App(cfg)
+    app = web.Application()
+    app.add_routes(
+        [
+            web.get("/v1/models", handlers.models),
+            web.post("/v1/completions", handlers.generate),
+            web.post("/v1/chat/completions", handlers.generate),
+        ]
+    )
+    return app
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running(cfg: MockServerConfig, port: int | None = None) -> Iterator[str]:
+    """Serve `cfg` on 127.0.0.1 in a background thread; yields the base URL."""
+    port = port or free_port()
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    runner = web.AppRunner(build_app(cfg), access_log=None)
+
+    async def start() -> None:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        ready.set()
+
+    thread = threading.Thread(
+        target=lambda: (loop.run_until_complete(start()), loop.run_forever()), daemon=True
+    )
+    thread.start()
+    if not ready.wait(10):
+        raise RuntimeError("mock server did not start")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+def serve_forever(cfg: MockServerConfig, host: str = "127.0.0.1", port: int = 8000) -> None:
+    web.run_app(build_app(cfg), host=host, port=port, access_log=None, print=None)
