@@ -6,7 +6,19 @@ from pydantic import Field
 
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
-from probes.measurement import Distribution, Model, summarize
+from probes.load.stats import (
+    ProportionCI,
+    QuantileCI,
+    SampleSufficiency,
+    proportion_ci,
+    quantile_ci,
+    sample_sufficiency,
+)
+from probes.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+
+LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
+CLAIM_CONFIDENCE = 0.99  # MLPerf's confidence for a tail-latency claim
+CI_CONFIDENCE = 0.95
 
 DEFINITIONS = {
     "ttft_ms": "time to first token: first streamed chunk with content − send time",
@@ -19,8 +31,24 @@ DEFINITIONS = {
     "goodput": "completed requests meeting every SLO threshold / window duration (failed requests never good)",
     "slo_attainment": "good requests / measured requests (failed requests count as not good)",
     "window": "steady window: first send to last completion among measured requests "
-    "(warm-up and cool-down requests excluded)",
+    "(warm-up and cool-down requests excluded); pooled repetitions: sum of their windows",
+    "sample_sufficiency": "per p99 figure: samples n, samples required by MLPerf early stopping at 99 % "
+    "confidence (given the violations of its SLO threshold, if any), sufficient yes/no",
+    "percentile_ci": "95 % order-statistic confidence intervals of p50 and p99 per latency metric",
+    "goodput_ci": "95 % Clopper–Pearson interval of SLO attainment, scaled by measured requests / window",
 }
+
+
+class GoodputCI(Model):
+    """Goodput's interval: attainment's exact binomial interval × measured requests / window."""
+
+    attainment: ProportionCI
+    lower: float | None = Field(description="req/s")
+    upper: float | None = Field(description="req/s")
+    method: str = (
+        "Clopper–Pearson interval of good/measured, times measured/window (conditional on the number of "
+        "requests measured and the window length)"
+    )
 
 
 class P99Check(Model):
@@ -29,6 +57,9 @@ class P99Check(Model):
     p99_ms: float | None
     n: int
     met: bool | None = Field(description="None when nothing completed")
+    sufficiency: SampleSufficiency | None = Field(
+        None, description="whether n supports the claim at 99 % confidence (MLPerf early stopping)"
+    )
 
 
 class LoadMetrics(Model):
@@ -53,6 +84,17 @@ class LoadMetrics(Model):
     goodput: float | None = Field(description="req/s meeting every SLO threshold")
     slo_attainment: float | None
     p99_check: P99Check | None = None
+    sample_sufficiency: dict[str, SampleSufficiency] = Field(
+        default_factory=dict, description="per latency metric: is its p99 backed by enough samples"
+    )
+    insufficient_samples: list[str] = Field(
+        default_factory=list, description="latency metrics whose p99 rests on too few samples"
+    )
+    percentile_ci: dict[str, QuantileCI] = Field(
+        default_factory=dict, description="keys '<metric>.p50', '<metric>.p99'"
+    )
+    goodput_ci: GoodputCI | None = None
+    repetitions: int = Field(1, ge=1, description="runs whose raw records were pooled")
     definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
 
 
@@ -75,34 +117,55 @@ def is_good(lat: dict[str, float], slo: SLO) -> bool:
     return all(lat.get(k, 0.0) <= v for k, v in slo.thresholds().items())
 
 
-def compute_metrics(records: list[RequestRecord], slo: SLO) -> LoadMetrics:
+def compute_metrics(
+    records: list[RequestRecord],
+    slo: SLO,
+    *,
+    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
+) -> LoadMetrics:
     """Metrics over the given (already window-filtered) records."""
+    return pool_metrics([records], slo, percentiles=percentiles)
+
+
+def pool_metrics(
+    runs: list[list[RequestRecord]],
+    slo: SLO,
+    *,
+    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
+) -> LoadMetrics:
+    """Metrics over repetitions of one point, combined honestly: raw records are pooled (never
+    percentiles averaged) and rates divide pooled counts by the sum of the runs' windows."""
+    percentiles = tuple(sorted(set(percentiles) | {50.0, 99.0}))
+    records = [r for run in runs for r in run]
     ok = [r for r in records if r.ok]
-    failed = [r for r in records if not r.ok]
     lats = [request_latencies(r) for r in ok]
-    itl = [_ms(b - a) for r in ok for a, b in zip(r.chunk_s, r.chunk_s[1:], strict=False)]
-    start = min((r.sent_s for r in records), default=None)
-    end = max((r.end_s for r in ok if r.end_s is not None), default=None)
-    duration = (end - start) if start is not None and end is not None and end > start else None
+    samples = {k: [lat[k] for lat in lats if k in lat] for k in ("ttft_ms", "tpot_ms", "e2el_ms")}
+    samples["itl_ms"] = [_ms(b - a) for r in ok for a, b in zip(r.chunk_s, r.chunk_s[1:], strict=False)]
+    windows = [_window(run) for run in runs]
+    spans = [w[1] - w[0] for w in windows if w is not None and w[1] > w[0]]
+    duration = sum(spans) if spans else None
+    start, end = windows[0] if len(runs) == 1 and windows[0] else (None, None)
     out_tokens = sum(r.output_tokens or 0 for r in ok)
     in_tokens = sum(r.prompt_tokens or 0 for r in ok)
     good = sum(1 for lat in lats if is_good(lat, slo))
-    errors: dict[str, int] = {}
-    for r in failed:
-        errors[r.error_kind or "no_content"] = errors.get(r.error_kind or "no_content", 0) + 1
+    thresholds = slo.thresholds()
 
     def rate(x: float) -> float | None:
         return x / duration if duration else None
 
     dists = {
-        k: summarize([lat[k] for lat in lats if k in lat], unit="ms", definition=DEFINITIONS[k])
-        for k in ("ttft_ms", "tpot_ms", "e2el_ms")
+        k: summarize(samples[k], unit="ms", definition=DEFINITIONS[k], percentiles=percentiles)
+        for k in LATENCY_METRICS
+    }
+    sufficiency = {
+        k: sample_sufficiency(samples[k], threshold=thresholds.get(k), confidence=CLAIM_CONFIDENCE)
+        for k in LATENCY_METRICS
     }
     return LoadMetrics(
         measured=len(records),
         completed=len(ok),
-        failed=len(failed),
-        errors=errors,
+        failed=len(records) - len(ok),
+        errors=_error_counts(records),
         window_start_s=start,
         window_end_s=end,
         duration_s=duration,
@@ -111,17 +174,54 @@ def compute_metrics(records: list[RequestRecord], slo: SLO) -> LoadMetrics:
         request_throughput=rate(len(ok)),
         output_throughput=rate(out_tokens),
         total_token_throughput=rate(in_tokens + out_tokens),
-        itl_ms=summarize(itl, unit="ms", definition=DEFINITIONS["itl_ms"]),
         slo=slo,
         good=good,
-        goodput=rate(good) if slo.thresholds() else None,
-        slo_attainment=(good / len(records)) if records and slo.thresholds() else None,
-        p99_check=_p99_check(dists, slo),
+        goodput=rate(good) if thresholds else None,
+        slo_attainment=(good / len(records)) if records and thresholds else None,
+        p99_check=_p99_check(dists, sufficiency, slo),
+        sample_sufficiency=sufficiency,
+        insufficient_samples=[k for k, v in sufficiency.items() if not v.sufficient],
+        percentile_ci={
+            f"{k}.p{q:g}": quantile_ci(samples[k], q, CI_CONFIDENCE)
+            for k in LATENCY_METRICS
+            for q in (50, 99)
+        },
+        goodput_ci=_goodput_ci(good, len(records), duration) if thresholds else None,
+        repetitions=len(runs),
         **dists,
     )
 
 
-def _p99_check(dists: dict[str, Distribution], slo: SLO) -> P99Check | None:
+def _window(records: list[RequestRecord]) -> tuple[float, float] | None:
+    start = min((r.sent_s for r in records), default=None)
+    end = max((r.end_s for r in records if r.ok and r.end_s is not None), default=None)
+    return None if start is None or end is None else (start, end)
+
+
+def _error_counts(records: list[RequestRecord]) -> dict[str, int]:
+    errors: dict[str, int] = {}
+    for r in records:
+        if not r.ok:
+            kind = r.error_kind or "no_content"
+            errors[kind] = errors.get(kind, 0) + 1
+    return errors
+
+
+def _goodput_ci(good: int, measured: int, duration: float | None) -> GoodputCI | None:
+    if measured == 0:
+        return None
+    att = proportion_ci(good, measured, CI_CONFIDENCE)
+    scale = measured / duration if duration else None
+    return GoodputCI(
+        attainment=att,
+        lower=att.lower * scale if scale is not None and att.lower is not None else None,
+        upper=att.upper * scale if scale is not None and att.upper is not None else None,
+    )
+
+
+def _p99_check(
+    dists: dict[str, Distribution], sufficiency: dict[str, SampleSufficiency], slo: SLO
+) -> P99Check | None:
     threshold = slo.thresholds().get(slo.p99_metric)
     if threshold is None:
         return None
@@ -133,4 +233,5 @@ def _p99_check(dists: dict[str, Distribution], slo: SLO) -> P99Check | None:
         p99_ms=p99,
         n=d.n,
         met=None if p99 is None else p99 <= threshold,
+        sufficiency=sufficiency[slo.p99_metric],
     )
