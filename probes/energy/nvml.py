@@ -34,8 +34,6 @@ class NvmlBinding(Protocol):
 
     def init(self) -> None: ...
 
-    def shutdown(self) -> None: ...
-
     def device_count(self) -> int: ...
 
     def device_name(self, index: int) -> str: ...
@@ -56,9 +54,6 @@ class PynvmlBinding:
 
     def init(self) -> None:
         self._call(self._nvml.nvmlInit)
-
-    def shutdown(self) -> None:
-        self._call(self._nvml.nvmlShutdown)
 
     def device_count(self) -> int:
         return int(self._call(self._nvml.nvmlDeviceGetCount))
