@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from probes.measurement import Model, NotMeasured
 
@@ -13,6 +13,8 @@ ComponentKind = Literal["gpu", "cpu_package", "dram"]
 
 class Component(Model):
     """One thing whose energy is reported, with what the figure covers and how it is obtained."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: ComponentKind
     index: int | None = Field(description="device / package index; None when the kind was not found at all")
