@@ -1,0 +1,75 @@
+"""Serving targets the probes drive: a user's endpoint, or a vLLM server the tool starts and stops."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Annotated
+
+from pydantic import Field
+
+from probes.measurement import Model
+from probes.targets.endpoint import EndpointTarget
+from probes.targets.errors import TargetError
+from probes.targets.model_source import GGUFSource, ModelSource, PreparedModel, prepare
+from probes.targets.vllm import EngineInfo, VllmServer, VllmTarget
+
+TargetConfig = Annotated[EndpointTarget | VllmTarget, Field(discriminator="kind")]
+
+
+class LiveTarget(Model):
+    """A target that is up: what the probes need to reach it, and what the factsheet records of it."""
+
+    kind: str
+    base_url: str
+    model: str
+    api_key: str | None = Field(None, exclude=True)  # never written into outputs
+    supports_ignore_eos: bool
+    tokenizer_path: str | None = None
+    engine: EngineInfo | None = None
+    prepared_model: PreparedModel | None = None
+    server_listing: dict = Field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def open_target(
+    config: EndpointTarget | VllmTarget, *, flags: list[str] | None = None
+) -> Iterator[LiveTarget]:
+    if isinstance(config, EndpointTarget):
+        listing = config.check_reachable()
+        yield LiveTarget(
+            kind="endpoint",
+            base_url=config.base_url.rstrip("/"),
+            model=config.model,
+            api_key=config.api_key(),
+            supports_ignore_eos=config.supports_ignore_eos,
+            tokenizer_path=config.tokenizer_path,
+            server_listing=listing,
+        )
+        return
+    prepared = prepare(config.model, config.serving_python())
+    with VllmServer(config, prepared, flags=flags) as server:
+        yield LiveTarget(
+            kind="vllm",
+            base_url=server.base_url,
+            model=config.served_model_name,
+            supports_ignore_eos=True,
+            tokenizer_path=prepared.tokenizer_path,
+            engine=server.engine_info(),
+            prepared_model=prepared,
+        )
+
+
+__all__ = [
+    "EndpointTarget",
+    "EngineInfo",
+    "GGUFSource",
+    "LiveTarget",
+    "ModelSource",
+    "PreparedModel",
+    "TargetConfig",
+    "TargetError",
+    "VllmServer",
+    "VllmTarget",
+    "open_target",
+]
