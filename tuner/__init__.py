@@ -1,0 +1,49 @@
+"""SLO-Tuner: find, measure and justify an operating point that maximises goodput under a p99 SLO."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tuner.climb import Climb
+from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, Workload
+from tuner.evaluation import Evaluation, Evaluator, RunSample, Unsupported
+from tuner.knobs import OperatingPoint, vllm_server_flags
+from tuner.report import build_result
+from tuner.result import TraceEntry, TuningResult
+from tuner.sim_evaluator import SimulatorEvaluator
+from tuner.simulator import SimParams, StepTimeModel, simulate
+
+
+def tune(
+    evaluator: Evaluator,
+    config: TunerConfig,
+    *,
+    simulator: Evaluator | None = None,
+    progress: Callable[[TraceEntry], None] | None = None,
+) -> TuningResult:
+    """Hill-climb from `config.start` on `evaluator`; `simulator`, if given, pre-screens neighbours."""
+    climb = Climb(evaluator, config, simulator, progress)
+    climb.run()
+    return build_result(climb)
+
+
+__all__ = [
+    "Evaluation",
+    "Evaluator",
+    "HwCost",
+    "KnobSpace",
+    "OperatingPoint",
+    "RunSample",
+    "SimParams",
+    "SimulatorEvaluator",
+    "StepTimeModel",
+    "TraceEntry",
+    "TunerConfig",
+    "TunerConfigError",
+    "TuningResult",
+    "Unsupported",
+    "Workload",
+    "simulate",
+    "tune",
+    "vllm_server_flags",
+]

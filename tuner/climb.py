@@ -1,0 +1,227 @@
+"""Noise-aware hill climbing over logical knobs, optionally pre-screened by the simulator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tuner.config import TunerConfig
+from tuner.evaluation import Evaluation, Evaluator
+from tuner.figures import Figures, compute_figures
+from tuner.knobs import KNOBS, OperatingPoint, changed_knobs, needs_restart
+from tuner.result import Decision, FixedKnob, TraceEntry
+
+Key = tuple[int, int, int]
+
+ACCEPTANCE_RULE = (
+    "move to a neighbour (one knob one step along its value list) only if its measured score exceeds the "
+    "current point's by more than max(min_gain, z·sqrt(SE_new² + SE_current²)); first such neighbour wins; "
+    "stop when no unmeasured neighbour passes, or the next evaluation would exceed a budget"
+)
+
+
+class Climb:
+    """State of one climb; `run()` fills `trace`, `measured`, `current` and `stop_reason`."""
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        cfg: TunerConfig,
+        simulator: Evaluator | None,
+        progress: Callable[[TraceEntry], None] | None,
+    ):
+        self.ev, self.cfg, self.sim, self.progress = evaluator, cfg, simulator, progress
+        self.trace: list[TraceEntry] = []
+        self.measured: dict[Key, Figures] = {}
+        self.predicted: dict[Key, Figures] = {}
+        self.fixed: dict[str, FixedKnob] = {}
+        self.failed: set[Key] = set()
+        self.evals_used = 0
+        self.time_used = 0.0
+        self.server: OperatingPoint | None = None
+        self.current: OperatingPoint | None = None
+        self.last_move: tuple[str, int] | None = None
+        self.stop_reason = ""
+        self._run_s: dict[Key, float] = {}
+        self._restart_s = 0.0
+        self._pending: dict = {}
+
+    # -- the climb --------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        start = self.cfg.start
+        if self._measure(start, start_point=True) is None:
+            self.stop_reason = "the default point could not be evaluated (see the trace)"
+            return
+        self.current = start
+        while not self.stop_reason:
+            candidates = self._candidates()
+            if not candidates:
+                self.stop_reason = "every neighbour of the current point was already evaluated or excluded"
+                break
+            if self.sim is not None:
+                candidates = self._screen(candidates)
+            if not self._try(candidates) and not self.stop_reason:
+                self.stop_reason = (
+                    f"local optimum: no neighbour of {self.current.label()} improved the score beyond noise"
+                )
+
+    def _try(self, candidates: list[OperatingPoint]) -> bool:
+        """Measure candidates in order; move to the first that passes the acceptance rule."""
+        for cand in candidates:
+            if not self._fits_budget(cand):
+                return False
+            fig = self._measure(cand)
+            if fig is not None and self._judge(cand, fig):
+                return True
+        return False
+
+    def _candidates(self) -> list[OperatingPoint]:
+        cur = self.current
+        out: list[tuple[int, OperatingPoint]] = []
+        for knob, info in KNOBS.items():
+            if knob in self.fixed:
+                continue
+            values = self.cfg.knobs.values(knob)
+            i = values.index(getattr(cur, knob))
+            for d in (+1, -1):
+                if not 0 <= i + d < len(values):
+                    continue
+                cand = cur.with_knob(knob, values[i + d])
+                if cand.key() in self.measured or cand.key() in self.failed:
+                    continue
+                # Continue the last accepted direction first, then online knobs, then restart knobs.
+                rank = 0 if self.last_move == (knob, d) else (1 if not info.restart else 2)
+                out.append((rank, cand))
+        return [c for _, c in sorted(out, key=lambda rc: rc[0])]
+
+    def _screen(self, candidates: list[OperatingPoint]) -> list[OperatingPoint]:
+        """Order by predicted score; measure those predicted to gain (at most screen_top), else the best one."""
+        base = self._predict(self.current)
+        scored = sorted(((self._predict(c), c) for c in candidates), key=lambda fc: -_score(fc[0]))
+        keep = [c for f, c in scored if _score(f) > _score(base)][: self.cfg.screen_top]
+        if not keep:
+            keep = [scored[0][1]]
+        for f, c in scored:
+            if c not in keep:
+                self._record(
+                    c,
+                    "simulator",
+                    f,
+                    "screened_out",
+                    f"predicted score {_fmt(_score(f))} vs {_fmt(_score(base))} predicted at the current "
+                    f"point; not among the {self.cfg.screen_top} most promising",
+                )
+        return keep
+
+    # -- measuring and judging --------------------------------------------------------------------
+
+    def _measure(self, point: OperatingPoint, *, start_point: bool = False) -> Figures | None:
+        """Evaluate `point`; a scored candidate is recorded by `_judge`, everything else here."""
+        restart = needs_restart(self.server, point)
+        seed = self.cfg.seed * 7919 + self.evals_used
+        ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
+        self.evals_used += 1
+        self.time_used += ev.cost_s
+        if ev.unsupported is None:
+            self.server = point
+        self._note_costs(point, ev, restart)
+        decision, reason, fig = self._outcome(ev, seed)
+        self._pending = dict(point=point, source=ev.source, fig=fig, restart=restart, cost=ev.cost_s)
+        if start_point and fig is not None:
+            self._record(decision="start", reason="default operating point", **self._pending)
+        elif fig is None:
+            self._record(decision=decision, reason=reason, **self._pending)
+        if self.time_used >= self.cfg.time_budget_s and not self.stop_reason:
+            self.stop_reason = f"time budget spent ({self.time_used:.0f} s of {self.cfg.time_budget_s:g} s)"
+        return fig
+
+    def _outcome(self, ev: Evaluation, seed: int) -> tuple[Decision, str, Figures | None]:
+        if ev.unsupported is not None:
+            u = ev.unsupported
+            keep = getattr(self.current or self.cfg.start, u.knob)
+            self.fixed[u.knob] = FixedKnob(knob=u.knob, value=keep, reason=f"{u.knob}={u.value}: {u.reason}")
+            self.failed.add(ev.point.key())
+            return (
+                "unsupported",
+                f"target cannot honour {u.knob}={u.value} ({u.reason}); fixed at {keep}",
+                None,
+            )
+        fig = compute_figures(ev.runs, ev.point, self.cfg, seed=seed)
+        if fig is None:
+            self.failed.add(ev.point.key())
+            n = sum(len(r.e2el_s) for r in ev.runs)
+            return "too_few_samples", f"{n} completed requests < min_samples {self.cfg.min_samples}", None
+        self.measured[ev.point.key()] = fig
+        return "accepted", "", fig  # provisional: `_judge` decides against the current point
+
+    def _judge(self, cand: OperatingPoint, fig: Figures) -> bool:
+        cur = self.measured[self.current.key()]
+        gain = fig.score.value - cur.score.value
+        noise = self.cfg.noise_z * (fig.score.se**2 + cur.score.se**2) ** 0.5
+        threshold = max(noise, self.cfg.min_gain_rps)
+        accepted = gain > threshold
+        if accepted:
+            knob = changed_knobs(self.current, cand)[0]
+            values = self.cfg.knobs.values(knob)
+            up = values.index(getattr(cand, knob)) > values.index(getattr(self.current, knob))
+            self.last_move = (knob, 1 if up else -1)
+            self.current = cand
+            reason = f"score gain {_fmt(gain)} req/s > threshold {_fmt(threshold)} req/s"
+        else:
+            reason = f"score change {_fmt(gain)} req/s ≤ threshold {_fmt(threshold)} req/s (noise or worse)"
+        self._record(decision="accepted" if accepted else "rejected", reason=reason, **self._pending)
+        return accepted
+
+    # -- budget -----------------------------------------------------------------------------------
+
+    def _note_costs(self, point: OperatingPoint, ev: Evaluation, restart: bool) -> None:
+        self._run_s[point.key()] = ev.run_s
+        if restart:
+            self._restart_s = max(self._restart_s, ev.restart_s)
+
+    def _estimated_cost(self, cand: OperatingPoint) -> float:
+        # Run time grows as concurrency falls (lower throughput), so scale the slowest run seen by it.
+        worst = max(self._run_s.values(), default=0.0)
+        scale = max(1.0, self.current.concurrency / cand.concurrency)
+        restart = self._restart_s if needs_restart(self.server, cand) else 0.0
+        return worst * scale + restart
+
+    def _fits_budget(self, cand: OperatingPoint) -> bool:
+        if self.evals_used >= self.cfg.max_evaluations:
+            self.stop_reason = f"evaluation budget spent ({self.evals_used} of {self.cfg.max_evaluations})"
+            return False
+        need = self._estimated_cost(cand)
+        left = self.cfg.time_budget_s - self.time_used
+        if need > left:
+            self.stop_reason = (
+                f"time budget: next evaluation ({cand.label()}) estimated at {need:.0f} s, {left:.0f} s left"
+            )
+            return False
+        return True
+
+    # -- trace ------------------------------------------------------------------------------------
+
+    def _predict(self, point: OperatingPoint) -> Figures | None:
+        key = point.key()
+        if key not in self.predicted:
+            ev = self.sim.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=self.cfg.seed)
+            fig = compute_figures(ev.runs, point, self.cfg, seed=self.cfg.seed)
+            self.predicted[key] = fig
+        return self.predicted[key]
+
+    def _record(self, point, source, fig, decision, reason, restart=False, cost=0.0) -> None:
+        entry = TraceEntry(
+            index=len(self.trace), point=point, source=source, figures=fig, restart=restart,
+            cost_s=cost, decision=decision, reason=reason,
+        )  # fmt: skip
+        self.trace.append(entry)
+        if self.progress is not None:
+            self.progress(entry)
+
+
+def _score(fig: Figures | None) -> float:
+    return float("-inf") if fig is None else fig.score.value
+
+
+def _fmt(x: float) -> str:
+    return f"{x:+.3f}" if abs(x) < 100 else f"{x:+.1f}"

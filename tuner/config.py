@@ -1,0 +1,139 @@
+"""The spec's `tuning:` section: what to optimise, over which knobs, within which budget."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from probes.measurement import Model
+from tuner.knobs import KNOBS, OperatingPoint
+
+
+class TunerConfigError(ValueError):
+    """A `tuning:` setting that cannot be honoured; the message names the field."""
+
+
+SloMetric = Literal["e2el", "ttft", "tpot"]
+
+
+class HwCost(Model):
+    """Hardware cost, expressed in the score's unit (req/s) so that it can be subtracted from goodput."""
+
+    per_batch_slot_rps: float = Field(
+        0.0, ge=0, description="score charged per unit of max_num_seqs (req/s per sequence slot)"
+    )
+    per_spec_token_rps: float = Field(
+        0.0, ge=0, description="score charged per speculative token of width k (req/s per token)"
+    )
+
+    def of(self, point: OperatingPoint) -> float:
+        return self.per_batch_slot_rps * point.max_num_seqs + self.per_spec_token_rps * point.spec_k
+
+    def describe(self) -> str:
+        return (
+            f"hw_cost(K) = {self.per_batch_slot_rps:g} req/s × max_num_seqs"
+            f" + {self.per_spec_token_rps:g} req/s × spec_k"
+        )
+
+
+class KnobSpace(Model):
+    """Values each logical knob may take, ascending; a knob with one value is held fixed."""
+
+    concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])
+    max_num_seqs: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64, 128, 256])
+    spec_k: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4, 5])
+
+    @field_validator("concurrency", "max_num_seqs", "spec_k")
+    @classmethod
+    def _ascending_unique(cls, values: list[int], info) -> list[int]:
+        if not values:
+            raise TunerConfigError(f"tuning.knobs.{info.field_name}: needs at least one value")
+        if sorted(set(values)) != values:
+            raise TunerConfigError(
+                f"tuning.knobs.{info.field_name}: values must be unique and ascending, got {values}"
+            )
+        low = 0 if info.field_name == "spec_k" else 1
+        if values[0] < low:
+            raise TunerConfigError(f"tuning.knobs.{info.field_name}: values must be >= {low}")
+        return values
+
+    def values(self, knob: str) -> list[int]:
+        return getattr(self, knob)
+
+    def size(self) -> int:
+        n = 1
+        for knob in KNOBS:
+            n *= len(self.values(knob))
+        return n
+
+
+class Workload(Model):
+    """The load each evaluation offers (mirrors the load probe's point; the knobs are set by the tuner)."""
+
+    mode: Literal["closed", "open"] = Field(
+        "closed",
+        description="closed: `concurrency` clients send back to back; open: arrivals at `rate_rps`, "
+        "at most `concurrency` in flight",
+    )
+    rate_rps: float | None = Field(None, gt=0, description="open-loop arrival rate (req/s)")
+    burstiness: float = Field(1.0, gt=0, description="gamma shape of inter-arrival times; 1 = Poisson")
+    input_len: int = Field(128, ge=1, description="prompt tokens per request")
+    output_len: int = Field(64, ge=1, description="generated tokens per request (EOS ignored)")
+    num_requests: int = Field(64, ge=1, description="requests per evaluation run")
+
+    @model_validator(mode="after")
+    def _rate_for_open(self) -> Workload:
+        if self.mode == "open" and self.rate_rps is None:
+            raise TunerConfigError("tuning.workload.rate_rps: required when mode is 'open'")
+        return self
+
+
+class TunerConfig(Model):
+    """Settings of the SLO-Tuner (the spec's `tuning:` section)."""
+
+    slo_metric: SloMetric = Field("e2el", description="latency the SLO is set on: e2el, ttft or tpot")
+    slo_p99_ms: float = Field(gt=0, description="SLO: p99 of `slo_metric` must stay at or below this (ms)")
+    penalty_lambda: float = Field(
+        10.0,
+        ge=0,
+        description="λ: score lost per second of p99 above the SLO, in (req/s)/s",
+    )
+    hw_cost: HwCost = Field(default_factory=HwCost)
+    knobs: KnobSpace = Field(default_factory=KnobSpace)
+    start: OperatingPoint = Field(
+        default_factory=lambda: OperatingPoint(concurrency=16, max_num_seqs=128, spec_k=0),
+        description="default operating point the climb starts from and is compared against "
+        "(vLLM's CPU API-server default max_num_seqs is 128; speculation off)",
+    )
+    workload: Workload = Field(default_factory=Workload)
+    max_evaluations: int = Field(30, ge=1, description="budget: measured evaluations (each may repeat)")
+    time_budget_s: float = Field(1800.0, gt=0, description="budget: wall time incl. restarts (s)")
+    repeats: int = Field(1, ge=1, description="runs per evaluation; figures pool their requests")
+    min_samples: int = Field(
+        32, ge=1, description="least completed requests an evaluation needs to be scored"
+    )
+    noise_z: float = Field(
+        2.0, gt=0, description="a move is accepted only if its score gain exceeds z × SE of the gain"
+    )
+    min_gain_rps: float = Field(0.0, ge=0, description="a move must also gain at least this (req/s)")
+    screen_top: int = Field(
+        2, ge=1, description="with a simulator: neighbours measured per round, best predicted first"
+    )
+    bootstrap_resamples: int = Field(200, ge=20, description="resamples for SE and 95 % CI")
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TunerConfig:
+        for knob in KNOBS:
+            value = getattr(self.start, knob)
+            if value not in self.knobs.values(knob):
+                raise TunerConfigError(
+                    f"tuning.start.{knob}: {value} is not among tuning.knobs.{knob} {self.knobs.values(knob)}"
+                )
+        if self.workload.num_requests * self.repeats < self.min_samples:
+            raise TunerConfigError(
+                f"tuning.min_samples: {self.min_samples} exceeds workload.num_requests × repeats "
+                f"({self.workload.num_requests} × {self.repeats})"
+            )
+        return self

@@ -1,0 +1,217 @@
+"""Turn a finished climb into a TuningResult: effects of knobs, simulator fidelity, justification."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from probes.measurement import NotMeasured
+from tuner.climb import ACCEPTANCE_RULE, Climb
+from tuner.figures import Estimate, Figures
+from tuner.knobs import KNOBS, OperatingPoint, changed_knobs
+from tuner.result import (
+    Budget,
+    Fidelity,
+    KnobEffect,
+    PointFigures,
+    ScoreDefinition,
+    TuningResult,
+)
+
+
+def build_result(climb: Climb) -> TuningResult:
+    cfg = climb.cfg
+    default = _point_figures(climb, cfg.start)
+    recommended = _point_figures(climb, climb.current) if climb.current else default
+    effects = knob_effects(climb)
+    result = TuningResult(
+        score=ScoreDefinition(
+            slo_metric=cfg.slo_metric,
+            slo_p99_ms=cfg.slo_p99_ms,
+            penalty_lambda=cfg.penalty_lambda,
+            hw_cost=cfg.hw_cost.describe(),
+            acceptance_rule=ACCEPTANCE_RULE
+            + f" (z = {cfg.noise_z:g}, min_gain = {cfg.min_gain_rps:g} req/s)",
+        ),
+        default=default,
+        recommended=recommended,
+        goodput_ratio=goodput_ratio(default, recommended),
+        trace=climb.trace,
+        knob_effects=effects,
+        fixed_knobs=list(climb.fixed.values()),
+        fidelity=fidelity(climb),
+        stop_reason=climb.stop_reason,
+        budget=Budget(
+            evaluations_used=climb.evals_used,
+            evaluations_allowed=cfg.max_evaluations,
+            time_used_s=climb.time_used,
+            time_allowed_s=cfg.time_budget_s,
+        ),
+        justification="",
+    )
+    result.justification = justify(result)
+    return result
+
+
+def _point_figures(climb: Climb, point: OperatingPoint) -> PointFigures | NotMeasured:
+    fig = climb.measured.get(point.key())
+    if fig is None:
+        return NotMeasured(reason=f"{point.label()} was not scored (see the trace)")
+    return PointFigures(point=point, source=climb.ev.source, figures=fig)
+
+
+def goodput_ratio(default, recommended) -> Estimate | NotMeasured:
+    if isinstance(default, NotMeasured) or isinstance(recommended, NotMeasured):
+        return NotMeasured(reason="default or recommended point has no figures")
+    g0, g1 = default.figures.goodput, recommended.figures.goodput
+    if g0.value <= 0:
+        return NotMeasured(reason="default goodput is 0 req/s, so the ratio is undefined")
+    r = g1.value / g0.value
+    # Delta method on independent estimates.
+    se = r * float(np.hypot(g0.se / g0.value, g1.se / g1.value if g1.value > 0 else 0.0))
+    return Estimate(
+        value=r, se=se, ci_low=r - 1.96 * se, ci_high=r + 1.96 * se, unit="ratio",
+        definition="recommended goodput / default goodput (SE by the delta method, 95 % CI = ±1.96 SE)",
+        n=g0.n + g1.n,
+    )  # fmt: skip
+
+
+def knob_effects(climb: Climb) -> list[KnobEffect]:
+    """Per knob, the largest measured score change between points that differ only in that knob."""
+    pts = [
+        (OperatingPoint(concurrency=k[0], max_num_seqs=k[1], spec_k=k[2]), f)
+        for k, f in climb.measured.items()
+    ]
+    z = climb.cfg.noise_z
+    rec = climb.current or climb.cfg.start
+    out = []
+    for knob in KNOBS:
+        best: tuple[float, float] | None = None
+        for i, (a, fa) in enumerate(pts):
+            for b, fb in pts[i + 1 :]:
+                if changed_knobs(a, b) != [knob]:
+                    continue
+                delta = abs(fa.score.value - fb.score.value)
+                noise = z * float(np.hypot(fa.score.se, fb.score.se))
+                if best is None or delta > best[0]:
+                    best = (delta, noise)
+        out.append(_effect(knob, climb, rec, best))
+    return out
+
+
+def _effect(knob, climb, rec, best) -> KnobEffect:
+    d, r = getattr(climb.cfg.start, knob), getattr(rec, knob)
+    if knob in climb.fixed:
+        basis = f"fixed: {climb.fixed[knob].reason}"
+    elif best is None:
+        basis = "no two measured points differ only in this knob"
+    else:
+        basis = "largest one-knob score difference among measured points vs z·SE of that difference"
+    return KnobEffect(
+        knob=knob, default=d, recommended=r,
+        largest_score_change_rps=None if best is None else best[0],
+        noise_rps=None if best is None else best[1],
+        mattered=best is not None and best[0] > best[1],
+        basis=basis,
+    )  # fmt: skip
+
+
+def fidelity(climb: Climb) -> Fidelity | NotMeasured:
+    if climb.sim is None:
+        return NotMeasured(reason="no simulator was given to the tuner")
+    if climb.ev.source != "live":
+        return NotMeasured(reason="evaluations were simulated; fidelity needs live measurements")
+    rows = []
+    for key, live in climb.measured.items():
+        point = OperatingPoint(concurrency=key[0], max_num_seqs=key[1], spec_k=key[2])
+        pred = climb._predict(point)
+        if pred is not None:
+            rows.append((point, live, pred))
+    if len(rows) < 2:
+        return NotMeasured(reason=f"{len(rows)} live points with a prediction; need at least 2")
+    return _fidelity_from(rows)
+
+
+def _fidelity_from(rows: list[tuple[OperatingPoint, Figures, Figures]]) -> Fidelity:
+    live_p99 = np.array([r[1].p99.value for r in rows])
+    sim_p99 = np.array([r[2].p99.value for r in rows])
+    live_g = np.array([r[1].goodput.value for r in rows])
+    sim_g = np.array([r[2].goodput.value for r in rows])
+    if len(rows) < 3 or np.ptp(live_p99) == 0 or np.ptp(sim_p99) == 0:
+        rho: float | NotMeasured = NotMeasured(
+            reason="rank correlation needs ≥3 points with varying p99 in both live and simulated figures"
+        )
+    else:
+        rho = float(spearmanr(live_p99, sim_p99).statistic)
+    pos = live_g > 0
+    rel = (
+        float(np.mean(np.abs(sim_g[pos] - live_g[pos]) / live_g[pos]))
+        if pos.any()
+        else NotMeasured(reason="every live goodput was 0 req/s")
+    )
+    return Fidelity(
+        n_points=len(rows),
+        p99_spearman=rho,
+        goodput_mean_abs_error_rps=float(np.mean(np.abs(sim_g - live_g))),
+        goodput_mean_rel_error=rel,
+        points=[
+            {
+                "point": p.label(),
+                "live_p99_s": lf.p99.value,
+                "sim_p99_s": sf.p99.value,
+                "live_goodput_rps": lf.goodput.value,
+                "sim_goodput_rps": sf.goodput.value,
+            }
+            for p, lf, sf in rows
+        ],  # fmt: skip
+        method="Spearman rank correlation of p99 over live-measured points (scipy.stats.spearmanr); "
+        "goodput error = mean |simulated − live| (absolute, and relative to live where live > 0)",
+    )
+
+
+def justify(result: TuningResult) -> str:
+    """A paragraph written from the figures; states only what the trace and figures show."""
+    s = result.score
+    parts = [
+        f"Score: goodput minus λ = {s.penalty_lambda:g} (req/s)/s times the p99 {s.slo_metric} excess over the "
+        f"{s.slo_p99_ms:g} ms SLO, minus {s.hw_cost}."
+    ]
+    d, r = result.default, result.recommended
+    if isinstance(d, NotMeasured) or isinstance(r, NotMeasured):
+        parts.append(
+            f"No recommendation could be made: {getattr(d, 'reason', '')} {getattr(r, 'reason', '')}".strip()
+        )
+        parts.append(f"Stopped: {result.stop_reason}.")
+        return " ".join(parts)
+    parts.append(_compare(d, r, result.goodput_ratio))
+    accepted = [e for e in result.trace if e.decision == "accepted"]
+    measured = [e for e in result.trace if e.source != "simulator" or e.decision not in ("screened_out",)]
+    parts.append(
+        f"{len(measured)} evaluations ({len(accepted)} accepted moves) within "
+        f"{result.budget.time_used_s:.0f} s of {result.budget.time_allowed_s:g} s; stopped because: "
+        f"{result.stop_reason}."
+    )
+    mattered = [e.knob for e in result.knob_effects if e.mattered]
+    flat = [e.knob for e in result.knob_effects if not e.mattered and e.largest_score_change_rps is not None]
+    if mattered:
+        parts.append("Knobs whose one-step change moved the score beyond noise: " + ", ".join(mattered) + ".")
+    if flat:
+        parts.append("Knobs whose measured changes stayed within noise: " + ", ".join(flat) + ".")
+    for f in result.fixed_knobs:
+        parts.append(f"Knob {f.knob} was held at {f.value}: {f.reason}.")
+    return " ".join(parts)
+
+
+def _compare(d: PointFigures, r: PointFigures, ratio) -> str:
+    gd, gr, pd, pr = d.figures.goodput, r.figures.goodput, d.figures.p99, r.figures.p99
+    if d.point == r.point:
+        return (
+            f"The default point ({d.point.label()}) is recommended: no neighbour beat it beyond noise "
+            f"(goodput {gd.value:.3g} req/s [{gd.ci_low:.3g}, {gd.ci_high:.3g}], p99 {pd.value:.3g} s, n={gd.n})."
+        )
+    ratio_txt = f" (×{ratio.value:.2f})" if isinstance(ratio, Estimate) else ""
+    return (
+        f"Recommended {r.point.label()} over the default {d.point.label()}: goodput {gr.value:.3g} req/s "
+        f"[95 % CI {gr.ci_low:.3g}–{gr.ci_high:.3g}, n={gr.n}] vs {gd.value:.3g} [{gd.ci_low:.3g}–{gd.ci_high:.3g}, "
+        f"n={gd.n}]{ratio_txt}; p99 {pr.value:.3g} s [{pr.ci_low:.3g}–{pr.ci_high:.3g}] vs {pd.value:.3g} s."
+    )

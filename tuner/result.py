@@ -1,0 +1,98 @@
+"""What a tuning run reports: the score, default vs recommended point, the full trace, and why."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from probes.measurement import Model, NotMeasured
+from tuner.config import SloMetric
+from tuner.evaluation import Source
+from tuner.figures import Estimate, Figures
+from tuner.knobs import OperatingPoint
+
+Decision = Literal[
+    "start", "accepted", "rejected", "screened_out", "unsupported", "too_few_samples", "predicted"
+]
+
+
+class ScoreDefinition(Model):
+    slo_metric: SloMetric
+    slo_p99_ms: float
+    penalty_lambda: float = Field(description="λ in (req/s) per second of p99 above the SLO")
+    hw_cost: str = Field(description="hw_cost(K) as configured, in req/s")
+    formula: str = (
+        "S(K) = goodput(K) − λ·max(0, p99(K) − SLO) − hw_cost(K); goodput in req/s (requests meeting the "
+        "SLO threshold per second), p99 and SLO in seconds, λ in (req/s)/s, hw_cost in req/s"
+    )
+    acceptance_rule: str
+
+
+class TraceEntry(Model):
+    """One evaluation or prediction, kept whether or not it moved the climb: the trace is evidence."""
+
+    index: int
+    point: OperatingPoint
+    source: Source
+    figures: Figures | None = None
+    restart: bool = False
+    cost_s: float = Field(0.0, description="time charged to the budget (s)")
+    decision: Decision
+    reason: str
+
+
+class PointFigures(Model):
+    point: OperatingPoint
+    source: Source
+    figures: Figures
+
+
+class FixedKnob(Model):
+    knob: str
+    value: int
+    reason: str
+
+
+class KnobEffect(Model):
+    knob: str
+    default: int
+    recommended: int
+    largest_score_change_rps: float | None = Field(
+        description="largest |ΔS| between measured points differing only in this knob (req/s)"
+    )
+    noise_rps: float | None = Field(description="z × SE of that difference (req/s)")
+    mattered: bool
+    basis: str
+
+
+class Fidelity(Model):
+    """How well the simulator's predictions ranked and sized the live measurements."""
+
+    n_points: int
+    p99_spearman: float | NotMeasured
+    goodput_mean_abs_error_rps: float
+    goodput_mean_rel_error: float | NotMeasured
+    points: list[dict[str, float | str]]
+    method: str
+
+
+class Budget(Model):
+    evaluations_used: int
+    evaluations_allowed: int
+    time_used_s: float
+    time_allowed_s: float
+
+
+class TuningResult(Model):
+    score: ScoreDefinition
+    default: PointFigures | NotMeasured
+    recommended: PointFigures | NotMeasured
+    goodput_ratio: Estimate | NotMeasured = Field(description="recommended / default goodput")
+    trace: list[TraceEntry]
+    knob_effects: list[KnobEffect]
+    fixed_knobs: list[FixedKnob]
+    fidelity: Fidelity | NotMeasured
+    stop_reason: str
+    budget: Budget
+    justification: str
