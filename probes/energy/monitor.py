@@ -12,7 +12,7 @@ from pydantic import Field
 
 from probes.energy.components import ChannelReadError, Component, EnergyChannel, Unavailable
 from probes.energy.config import EnergyConfig, EnergyError
-from probes.energy.nvml import NvmlBinding, discover_gpus
+from probes.energy.nvml import NvmlBinding, discover_gpus, gpu_disabled
 from probes.energy.rapl import discover_rapl
 from probes.measurement import Model, NotMeasured
 
@@ -38,7 +38,7 @@ class WindowEnergy(Model):
 
     t_start: float
     t_end: float
-    duration_s: float
+    duration_s: float = Field(gt=0)
     sample_interval_s: float
     components: list[ComponentWindow]
 
@@ -182,9 +182,8 @@ class EnergyMonitor:
         )
 
     def _discover(self) -> None:
-        found = discover_rapl(self.config.powercap_root)
-        if self.config.gpu:
-            found = discover_gpus(self._nvml) + found
+        gpus = discover_gpus(self._nvml) if self.config.gpu else [gpu_disabled()]
+        found = gpus + discover_rapl(self.config.powercap_root)
         self.unavailable = [f for f in found if isinstance(f, Unavailable)]
         self._series = [_Series(channel=f) for f in found if not isinstance(f, Unavailable)]
 

@@ -157,6 +157,10 @@ def discover_gpus(nvml: NvmlBinding | None) -> list[EnergyChannel | Unavailable]
     return [_open(nvml, index) for index in range(count)]
 
 
+def gpu_disabled() -> Unavailable:
+    return _missing("GPU measurement disabled (energy.gpu = false)")
+
+
 def _open(nvml: NvmlBinding, index: int) -> EnergyChannel | Unavailable:
     try:
         name = nvml.device_name(index)
