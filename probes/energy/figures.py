@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
@@ -116,11 +117,11 @@ def energy_figures(
     )
 
 
+@dataclass(frozen=True)
 class _Counts:
-    def __init__(self, duration_s: float, requests: int, output_tokens: int) -> None:
-        self.duration_s = duration_s
-        self.requests = requests
-        self.output_tokens = output_tokens
+    duration_s: float
+    requests: int
+    output_tokens: int
 
 
 def _component_figures(

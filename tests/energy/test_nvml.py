@@ -99,3 +99,20 @@ def test_init_failure_reasons(nvml, error, reason):
 
 def test_no_device(nvml):
     assert _only(discover_gpus(nvml)).not_measured.reason == "no NVML device"
+
+
+def test_gpu_check_compares_counter_with_integrated_power(nvml, clock):
+    from probes.energy.gpu_check import compare
+
+    # A 300 W board whose power reading is 3 % high: the ratio shows it.
+    nvml.add_gpu("H200", energy_mj=lambda t: 300_000 * t, power_mw=lambda t: 309_000)
+
+    def sleep(seconds: float) -> None:
+        clock.t += seconds
+
+    check = compare(nvml, 0, seconds=30.0, interval_s=0.5, clock=clock, sleep=sleep)
+    assert check.window_s == pytest.approx(30.0)
+    assert check.counter_j == pytest.approx(9000.0)
+    assert check.integrated_power_j == pytest.approx(9270.0)
+    assert check.ratio_integrated_to_counter == pytest.approx(1.03)
+    assert check.samples == 61
