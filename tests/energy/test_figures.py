@@ -192,3 +192,16 @@ def test_estimate_skipped_when_cpu_is_measured():
         cpu_model="Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz",
     )
     assert result.estimated == []
+
+
+def test_result_round_trips_through_json():
+    window = _window({GPU: 100.0, CPU: NotMeasured(reason="/sys/class/powercap not present")})
+    result = energy_figures(
+        window,
+        _idle({GPU: 20.0}),
+        requests=2,
+        output_tokens=8,
+        config=EnergyConfig(estimate=True),
+        cpu_model="Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz",
+    )
+    assert type(result).model_validate_json(result.model_dump_json()) == result
