@@ -1,0 +1,144 @@
+"""The hill climber on known surfaces: finds the optimum, respects noise and budgets, keeps every step."""
+
+import math
+
+import pytest
+from tuner_synthetic import SyntheticEvaluator
+
+from tuner import OperatingPoint, TunerConfig, Workload, tune
+from tuner.config import KnobSpace
+
+OPT = OperatingPoint(concurrency=8, max_num_seqs=4, spec_k=1)
+
+
+def peaked(p: OperatingPoint) -> float:
+    """A unimodal surface in log2 space with its maximum (20 req/s) at OPT."""
+    dc = math.log2(p.concurrency / OPT.concurrency)
+    dm = math.log2(p.max_num_seqs / OPT.max_num_seqs)
+    return 20.0 * math.exp(-0.15 * dc**2 - 0.08 * dm**2 - 0.1 * abs(p.spec_k - OPT.spec_k))
+
+
+def _cfg(**kw) -> TunerConfig:
+    base = dict(
+        slo_p99_ms=1000.0, workload=Workload(num_requests=4000), min_samples=64,
+        start=OperatingPoint(concurrency=1, max_num_seqs=64, spec_k=0), max_evaluations=60, time_budget_s=1e7,
+    )  # fmt: skip
+    base.update(kw)
+    return TunerConfig(**base)
+
+
+def _check_acceptances(result, z):
+    """Every accepted move beat the point before it by more than z × SE of the difference."""
+    figs = {e.point.key(): e.figures for e in result.trace if e.source == "live" and e.figures}
+    current = result.trace[0]
+    for e in result.trace:
+        if e.decision == "accepted":
+            a, b = figs[current.point.key()].score, e.figures.score
+            assert b.value - a.value > z * math.hypot(a.se, b.se)
+            current = e
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_finds_known_optimum_under_noise(seed):
+    cfg = _cfg(seed=seed)
+    result = tune(SyntheticEvaluator(peaked), cfg)
+    assert result.recommended.point == OPT
+    assert result.stop_reason.startswith("local optimum")
+    assert result.budget.evaluations_used < KnobSpace().size() * 0.2
+    _check_acceptances(result, cfg.noise_z)
+
+
+def test_flat_surface_false_moves_stay_at_the_noise_rate():
+    # With z = 3 a comparison passes by chance with p ≈ 0.13 %; ~5 comparisons per climb gives an
+    # expected 0.3 false moves in 40 climbs, so more than 2 means the noise rule is broken.
+    moved = 0
+    for seed in range(40):
+        cfg = _cfg(seed=seed, workload=Workload(num_requests=400), noise_z=3.0)
+        result = tune(SyntheticEvaluator(lambda p: 10.0), cfg)
+        _check_acceptances(result, cfg.noise_z)
+        moved += result.recommended.point != cfg.start
+    assert moved <= 2
+
+
+def test_flat_surface_knobs_do_not_matter():
+    cfg = _cfg(seed=3, workload=Workload(num_requests=400), noise_z=3.0)
+    result = tune(SyntheticEvaluator(lambda p: 10.0), cfg)
+    assert result.recommended.point == cfg.start
+    assert all(not k.mattered for k in result.knob_effects)
+
+
+def test_stops_at_evaluation_budget():
+    ev = SyntheticEvaluator(peaked)
+    result = tune(ev, _cfg(max_evaluations=4))
+    assert len(ev.calls) == result.budget.evaluations_used == 4
+    assert "evaluation budget" in result.stop_reason
+
+
+def test_stops_within_time_budget_charging_restarts():
+    ev = SyntheticEvaluator(lambda p: 10.0, restart_s=100.0, noise=False)
+    # Each run takes 4000/10 = 400 s; restarts cost 100 s. 1400 s fits the start (500 s) and two
+    # online moves (400 s each) but not a third evaluation.
+    cfg = _cfg(time_budget_s=1400.0, start=OperatingPoint(concurrency=8, max_num_seqs=4, spec_k=1))
+    result = tune(ev, cfg)
+    assert result.budget.time_used_s <= cfg.time_budget_s
+    assert "time budget" in result.stop_reason
+    assert result.trace[0].restart and result.trace[0].cost_s == pytest.approx(500.0)
+
+
+def test_trace_keeps_every_evaluation_with_a_reason():
+    ev = SyntheticEvaluator(peaked)
+    result = tune(ev, _cfg())
+    measured = [e for e in result.trace if e.source == "live"]
+    assert [e.point for e in measured] == ev.calls
+    assert all(e.reason for e in result.trace)
+    assert measured[0].decision == "start"
+    assert [e.index for e in result.trace] == list(range(len(result.trace)))
+
+
+def test_unsupported_knob_is_fixed_and_recorded():
+    ev = SyntheticEvaluator(
+        peaked, unsupported=lambda p: "server exited: speculation unsupported" if p.spec_k else None
+    )
+    result = tune(ev, _cfg())
+    assert [f.knob for f in result.fixed_knobs] == ["spec_k"]
+    assert "speculation unsupported" in result.fixed_knobs[0].reason
+    assert sum(1 for p in ev.calls if p.spec_k) == 1
+    assert result.recommended.point == OPT.with_knob("spec_k", 0)
+    assert any(e.decision == "unsupported" for e in result.trace)
+
+
+def test_simulator_prescreen_saves_live_evaluations_and_reports_fidelity():
+    plain = SyntheticEvaluator(peaked)
+    tune(plain, _cfg())
+    live = SyntheticEvaluator(peaked, latency_s=lambda p: 0.01 * p.concurrency)
+    sim = SyntheticEvaluator(
+        peaked, source="simulator", noise=False, latency_s=lambda p: 0.01 * p.concurrency
+    )
+    result = tune(live, _cfg(), simulator=sim)
+    assert result.recommended.point == OPT
+    assert len(live.calls) < len(plain.calls)
+    assert any(e.decision == "screened_out" and e.source == "simulator" for e in result.trace)
+    assert result.fidelity.p99_spearman == pytest.approx(1.0)
+    assert result.fidelity.goodput_mean_rel_error < 0.1
+
+
+def test_without_simulator_fidelity_is_not_measured_with_reason():
+    result = tune(SyntheticEvaluator(peaked), _cfg(max_evaluations=3))
+    assert result.fidelity.status == "not_measured" and "no simulator" in result.fidelity.reason
+
+
+def test_slo_penalty_steers_away_from_points_over_the_slo():
+    # Goodput counts requests within the SLO; p99 over the SLO also costs λ per second.
+    ev = SyntheticEvaluator(lambda p: 5.0 * p.concurrency, latency_s=lambda p: 0.25 * p.concurrency)
+    cfg = _cfg(slo_p99_ms=1000.0, start=OperatingPoint(concurrency=16, max_num_seqs=64, spec_k=0))
+    result = tune(ev, cfg)
+    assert result.recommended.point.concurrency == 4  # 4 × 0.25 s = 1 s: the largest within the SLO
+    assert result.recommended.figures.p99.value <= 1.0
+
+
+def test_justification_states_the_figures():
+    result = tune(SyntheticEvaluator(peaked), _cfg())
+    text = result.justification
+    assert "λ = 10" in text and "1000 ms" in text
+    assert f"{result.recommended.figures.goodput.value:.3g}" in text
+    assert result.stop_reason in text
