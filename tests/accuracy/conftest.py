@@ -1,0 +1,53 @@
+import gzip
+from pathlib import Path
+
+import pytest
+
+DATASET = (
+    Path(__file__).resolve().parents[2]
+    / ".."
+    / "shared"
+    / "data"
+    / "humanevalplus"
+    / "HumanEvalPlus-v0.1.10.jsonl.gz"
+).resolve()
+SMALL_TASKS = 10
+
+
+@pytest.fixture(scope="session")
+def cache_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("factsheet-cache")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(cache_root, monkeypatch):
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(cache_root))
+    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+
+
+@pytest.fixture(scope="session")
+def small_dataset(tmp_path_factory) -> Path:
+    """The first tasks of HumanEval+, so expected outputs are computed in seconds."""
+    path = tmp_path_factory.mktemp("data") / "small.jsonl"
+    with gzip.open(DATASET, "rt") as fh:
+        lines = [next(fh) for _ in range(SMALL_TASKS)]
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.fixture(scope="session")
+def small_tasks(small_dataset):
+    from probes.accuracy.dataset import load_dataset
+
+    return load_dataset(small_dataset)
+
+
+@pytest.fixture(scope="session")
+def small_expected(small_tasks, cache_root):
+    import os
+
+    from probes.accuracy.harness import expected_outputs
+    from probes.accuracy.sandbox import SandboxLimits
+
+    os.environ["FACTSHEET_CACHE_DIR"] = str(cache_root)
+    return expected_outputs(small_tasks, SandboxLimits())
