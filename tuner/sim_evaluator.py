@@ -37,7 +37,7 @@ class SimulatorEvaluator:
             )
         return Evaluation(
             point=point,
-            source="simulator",
+            source=self.source,
             runs=runs,
             restart_s=self.params.restart_s if restart else 0.0,
             run_s=sum(r.duration_s for r in runs),
