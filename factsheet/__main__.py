@@ -1,0 +1,3 @@
+from factsheet.cli import main
+
+main()

@@ -1,0 +1,185 @@
+"""`factsheet` command line. Exit codes: 0 success, 1 a failed check, 2 bad input or unusable target."""
+
+from __future__ import annotations
+
+import functools
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from factsheet.errors import CheckFailed, InputError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Measured, justified, verifiable system factsheets for LLM deployments.",
+)
+err = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
+out = Console()
+_state = {"debug": False}
+
+# Exceptions that mean "bad input or unusable target": one line, exit 2.
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (InputError,)
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    from probes.accuracy import AccuracyError
+    from probes.energy import EnergyError
+    from probes.targets import TargetError
+    from tuner import TunerConfigError
+
+    return (InputError, TargetError, AccuracyError, EnergyError, TunerConfigError)
+
+
+def guarded(fn):
+    """Map known failures to one clear line and an exit code; a traceback only with --debug."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except CheckFailed as exc:
+            err.print(f"[red]check failed:[/red] {exc}", highlight=False)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err.print("interrupted; measurements already taken are kept in the output folder")
+            raise typer.Exit(130) from None
+        except Exception as exc:
+            if _state["debug"]:
+                raise
+            if isinstance(exc, _input_errors()):
+                err.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+                raise typer.Exit(2) from None
+            err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc} (rerun with --debug)")
+            raise typer.Exit(3) from None
+
+    return wrapper
+
+
+@app.callback()
+def _main(debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False) -> None:
+    _state["debug"] = debug
+
+
+@app.command()
+@guarded
+def build(
+    spec: Annotated[Path, typer.Argument(help="build spec (model.yaml)")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="output folder")] = None,
+) -> None:
+    """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
+    from factsheet.build import build as run_build
+    from factsheet.render import render_all
+    from factsheet.spec import load_spec
+
+    parsed, raw = load_spec(spec)
+    out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
+    sheet = run_build(parsed, spec, raw, out_dir, log=lambda m: err.print(m, highlight=False))
+    paths = render_all(sheet, out_dir)
+    out.print("factsheet written:")
+    for p in paths:
+        out.print(f"  {p}")
+
+
+@app.command()
+@guarded
+def validate(
+    file: Annotated[Path, typer.Argument(help="a build spec (.yaml) or a factsheet (.json)")],
+) -> None:
+    """Check a build spec or a factsheet (schema, and the digests of its raw records)."""
+    from factsheet.verify import validate_file
+
+    kind, notes = validate_file(file)
+    out.print(f"{file}: valid {kind}")
+    for note in notes:
+        out.print(f"  {note}")
+
+
+@app.command()
+@guarded
+def render(
+    factsheet_json: Annotated[Path, typer.Argument(help="factsheet.json")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="output folder")] = None,
+) -> None:
+    """Render a factsheet JSON to HTML and PDF."""
+    from factsheet.render import render_all
+    from factsheet.verify import load_factsheet
+
+    sheet = load_factsheet(factsheet_json)
+    for p in render_all(sheet, output or factsheet_json.parent, write_json=output is not None):
+        out.print(f"  {p}")
+
+
+@app.command()
+@guarded
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="write the schemas into this folder")
+    ] = None,
+) -> None:
+    """Print (or write) the JSON Schemas of the build spec and the factsheet."""
+    from factsheet.schemas import json_schemas, write_schemas
+
+    if output is None:
+        out.print_json(json.dumps(json_schemas()))
+    else:
+        for p in write_schemas(output):
+            out.print(str(p))
+
+
+@app.command("mock-server")
+def mock_server(
+    port: int = 8000,
+    ttft_ms: float = 100.0,
+    itl_ms: float = 10.0,
+    slots: int = 1024,
+    fail_every: int = 0,
+    drop_every: int = 0,
+    model: str = "mock-model",
+) -> None:
+    """Serve an OpenAI-compatible streaming API with known timing on 127.0.0.1 (to calibrate clients)."""
+    from probes.targets.mock_server import MockServerConfig, serve_forever
+
+    cfg = MockServerConfig(
+        model=model, ttft_ms=ttft_ms, itl_ms=itl_ms, slots=slots, fail_every=fail_every, drop_every=drop_every
+    )
+    err.print(f"mock server on http://127.0.0.1:{port} ({cfg.model_dump_json()})")
+    serve_forever(cfg, port=port)
+
+
+def _register_subcommands() -> None:
+    with _optional():
+        from factsheet.cli_probe import probe_app
+
+        app.add_typer(probe_app, name="probe", help="Run a probe on its own.")
+    with _optional():
+        from factsheet.cli_eval import eval_app
+
+        app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhere.")
+
+
+class _optional:
+    """Sub-command modules land one by one; a missing one must not break the others."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *_):
+        return exc_type is ModuleNotFoundError
+
+
+def main() -> None:
+    # SIGTERM unwinds like Ctrl-C, so the target server is always stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    app()
+
+
+_register_subcommands()

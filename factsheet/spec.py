@@ -1,0 +1,116 @@
+"""The build spec (`model.yaml`): the users' interface. Every field documented; unknown fields rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import Field, ValidationError
+
+from factsheet.errors import InputError, describe_validation_error
+from probes.accuracy import HumanEvalConfig
+from probes.energy import EnergyConfig
+from probes.load.point import SLO, LoadPoint
+from probes.measurement import Model
+from probes.targets import TargetConfig
+from tuner import TunerConfig
+
+SPEC_VERSION = 1
+
+
+class ModelIdentity(Model):
+    """Who and what is being described (copied into the factsheet's identity section)."""
+
+    name: str = Field(description="model name, e.g. SmolLM2-135M-Instruct")
+    version: str | None = Field(None, description="model version or revision")
+    owner: str | None = Field(None, description="organisation that publishes the model")
+    license: str | None = Field(None, description="SPDX identifier or licence name")
+    source: str | None = Field(
+        None, description="where the weights come from (URL or package), descriptive only"
+    )
+    architecture: str | None = None
+    parameters: int | None = Field(None, ge=1, description="parameter count, if known")
+    intended_use: str | None = None
+    out_of_scope: str | None = None
+
+
+class PointSpec(Model):
+    """One load level: `concurrency` (closed loop) or `rate` (open loop, req/s)."""
+
+    concurrency: int | None = Field(None, ge=1)
+    rate: float | None = Field(None, gt=0)
+    burstiness: float = Field(
+        1.0, gt=0, description="gamma shape of gaps: 1 Poisson, <1 burstier, .inf constant"
+    )
+    max_concurrency: int | None = Field(None, ge=1)
+    num_requests: int = Field(64, ge=1)
+    duration_s: float | None = Field(None, gt=0)
+
+
+class LoadSpec(Model):
+    """Streaming load test: the same workload shape at each point."""
+
+    endpoint: Literal["completions", "chat"] = "completions"
+    input_len: int = Field(128, ge=1, description="prompt tokens")
+    output_len: int = Field(64, ge=1, description="output tokens asked for (ignore_eos where supported)")
+    warmup_requests: int = Field(0, ge=0, description="per point, excluded from the steady window")
+    cooldown_requests: int = Field(0, ge=0)
+    seed: int = 0
+    request_timeout_s: float = Field(300.0, gt=0)
+    slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
+    points: list[PointSpec] = Field(min_length=1)
+
+    def load_points(self, supports_ignore_eos: bool) -> list[LoadPoint]:
+        return [
+            LoadPoint(
+                mode="closed" if p.concurrency is not None else "open",
+                concurrency=p.concurrency,
+                rate=p.rate,
+                burstiness=p.burstiness,
+                max_concurrency=p.max_concurrency,
+                num_requests=p.num_requests,
+                duration_s=p.duration_s,
+                warmup_requests=self.warmup_requests,
+                cooldown_requests=self.cooldown_requests,
+                input_len=self.input_len,
+                output_len=self.output_len,
+                endpoint=self.endpoint,
+                ignore_eos=supports_ignore_eos,
+                seed=self.seed,
+                request_timeout_s=self.request_timeout_s,
+            )
+            for p in self.points
+        ]
+
+
+class BuildSpec(Model):
+    """A factsheet build: what model, served how, measured with which workloads."""
+
+    spec_version: Literal[1] = Field(SPEC_VERSION, description="version of this spec format")
+    name: str = Field(description="factsheet name, used in file titles")
+    model: ModelIdentity
+    target: TargetConfig
+    load: LoadSpec
+    accuracy: HumanEvalConfig | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
+    energy: EnergyConfig | None = Field(None, description="energy and carbon; omitted = not measured")
+    tuning: TunerConfig | None = Field(None, description="SLO-Tuner run; omitted = not run")
+    output_dir: str | None = Field(None, description="default output folder (the CLI's -o wins)")
+
+
+def load_spec(path: Path) -> tuple[BuildSpec, bytes]:
+    """Parse and validate; returns the spec and its raw bytes (their digest goes into provenance)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read spec: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: a spec is a YAML mapping with name, model, target, load")
+    try:
+        return BuildSpec.model_validate(data), raw
+    except ValidationError as exc:
+        raise InputError(f"{path}: {describe_validation_error(exc)}") from exc

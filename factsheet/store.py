@@ -1,0 +1,55 @@
+"""The output folder: every file written atomically, measurements saved as soon as they exist."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from factsheet.errors import InputError
+from factsheet.provenance import sha256_bytes
+from factsheet.schema import RecordsFile
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Readers see the old file or the whole new one, never a torn write."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp makes 0600; outputs are for others to read
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class OutputDir:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def check_writable(self) -> None:
+        """Fail before measuring anything, without creating the folder (bad input writes nothing)."""
+        existing = self.root.absolute()
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+            raise InputError(f"output folder {self.root}: {existing} is not a writable folder")
+
+    def records(self, name: str, data: bytes, count: int) -> RecordsFile:
+        rel = f"records/{name}"
+        write_atomic(self.root / rel, data)
+        return RecordsFile(path=rel, sha256=sha256_bytes(data), records=count)
+
+    def measurement(self, name: str, model: BaseModel | list) -> None:
+        """Checkpoint of a section as soon as it is measured: an interrupted build keeps it."""
+        if isinstance(model, list):
+            data = b"[" + b",\n".join(m.model_dump_json(indent=2).encode() for m in model) + b"]"
+        else:
+            data = model.model_dump_json(indent=2).encode()
+        write_atomic(self.root / "measurements" / f"{name}.json", data)

@@ -1,0 +1,57 @@
+"""Validation of user files: a build spec, or a factsheet together with the raw records it names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from factsheet.errors import CheckFailed, InputError, describe_validation_error
+from factsheet.provenance import sha256_bytes
+from factsheet.schema import Factsheet, RecordsFile
+
+
+def load_factsheet(path: Path) -> Factsheet:
+    try:
+        data = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON: {exc}") from exc
+    try:
+        return Factsheet.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a valid factsheet: {describe_validation_error(exc)}") from exc
+
+
+def records_files(sheet: Factsheet) -> list[RecordsFile]:
+    files = []
+    if hasattr(sheet.load, "points"):
+        files += [p.records for p in sheet.load.points]
+    if hasattr(sheet.accuracy, "records"):
+        files.append(sheet.accuracy.records)
+    return files
+
+
+def check_records(sheet: Factsheet, folder: Path) -> list[str]:
+    """Each raw-records file must exist and match its digest: the figures are traceable to them."""
+    notes = []
+    for rec in records_files(sheet):
+        path = folder / rec.path
+        if not path.is_file():
+            raise CheckFailed(f"raw records {rec.path} named by the factsheet are missing")
+        if sha256_bytes(path.read_bytes()) != rec.sha256:
+            raise CheckFailed(f"raw records {rec.path} do not match the factsheet's sha256 (altered?)")
+        notes.append(f"records {rec.path}: {rec.records} records, sha256 matches")
+    return notes
+
+
+def validate_file(path: Path) -> tuple[str, list[str]]:
+    if path.suffix in (".yaml", ".yml"):
+        from factsheet.spec import load_spec
+
+        load_spec(path)
+        return "build spec", []
+    sheet = load_factsheet(path)
+    return f"factsheet (schema {sheet.schema_version})", check_records(sheet, path.parent)
