@@ -64,10 +64,12 @@ def serving_library_versions(python: str | None) -> dict[str, str] | NotMeasured
         return NotMeasured(
             reason="the serving environment is not the tool's to inspect (endpoint or user command)"
         )
+    names = json.dumps(SERVING_LIBRARIES)
     code = (
-        "import json,importlib.metadata as m\nout={}\nfor n in %r:\n try: out[n]=m.version(n)\n"
-        " except m.PackageNotFoundError: pass\nprint(json.dumps(out))"
-    ) % (SERVING_LIBRARIES,)
+        "import json, importlib.metadata as m\nout = {}\n"
+        f"for n in {names}:\n    try: out[n] = m.version(n)\n    except m.PackageNotFoundError: pass\n"
+        "print(json.dumps(out))"
+    )
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
         return json.loads(proc.stdout)
