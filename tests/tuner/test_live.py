@@ -1,0 +1,44 @@
+"""The live adapter against the load probe's mock server (known timing; no vLLM needed)."""
+
+import numpy as np
+import pytest
+
+from probes.targets import EndpointTarget
+from probes.targets.mock_server import MockServerConfig, running
+from tuner import OperatingPoint, TunerConfig, Workload, tune
+from tuner.live import LiveEvaluator
+
+W = Workload(input_len=8, output_len=8, num_requests=24)
+
+
+@pytest.fixture(scope="module")
+def mock_url():
+    with running(MockServerConfig(ttft_ms=50.0, itl_ms=5.0, slots=2)) as url:
+        yield url
+
+
+def test_live_run_matches_the_mock_servers_timing(mock_url):
+    target = EndpointTarget(base_url=mock_url, model="mock-model", supports_ignore_eos=True)
+    with LiveEvaluator(target) as ev:
+        e = ev.evaluate(OperatingPoint(concurrency=2, max_num_seqs=128, spec_k=0), W, repeats=1, seed=0)
+    (run,) = e.runs
+    assert len(run.e2el_s) == 24 and run.failed == 0
+    # 50 ms to the first token, then 7 more at 5 ms: 85 ms, plus local HTTP overhead.
+    assert np.median(run.e2el_s) == pytest.approx(0.085, abs=0.03)
+    assert np.median(run.ttft_s) == pytest.approx(0.050, abs=0.03)
+
+
+def test_endpoint_cannot_restart_so_restart_knobs_are_fixed(mock_url):
+    target = EndpointTarget(base_url=mock_url, model="mock-model", supports_ignore_eos=True)
+    cfg = TunerConfig(
+        slo_p99_ms=150.0, workload=W, min_samples=16, max_evaluations=8, time_budget_s=120,
+        start=OperatingPoint(concurrency=2, max_num_seqs=128, spec_k=0),
+        knobs={"concurrency": [1, 2, 4], "max_num_seqs": [64, 128], "spec_k": [0, 1]},
+    )  # fmt: skip
+    with LiveEvaluator(target) as ev:
+        result = tune(ev, cfg)
+    fixed = {f.knob for f in result.fixed_knobs}
+    assert fixed <= {"max_num_seqs", "spec_k"} and fixed
+    assert all("endpoint target" in f.reason for f in result.fixed_knobs)
+    # Two slots: concurrency 4 queues (TTFT doubles) and breaks the 150 ms SLO; 2 is the best.
+    assert result.recommended.point.concurrency == 2

@@ -1,0 +1,129 @@
+"""The live target behind the `Evaluator` protocol: a thin adapter over the load probe and targets.
+
+Restart knobs (max_num_seqs, speculation) are realised by (re)starting a vLLM server with the mapped
+flags; the start-up time is charged as restart_s. An endpoint target cannot be restarted, so those knobs
+are reported unsupported there. A server that fails to start with a speculation flag marks that knob
+unsupported with the server's own message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+from probes.load.point import SLO, LoadPoint
+from probes.load.runner import run_point
+from probes.targets import EndpointTarget, TargetError, VllmTarget, open_target
+from tuner.config import Workload
+from tuner.evaluation import Evaluation, RunSample, Unsupported
+from tuner.knobs import OperatingPoint, needs_restart, vllm_server_flags
+
+
+class LiveEvaluator:
+    """Use as a context manager: it owns at most one running server and always stops it."""
+
+    source = "live"
+
+    def __init__(self, target: VllmTarget | EndpointTarget, *, slo_e2el_ms: float | None = None):
+        self.target = target
+        self.slo = SLO(e2el_ms=slo_e2el_ms) if slo_e2el_ms else SLO()
+        self._stack: contextlib.ExitStack | None = None
+        self._live = None
+        self._server: OperatingPoint | None = None
+
+    def __enter__(self) -> LiveEvaluator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop()
+
+    def evaluate(self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int) -> Evaluation:
+        restart_s = 0.0
+        if needs_restart(self._server, point):
+            refused = self._refuses(point)
+            if refused is not None:
+                return Evaluation(point=point, source="live", unsupported=refused)
+            t0 = time.perf_counter()
+            try:
+                self._start(point)
+            except TargetError as exc:
+                return Evaluation(
+                    point=point, source="live", restart_s=time.perf_counter() - t0,
+                    unsupported=_unsupported_from(point, self._server, exc),
+                )  # fmt: skip
+            restart_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        runs = [self._run(point, workload, seed + r) for r in range(repeats)]
+        return Evaluation(
+            point=point, source="live", runs=[r for r in runs if r is not None],
+            restart_s=restart_s, run_s=time.perf_counter() - t0,
+        )  # fmt: skip
+
+    def _refuses(self, point: OperatingPoint) -> Unsupported | None:
+        if isinstance(self.target, EndpointTarget) and self._server is not None:
+            knob = "spec_k" if point.spec_k != self._server.spec_k else "max_num_seqs"
+            return Unsupported(
+                knob=knob, value=getattr(point, knob),
+                reason="endpoint target: its launch flags are not under the tool's control",
+            )  # fmt: skip
+        return None
+
+    def _start(self, point: OperatingPoint) -> None:
+        self._stop()
+        stack = contextlib.ExitStack()
+        if isinstance(self.target, VllmTarget):
+            # The target's own --max-num-seqs is replaced; speculation flags are appended.
+            cfg = self.target.model_copy(update={"max_num_seqs": point.max_num_seqs})
+            flags = vllm_server_flags(point)[2:]
+            self._live = stack.enter_context(open_target(cfg, flags=flags))
+        else:
+            self._live = stack.enter_context(open_target(self.target))
+        self._stack, self._server = stack, point
+
+    def _stop(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+        self._stack, self._live, self._server = None, None, None
+
+    def _run(self, point: OperatingPoint, workload: Workload, seed: int) -> RunSample | None:
+        lp = LoadPoint(
+            mode=workload.mode,
+            concurrency=point.concurrency if workload.mode == "closed" else None,
+            rate=workload.rate_rps,
+            burstiness=workload.burstiness,
+            max_concurrency=point.concurrency if workload.mode == "open" else None,
+            num_requests=workload.num_requests,
+            input_len=workload.input_len,
+            output_len=workload.output_len,
+            seed=seed,
+        )
+        live = self._live
+        res = asyncio.run(
+            run_point(live.base_url, live.model, lp, self.slo, api_key=live.api_key,
+                      tokenizer_path=live.tokenizer_path)
+        )  # fmt: skip
+        ok = [r for r in res.records if r.ok and r.first_chunk_s is not None and r.end_s is not None]
+        if not ok or not res.metrics.duration_s:
+            return None
+        t0 = min(r.sent_s for r in ok)
+        return RunSample(
+            duration_s=res.metrics.duration_s,
+            ttft_s=[r.first_chunk_s - r.sent_s for r in ok],
+            e2el_s=[r.end_s - r.sent_s for r in ok],
+            output_tokens=[r.output_tokens or workload.output_len for r in ok],
+            failed=res.metrics.failed,
+            sent_s=[r.sent_s - t0 for r in ok],
+        )
+
+
+def _unsupported_from(
+    point: OperatingPoint, previous: OperatingPoint | None, exc: TargetError
+) -> Unsupported:
+    knob = (
+        "spec_k" if point.spec_k and (previous is None or previous.spec_k != point.spec_k) else "max_num_seqs"
+    )
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+    return Unsupported(
+        knob=knob, value=getattr(point, knob), reason="server did not start: " + " | ".join(lines[-3:])
+    )
