@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tuner.calibration import CalibrationError, acceptance_rate, fit_speculation, fit_step_model
 from tuner.climb import Climb
 from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, Workload
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Unsupported
 from tuner.knobs import OperatingPoint, vllm_server_flags
+from tuner.live import LiveEvaluator
 from tuner.report import build_result
 from tuner.result import TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
@@ -28,6 +30,11 @@ def tune(
 
 
 __all__ = [
+    "CalibrationError",
+    "LiveEvaluator",
+    "acceptance_rate",
+    "fit_speculation",
+    "fit_step_model",
     "Evaluation",
     "Evaluator",
     "HwCost",
