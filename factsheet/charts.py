@@ -1,0 +1,207 @@
+"""Small hand-built SVG line charts for the factsheet (no plotting dependency, no network assets).
+
+Each chart carries its own `<title>` and `<desc>` (alt text) and is embedded as a data URI image.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+_W, _H = 640, 300
+_LEFT, _RIGHT, _TOP, _BOTTOM = 64, 150, 34, 46
+_FONT = "DejaVu Sans, Arial, sans-serif"
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    values: list[float | None]  # one per x position; None: no figure at that point (gap, not zero)
+    color: str
+    dashed: bool = False
+
+
+@dataclass(frozen=True)
+class Chart:
+    svg: str
+    alt: str
+
+    def data_uri(self) -> str:
+        return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode()).decode()
+
+
+def line_chart(
+    x_labels: list[str], x_title: str, series: list[Series], *, title: str, y_title: str, log_y: bool
+) -> Chart | None:
+    """Lines over categorical x positions; None when no series has a single (positive, for log) value."""
+    values = [v for s in series for v in s.values if v is not None and (v > 0 or not log_y)]
+    if not values:
+        return None
+    axis = _LogAxis(min(values), max(values)) if log_y else _LinearAxis(min(0.0, min(values)), max(values))
+    alt = _alt(title, x_title, x_labels, series, y_title)
+    body = [_frame(title, alt), *_y_axis(axis, y_title), *_x_axis(x_labels, x_title)]
+    body += [_line(s, axis, len(x_labels)) for s in series]
+    body += _legend(series)
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" '
+        f'role="img" aria-label={quoteattr(alt)} font-family="{_FONT}">' + "".join(body) + "</svg>"
+    )
+    return Chart(svg=svg, alt=alt)
+
+
+def _alt(title: str, x_title: str, x_labels: list[str], series: list[Series], y_title: str) -> str:
+    def rng(s: Series) -> str:
+        got = [v for v in s.values if v is not None]
+        if not got:
+            return f"{s.label}: no figure"
+        return f"{s.label}: {_short(min(got))}–{_short(max(got))}"
+
+    return (
+        f"{title}. Y: {y_title}; X: {x_title} ({', '.join(x_labels)}). "
+        + "; ".join(rng(s) for s in series)
+        + "."
+    )
+
+
+def _frame(title: str, alt: str) -> str:
+    return (
+        f"<title>{escape(title)}</title><desc>{escape(alt)}</desc>"
+        f'<rect width="{_W}" height="{_H}" fill="#ffffff"/>'
+        f'<text x="{_LEFT}" y="18" font-size="13" font-weight="bold" fill="#1f2a44">{escape(title)}</text>'
+    )
+
+
+class _LinearAxis:
+    def __init__(self, lo: float, hi: float):
+        span = (hi - lo) or abs(hi) or 1.0
+        step = _nice_step(span / 5)
+        self.lo, self.hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+        if self.hi == self.lo:
+            self.hi = self.lo + step
+        self.ticks = [self.lo + i * step for i in range(round((self.hi - self.lo) / step) + 1)]
+
+    def frac(self, v: float) -> float:
+        return (v - self.lo) / (self.hi - self.lo)
+
+
+class _LogAxis:
+    def __init__(self, lo: float, hi: float):
+        self.lo_exp, self.hi_exp = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        if self.hi_exp == self.lo_exp:
+            self.hi_exp += 1
+        decades = self.hi_exp - self.lo_exp
+        # Fewer decades leave room for 2 and 5 marks, which make the figures readable.
+        mults = (1, 2, 5) if decades <= 3 else (1,)
+        self.ticks = [
+            m * 10.0**e
+            for e in range(self.lo_exp, self.hi_exp + 1)
+            for m in mults
+            if m * 10.0**e <= 10.0**self.hi_exp
+        ]
+
+    def frac(self, v: float) -> float:
+        return (math.log10(v) - self.lo_exp) / (self.hi_exp - self.lo_exp)
+
+
+def _nice_step(raw: float) -> float:
+    exp = math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if m * 10.0**exp >= raw:
+            return m * 10.0**exp
+    return 10.0 ** (exp + 1)
+
+
+def _plot_y(axis, v: float) -> float:
+    return _H - _BOTTOM - axis.frac(v) * (_H - _TOP - _BOTTOM)
+
+
+def _plot_x(i: int, n: int) -> float:
+    width = _W - _LEFT - _RIGHT
+    return _LEFT + (width / 2 if n == 1 else 12 + i * (width - 24) / (n - 1))
+
+
+def _y_axis(axis, y_title: str) -> list[str]:
+    out = []
+    for t in axis.ticks:
+        y = _plot_y(axis, t)
+        out.append(
+            f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d9dde3" stroke-width="0.6"/>'
+            f'<text x="{_LEFT - 6}" y="{y + 3.5:.1f}" font-size="10" text-anchor="end" fill="#333">'
+            f"{escape(_short(t))}</text>"
+        )
+    mid = (_TOP + _H - _BOTTOM) / 2
+    out.append(
+        f'<text transform="translate(14 {mid:.1f}) rotate(-90)" font-size="10.5" text-anchor="middle" '
+        f'fill="#333">{escape(y_title)}</text>'
+    )
+    return out
+
+
+def _x_axis(labels: list[str], x_title: str) -> list[str]:
+    base = _H - _BOTTOM
+    out = [
+        f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{base}" y2="{base}" stroke="#555" stroke-width="0.8"/>'
+    ]
+    for i, label in enumerate(labels):
+        x = _plot_x(i, len(labels))
+        out.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#555"/>'
+            f'<text x="{x:.1f}" y="{base + 16}" font-size="10" text-anchor="middle" fill="#333">{escape(label)}</text>'
+        )
+    centre = (_LEFT + _W - _RIGHT) / 2
+    out.append(
+        f'<text x="{centre:.1f}" y="{_H - 8}" font-size="10.5" text-anchor="middle" fill="#333">'
+        f"{escape(x_title)}</text>"
+    )
+    return out
+
+
+def _line(s: Series, axis, n: int) -> str:
+    dash = ' stroke-dasharray="5 3"' if s.dashed else ""
+    parts, run = [], []
+    for i, v in enumerate(s.values):
+        if v is None or (isinstance(axis, _LogAxis) and v <= 0):
+            parts.append(run)
+            run = []
+            continue
+        run.append((_plot_x(i, n), _plot_y(axis, v)))
+    parts.append(run)
+    out = []
+    for run in parts:
+        if len(run) > 1:
+            pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
+            out.append(f'<polyline points="{pts}" fill="none" stroke="{s.color}" stroke-width="1.8"{dash}/>')
+        shape = "rect" if s.dashed else "circle"
+        for x, y in run:
+            if shape == "circle":
+                out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.6" fill="{s.color}"/>')
+            else:
+                out.append(
+                    f'<rect x="{x - 2.4:.1f}" y="{y - 2.4:.1f}" width="4.8" height="4.8" fill="{s.color}"/>'
+                )
+    return "".join(out)
+
+
+def _legend(series: list[Series]) -> list[str]:
+    x = _W - _RIGHT + 14
+    out = []
+    for i, s in enumerate(series):
+        y = _TOP + 8 + i * 17
+        dash = ' stroke-dasharray="5 3"' if s.dashed else ""
+        out.append(
+            f'<line x1="{x}" x2="{x + 22}" y1="{y}" y2="{y}" stroke="{s.color}" stroke-width="1.8"{dash}/>'
+            f'<text x="{x + 28}" y="{y + 3.5}" font-size="10" fill="#222">{escape(s.label)}</text>'
+        )
+    return out
+
+
+def _short(v: float) -> str:
+    if v == 0:
+        return "0"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}".removesuffix(".0")
+    return f"{v:.3g}"

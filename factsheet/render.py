@@ -1,0 +1,204 @@
+"""HTML and PDF renderings of a factsheet: one jinja2 template, weasyprint for print.
+
+The PDF is made from the same HTML and carries the factsheet JSON as an attachment, so the
+document a reader holds contains the machine-checkable record it was made from.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+from pydantic import BaseModel
+
+import factsheet
+from factsheet.charts import Chart, Series, line_chart
+from factsheet.schema import Factsheet, LoadSection, RecordsFile
+from factsheet.store import write_atomic
+from probes.measurement import NotMeasured
+
+TEMPLATES_DIR = Path(factsheet.__file__).resolve().parents[1] / "templates"
+HTML_TEMPLATE = "factsheet.html.j2"
+CSS_FILE = "factsheet.css"
+JSON_NAME = "factsheet.json"
+HTML_NAME = "factsheet.html"
+PDF_NAME = "factsheet.pdf"
+
+# Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
+_METRIC_COLOURS = {"ttft_ms": "#0072B2", "tpot_ms": "#D55E00", "e2el_ms": "#009E73"}
+_METRIC_NAMES = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2el_ms": "E2EL"}
+
+
+class RenderError(ValueError):
+    """The factsheet cannot be rendered where asked (bad output folder, missing templates)."""
+
+
+def render_html(sheet: Factsheet) -> str:
+    """The factsheet as one self-contained HTML document (styles and charts inline)."""
+    template = _environment().get_template(HTML_TEMPLATE)
+    return template.render(
+        sheet=sheet,
+        css=Markup((TEMPLATES_DIR / CSS_FILE).read_text(encoding="utf-8")),  # our own file: trusted
+        charts=load_charts(sheet.load),
+        records_files=records_files(sheet),
+        metric_names=_METRIC_NAMES,
+    )
+
+
+def render_pdf(html: str, json_bytes: bytes, path: Path) -> None:
+    """Print `html` to an A4 PDF at `path` with `json_bytes` attached as factsheet.json."""
+    import weasyprint  # imported here: it loads pango, which only PDF output needs
+
+    attachment = weasyprint.Attachment(
+        string=json_bytes,
+        name=JSON_NAME,
+        description="The factsheet as JSON (the record this document was rendered from)",
+    )
+    pdf = weasyprint.HTML(string=html, base_url=str(TEMPLATES_DIR)).write_pdf(attachments=[attachment])
+    write_atomic(Path(path), pdf)
+
+
+def render_all(sheet: Factsheet, out_dir: Path, *, write_json: bool = True) -> list[Path]:
+    """Write factsheet.json (first), .html and .pdf into `out_dir`; returns the paths written.
+
+    With `write_json=False` the JSON already in `out_dir` is kept and attached to the PDF as is.
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RenderError(f"output folder {out_dir}: exists and is not a folder")
+    json_path = out_dir / JSON_NAME
+    written = []
+    if write_json:
+        json_bytes = sheet.model_dump_json(indent=2).encode()
+        write_atomic(json_path, json_bytes)
+        written.append(json_path)
+    elif json_path.is_file():
+        json_bytes = json_path.read_bytes()
+    else:
+        raise RenderError(f"{json_path}: not found; it is attached to the PDF (render with write_json=True)")
+    html = render_html(sheet)
+    write_atomic(out_dir / HTML_NAME, html.encode())
+    render_pdf(html, json_bytes, out_dir / PDF_NAME)
+    return [*written, out_dir / HTML_NAME, out_dir / PDF_NAME]
+
+
+def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:
+    """Latency percentiles and output throughput against load point; empty when nothing to plot."""
+    if isinstance(load, NotMeasured) or not load.points:
+        return []
+    labels, x_title = _x_axis(load)
+    metrics = [p.result.metrics for p in load.points]
+    latency = [
+        Series(
+            f"{_METRIC_NAMES[k]} p{q}",
+            [getattr(m, k).p(q) for m in metrics],
+            _METRIC_COLOURS[k],
+            dashed=q == 99,
+        )
+        for k in ("ttft_ms", "tpot_ms", "e2el_ms")
+        for q in (50, 99)
+    ]
+    throughput = [Series("output tok/s", [m.output_throughput for m in metrics], "#1f2a44")]
+    charts = [
+        line_chart(
+            labels,
+            x_title,
+            latency,
+            title="Latency p50 (solid) and p99 (dashed) by load point",
+            y_title="ms (log scale)",
+            log_y=True,
+        ),
+        line_chart(
+            labels,
+            x_title,
+            throughput,
+            title="Output throughput by load point",
+            y_title="output tokens/s",
+            log_y=False,
+        ),
+    ]
+    return [c for c in charts if c is not None]
+
+
+def _x_axis(load: LoadSection) -> tuple[list[str], str]:
+    points = [p.result.point for p in load.points]
+    if all(p.mode == "closed" for p in points):
+        return [str(p.concurrency) for p in points], "concurrency (closed loop)"
+    if all(p.mode == "open" for p in points):
+        return [f"{p.rate:g}" for p in points], "target rate, req/s (open loop)"
+    return [f"#{i}" for i in range(1, len(points) + 1)], "load point (see table)"
+
+
+def records_files(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:
+    """Every raw-records file the factsheet names, with what it holds."""
+    out = []
+    if not isinstance(sheet.load, NotMeasured):
+        out += [(f"load: {p.result.label}", p.records) for p in sheet.load.points]
+    if not isinstance(sheet.accuracy, NotMeasured):
+        out.append(("accuracy: per-sample verdicts", sheet.accuracy.records))
+    return out
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    if not (TEMPLATES_DIR / HTML_TEMPLATE).is_file():
+        raise RenderError(
+            f"template {TEMPLATES_DIR / HTML_TEMPLATE} not found (render needs the repository's templates/)"
+        )
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=_fields, label=_label)
+    env.tests.update(
+        not_measured=lambda v: isinstance(v, NotMeasured), model=lambda v: isinstance(v, BaseModel)
+    )
+    return env
+
+
+def fmt_num(value: float | int | None, digits: int = 1) -> str:
+    """Fixed decimals with thousands separators; '—' for a figure that does not exist."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def fmt_pct(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{100 * value:.{digits}f} %"
+
+
+def fmt_sig(value: float | int | None, digits: int = 4) -> str:
+    """Significant digits, for figures whose magnitude varies (energy, rates, generic numbers)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    if abs(value) >= 10 ** (digits - 1):
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
+def fmt_epoch(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _fields(model: BaseModel) -> list[tuple[str, object]]:
+    """A model's serialised fields in declaration order (excluded fields stay out, as in the JSON)."""
+    return [
+        (name, getattr(model, name)) for name, info in type(model).model_fields.items() if not info.exclude
+    ]
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ")
