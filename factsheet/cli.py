@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import signal
 import sys
@@ -12,61 +11,20 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from factsheet.errors import CheckFailed, InputError
+from factsheet.cli_common import err, guarded, state
 
+out = Console()
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Measured, justified, verifiable system factsheets for LLM deployments.",
 )
-err = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
-out = Console()
-_state = {"debug": False}
-
-# Exceptions that mean "bad input or unusable target": one line, exit 2.
-_INPUT_ERRORS: tuple[type[BaseException], ...] = (InputError,)
-
-
-def _input_errors() -> tuple[type[BaseException], ...]:
-    from probes.accuracy import AccuracyError
-    from probes.energy import EnergyError
-    from probes.targets import TargetError
-    from tuner import TunerConfigError
-
-    return (InputError, TargetError, AccuracyError, EnergyError, TunerConfigError)
-
-
-def guarded(fn):
-    """Map known failures to one clear line and an exit code; a traceback only with --debug."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except typer.Exit:
-            raise
-        except CheckFailed as exc:
-            err.print(f"[red]check failed:[/red] {exc}", highlight=False)
-            raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            err.print("interrupted; measurements already taken are kept in the output folder")
-            raise typer.Exit(130) from None
-        except Exception as exc:
-            if _state["debug"]:
-                raise
-            if isinstance(exc, _input_errors()):
-                err.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
-                raise typer.Exit(2) from None
-            err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc} (rerun with --debug)")
-            raise typer.Exit(3) from None
-
-    return wrapper
 
 
 @app.callback()
 def _main(debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False) -> None:
-    _state["debug"] = debug
+    state["debug"] = debug
 
 
 @app.command()

