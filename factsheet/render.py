@@ -19,6 +19,7 @@ import factsheet
 from factsheet.charts import Chart, Series, line_chart
 from factsheet.schema import Factsheet, LoadSection, RecordsFile
 from factsheet.store import write_atomic
+from probes.load.metrics import LoadMetrics
 from probes.measurement import NotMeasured
 
 TEMPLATES_DIR = Path(factsheet.__file__).resolve().parents[1] / "templates"
@@ -130,7 +131,8 @@ def _x_axis(load: LoadSection) -> tuple[list[str], str]:
         return [str(p.concurrency) for p in points], "concurrency (closed loop)"
     if all(p.mode == "open" for p in points):
         return [f"{p.rate:g}" for p in points], "target rate, req/s (open loop)"
-    return [f"#{i}" for i in range(1, len(points) + 1)], "load point (see table)"
+    labels = [f"c={p.concurrency}" if p.mode == "closed" else f"{p.rate:g}/s" for p in points]
+    return labels, "load point (c = closed-loop concurrency, /s = open-loop rate)"
 
 
 def records_files(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:
@@ -156,7 +158,9 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=_fields, label=_label)
+    env.filters.update(
+        num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=_fields, label=_label, weak_p99=_weak_p99
+    )
     env.tests.update(
         not_measured=lambda v: isinstance(v, NotMeasured), model=lambda v: isinstance(v, BaseModel)
     )
@@ -198,6 +202,11 @@ def _fields(model: BaseModel) -> list[tuple[str, object]]:
     return [
         (name, getattr(model, name)) for name, info in type(model).model_fields.items() if not info.exclude
     ]
+
+
+def _weak_p99(metrics: LoadMetrics) -> list[str]:
+    """Metrics whose p99 exists but rests on too few samples (no sample at all is reported as such)."""
+    return [k for k in metrics.insufficient_samples if getattr(metrics, k).n > 0]
 
 
 def _label(name: str) -> str:

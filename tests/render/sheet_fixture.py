@@ -45,17 +45,23 @@ SLO_SPEC = SLO(ttft_ms=60.0, e2el_ms=120.0, p99_metric="e2el_ms")
 CARBON_REASON = "no grid carbon intensity: the spec gives none (test)"
 PREDICTOR_REASON = "feature-model predictor not yet implemented in this tool version"
 MOCK = MockServerConfig(ttft_ms=40.0, itl_ms=4.0)
+FAILING = MockServerConfig(fail_every=1)
 OUTPUT_LEN = 8
 
 
 def load_points() -> list[PointResult]:
-    """Two closed-loop points; every request takes ≈ 40 + 7 × 4 = 68 ms."""
+    """Two closed-loop points (every request takes ≈ 40 + 7 × 4 = 68 ms), then an open-loop point
+    against a server that fails every request: nothing completes there."""
     points = [
         LoadPoint(concurrency=1, num_requests=12, input_len=16, output_len=OUTPUT_LEN),
         LoadPoint(concurrency=4, num_requests=32, warmup_requests=4, input_len=16, output_len=OUTPUT_LEN),
     ]
     with running(MOCK) as url:
-        return [asyncio.run(run_point(url, MOCK.model, p, SLO_SPEC)) for p in points]
+        results = [asyncio.run(run_point(url, MOCK.model, p, SLO_SPEC)) for p in points]
+    failing = LoadPoint(mode="open", rate=200.0, num_requests=8, input_len=16, output_len=OUTPUT_LEN)
+    with running(FAILING) as url:
+        results.append(asyncio.run(run_point(url, FAILING.model, failing, SLO_SPEC)))
+    return results
 
 
 def _entry(i: int, result: PointResult) -> LoadPointEntry:
@@ -150,7 +156,7 @@ def build_sheet(results: list[PointResult]) -> Factsheet:
         system=_system(),
         load=LoadSection(points=[_entry(i, r) for i, r in enumerate(results, 1)]),
         accuracy=_accuracy(),
-        energy=_energy(results[-1]),
+        energy=_energy(results[1]),
         tuning=tuning_result(),
         predictor=NotMeasured(reason=PREDICTOR_REASON),
         provenance=_provenance(),

@@ -58,9 +58,14 @@ def pdf(rendered) -> pypdf.PdfReader:
     return pypdf.PdfReader(io.BytesIO((rendered[0] / "factsheet.pdf").read_bytes()))
 
 
+def _completed(sheet):
+    return [e for e in sheet.load.points if e.result.metrics.completed]
+
+
 def test_mock_server_timing_is_what_the_figures_rest_on(sheet):
-    # Known truth from the mock server: TTFT 40 ms, ITL 4 ms, 8 tokens per reply.
-    for entry in sheet.load.points:
+    # Known truth from the mock servers: TTFT 40 ms, ITL 4 ms, 8 tokens per reply; the last fails all.
+    assert len(_completed(sheet)) == 2 and sheet.load.points[2].result.metrics.failed == 8
+    for entry in _completed(sheet):
         m = entry.result.metrics
         assert m.failed == 0 and m.completed == entry.result.sent - entry.result.point.warmup_requests
         assert 40.0 <= m.ttft_ms.p(50) < 70.0
@@ -80,7 +85,7 @@ def test_render_all_writes_the_json_first_then_html_and_pdf(rendered, sheet):
 
 
 def test_html_shows_every_load_figure_with_its_n(html, sheet):
-    for entry in sheet.load.points:
+    for entry in _completed(sheet):
         m = entry.result.metrics
         assert f"Latency at {entry.result.label}" in html
         for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms"):
@@ -97,11 +102,21 @@ def test_html_shows_every_load_figure_with_its_n(html, sheet):
     assert sheet.load.percentile_method in unescape(html)
 
 
+def test_a_point_where_nothing_completed_shows_no_figures_and_says_why(html, sheet):
+    failed = sheet.load.points[2].result
+    assert failed.metrics.errors == {"http": 8}
+    assert "no rates — no request completed, so there is no steady window (SLO attainment 0 of 8)" in html
+    assert html.count("no samples — nothing completed") == 4  # TTFT, ITL, E2EL and TPOT of that point
+    assert "Failed requests by cause: http 8." in html
+    assert f"Open-loop arrivals: target {failed.point.rate:g} req/s" in html
+
+
 def test_html_flags_p99_figures_resting_on_too_few_samples(html, sheet):
-    flagged = [e for e in sheet.load.points if e.result.metrics.insufficient_samples]
+    flagged = [e for e in _completed(sheet) if e.result.metrics.insufficient_samples]
     # 12 and 28 requests are far below the 459+ MLPerf early stopping asks for a p99 at 99 %.
     assert len(flagged) == 2
     assert html.count("Insufficient samples: </strong>") == len(flagged)
+    assert "2 point(s) with p99 figures resting on too few samples" in html  # the failed point has none
     needed = flagged[0].result.metrics.sample_sufficiency["e2el_ms"].n_required
     assert f"needs ≥ {needed}" in html
 
@@ -155,9 +170,9 @@ def test_charts_are_svg_images_with_alt_text(html, sheet):
         assert svg.get("role") == "img" and svg.get("aria-label")
         assert svg.find(f"{ns}title").text in alt
         assert svg.find(f"{ns}desc").text == unescape(alt)
-        assert "concurrency (closed loop) (1, 4)" in alt
+        assert "(c = closed-loop concurrency, /s = open-loop rate) (c=1, c=4, 200/s)" in alt
     latency_alt = images[0][1]
-    ttft = [e.result.metrics.ttft_ms.p(50) for e in sheet.load.points]
+    ttft = [e.result.metrics.ttft_ms.p(50) for e in _completed(sheet)]
     assert "TTFT p50" in latency_alt and "E2EL p99" in latency_alt
     assert f"{min(ttft):.1f}" in latency_alt and f"{max(ttft):.1f}" in latency_alt
 
