@@ -11,7 +11,9 @@ from pydantic import Field
 
 from probes.measurement import Model
 
-ErrorKind = Literal["http", "timeout", "connect", "read", "stream_cut", "protocol", "cancelled"]
+ErrorKind = Literal[
+    "http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled", "not_sent"
+]
 
 
 class RequestRecord(Model):

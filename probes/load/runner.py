@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Literal
 
 from pydantic import Field
 
@@ -14,7 +15,7 @@ from probes.load.metrics import LoadMetrics, compute_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.workload import Workload, synthetic_prompts
-from probes.measurement import Distribution, Model, summarize
+from probes.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
 
 
 class Arrivals(Model):
@@ -27,10 +28,15 @@ class Arrivals(Model):
     achieved_rate: float | None = Field(description="sent requests: (n − 1) / (last send − first send)")
     send_lag_ms: Distribution
     client_queue_ms: Distribution
+    achieved_fraction: float | None = Field(None, description="achieved rate / scheduled rate")
     client_bound: bool = Field(
         description="achieved < 98 % of scheduled or send-lag p99 > 1 ms: "
         "the run measured the client, not the server"
     )
+    client_bound_reasons: list[str] = Field(default_factory=list)
+
+
+StopReason = Literal["count", "duration", "target_unreachable"]
 
 
 class PointResult(Model):
@@ -38,6 +44,9 @@ class PointResult(Model):
     label: str
     started_at: float = Field(description="epoch seconds of the run's time origin (records are relative)")
     sent: int
+    not_sent: int = Field(0, description="requests of the point never sent (duration reached or run aborted)")
+    stop_reason: StopReason = Field("count", description="what ended sending")
+    aborted: str | None = Field(None, description="why the run stopped early; None when it ran its course")
     metrics: LoadMetrics
     window_epoch: tuple[float, float] | None = Field(description="steady window in epoch seconds")
     arrivals: Arrivals | None
@@ -46,6 +55,36 @@ class PointResult(Model):
 
 
 Progress = Callable[[int, int], None]
+
+
+class _Run:
+    """Shared state of one run: its clock origin and whether the target has gone away."""
+
+    def __init__(self, point: LoadPoint, t0: float):
+        self.point = point
+        self.t0 = t0
+        self.connect_failures = 0  # consecutive
+        self.aborted: str | None = None
+        self.deadline_hit = False
+
+    def now(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def may_send(self) -> bool:
+        if self.point.duration_s is not None and self.now() >= self.point.duration_s:
+            self.deadline_hit = True
+        return self.aborted is None and not self.deadline_hit
+
+    def observe(self, rec: RequestRecord) -> None:
+        if rec.error_kind != "connect":
+            self.connect_failures = 0
+            return
+        self.connect_failures += 1
+        if self.connect_failures >= self.point.max_connect_failures and self.aborted is None:
+            self.aborted = (
+                f"target unreachable: {self.connect_failures} consecutive connection failures "
+                f"(last: {rec.error})"
+            )
 
 
 async def run_point(
@@ -59,37 +98,39 @@ async def run_point(
     workload: Workload | None = None,
     tokenizer_path: str | None = None,
     progress: Progress | None = None,
+    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
 ) -> PointResult:
     if prompts is None:
         prompts, workload = synthetic_prompts(point.num_requests, point.input_len, point.seed, tokenizer_path)
-    assert workload is not None
+    if workload is None:
+        raise ValueError("run_point: 'workload' must describe the prompts passed")
     endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos)
     slots = point.concurrency if point.mode == "closed" else (point.max_concurrency or point.num_requests)
-    started_at = time.time()
-    t0 = time.perf_counter()
-    async with new_client(base_url, max(1, slots), point.request_timeout_s) as client:
-        if point.mode == "closed":
-            records = await _closed_loop(client, endpoint, point, prompts, t0, progress)
-        else:
-            records = await _open_loop(client, endpoint, point, prompts, t0, progress)
-    return _result(point, slo, records, started_at, workload)
+    async with new_client(base_url, max(1, slots or 1), point.request_timeout_s) as client:
+        await client.warm(endpoint.headers())
+        started_at = time.time()
+        run = _Run(point, time.perf_counter())
+        loop = _closed_loop if point.mode == "closed" else _open_loop
+        records = await loop(client, endpoint, point, prompts, run, progress)
+    return _result(point, slo, records, started_at, workload, run, percentiles)
 
 
-def _deadline_passed(point: LoadPoint, t0: float) -> bool:
-    return point.duration_s is not None and time.perf_counter() - t0 >= point.duration_s
+async def _send(client, endpoint, point, prompt, rec: RequestRecord, run: _Run) -> None:
+    await stream_request(client.pick(), endpoint, prompt, point.output_len, rec, run.t0)
+    run.observe(rec)
 
 
-async def _closed_loop(client, endpoint, point, prompts, t0, progress) -> list[RequestRecord]:
+async def _closed_loop(client, endpoint, point, prompts, run: _Run, progress) -> list[RequestRecord]:
     records: list[RequestRecord] = []
     counter = iter(range(point.num_requests))
 
     async def user() -> None:
         for i in counter:
-            if _deadline_passed(point, t0):
+            if not run.may_send():
                 return
-            rec = RequestRecord(index=i, sent_s=time.perf_counter() - t0)
+            rec = RequestRecord(index=i, sent_s=run.now())
             records.append(rec)
-            await stream_request(client, endpoint, prompts[i % len(prompts)], point.output_len, rec, t0)
+            await _send(client, endpoint, point, prompts[i % len(prompts)], rec, run)
             if progress:
                 progress(len(records), point.num_requests)
 
@@ -97,21 +138,23 @@ async def _closed_loop(client, endpoint, point, prompts, t0, progress) -> list[R
     return sorted(records, key=lambda r: r.index)
 
 
-async def _open_loop(client, endpoint, point, prompts, t0, progress) -> list[RequestRecord]:
+async def _open_loop(client, endpoint, point, prompts, run: _Run, progress) -> list[RequestRecord]:
     offsets = arrival_offsets(point.num_requests, point.rate, point.burstiness, point.seed)
     slot = asyncio.Semaphore(point.max_concurrency) if point.max_concurrency else None
     records: list[RequestRecord] = []
     tasks = []
 
     async def send(i: int, scheduled: float) -> None:
-        queued_at = time.perf_counter() - t0
+        queued_at = run.now()
         if slot:
             await slot.acquire()
         try:
-            now = time.perf_counter() - t0
+            if not run.may_send():  # the target went away (or time ran out) while this one queued
+                return
+            now = run.now()
             rec = RequestRecord(index=i, scheduled_s=scheduled, queued_s=now - queued_at, sent_s=now)
             records.append(rec)
-            await stream_request(client, endpoint, prompts[i % len(prompts)], point.output_len, rec, t0)
+            await _send(client, endpoint, point, prompts[i % len(prompts)], rec, run)
         finally:
             if slot:
                 slot.release()
@@ -119,10 +162,10 @@ async def _open_loop(client, endpoint, point, prompts, t0, progress) -> list[Req
             progress(len(records), point.num_requests)
 
     for i, offset in enumerate(offsets):
-        delay = offset - (time.perf_counter() - t0)  # absolute schedule: lateness never accumulates
+        delay = offset - run.now()  # absolute schedule: lateness never accumulates
         if delay > 0:
             await asyncio.sleep(delay)
-        if _deadline_passed(point, t0):
+        if not run.may_send():
             break
         tasks.append(asyncio.create_task(send(i, float(offset))))
     await asyncio.gather(*tasks)
@@ -152,20 +195,28 @@ def _arrivals(records: list[RequestRecord], point: LoadPoint) -> Arrivals | None
     queue = summarize(
         [1000 * r.queued_s for r in records], unit="ms", definition="time waiting for a max_concurrency slot"
     )
-    p99 = lag.p(99) or 0.0
-    bound = achieved is None or scheduled is None or achieved < 0.98 * scheduled or p99 > 1.0
+    fraction = achieved / scheduled if achieved and scheduled else None
+    reasons = []
+    if fraction is None:
+        reasons.append("fewer than two requests sent: no achieved rate")
+    elif fraction < 0.98:
+        reasons.append(f"achieved rate {achieved:.3g}/s is {100 * (1 - fraction):.1f} % below the schedule")
+    if (lag.p(99) or 0.0) > 1.0:
+        reasons.append(f"send-lag p99 {lag.p(99):.3g} ms > 1 ms")
     return Arrivals(
         target_rate=point.rate,
         scheduled_rate=scheduled,
         achieved_rate=achieved,
+        achieved_fraction=fraction,
         send_lag_ms=lag,
         client_queue_ms=queue,
-        client_bound=bound,
+        client_bound=bool(reasons),
+        client_bound_reasons=reasons,
     )
 
 
-def _result(point, slo, records, started_at, workload) -> PointResult:
-    metrics = compute_metrics(_steady(records, point), slo)
+def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -> PointResult:
+    metrics = compute_metrics(_steady(records, point), slo, percentiles=percentiles)
     window = None
     if metrics.window_start_s is not None and metrics.window_end_s is not None:
         window = (started_at + metrics.window_start_s, started_at + metrics.window_end_s)
@@ -174,6 +225,9 @@ def _result(point, slo, records, started_at, workload) -> PointResult:
         label=point.label,
         started_at=started_at,
         sent=len(records),
+        not_sent=point.num_requests - len(records),
+        stop_reason="target_unreachable" if run.aborted else "duration" if run.deadline_hit else "count",
+        aborted=run.aborted,
         metrics=metrics,
         window_epoch=window,
         arrivals=_arrivals(records, point),

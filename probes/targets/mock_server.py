@@ -3,7 +3,9 @@
 Every request waits for one of `slots` (queueing shows up in TTFT, as on a real server), then
 streams `max_tokens` tokens: the first after `ttft_ms`, each next one `itl_ms` later, on
 absolute deadlines so the timing does not drift. Faults are deterministic by request number:
-every `fail_every`-th request gets HTTP 500, every `drop_every`-th is cut after `drop_after` tokens.
+every `fail_every`-th request gets HTTP 500, every `drop_every`-th is cut after `drop_after` tokens,
+every `reset_every`-th has its connection reset before any response, every `stall_every`-th gets
+its headers and then nothing. The first matching rule in that order applies.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ class MockServerConfig(Model):
     fail_every: int = Field(0, ge=0, description="every k-th request answers HTTP 500 (0: never)")
     drop_every: int = Field(0, ge=0, description="every k-th request's stream is cut (0: never)")
     drop_after: int = Field(2, ge=0, description="tokens sent before a cut")
+    reset_every: int = Field(
+        0, ge=0, description="every k-th request's connection is reset before any response (0: never)"
+    )
+    stall_every: int = Field(
+        0, ge=0, description="every k-th request gets headers, then nothing: the client times out (0: never)"
+    )
     default_max_tokens: int = Field(16, ge=1)
     reply_text: str | None = Field(
         None, description="fixed reply (non-streaming and chat), else 'tok' tokens"
@@ -57,12 +65,23 @@ class _App:
         kind = "chat" if request.path.endswith("/chat/completions") else "completions"
         if self.cfg.fail_every and n % self.cfg.fail_every == 0:
             return web.json_response({"error": {"message": "injected failure"}}, status=500)
+        if self.cfg.reset_every and n % self.cfg.reset_every == 0 and not self._dropped(n):
+            request.transport.abort()  # RST-like close: no status line ever reaches the client
+            return web.Response(status=500)
+        if self.cfg.stall_every and n % self.cfg.stall_every == 0 and not self._dropped(n):
+            resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await resp.prepare(request)
+            await asyncio.sleep(3600)
+            return resp
         tokens = int(body.get("max_tokens") or self.cfg.default_max_tokens)
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
         async with self.slots:
             if not body.get("stream"):
                 return await self._whole(kind, tokens, len(str(prompt).split()))
             return await self._stream(request, kind, tokens, len(str(prompt).split()), n)
+
+    def _dropped(self, n: int) -> bool:
+        return bool(self.cfg.drop_every and n % self.cfg.drop_every == 0)
 
     def _text(self, tokens: int) -> str:
         return self.cfg.reply_text if self.cfg.reply_text is not None else "tok " * tokens
@@ -130,7 +149,8 @@ def running(cfg: MockServerConfig, port: int | None = None) -> Iterator[str]:
     port = port or free_port()
     loop = asyncio.new_event_loop()
     ready = threading.Event()
-    runner = web.AppRunner(build_app(cfg), access_log=None)
+    # Short shutdown grace: stalled (fault-injected) handlers must not hold the test run for a minute.
+    runner = web.AppRunner(build_app(cfg), access_log=None, shutdown_timeout=1.0)
 
     async def start() -> None:
         await runner.setup()
