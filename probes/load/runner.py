@@ -99,7 +99,9 @@ async def run_point(
     tokenizer_path: str | None = None,
     progress: Progress | None = None,
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
+    output_lens: list[int] | None = None,
 ) -> PointResult:
+    """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`."""
     if prompts is None:
         prompts, workload = synthetic_prompts(point.num_requests, point.input_len, point.seed, tokenizer_path)
     if workload is None:
@@ -111,16 +113,27 @@ async def run_point(
         started_at = time.time()
         run = _Run(point, time.perf_counter())
         loop = _closed_loop if point.mode == "closed" else _open_loop
-        records = await loop(client, endpoint, point, prompts, run, progress)
+        work = _Work(prompts, output_lens, point.output_len)
+        records = await loop(client, endpoint, point, work, run, progress)
     return _result(point, slo, records, started_at, workload, run, percentiles)
 
 
-async def _send(client, endpoint, point, prompt, rec: RequestRecord, run: _Run) -> None:
-    await stream_request(client.pick(), endpoint, prompt, point.output_len, rec, run.t0)
+class _Work:
+    def __init__(self, prompts: list[str], output_lens: list[int] | None, output_len: int):
+        self.prompts, self.output_lens, self.output_len = prompts, output_lens, output_len
+
+    def request(self, i: int) -> tuple[str, int]:
+        lens = self.output_lens
+        return self.prompts[i % len(self.prompts)], lens[i % len(lens)] if lens else self.output_len
+
+
+async def _send(client, endpoint, work: _Work, rec: RequestRecord, run: _Run) -> None:
+    prompt, max_tokens = work.request(rec.index)
+    await stream_request(client.pick(), endpoint, prompt, max_tokens, rec, run.t0)
     run.observe(rec)
 
 
-async def _closed_loop(client, endpoint, point, prompts, run: _Run, progress) -> list[RequestRecord]:
+async def _closed_loop(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
     records: list[RequestRecord] = []
     counter = iter(range(point.num_requests))
 
@@ -130,7 +143,7 @@ async def _closed_loop(client, endpoint, point, prompts, run: _Run, progress) ->
                 return
             rec = RequestRecord(index=i, sent_s=run.now())
             records.append(rec)
-            await _send(client, endpoint, point, prompts[i % len(prompts)], rec, run)
+            await _send(client, endpoint, work, rec, run)
             if progress:
                 progress(len(records), point.num_requests)
 
@@ -138,7 +151,7 @@ async def _closed_loop(client, endpoint, point, prompts, run: _Run, progress) ->
     return sorted(records, key=lambda r: r.index)
 
 
-async def _open_loop(client, endpoint, point, prompts, run: _Run, progress) -> list[RequestRecord]:
+async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
     offsets = arrival_offsets(point.num_requests, point.rate, point.burstiness, point.seed)
     slot = asyncio.Semaphore(point.max_concurrency) if point.max_concurrency else None
     records: list[RequestRecord] = []
@@ -154,7 +167,7 @@ async def _open_loop(client, endpoint, point, prompts, run: _Run, progress) -> l
             now = run.now()
             rec = RequestRecord(index=i, scheduled_s=scheduled, queued_s=now - queued_at, sent_s=now)
             records.append(rec)
-            await _send(client, endpoint, point, prompts[i % len(prompts)], rec, run)
+            await _send(client, endpoint, work, rec, run)
         finally:
             if slot:
                 slot.release()

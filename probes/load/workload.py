@@ -1,14 +1,16 @@
-"""Prompts for a load point: synthetic text of a given token length, reproducible from a seed."""
+"""Prompts for a load point: synthetic text of given token lengths, HumanEval+ prompts or a user's
+JSONL file, reproducible from a seed, always with the digest of exactly what was sent."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from probes.measurement import Model
 
@@ -21,15 +23,66 @@ _WORDS = (
     "just where most know get through back much go good new write our me man too any day same right look"
 ).split()
 
+DEFAULT_HUMANEVAL_PATH = "../shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
+
+
+class WorkloadError(ValueError):
+    """A workload that cannot be built: bad spec field, unreadable or malformed file."""
+
+
+class WorkloadSpec(Model):
+    """What to send, as a build spec states it."""
+
+    source: Literal["synthetic", "humaneval", "jsonl"] = "synthetic"
+    input_len: int = Field(128, ge=1, description="synthetic: mean prompt length, tokens")
+    output_len: int = Field(64, ge=1, description="mean max_tokens (a JSONL line's output_len wins)")
+    length_distribution: Literal["fixed", "uniform", "normal"] = Field(
+        "fixed",
+        description="spread of input and output lengths around their means: uniform on "
+        "[mean·(1 − spread), mean·(1 + spread)] (vLLM's range ratio) or normal with sd = spread·mean",
+    )
+    length_spread: float = Field(0.0, ge=0, le=1, description="see length_distribution")
+    path: str | None = Field(None, description="humaneval: the .jsonl.gz file; jsonl: the user's file")
+    tokenizer_path: str | None = Field(
+        None, description="target's tokenizer.json for exact synthetic lengths"
+    )
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _check(self) -> WorkloadSpec:
+        if self.source == "jsonl" and not self.path:
+            raise WorkloadError("workload.path: required when source is 'jsonl'")
+        if self.length_distribution == "fixed" and self.length_spread:
+            raise WorkloadError("workload.length_spread: needs length_distribution 'uniform' or 'normal'")
+        return self
+
 
 class Workload(Model):
+    """The workload as sent: its digest identifies the exact prompts and lengths."""
+
     prompts_digest: str = Field(description="sha256 of the JSON list of prompts sent")
-    input_len: int
+    input_len: int = Field(description="nominal (mean) prompt length, tokens")
     length_method: str
     num_prompts: int
+    source: str = "synthetic"
+    output_lens_digest: str | None = Field(None, description="sha256 of the per-request max_tokens list")
+    output_len_method: str | None = None
+    file_digest: str | None = Field(None, description="sha256 of the source file (humaneval, jsonl)")
+    spec: WorkloadSpec | None = None
+
+
+class Prompts(Model):
+    prompts: list[str]
+    output_lens: list[int] | None = Field(description="per-request max_tokens; None: the point's output_len")
+    workload: Workload
+
+
+def _digest(obj) -> str:
+    return "sha256:" + hashlib.sha256(json.dumps(obj).encode()).hexdigest()
 
 
 def _tokenizer(path: str | None):
+    # Absent tokenizer: documented fallback to word counts (the description says so), not an error.
     if not path or not Path(path).is_file():
         return None
     from tokenizers import Tokenizer
@@ -38,32 +91,143 @@ def _tokenizer(path: str | None):
 
 
 def _fit_to_tokens(words: list[str], target: int, tokenizer) -> str:
-    """Trim or extend word list until the tokenizer counts exactly `target` tokens (or the closest below)."""
-    text = " ".join(words[:target])
-    n = len(words[:target])
-    while n > 1 and len(tokenizer.encode(text, add_special_tokens=False).ids) > target:
-        n -= 1
-        text = " ".join(words[:n])
-    return text
+    """Trim the word list until the tokenizer counts at most `target` tokens (closest below)."""
+    n = min(len(words), target)
+    # Bisect on the word count: token count grows with words, so the longest fitting prefix is unique.
+    lo, hi = 1, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(tokenizer.encode(" ".join(words[:mid]), add_special_tokens=False).ids) <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])
+
+
+def _lengths(rng: np.random.Generator, mean: int, count: int, spec: WorkloadSpec) -> list[int]:
+    if spec.length_distribution == "uniform":
+        lo, hi = round(mean * (1 - spec.length_spread)), round(mean * (1 + spec.length_spread))
+        vals = rng.integers(max(1, lo), max(1, hi) + 1, size=count)
+    elif spec.length_distribution == "normal":
+        vals = np.rint(rng.normal(mean, spec.length_spread * mean, size=count))
+    else:
+        vals = np.full(count, mean)
+    return [int(max(1, v)) for v in vals]
+
+
+def _length_desc(spec: WorkloadSpec, what: str, mean: int) -> str:
+    if spec.length_distribution == "fixed":
+        return f"{what} {mean}"
+    return (
+        f"{what} {spec.length_distribution} around {mean} (spread {spec.length_spread:g}, seed {spec.seed})"
+    )
 
 
 def synthetic_prompts(
     count: int, input_len: int, seed: int = 0, tokenizer_path: str | None = None
 ) -> tuple[list[str], Workload]:
-    rng = np.random.default_rng(seed)
-    tok = _tokenizer(tokenizer_path)
+    """`count` prompts of `input_len` tokens (the lead's original entry point; fixed lengths)."""
+    spec = WorkloadSpec(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path)
+    built = _synthetic(spec, count, fixed_output=True)
+    return built.prompts, built.workload
+
+
+def _synthetic(spec: WorkloadSpec, count: int, *, fixed_output: bool = False) -> Prompts:
+    rng = np.random.default_rng(spec.seed)
+    tok = _tokenizer(spec.tokenizer_path)
+    in_lens = _lengths(rng, spec.input_len, count, spec)
     prompts = []
-    for _ in range(count):
-        words = [_WORDS[i] for i in rng.integers(0, len(_WORDS), size=input_len)]
-        prompts.append(_fit_to_tokens(words, input_len, tok) if tok else " ".join(words))
-    method: Literal["tokenizer", "words"] = "tokenizer" if tok else "words"
+    for n in in_lens:
+        words = [_WORDS[i] for i in rng.integers(0, len(_WORDS), size=n)]
+        prompts.append(_fit_to_tokens(words, n, tok) if tok else " ".join(words))
+    lens = _length_desc(spec, "tokens", spec.input_len)
     desc = (
-        f"random common words trimmed to {input_len} tokens by the target's tokenizer ({tokenizer_path})"
-        if method == "tokenizer"
-        else f"{input_len} random common English words (≈1 token each; the server's usage.prompt_tokens "
-        "in the raw records gives the exact count)"
+        f"random common words trimmed to {lens} by the target's tokenizer ({spec.tokenizer_path})"
+        if tok
+        else f"random common English words, {lens} words (≈1 token each; no tokenizer "
+        f"{'found at ' + spec.tokenizer_path if spec.tokenizer_path else 'given'}, so the server's "
+        "usage.prompt_tokens in the raw records gives the exact count)"
     )
-    digest = "sha256:" + hashlib.sha256(json.dumps(prompts).encode()).hexdigest()
-    return prompts, Workload(
-        prompts_digest=digest, input_len=input_len, length_method=desc, num_prompts=count
+    out = None if fixed_output else _lengths(rng, spec.output_len, count, spec)
+    return _prompts(prompts, out, spec, desc, "synthetic", None)
+
+
+def _prompts(prompts, out_lens, spec, desc, source, file_digest) -> Prompts:
+    return Prompts(
+        prompts=prompts,
+        output_lens=out_lens,
+        workload=Workload(
+            prompts_digest=_digest(prompts),
+            input_len=spec.input_len,
+            length_method=desc,
+            num_prompts=len(prompts),
+            source=source,
+            output_lens_digest=_digest(out_lens) if out_lens is not None else None,
+            output_len_method=_length_desc(spec, "max_tokens", spec.output_len) if out_lens else None,
+            file_digest=file_digest,
+            spec=spec,
+        ),
     )
+
+
+def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
+    p = Path(path)
+    if not p.is_file():
+        raise WorkloadError(f"workload.path: no such file {path}")
+    raw = p.read_bytes()
+    text = (gzip.decompress(raw) if path.endswith(".gz") else raw).decode("utf-8")
+    rows = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise WorkloadError(f"workload.path: {path} line {i}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+            raise WorkloadError(f"workload.path: {path} line {i}: needs a string field '{field}'")
+        rows.append(row)
+    if not rows:
+        raise WorkloadError(f"workload.path: {path} holds no prompts")
+    return raw, rows
+
+
+def _humaneval(spec: WorkloadSpec, count: int) -> Prompts:
+    path = spec.path or DEFAULT_HUMANEVAL_PATH
+    raw, rows = _read(path, "prompt")
+    # Shuffled with the seed, then cycled: a run longer than the 164 tasks repeats them in that order.
+    order = np.random.default_rng(spec.seed).permutation(len(rows))
+    prompts = [rows[order[i % len(rows)]]["prompt"] for i in range(count)]
+    out = _lengths(np.random.default_rng(spec.seed + 1), spec.output_len, count, spec)
+    desc = f"HumanEval+ task prompts from {Path(path).name}, seed-{spec.seed} order, cycled"
+    return _prompts(prompts, out, spec, desc, "humaneval", _digest_bytes(raw))
+
+
+def _jsonl(spec: WorkloadSpec, count: int) -> Prompts:
+    raw, rows = _read(spec.path or "", "prompt")
+    picked = [rows[i % len(rows)] for i in range(count)]
+    out = []
+    for i, row in enumerate(picked):
+        n = row.get("output_len", spec.output_len)
+        if not isinstance(n, int) or n < 1:
+            raise WorkloadError(
+                f"workload.path: line {i % len(rows) + 1}: output_len must be a positive integer"
+            )
+        out.append(n)
+    desc = f"user prompts from {Path(spec.path or '').name}, in file order, cycled"
+    return _prompts([r["prompt"] for r in picked], out, spec, desc, "jsonl", _digest_bytes(raw))
+
+
+def _digest_bytes(raw: bytes) -> str:
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def build_workload(spec: WorkloadSpec, count: int) -> Prompts:
+    """The `count` prompts (and max_tokens) a point sends, from `spec`."""
+    if count < 1:
+        raise WorkloadError(f"workload: count must be ≥ 1, got {count}")
+    if spec.source == "humaneval":
+        return _humaneval(spec, count)
+    if spec.source == "jsonl":
+        return _jsonl(spec, count)
+    return _synthetic(spec, count)
