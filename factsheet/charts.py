@@ -56,7 +56,9 @@ def _alt(title: str, x_title: str, x_labels: list[str], series: list[Series], y_
         got = [v for v in s.values if v is not None]
         if not got:
             return f"{s.label}: no figure"
-        return f"{s.label}: {_short(min(got))}–{_short(max(got))}"
+        missing = [x for x, v in zip(x_labels, s.values, strict=True) if v is None]
+        gap = f" (no figure at {', '.join(missing)})" if missing else ""
+        return f"{s.label}: {_figure(min(got))}–{_figure(max(got))}{gap}"
 
     return (
         f"{title}. Y: {y_title}; X: {x_title} ({', '.join(x_labels)}). "
@@ -195,6 +197,11 @@ def _legend(series: list[Series]) -> list[str]:
             f'<text x="{x + 28}" y="{y + 3.5}" font-size="10" fill="#222">{escape(s.label)}</text>'
         )
     return out
+
+
+def _figure(v: float) -> str:
+    """A plotted value in the alt text: one decimal like the tables, or 3 significant digits when small."""
+    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}"
 
 
 def _short(v: float) -> str:

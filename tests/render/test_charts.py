@@ -52,7 +52,7 @@ def test_missing_figures_leave_gaps_not_zeros():
     lines = list(svg.iter(f"{NS}polyline"))
     assert len(lines) == 1 and len(lines[0].get("points").split()) == 2  # only 'tail' has two neighbours
     assert len(list(svg.iter(f"{NS}circle"))) == 2 and len(list(svg.iter(f"{NS}rect"))) == 1 + 2
-    assert "gap: 10–30" in svg.find(f"{NS}desc").text
+    assert "gap: 10.0–30.0 (no figure at b); tail: 10.0–20.0 (no figure at c)." in svg.find(f"{NS}desc").text
 
 
 def test_nothing_to_plot_gives_no_chart():
