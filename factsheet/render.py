@@ -66,25 +66,33 @@ def render_pdf(html: str, json_bytes: bytes, path: Path) -> None:
 def render_all(sheet: Factsheet, out_dir: Path, *, write_json: bool = True) -> list[Path]:
     """Write factsheet.json (first), .html and .pdf into `out_dir`; returns the paths written.
 
-    With `write_json=False` the JSON already in `out_dir` is kept and attached to the PDF as is.
+    With `write_json=False` (re-rendering a factsheet in place) the JSON file is left alone, and the
+    PDF carries its bytes when it holds this very factsheet (else the factsheet's own JSON).
     """
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise RenderError(f"output folder {out_dir}: exists and is not a folder")
     json_path = out_dir / JSON_NAME
+    canonical = sheet.model_dump_json(indent=2).encode()
     written = []
     if write_json:
-        json_bytes = sheet.model_dump_json(indent=2).encode()
-        write_atomic(json_path, json_bytes)
+        write_atomic(json_path, canonical)
         written.append(json_path)
-    elif json_path.is_file():
-        json_bytes = json_path.read_bytes()
-    else:
-        raise RenderError(f"{json_path}: not found; it is attached to the PDF (render with write_json=True)")
     html = render_html(sheet)
     write_atomic(out_dir / HTML_NAME, html.encode())
-    render_pdf(html, json_bytes, out_dir / PDF_NAME)
+    render_pdf(html, json_to_attach(sheet, json_path) if not write_json else canonical, out_dir / PDF_NAME)
     return [*written, out_dir / HTML_NAME, out_dir / PDF_NAME]
+
+
+def json_to_attach(sheet: Factsheet, json_path: Path) -> bytes:
+    """The bytes of `json_path` if it is this factsheet's JSON, else the factsheet serialised afresh."""
+    canonical = sheet.model_dump_json(indent=2).encode()
+    try:
+        existing = json_path.read_bytes()
+        same = Factsheet.model_validate_json(existing).model_dump_json(indent=2).encode() == canonical
+    except (OSError, ValueError):  # missing, unreadable or another document: not this factsheet's record
+        return canonical
+    return existing if same else canonical
 
 
 def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from factsheet.render import JSON_NAME, RenderError, render_all, render_html
+from factsheet.render import JSON_NAME, RenderError, json_to_attach, render_all, render_html
 from factsheet.schema import Factsheet
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -199,19 +199,25 @@ def test_weasyprint_used_all_the_css(rendered):
     assert rendered[2] == []
 
 
-def test_rerender_attaches_the_json_already_there(sheet, tmp_path):
-    original = b'{"kept": "as written"}'
-    (tmp_path / JSON_NAME).write_bytes(original)
+def test_rerender_in_place_attaches_the_json_file_as_written(sheet, tmp_path):
+    as_written = json.dumps(
+        json.loads(sheet.model_dump_json()), indent=4
+    ).encode()  # same sheet, other layout
+    (tmp_path / JSON_NAME).write_bytes(as_written)
     paths = render_all(sheet, tmp_path, write_json=False)
     assert [p.name for p in paths] == ["factsheet.html", "factsheet.pdf"]
-    reader = pypdf.PdfReader(paths[1])
-    assert reader.attachments[JSON_NAME] == [original]
-    assert (tmp_path / JSON_NAME).read_bytes() == original
+    assert pypdf.PdfReader(paths[1]).attachments[JSON_NAME] == [as_written]
+    assert (tmp_path / JSON_NAME).read_bytes() == as_written
 
 
-def test_rerender_without_json_is_refused(sheet, tmp_path):
-    with pytest.raises(RenderError, match="factsheet.json"):
-        render_all(sheet, tmp_path, write_json=False)
+def test_a_json_file_of_another_factsheet_is_not_attached(sheet, tmp_path):
+    canonical = sheet.model_dump_json(indent=2).encode()
+    assert json_to_attach(sheet, tmp_path / JSON_NAME) == canonical  # missing
+    (tmp_path / JSON_NAME).write_bytes(b'{"not": "a factsheet"}')
+    assert json_to_attach(sheet, tmp_path / JSON_NAME) == canonical
+    other = sheet.model_copy(update={"name": "another sheet"}).model_dump_json(indent=2).encode()
+    (tmp_path / JSON_NAME).write_bytes(other)
+    assert json_to_attach(sheet, tmp_path / JSON_NAME) == canonical
 
 
 def test_output_folder_that_is_a_file_is_refused(sheet, tmp_path):
