@@ -1,0 +1,174 @@
+"""Capacity at SLO: the largest request rate (or concurrency) at which the SLO's p99 holds.
+
+Search: start at a value, double while the point passes, halve while it fails, then bisect the
+bracket [highest pass, lowest fail] to a relative tolerance. Every probed point is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, Protocol
+
+from pydantic import Field
+
+from probes.load.metrics import LoadMetrics
+from probes.load.point import SLO
+from probes.measurement import Model
+
+Knob = Literal["rate", "concurrency"]
+SEARCH_METHOD = (
+    "doubling from the start value while the point passes (halving while it fails), then bisection of "
+    "[highest pass, lowest fail] until its width ≤ tolerance × highest pass (concurrency: width 1)"
+)
+PASS_RULE = (
+    "p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ 1 % of measured (a failure is a "
+    "violation), attainment ≥ min_attainment when given, and the client kept up with the schedule"
+)
+
+
+class CapacityError(ValueError):
+    """A capacity search that cannot run: bad bounds, or an SLO without the threshold it checks."""
+
+
+class _Measured(Protocol):
+    metrics: LoadMetrics
+
+
+class CapacityPoint(Model):
+    value: float
+    passed: bool
+    reasons: list[str] = Field(description="why the point failed; empty when it passed")
+    p99_ms: float | None
+    slo_attainment: float | None
+    sufficient_samples: bool | None = Field(description="p99 backed by MLPerf early stopping's n")
+    metrics: LoadMetrics
+
+
+class CapacityResult(Model):
+    knob: Knob
+    method: str = SEARCH_METHOD
+    pass_rule: str = PASS_RULE
+    slo: SLO
+    min_attainment: float | None
+    capacity: float | None = Field(description="highest passing value; None when no probed value passed")
+    bracket: tuple[float | None, float | None] = Field(description="(highest pass, lowest fail)")
+    points: list[CapacityPoint] = Field(description="every probed point, in probing order")
+    stop_reason: str
+    insufficient_samples: bool = Field(description="the capacity point's p99 rests on too few samples")
+
+
+def judge(metrics: LoadMetrics, min_attainment: float | None, client_bound: bool = False) -> list[str]:
+    """Reasons a point fails the SLO (empty: it passes)."""
+    reasons = []
+    check = metrics.p99_check
+    if check is None or check.met is None:
+        reasons.append("nothing completed: no p99")
+    elif not check.met:
+        reasons.append(f"{check.metric} p99 {check.p99_ms:.4g} ms > {check.threshold_ms:g} ms")
+    if metrics.measured and metrics.failed > 0.01 * metrics.measured:
+        reasons.append(f"{metrics.failed} of {metrics.measured} requests failed")
+    if min_attainment is not None and (metrics.slo_attainment or 0.0) < min_attainment:
+        reasons.append(f"attainment {metrics.slo_attainment} < {min_attainment:g}")
+    if client_bound:
+        reasons.append("client-bound: the client did not keep to the schedule")
+    return reasons
+
+
+def find_capacity(
+    run: Callable[[float], _Measured],
+    slo: SLO,
+    *,
+    knob: Knob = "rate",
+    start: float = 1.0,
+    max_value: float = 1024.0,
+    min_value: float | None = None,
+    min_attainment: float | None = None,
+    tolerance: float = 0.05,
+    max_points: int = 16,
+) -> CapacityResult:
+    """`run(value)` runs one point (rate in req/s or concurrency) and returns its result."""
+    if slo.thresholds().get(slo.p99_metric) is None:
+        raise CapacityError(f"slo.{slo.p99_metric}: capacity needs the threshold of the p99 metric")
+    floor = min_value if min_value is not None else (1.0 if knob == "concurrency" else start / 64)
+    if not 0 < floor <= start <= max_value:
+        raise CapacityError(
+            f"capacity: need 0 < min_value ≤ start ≤ max_value, got {floor}, {start}, {max_value}"
+        )
+    search = _Search(run, knob, min_attainment)
+    lo, hi = _bracket(search, start, floor, max_value, max_points)
+    while lo is not None and hi is not None and not _narrow(knob, lo, hi, tolerance):
+        if len(search.points) >= max_points:
+            break
+        mid = (lo + hi) / 2 if knob == "rate" else float((int(lo) + int(hi)) // 2)
+        lo, hi = (mid, hi) if search.probe(mid) else (lo, mid)
+    return _result(search, slo, lo, hi, max_points, tolerance, min_attainment)
+
+
+class _Search:
+    def __init__(self, run, knob: Knob, min_attainment: float | None):
+        self.run, self.knob, self.min_attainment = run, knob, min_attainment
+        self.points: list[CapacityPoint] = []
+
+    def probe(self, value: float) -> bool:
+        res = self.run(int(value) if self.knob == "concurrency" else value)
+        m = res.metrics
+        arrivals = getattr(res, "arrivals", None)
+        reasons = judge(m, self.min_attainment, bool(arrivals and arrivals.client_bound))
+        check = m.p99_check
+        self.points.append(
+            CapacityPoint(
+                value=value,
+                passed=not reasons,
+                reasons=reasons,
+                p99_ms=check.p99_ms if check else None,
+                slo_attainment=m.slo_attainment,
+                sufficient_samples=check.sufficiency.sufficient if check and check.sufficiency else None,
+                metrics=m,
+            )
+        )
+        return not reasons
+
+
+def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float | None, float | None]:
+    value = start
+    if search.probe(value):
+        while value < ceiling and len(search.points) < max_points:
+            nxt = min(value * 2, ceiling)
+            if not search.probe(nxt):
+                return value, nxt
+            value = nxt
+        return value, None
+    while value > floor and len(search.points) < max_points:
+        nxt = max(value / 2, floor)
+        if search.knob == "concurrency":
+            nxt = float(max(int(nxt), 1))
+        if search.probe(nxt):
+            return nxt, value
+        value = nxt
+    return None, value
+
+
+def _narrow(knob: Knob, lo: float, hi: float, tolerance: float) -> bool:
+    return hi - lo <= 1 if knob == "concurrency" else hi - lo <= tolerance * lo
+
+
+def _result(search, slo, lo, hi, max_points, tolerance, min_attainment) -> CapacityResult:
+    if lo is None:
+        stop = "no probed value passed down to the minimum value"
+    elif hi is None:
+        stop = "every probed value passed up to the maximum value: capacity is at least that"
+    elif _narrow(search.knob, lo, hi, tolerance):
+        stop = "bracket narrowed to the tolerance"
+    else:
+        stop = f"point budget ({max_points}) spent before the bracket narrowed"
+    at = next((p for p in search.points if p.value == lo and p.passed), None)
+    return CapacityResult(
+        knob=search.knob,
+        slo=slo,
+        min_attainment=min_attainment,
+        capacity=lo,
+        bracket=(lo, hi),
+        points=search.points,
+        stop_reason=stop,
+        insufficient_samples=bool(at and at.sufficient_samples is False),
+    )

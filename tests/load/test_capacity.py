@@ -1,0 +1,77 @@
+import asyncio
+
+import pytest
+from loadharness import point
+
+from probes.load.capacity import CapacityError, find_capacity
+from probes.load.metrics import compute_metrics
+from probes.load.point import SLO
+from probes.load.records import RequestRecord
+from probes.load.runner import run_point
+from probes.targets.mock_server import MockServerConfig, running
+
+
+class _Fake:
+    """A point whose e2el is 100 ms / (1 − rate/50): the M/M/1 shape; 200 ms SLO ⇒ capacity 25/s."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, rate):
+        self.calls.append(rate)
+        e2el = 0.1 / (1 - rate / 50) if rate < 50 else 10.0
+        recs = [
+            RequestRecord(
+                index=i,
+                sent_s=i * 0.01,
+                first_chunk_s=i * 0.01 + 0.01,
+                chunk_s=[i * 0.01 + 0.01, i * 0.01 + e2el],
+                end_s=i * 0.01 + e2el,
+                output_tokens=2,
+            )
+            for i in range(500)
+        ]
+
+        class R:
+            metrics = compute_metrics(recs, SLO(e2el_ms=200))
+            arrivals = None
+
+        return R()
+
+
+def test_doubling_then_bisection_finds_the_known_capacity():
+    fake = _Fake()
+    res = find_capacity(fake, SLO(e2el_ms=200), start=4, tolerance=0.02)
+    assert fake.calls[:4] == [4, 8, 16, 32]  # doubling until the first failure
+    assert res.bracket[0] <= 25 <= res.bracket[1]
+    assert res.capacity == pytest.approx(25, rel=0.02)
+    assert [p.value for p in res.points] == fake.calls  # every probed point kept
+    assert all(p.passed == (p.value < 25) for p in res.points if p.value != 25)  # 25: float tie
+    assert "bracket narrowed" in res.stop_reason
+
+
+def test_failing_start_halves_down():
+    res = find_capacity(_Fake(), SLO(e2el_ms=200), start=40, tolerance=0.05)
+    assert [p.value for p in res.points][:2] == [40, 20]
+    assert res.capacity == pytest.approx(25, rel=0.05)
+
+
+def test_capacity_needs_the_p99_threshold():
+    with pytest.raises(CapacityError, match="e2el_ms"):
+        find_capacity(_Fake(), SLO(ttft_ms=100), start=1)
+
+
+def test_concurrency_capacity_equals_the_servers_slots():
+    # 4 slots, service 30 + 7·3 = 51 ms: up to 4 users TTFT stays 30 ms, from 5 on requests queue
+    # for a whole service time (TTFT ≥ 81 ms). SLO TTFT p99 ≤ 60 ms ⇒ capacity 4 users exactly.
+    slo = SLO(ttft_ms=60, p99_metric="ttft_ms")
+    with running(MockServerConfig(ttft_ms=30, itl_ms=3, slots=4)) as url:
+
+        def run(c):
+            lp = point(mode="closed", concurrency=c, num_requests=6 * c)
+            return asyncio.run(run_point(url, "mock-model", lp, slo))
+
+        res = find_capacity(run, slo, knob="concurrency", start=1, max_value=16)
+    assert res.capacity == 4 and res.bracket == (4, 5)
+    assert [p.value for p in res.points] == [1, 2, 4, 8, 6, 5]
+    assert res.insufficient_samples  # 24 requests cannot back a p99 claim
