@@ -183,7 +183,9 @@ def test_pdf_has_the_name_figures_and_page_numbers(pdf, sheet):
     first = pdf.pages[0].extract_text()
     assert fx.NAME in first and f"page 1 of {pages}" in first
     text = "".join(p.extract_text() for p in pdf.pages)
-    assert f"page {pages} of {pages}" in text
+    last = pdf.pages[-1].extract_text()
+    assert f"page {pages} of {pages}" in last and fx.NAME in last  # running header and footer
+    assert f"spec {sheet.provenance.spec_sha256[:19]}" in last
     e2el_p99 = sheet.load.points[0].result.metrics.e2el_ms.p(99)
     assert f"{e2el_p99:,.1f}" in text
 
