@@ -1,0 +1,66 @@
+"""The energy section of a build, from the load probe's steady window, on a fake powercap tree.
+
+A writer thread advances a RAPL package counter at a known 30 W of wall-clock time (idle is the same
+30 W): gross energy must equal 30 W × the window, net ≈ 0, and carbon = kWh × the given intensity.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from factsheet.cli import app
+
+WATTS = 30.0
+
+
+@pytest.fixture()
+def powercap(tmp_path):
+    zone = tmp_path / "powercap" / "intel-rapl:0"
+    zone.mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text(f"{2**32}\n")
+    counter = zone / "energy_uj"
+    t0, stop = time.time(), threading.Event()
+
+    def write() -> None:
+        while not stop.is_set():
+            tmp = zone / ".energy_uj"
+            tmp.write_text(f"{round(WATTS * (time.time() - t0) * 1e6) % 2**32}\n")
+            tmp.replace(counter)
+            time.sleep(0.005)
+
+    write_thread = threading.Thread(target=write, daemon=True)
+    counter.write_text("0\n")
+    write_thread.start()
+    yield tmp_path / "powercap"
+    stop.set()
+    write_thread.join()
+
+
+def test_energy_and_carbon_from_steady_window(tmp_path, mock_url, endpoint_spec, powercap):
+    extra = (
+        f"energy:\n  idle_s: 1\n  gpu: false\n  sample_interval_s: 0.05\n  powercap_root: {powercap}\n"
+        "  carbon: {intensity_g_per_kwh: 400, pue: 1.2}\n"
+    )
+    spec = endpoint_spec(tmp_path, mock_url, extra)
+    result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    sheet = json.loads((tmp_path / "out" / "factsheet.json").read_text())
+    energy = sheet["energy"]["energy"]
+    duration = energy["t_end"] - energy["t_start"]
+    gross = energy["total"]["gross"]["energy_j"]["value"]
+    assert gross == pytest.approx(WATTS * duration, rel=0.1, abs=0.3)
+    assert energy["total"]["net"]["energy_j"]["value"] == pytest.approx(0.0, abs=0.1 * gross + 0.3)
+    assert energy["requests"] == sheet["load"]["points"][1]["result"]["metrics"]["completed"]
+    per_token = energy["total"]["gross"]["j_per_output_token"]["value"]
+    assert per_token == pytest.approx(gross / energy["output_tokens"])
+    carbon = sheet["energy"]["carbon"]
+    assert carbon["g_co2e"]["value"] == pytest.approx(gross / 3.6e6 * 400 * 1.2)
+    # The GPU was switched off in the spec: said so, not left blank.
+    reasons = [c["not_measured"]["reason"] for c in energy["components"] if "not_measured" in c]
+    assert any("energy.gpu = false" in r for r in reasons)
