@@ -11,11 +11,15 @@ from pydantic import Field
 
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint, new_client, stream_request
-from probes.load.metrics import LoadMetrics, compute_metrics
+from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.workload import Workload, synthetic_prompts
 from probes.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+
+
+class LoadProbeError(ValueError):
+    """A load run asked for in a way that cannot work (names the argument)."""
 
 
 class Arrivals(Model):
@@ -105,7 +109,7 @@ async def run_point(
     if prompts is None:
         prompts, workload = synthetic_prompts(point.num_requests, point.input_len, point.seed, tokenizer_path)
     if workload is None:
-        raise ValueError("run_point: 'workload' must describe the prompts passed")
+        raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
     endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos)
     slots = point.concurrency if point.mode == "closed" else (point.max_concurrency or point.num_requests)
     async with new_client(base_url, max(1, slots or 1), point.request_timeout_s) as client:
@@ -247,3 +251,10 @@ def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -
         workload=workload,
         records=records,
     )
+
+
+def pool_points(
+    results: list[PointResult], slo: SLO, *, percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
+) -> LoadMetrics:
+    """Repetitions of one point combined honestly: their steady-window raw records pooled."""
+    return pool_metrics([_steady(r.records, r.point) for r in results], slo, percentiles=percentiles)
