@@ -35,7 +35,7 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.measurement import NotMeasured
-from probes.targets import EngineInfo
+from probes.targets import EngineInfo, PreparedModel
 from probes.targets.mock_server import MockServerConfig, running
 from tuner import KnobSpace, OperatingPoint, SimParams, SimulatorEvaluator, StepTimeModel, TunerConfig, tune
 from tuner import Workload as TunerWorkload
@@ -47,6 +47,11 @@ PREDICTOR_REASON = "feature-model predictor not yet implemented in this tool ver
 MOCK = MockServerConfig(ttft_ms=40.0, itl_ms=4.0)
 FAILING = MockServerConfig(fail_every=1)
 OUTPUT_LEN = 8
+CPU_MODEL = "AMD EPYC 7763 64-Core Processor"  # in CodeCarbon's TDP table: the estimate has a figure
+SERVED = PreparedModel(
+    source="hf:test/Mock-7B", served_path="/models/mock-7b", digests={"model.safetensors": "sha256:" + "12" * 32},
+    conversion={"tool": "gguf-convert", "from": "mock-7b.Q8_0.gguf"}, tokenizer_path="/models/mock-7b/tokenizer.json",
+)  # fmt: skip
 
 
 def load_points() -> list[PointResult]:
@@ -91,7 +96,7 @@ def _energy(result: PointResult) -> EnergySection:
                      components=[ComponentIdle(component=gpu, power_w=60.0, samples=100)])  # fmt: skip
     m = result.metrics
     figures = energy_figures(window, idle, requests=m.completed, output_tokens=m.total_output_tokens,
-                             config=EnergyConfig())  # fmt: skip
+                             config=EnergyConfig(estimate=True), cpu_model=CPU_MODEL)  # fmt: skip
     return EnergySection(energy=figures, carbon=carbon_figures(figures.energy_kwh(), CarbonConfig()))
 
 
@@ -152,7 +157,9 @@ def _provenance() -> Provenance:
 def build_sheet(results: list[PointResult]) -> Factsheet:
     return Factsheet(
         name=NAME,
-        identity=Identity(name="Mock-7B", version="r1", owner="Test Lab", license="Apache-2.0"),
+        identity=Identity(
+            name="Mock-7B", version="r1", owner="Test Lab", license="Apache-2.0", served_model=SERVED
+        ),
         system=_system(),
         load=LoadSection(points=[_entry(i, r) for i, r in enumerate(results, 1)]),
         accuracy=_accuracy(),

@@ -156,6 +156,20 @@ def test_measured_sections_show_their_figures(html, sheet):
     assert sheet.provenance.spec_sha256 in html and sheet.provenance.git_commit in html
 
 
+def test_estimates_are_labelled_and_kept_out_of_the_total(html, sheet):
+    energy = sheet.energy.energy
+    (estimate,) = energy.estimated
+    assert estimate.basis == "estimated" and estimate.component.label not in energy.total.included
+    assert html.count('<span class="estimate-tag">ESTIMATE</span>') == 1
+    assert f"{estimate.gross.energy_j.value:.4g}" in html and unescape(estimate.component.method) in unescape(
+        html
+    )
+
+
+def test_served_weights_are_identified(html):
+    assert fx.SERVED.digests["model.safetensors"] in html and "mock-7b.Q8_0.gguf" in html
+
+
 def test_text_is_escaped(sheet):
     html = render_html(sheet.model_copy(update={"name": "<script>alert(1)</script>"}))
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
