@@ -1,0 +1,215 @@
+"""Client fidelity: the highest open-loop rate a load client sustains against a server with known timing.
+
+The mock server (TTFT 100 ms, ITL 10 ms) runs pinned to one core, each client run pinned to the
+other, in its own process. A rate is *sustained* when the achieved rate is ≥ 98 % of the target and
+the TTFT p50 error is ≤ 2 ms. Both our probe and vLLM's own benchmark client (`vllm.benchmarks.serve`
+from .venv-vllm, called as a module function since its console script does not start there) climb
+the same rate ladder against the same server in the same run; the figures and the ratio are printed.
+
+Achieved rate, both clients alike: completed / (run duration − median e2el), i.e. the request
+throughput with the last requests' tail removed (vLLM reports completed / run duration, which
+undercounts short runs by e2el / duration). Ours also reports the exact send rate from its records.
+
+Usage: .venv/bin/python bench/load_fidelity.py [--rates 100,200,...] [--seconds 4] [--skip-vllm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+VLLM_PY = ROOT / ".venv-vllm/bin/python"
+TOKENIZER_DIR = "/tmp/conv/smol"
+TTFT_MS, ITL_MS, OUT_TOKENS, IN_TOKENS = 100.0, 10.0, 16, 32
+SERVER_CORE, CLIENT_CORE = 0, 1
+
+_VLLM_MAIN = (
+    "import sys\n"
+    "from vllm.utils.argparse_utils import FlexibleArgumentParser\n"
+    "from vllm.benchmarks.serve import add_cli_args, main\n"
+    "p = FlexibleArgumentParser(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))\n"
+)
+
+
+def _start_server(port: int) -> subprocess.Popen:
+    code = (
+        "from probes.targets.mock_server import MockServerConfig, serve_forever; "
+        f"serve_forever(MockServerConfig(ttft_ms={TTFT_MS}, itl_ms={ITL_MS}), port={port})"
+    )
+    proc = subprocess.Popen(
+        ["taskset", "-c", str(SERVER_CORE), sys.executable, "-c", code],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1)
+            return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("mock server did not start")
+
+
+def _ours_once(url: str, rate: float, n: int) -> dict:
+    """Runs inside the pinned client process: one constant-rate point with our probe."""
+    import math
+
+    from probes.load.point import SLO, LoadPoint
+    from probes.load.runner import run_point
+
+    point = LoadPoint(
+        mode="open",
+        rate=rate,
+        burstiness=math.inf,
+        num_requests=n,
+        input_len=IN_TOKENS,
+        output_len=OUT_TOKENS,
+    )
+    r = asyncio.run(run_point(url, "mock-model", point, SLO()))
+    m, a = r.metrics, r.arrivals
+    return {
+        "completed": m.completed,
+        "failed": m.failed,
+        "duration_s": m.duration_s,
+        "median_e2el_ms": m.e2el_ms.p(50),
+        "ttft_p50_ms": m.ttft_ms.p(50),
+        "ttft_p99_ms": m.ttft_ms.p(99),
+        "itl_p50_ms": m.itl_ms.p(50),
+        "send_rate": a.achieved_rate,
+        "send_lag_p99_ms": a.send_lag_ms.p(99),
+        "client_bound": a.client_bound,
+    }
+
+
+def _run_ours(url: str, rate: float, n: int) -> dict:
+    out = subprocess.run(
+        ["taskset", "-c", str(CLIENT_CORE), sys.executable, __file__, "--as-client", url, str(rate), str(n)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"our client failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _run_vllm(url: str, rate: float, n: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [
+            "--base-url", url, "--model", "mock-model", "--tokenizer", TOKENIZER_DIR,
+            "--dataset-name", "random", "--random-input-len", str(IN_TOKENS),
+            "--random-output-len", str(OUT_TOKENS), "--num-prompts", str(n), "--request-rate", str(rate),
+            "--burstiness", "1e9", "--ignore-eos", "--disable-tqdm", "--save-result", "--result-dir", tmp,
+            "--result-filename", "r.json", "--percentile-metrics", "ttft,tpot,itl,e2el",
+            "--metric-percentiles", "50,99", "--ready-check-timeout-sec", "0",
+        ]  # fmt: skip
+        out = subprocess.run(
+            ["taskset", "-c", str(CLIENT_CORE), str(VLLM_PY), "-c", _VLLM_MAIN, *args],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        path = Path(tmp) / "r.json"
+        if not path.is_file():
+            raise RuntimeError(f"vLLM client failed: {out.stdout[-1500:]} {out.stderr[-1500:]}")
+        res = json.loads(path.read_text())
+    return {
+        "completed": res["completed"],
+        "failed": res.get("failed", n - res["completed"]),
+        "duration_s": res["duration"],
+        "median_e2el_ms": res["median_e2el_ms"],
+        "ttft_p50_ms": res["median_ttft_ms"],
+        "ttft_p99_ms": res["p99_ttft_ms"],
+        "itl_p50_ms": res["median_itl_ms"],
+    }
+
+
+def _judge(row: dict, rate: float) -> dict:
+    busy = row["duration_s"] - row["median_e2el_ms"] / 1000 if row["duration_s"] else None
+    achieved = row["completed"] / busy if busy and busy > 0 else 0.0
+    err = abs(row["ttft_p50_ms"] - TTFT_MS) if row["ttft_p50_ms"] is not None else float("inf")
+    return {
+        **row,
+        "target": rate,
+        "achieved": achieved,
+        "ttft_p50_err_ms": err,
+        "sustained": achieved >= 0.98 * rate and err <= 2.0 and row["failed"] == 0,
+    }
+
+
+def _climb(name: str, run, url: str, rates: list[float], seconds: float) -> tuple[float | None, list[dict]]:
+    best, rows, misses = None, [], 0
+    for rate in rates:
+        row = _judge(run(url, rate, max(50, int(rate * seconds))), rate)
+        rows.append(row)
+        extra = (
+            f" send {row['send_rate']:.1f}/s lag p99 {row['send_lag_p99_ms']:.2f} ms"
+            if "send_rate" in row
+            else ""
+        )
+        print(
+            f"{name:5s} target {rate:7.1f}/s achieved {row['achieved']:7.1f}/s  TTFT p50 {row['ttft_p50_ms']:7.2f} "
+            f"p99 {row['ttft_p99_ms']:7.2f} ms  ITL p50 {row['itl_p50_ms']:6.2f}{extra}  "
+            f"{'SUSTAINED' if row['sustained'] else 'not sustained'}",
+            flush=True,
+        )
+        if row["sustained"]:
+            best, misses = rate, 0
+        else:
+            misses += 1
+            if misses >= 2:  # two misses in a row: the client has fallen behind for good
+                break
+    return best, rows
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min) / {five:.2f} (5 min) on {os.cpu_count()} cores"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rates", default="100,200,300,400,500,600,800,1000,1200,1600")
+    ap.add_argument("--seconds", type=float, default=4.0, help="length of each rate step")
+    ap.add_argument("--skip-vllm", action="store_true")
+    args = ap.parse_args()
+    from probes.targets.mock_server import free_port
+
+    rates = [float(x) for x in args.rates.split(",")]
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = _start_server(port)
+    print(f"mock server TTFT {TTFT_MS} ms ITL {ITL_MS} ms, {OUT_TOKENS} tokens; {_load()}", flush=True)
+    try:
+        ours, _ = _climb("ours", _run_ours, url, rates, args.seconds)
+        theirs = None
+        if not args.skip_vllm and VLLM_PY.is_file():
+            theirs, _ = _climb("vllm", _run_vllm, url, rates, args.seconds)
+    finally:
+        server.kill()
+    print(f"highest sustained rate (achieved ≥ 98 %, TTFT p50 error ≤ 2 ms): ours {ours}, vLLM {theirs}")
+    if ours and theirs:
+        print(f"ratio ours / vLLM: {ours / theirs:.2f}")
+    print(f"after: {_load()}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--as-client":
+        sys.path.insert(0, str(ROOT))
+        print(json.dumps(_ours_once(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))))
+    else:
+        main()
