@@ -14,12 +14,13 @@ state = {"debug": False}
 
 def _input_errors() -> tuple[type[BaseException], ...]:
     """Exceptions that mean bad input or an unusable target: one line, exit 2."""
+    from factsheet.render import RenderError
     from probes.accuracy import AccuracyError
     from probes.energy import EnergyError
     from probes.targets import TargetError
     from tuner import TunerConfigError
 
-    return (InputError, TargetError, AccuracyError, EnergyError, TunerConfigError)
+    return (InputError, TargetError, AccuracyError, EnergyError, TunerConfigError, RenderError)
 
 
 def guarded(fn):
