@@ -10,10 +10,12 @@ from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, Workl
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Unsupported
 from tuner.knobs import OperatingPoint, vllm_server_flags
 from tuner.live import LiveEvaluator
+from tuner.procedure import calibration_points, run_tuning
 from tuner.report import build_result
-from tuner.result import TraceEntry, TuningResult
+from tuner.result import Calibration, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams, StepTimeModel, simulate
+from tuner.spec_metrics import SpecDecodeCounters, parse_spec_decode_counters, read_spec_decode_counters
 
 
 def tune(
@@ -30,6 +32,12 @@ def tune(
 
 
 __all__ = [
+    "Calibration",
+    "SpecDecodeCounters",
+    "calibration_points",
+    "parse_spec_decode_counters",
+    "read_spec_decode_counters",
+    "run_tuning",
     "CalibrationError",
     "LiveEvaluator",
     "acceptance_rate",

@@ -28,6 +28,9 @@ class Climb:
         cfg: TunerConfig,
         simulator: Evaluator | None,
         progress: Callable[[TraceEntry], None] | None,
+        *,
+        prior: list[Evaluation] = (),
+        server: OperatingPoint | None = None,
     ):
         self.ev, self.cfg, self.sim, self.progress = evaluator, cfg, simulator, progress
         self.trace: list[TraceEntry] = []
@@ -37,17 +40,27 @@ class Climb:
         self.failed: set[Key] = set()
         self.evals_used = 0
         self.time_used = 0.0
-        self.server: OperatingPoint | None = None
         self.current: OperatingPoint | None = None
         self.last_move: tuple[str, int] | None = None
         self.stop_reason = ""
         self._run_s: dict[Key, float] = {}
         self._restart_s = 0.0
         self._pending: dict = {}
+        self.server = server
+        # Evaluations measured before the climb (calibration): charged now, used when the climb asks.
+        self.prior: dict[Key, Evaluation] = {}
+        for ev in prior:
+            self._absorb(ev)
 
     # -- the climb --------------------------------------------------------------------------------
 
     def run(self) -> None:
+        try:
+            self._climb()
+        finally:
+            self._score_unused_prior()
+
+    def _climb(self) -> None:
         start = self.cfg.start
         if self._measure(start, start_point=True) is None:
             self.stop_reason = "the default point could not be evaluated (see the trace)"
@@ -98,7 +111,11 @@ class Climb:
         """Order by predicted score; measure those predicted to gain (at most screen_top), else the best one."""
         base = self._predict(self.current)
         scored = sorted(((self._predict(c), c) for c in candidates), key=lambda fc: -_score(fc[0]))
-        keep = [c for f, c in scored if _score(f) > _score(base)][: self.cfg.screen_top]
+        # Already measured (calibration) costs nothing more: always judged, first.
+        free = [c for _, c in scored if c.key() in self.prior]
+        keep = (
+            free + [c for f, c in scored if _score(f) > _score(base) and c not in free][: self.cfg.screen_top]
+        )
         if not keep:
             keep = [scored[0][1]]
         for f, c in scored:
@@ -117,14 +134,18 @@ class Climb:
 
     def _measure(self, point: OperatingPoint, *, start_point: bool = False) -> Figures | None:
         """Evaluate `point`; a scored candidate is recorded by `_judge`, everything else here."""
-        restart = needs_restart(self.server, point)
         seed = self.cfg.seed * 7919 + self.evals_used
-        ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
-        self.evals_used += 1
-        self.time_used += ev.cost_s
-        if ev.unsupported is None:
-            self.server = point
-        self._note_costs(point, ev, restart)
+        ev = self.prior.pop(point.key(), None)
+        if ev is not None:
+            restart = ev.restart_s > 0  # charged when it was measured
+        else:
+            restart = needs_restart(self.server, point)
+            ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
+            self.evals_used += 1
+            self.time_used += ev.cost_s
+            if ev.unsupported is None:
+                self.server = point
+            self._note_costs(point, ev, restart)
         decision, reason, fig = self._outcome(ev, seed)
         self._pending = dict(point=point, source=ev.source, fig=fig, restart=restart, cost=ev.cost_s)
         if start_point and fig is not None:
@@ -172,6 +193,26 @@ class Climb:
         self._record(decision="accepted" if accepted else "rejected", reason=reason, **self._pending)
         return accepted
 
+    # -- evaluations measured before the climb -----------------------------------------------------
+
+    def _absorb(self, ev: Evaluation) -> None:
+        self.evals_used += 1
+        self.time_used += ev.cost_s
+        self._note_costs(ev.point, ev, ev.restart_s > 0)
+        if ev.unsupported is None:
+            self.prior[ev.point.key()] = ev
+            return
+        decision, reason, _ = self._outcome(ev, self.cfg.seed)
+        self._record(ev.point, ev.source, None, decision, reason, restart=True, cost=ev.cost_s)
+
+    def _score_unused_prior(self) -> None:
+        """Calibration points the climb never asked for still count as measured (effects, fidelity)."""
+        for key, ev in list(self.prior.items()):
+            fig = compute_figures(ev.runs, ev.point, self.cfg, seed=self.cfg.seed)
+            if fig is not None:
+                self.measured[key] = fig
+        self.prior.clear()
+
     # -- budget -----------------------------------------------------------------------------------
 
     def _note_costs(self, point: OperatingPoint, ev: Evaluation, restart: bool) -> None:
@@ -180,6 +221,8 @@ class Climb:
             self._restart_s = max(self._restart_s, ev.restart_s)
 
     def _estimated_cost(self, cand: OperatingPoint) -> float:
+        if cand.key() in self.prior:
+            return 0.0
         # Run time grows as concurrency falls (lower throughput), so scale the slowest run seen by it.
         worst = max(self._run_s.values(), default=0.0)
         scale = max(1.0, self.current.concurrency / cand.concurrency)

@@ -15,9 +15,11 @@ import time
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
 from probes.targets import EndpointTarget, TargetError, VllmTarget, open_target
+from tuner.calibration import CalibrationError
 from tuner.config import Workload
 from tuner.evaluation import Evaluation, RunSample, Unsupported
 from tuner.knobs import OperatingPoint, needs_restart, vllm_server_flags
+from tuner.spec_metrics import SpecDecodeCounters, read_spec_decode_counters
 
 
 class LiveEvaluator:
@@ -37,6 +39,17 @@ class LiveEvaluator:
 
     def __exit__(self, *exc) -> None:
         self._stop()
+
+    @property
+    def server(self) -> OperatingPoint | None:
+        """The operating point whose launch flags the running server has (None: none running)."""
+        return self._server
+
+    def spec_decode_counters(self) -> SpecDecodeCounters | None:
+        """vLLM's cumulative speculation counters of the running server (None: it exports none)."""
+        if self._live is None:
+            raise CalibrationError("no server is running to read /metrics from")
+        return read_spec_decode_counters(self._live.base_url, api_key=self._live.api_key)
 
     def evaluate(self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int) -> Evaluation:
         restart_s = 0.0

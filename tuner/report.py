@@ -11,6 +11,7 @@ from tuner.figures import Estimate, Figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs
 from tuner.result import (
     Budget,
+    Calibration,
     Fidelity,
     KnobEffect,
     PointFigures,
@@ -19,7 +20,7 @@ from tuner.result import (
 )
 
 
-def build_result(climb: Climb) -> TuningResult:
+def build_result(climb: Climb, *, calibration: Calibration | NotMeasured | None = None) -> TuningResult:
     cfg = climb.cfg
     default = _point_figures(climb, cfg.start)
     recommended = _point_figures(climb, climb.current) if climb.current else default
@@ -39,7 +40,10 @@ def build_result(climb: Climb) -> TuningResult:
         trace=climb.trace,
         knob_effects=effects,
         fixed_knobs=list(climb.fixed.values()),
-        fidelity=fidelity(climb),
+        fidelity=fidelity(climb, calibration),
+        calibration=calibration
+        if calibration is not None
+        else NotMeasured(reason="tuned on the evaluators given, without live calibration"),
         stop_reason=climb.stop_reason,
         budget=Budget(
             evaluations_used=climb.evals_used,
@@ -116,7 +120,7 @@ def _effect(knob, climb, rec, best) -> KnobEffect:
     )  # fmt: skip
 
 
-def fidelity(climb: Climb) -> Fidelity | NotMeasured:
+def fidelity(climb: Climb, calibration: Calibration | NotMeasured | None = None) -> Fidelity | NotMeasured:
     if climb.sim is None:
         return NotMeasured(reason="no simulator was given to the tuner")
     if climb.ev.source != "live":
@@ -129,7 +133,12 @@ def fidelity(climb: Climb) -> Fidelity | NotMeasured:
             rows.append((point, live, pred))
     if len(rows) < 2:
         return NotMeasured(reason=f"{len(rows)} live points with a prediction; need at least 2")
-    return _fidelity_from(rows)
+    result = _fidelity_from(rows)
+    if isinstance(calibration, Calibration):
+        fitted = {p.key() for p in calibration.points} & {r[0].key() for r in rows}
+        # Honest reading: points the simulator was fitted to are in-sample.
+        result.method += f"; {len(fitted)} of the {len(rows)} points were also calibration points (in-sample)"
+    return result
 
 
 def _fidelity_from(rows: list[tuple[OperatingPoint, Figures, Figures]]) -> Fidelity:
@@ -199,7 +208,18 @@ def justify(result: TuningResult) -> str:
         parts.append("Knobs whose measured changes stayed within noise: " + ", ".join(flat) + ".")
     for f in result.fixed_knobs:
         parts.append(f"Knob {f.knob} was held at {f.value}: {f.reason}.")
-    return " ".join(parts)
+    parts.append(_calibration_sentence(result.calibration))
+    return " ".join(p for p in parts if p)
+
+
+def _calibration_sentence(cal: Calibration | NotMeasured) -> str:
+    if not isinstance(cal, Calibration):
+        return ""
+    sim = cal.simulator
+    if isinstance(sim, NotMeasured):
+        return f"No simulator pre-screening: {sim.reason}."
+    text = f"The screening simulator was calibrated from {len(cal.points)} live runs ({cal.time_s:.0f} s): {sim.provenance}."
+    return text + "".join(f" {n[0].upper()}{n[1:]}." for n in cal.notes)
 
 
 def _compare(d: PointFigures, r: PointFigures, ratio) -> str:

@@ -11,6 +11,8 @@ from tuner.config import SloMetric
 from tuner.evaluation import Source
 from tuner.figures import Estimate, Figures
 from tuner.knobs import OperatingPoint
+from tuner.simulator import SimParams
+from tuner.spec_metrics import SpecDecodeCounters
 
 Decision = Literal[
     "start", "accepted", "rejected", "screened_out", "unsupported", "too_few_samples", "predicted"
@@ -84,6 +86,18 @@ class Budget(Model):
     time_allowed_s: float
 
 
+class Calibration(Model):
+    """Live measurements the simulator was fitted to before the climb, and what came of the fit."""
+
+    points: list[OperatingPoint] = Field(description="live points measured, in order")
+    time_s: float = Field(description="wall time of calibration, server starts included (s)")
+    simulator: SimParams | NotMeasured
+    spec_decode: SpecDecodeCounters | NotMeasured = Field(
+        description="vLLM spec-decode counters over the speculation run"
+    )
+    notes: list[str] = Field(default_factory=list)
+
+
 class TuningResult(Model):
     score: ScoreDefinition
     default: PointFigures | NotMeasured
@@ -93,6 +107,9 @@ class TuningResult(Model):
     knob_effects: list[KnobEffect]
     fixed_knobs: list[FixedKnob]
     fidelity: Fidelity | NotMeasured
+    calibration: Calibration | NotMeasured = Field(
+        description="live calibration of the simulator (run_tuning); not measured when tuned on given evaluators"
+    )
     stop_reason: str
     budget: Budget
     justification: str

@@ -1,0 +1,140 @@
+"""The whole tuning run `factsheet build` asks for: calibrate the simulator live, then climb live.
+
+Order of live work (each server start is charged to the time budget):
+1. speculation (vLLM target, speculation among the knobs, start point without it): one run at the start
+   concurrency with the smallest width k, reading vLLM's spec-decode counters before and after;
+2. the default server: the start point (the "before" figure) and one more concurrency ≤ max_num_seqs,
+   so the step-time model can be fitted; the server is then already where the climb begins;
+3. the hill climb from the start point, the calibrated simulator pre-screening neighbours. Calibration
+   runs are the climb's own evaluations when it reaches those points (they are not measured twice).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from probes.measurement import NotMeasured
+from probes.targets import EndpointTarget, VllmTarget
+from tuner.calibration import CalibrationError, fit_speculation, fit_step_model
+from tuner.climb import Climb
+from tuner.config import TunerConfig
+from tuner.evaluation import Evaluation
+from tuner.knobs import OperatingPoint
+from tuner.live import LiveEvaluator
+from tuner.report import build_result
+from tuner.result import Calibration, TraceEntry, TuningResult
+from tuner.sim_evaluator import SimulatorEvaluator
+from tuner.simulator import SimParams
+from tuner.spec_metrics import SpecDecodeCounters
+
+# Below this budget a speculation server start (≈ 1 min on the embedded CPU target) plus the default
+# server's would leave nothing for the climb; speculation is then calibrated by the climb not at all.
+MIN_BUDGET_FOR_SPEC_CALIBRATION_S = 240.0
+
+
+def run_tuning(
+    target: VllmTarget | EndpointTarget, config: TunerConfig, *, log: Callable[[str], None] = print
+) -> TuningResult:
+    """Calibrate, climb and report within `config.time_budget_s`; always stops the servers it started."""
+    t0 = time.perf_counter()
+    slo_e2el = config.slo_p99_ms if config.slo_metric == "e2el" else None
+    with LiveEvaluator(target, slo_e2el_ms=slo_e2el) as live:
+        prior, calibration, params = _calibrate(live, target, config, log)
+        sim = SimulatorEvaluator(params) if params is not None else None
+        climb = Climb(live, config, sim, _progress(log), prior=prior, server=live.server)
+        climb.run()
+    log(f"tuning: {climb.stop_reason} ({time.perf_counter() - t0:.0f} s)")
+    return build_result(climb, calibration=calibration)
+
+
+def _progress(log: Callable[[str], None]) -> Callable[[TraceEntry], None]:
+    def show(e: TraceEntry) -> None:
+        fig = e.figures
+        figs = "" if fig is None else f" goodput {fig.goodput.value:.3g} req/s, p99 {fig.p99.value:.3g} s;"
+        log(f"tuning {e.index}: [{e.source}] {e.point.label()}:{figs} {e.decision} — {e.reason}")
+
+    return show
+
+
+def calibration_points(target, config: TunerConfig) -> list[OperatingPoint]:
+    """Live points measured before the climb, in order (speculation server first, default server last)."""
+    start = config.start
+    base = start.with_knob("spec_k", 0)
+    fit = [c for c in config.knobs.concurrency if c <= start.max_num_seqs]
+    # The concurrencies nearest the start's (large ones run fastest), the start's own first if it fits.
+    fit = sorted(fit, key=lambda c: (c != start.concurrency, abs(c - start.concurrency), -c))[:2]
+    points = [base.with_knob("concurrency", c) for c in fit]
+    spec = [k for k in config.knobs.spec_k if k > 0]
+    if (
+        isinstance(target, VllmTarget)
+        and spec
+        and start.spec_k == 0
+        and config.time_budget_s >= MIN_BUDGET_FOR_SPEC_CALIBRATION_S
+    ):
+        points.insert(0, start.with_knob("spec_k", spec[0]))
+    if start not in points:
+        points.append(start)
+    # Measure on the start's server last, so the climb begins without a restart.
+    return sorted(points, key=lambda p: (p.server_key() == start.server_key(), p == start))
+
+
+def _calibrate(live: LiveEvaluator, target, config: TunerConfig, log):
+    t0 = time.perf_counter()
+    evals: list[Evaluation] = []
+    counters: SpecDecodeCounters | None | NotMeasured = None
+    for i, point in enumerate(calibration_points(target, config)):
+        log(f"tuning: calibration run at {point.label()}")
+        ev = live.evaluate(point, config.workload, repeats=config.repeats, seed=config.seed * 7919 + i)
+        if point.spec_k and ev.unsupported is None:
+            # The speculation server was started for this run, so its counters count this run alone.
+            counters = _read_counters(live)
+        evals.append(ev)
+    params, notes = _fit(evals, config, counters)
+    calibration = Calibration(
+        points=[e.point for e in evals],
+        time_s=time.perf_counter() - t0,
+        simulator=params if params is not None else NotMeasured(reason="; ".join(notes)),
+        spec_decode=counters if counters is not None else NotMeasured(reason=_no_spec_reason(evals)),
+        notes=notes,
+    )
+    return evals, calibration, params
+
+
+def _read_counters(live: LiveEvaluator) -> SpecDecodeCounters | NotMeasured:
+    try:
+        after = live.spec_decode_counters()
+    except CalibrationError as exc:
+        return NotMeasured(reason=str(exc))
+    if after is None:
+        return NotMeasured(reason="the server exported no vllm:spec_decode_* counters with speculation on")
+    return after
+
+
+def _no_spec_reason(evals: list[Evaluation]) -> str:
+    refused = [e.unsupported.reason for e in evals if e.unsupported is not None]
+    if refused:
+        return "speculation could not be started: " + refused[0]
+    return "no speculation run during calibration (not among the knobs, endpoint target, or budget too small)"
+
+
+def _fit(evals: list[Evaluation], config: TunerConfig, counters) -> tuple[SimParams | None, list[str]]:
+    runs = [(e.point, r) for e in evals if e.unsupported is None for r in e.runs]
+    restart_s = max((e.restart_s for e in evals), default=0.0)
+    notes: list[str] = []
+    try:
+        params = fit_step_model(runs, config.workload, restart_s=restart_s)
+    except CalibrationError as exc:
+        return None, [f"simulator not calibrated: {exc}"]
+    spec_runs = [(p, r) for p, r in runs if p.spec_k > 0]
+    if not spec_runs:
+        notes.append("speculation not calibrated: no live run with speculation on")
+    elif isinstance(counters, SpecDecodeCounters):
+        try:
+            alpha = counters.acceptance_rate()
+            params = fit_speculation(params, *spec_runs[0], alpha)
+        except CalibrationError as exc:
+            notes.append(f"speculation not calibrated: {exc}")
+    else:
+        notes.append(f"speculation not calibrated: {getattr(counters, 'reason', 'no counters')}")
+    return params, notes
