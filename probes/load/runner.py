@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from probes.load.arrivals import arrival_offsets
-from probes.load.client import Endpoint, new_client, stream_request
+from probes.load.client import Endpoint, new_client, stream_request, warm
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
@@ -111,9 +111,8 @@ async def run_point(
     if workload is None:
         raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
     endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos)
-    slots = point.concurrency if point.mode == "closed" else (point.max_concurrency or point.num_requests)
-    async with new_client(base_url, max(1, slots or 1), point.request_timeout_s) as client:
-        await client.warm(endpoint.headers())
+    async with new_client(base_url, point.request_timeout_s, endpoint.headers()) as client:
+        await warm(client, time.perf_counter())
         started_at = time.time()
         run = _Run(point, time.perf_counter())
         loop = _closed_loop if point.mode == "closed" else _open_loop
@@ -133,7 +132,7 @@ class _Work:
 
 async def _send(client, endpoint, work: _Work, rec: RequestRecord, run: _Run) -> None:
     prompt, max_tokens = work.request(rec.index)
-    await stream_request(client.pick(), endpoint, prompt, max_tokens, rec, run.t0)
+    await stream_request(client, endpoint, prompt, max_tokens, rec, run.t0)
     run.observe(rec)
 
 

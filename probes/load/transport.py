@@ -1,0 +1,235 @@
+"""HTTP/1.1 streaming transport for the load client: asyncio protocol callbacks + h11 parsing.
+
+Why not httpx: profiled against the mock server, httpx's async stack (httpcore pool scans, anyio
+stream wrappers, one coroutine wake-up per network read) used most of a core at 300 req/s and
+its timestamps carried the event loop's backlog. Here every network read is timestamped in
+`data_received`, the moment the loop hands it over, the request bytes are written synchronously
+when the send is due, and the parsing is h11's (the HTTP/1.1 state machine httpx itself uses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import time
+from urllib.parse import urlsplit
+
+import h11
+
+from probes.load.records import RequestRecord
+from probes.load.sse import SSEParser
+
+_ERROR_BODY_LIMIT = 300
+
+
+class _Exchange:
+    """One request on one connection: feeds the record, resolves `done` exactly once."""
+
+    __slots__ = ("record", "parser", "t0", "done", "last", "body", "is_stream", "conn")
+
+    def __init__(self, record: RequestRecord, chat: bool, t0: float, is_stream: bool = True):
+        self.record, self.t0, self.is_stream = record, t0, is_stream
+        self.parser = SSEParser(chat, record)
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.last = time.perf_counter()
+        self.body = b""
+        self.conn: _Connection | None = None
+
+    def fail(self, kind: str, message: str) -> None:
+        if not self.done.done():
+            self.record.error_kind, self.record.error = kind, message  # type: ignore[assignment]
+            self._resolve()
+
+    def _resolve(self) -> None:
+        self.parser.close()
+        self.done.set_result(None)
+
+    def finish(self) -> None:
+        if self.done.done():
+            return
+        rec = self.record
+        if rec.http_status != 200:
+            detail = self.body[:_ERROR_BODY_LIMIT].decode(errors="replace")
+            self.fail("http", f"HTTP {rec.http_status}: {detail}")
+        elif self.is_stream and not self.parser.finished:
+            self.fail("stream_cut", "stream ended without [DONE]")
+        elif self.is_stream and rec.first_chunk_s is None:
+            self.fail("protocol", "stream carried no content")
+        else:
+            self._resolve()
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, pool: Pool):
+        self.pool = pool
+        self.h11 = h11.Connection(h11.CLIENT)
+        self.transport: asyncio.Transport | None = None
+        self.exchange: _Exchange | None = None
+        self.closed = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def start(self, exchange: _Exchange, method: str, path: str, body: bytes, headers: list) -> None:
+        self.exchange = exchange
+        exchange.conn = self
+        request = h11.Request(method=method, target=path, headers=[*self.pool.headers, *headers])
+        data = self.h11.send(request) + self.h11.send(h11.Data(data=body)) + self.h11.send(h11.EndOfMessage())
+        self.transport.write(data)
+
+    def data_received(self, data: bytes) -> None:
+        ex = self.exchange
+        if ex is None:
+            return  # bytes on an idle connection: h11 will reject the next cycle if they matter
+        ex.last = time.perf_counter()
+        now = ex.last - ex.t0
+        try:
+            self.h11.receive_data(data)
+            self._events(ex, now)
+        except (h11.RemoteProtocolError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            ex.fail("protocol", f"{type(exc).__name__}: {exc}")
+            self.abort()
+
+    def _events(self, ex: _Exchange, now: float) -> None:
+        while True:
+            event = self.h11.next_event()
+            kind = type(event)
+            if kind is h11.Data:
+                if ex.record.http_status == 200 and ex.is_stream:
+                    if ex.parser.feed(event.data, now) == "error":
+                        ex.fail(ex.record.error_kind or "protocol", ex.record.error or "error event")
+                        self.abort()
+                        return
+                elif len(ex.body) < _ERROR_BODY_LIMIT:
+                    ex.body += event.data
+            elif kind is h11.Response:
+                ex.record.http_status = event.status_code
+            elif kind is h11.EndOfMessage:
+                ex.finish()
+                self._recycle()
+                return
+            elif event is h11.NEED_DATA or event is h11.PAUSED:
+                return
+            elif kind is h11.ConnectionClosed:
+                return
+
+    def _recycle(self) -> None:
+        self.exchange = None
+        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+            self.h11.start_next_cycle()
+            self.pool.release(self)
+        else:
+            self.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        ex, self.exchange = self.exchange, None
+        if ex is None:
+            return
+        if ex.record.http_status is None:
+            ex.fail("reset", f"connection closed before any response ({exc or 'EOF'})")
+        elif ex.is_stream and ex.record.http_status == 200:
+            # The server may close instead of ending the chunked body; [DONE] decides.
+            if ex.parser.finished:
+                ex.finish()
+            else:
+                ex.fail("stream_cut", f"connection closed mid-stream ({exc or 'EOF'})")
+        else:
+            ex.finish()
+
+    def eof_received(self) -> bool:
+        return False  # close our side too; connection_lost reports what happened
+
+    def abort(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+
+class Pool:
+    """Keep-alive connections to one server, opened on demand, never capped (the load point's
+    own concurrency is the only client-side queue)."""
+
+    def __init__(self, base_url: str, timeout_s: float, headers: dict[str, str] | None = None):
+        url = urlsplit(base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"base_url: '{base_url}' is not an http(s) URL")
+        self.host = url.hostname
+        self.port = url.port or (443 if url.scheme == "https" else 80)
+        self.prefix = url.path.rstrip("/")
+        self.ssl = ssl.create_default_context() if url.scheme == "https" else None
+        self.timeout_s = timeout_s
+        host = url.netloc.rsplit("@", 1)[-1]
+        self.headers = [("Host", host), *((k, v) for k, v in (headers or {}).items())]
+        self.idle: list[_Connection] = []
+        self.in_flight: set[_Exchange] = set()
+        self._sweeper: asyncio.Task | None = None
+
+    async def __aenter__(self) -> Pool:
+        self._sweeper = asyncio.create_task(self._sweep())
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        if self._sweeper:
+            self._sweeper.cancel()
+        for conn in self.idle:
+            conn.abort()
+        self.idle.clear()
+
+    def release(self, conn: _Connection) -> None:
+        if not conn.closed:
+            self.idle.append(conn)
+
+    async def _connection(self) -> _Connection:
+        while self.idle:
+            conn = self.idle.pop()
+            if not conn.closed:
+                return conn
+        loop = asyncio.get_running_loop()
+        _, conn = await asyncio.wait_for(
+            loop.create_connection(lambda: _Connection(self), self.host, self.port, ssl=self.ssl),
+            self.timeout_s,
+        )
+        return conn
+
+    async def request(
+        self, record: RequestRecord, t0: float, body: bytes, *, chat: bool, method: str = "POST",
+        path: str = "/v1/completions", is_stream: bool = True,
+    ) -> RequestRecord:  # fmt: skip
+        """Send and read one request into `record`; never raises (failures are recorded by cause)."""
+        ex = _Exchange(record, chat, t0, is_stream)
+        try:
+            conn = await self._connection()
+        except TimeoutError:
+            ex.fail("timeout", f"connect timed out after {self.timeout_s:g} s")
+            return record
+        except OSError as exc:
+            ex.fail("connect", f"{type(exc).__name__}: {exc}")
+            return record
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+        self.in_flight.add(ex)
+        try:
+            conn.start(ex, method, self.prefix + path, body, headers)
+            await ex.done
+        except h11.LocalProtocolError as exc:
+            ex.fail("protocol", f"LocalProtocolError: {exc}")
+            conn.abort()
+        except asyncio.CancelledError:
+            ex.fail("cancelled", "run cancelled")
+            conn.abort()
+            raise
+        finally:
+            self.in_flight.discard(ex)
+        return record
+
+    async def _sweep(self) -> None:
+        # One periodic check instead of a timer per read: a read idle past the timeout fails.
+        period = min(0.1, self.timeout_s / 10)
+        while True:
+            await asyncio.sleep(period)
+            now = time.perf_counter()
+            for ex in [e for e in self.in_flight if now - e.last > self.timeout_s]:
+                ex.fail("timeout", f"no data for {self.timeout_s:g} s")
+                if ex.conn is not None:
+                    ex.conn.abort()
