@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -151,29 +152,38 @@ def _judge(row: dict, rate: float) -> dict:
     }
 
 
-def _climb(name: str, run, url: str, rates: list[float], seconds: float) -> tuple[float | None, list[dict]]:
-    best, rows, misses = None, [], 0
+def _print(name: str, row: dict) -> None:
+    extra = (
+        f"  send {row['send_rate']:.1f}/s lag p99 {row['send_lag_p99_ms']:.2f} ms"
+        if "send_rate" in row
+        else ""
+    )
+    print(
+        f"{name:5s} target {row['target']:7.1f}/s achieved {row['achieved']:7.1f}/s  TTFT p50 "
+        f"{row['ttft_p50_ms']:8.2f} p99 {row['ttft_p99_ms']:8.2f} ms  ITL p50 {row['itl_p50_ms']:6.2f}{extra}  "
+        f"{'SUSTAINED' if row['sustained'] else 'not sustained'}",
+        flush=True,
+    )
+
+
+def _ladder(clients: dict, url: str, rates: list[float], seconds: float) -> dict[str, float | None]:
+    """Both clients at each rate in turn (same machine conditions); a client leaves the ladder
+    after two misses in a row."""
+    best: dict[str, float | None] = dict.fromkeys(clients)
+    misses = dict.fromkeys(clients, 0)
     for rate in rates:
-        row = _judge(run(url, rate, max(50, int(rate * seconds))), rate)
-        rows.append(row)
-        extra = (
-            f" send {row['send_rate']:.1f}/s lag p99 {row['send_lag_p99_ms']:.2f} ms"
-            if "send_rate" in row
-            else ""
-        )
-        print(
-            f"{name:5s} target {rate:7.1f}/s achieved {row['achieved']:7.1f}/s  TTFT p50 {row['ttft_p50_ms']:7.2f} "
-            f"p99 {row['ttft_p99_ms']:7.2f} ms  ITL p50 {row['itl_p50_ms']:6.2f}{extra}  "
-            f"{'SUSTAINED' if row['sustained'] else 'not sustained'}",
-            flush=True,
-        )
-        if row["sustained"]:
-            best, misses = rate, 0
-        else:
-            misses += 1
-            if misses >= 2:  # two misses in a row: the client has fallen behind for good
-                break
-    return best, rows
+        for name, run in clients.items():
+            if misses[name] >= 2:
+                continue
+            row = _judge(run(url, rate, max(50, int(rate * seconds))), rate)
+            _print(name, row)
+            if row["sustained"]:
+                best[name], misses[name] = rate, 0
+            else:
+                misses[name] += 1
+        if all(m >= 2 for m in misses.values()):
+            break
+    return best
 
 
 def _load() -> str:
@@ -194,13 +204,15 @@ def main() -> None:
     url = f"http://127.0.0.1:{port}"
     server = _start_server(port)
     print(f"mock server TTFT {TTFT_MS} ms ITL {ITL_MS} ms, {OUT_TOKENS} tokens; {_load()}", flush=True)
+    clients = {"ours": _run_ours}
+    if not args.skip_vllm and VLLM_PY.is_file():
+        clients["vllm"] = _run_vllm
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the server below is stopped too
     try:
-        ours, _ = _climb("ours", _run_ours, url, rates, args.seconds)
-        theirs = None
-        if not args.skip_vllm and VLLM_PY.is_file():
-            theirs, _ = _climb("vllm", _run_vllm, url, rates, args.seconds)
+        best = _ladder(clients, url, rates, args.seconds)
     finally:
         server.kill()
+    ours, theirs = best["ours"], best.get("vllm")
     print(f"highest sustained rate (achieved ≥ 98 %, TTFT p50 error ≤ 2 ms): ours {ours}, vLLM {theirs}")
     if ours and theirs:
         print(f"ratio ours / vLLM: {ours / theirs:.2f}")

@@ -47,7 +47,7 @@ class LoadPoint(Model):
     ignore_eos: bool = Field(True, description="ask the server to generate exactly output_len tokens")
     seed: int = 0
     request_timeout_s: float = Field(
-        300.0, gt=0, description="longest wait for connect, any read or write (httpx per-operation timeout)"
+        300.0, gt=0, description="longest wait to connect, and longest silence on an open request"
     )
     max_connect_failures: int = Field(
         5, ge=1, description="stop sending after this many consecutive connection failures (target down)"
