@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from pathlib import Path
 
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
@@ -21,14 +22,36 @@ from tuner.evaluation import Evaluation, RunSample, Unsupported
 from tuner.knobs import OperatingPoint, needs_restart, vllm_server_flags
 from tuner.spec_metrics import SpecDecodeCounters, read_spec_decode_counters
 
+# Whether servers with n-gram speculation get LD_PRELOAD of the serving environment's libiomp5.so
+# (Intel OpenMP). Set from the measurement in bench/tuner_results.md ("Intel OpenMP preload").
+PRELOAD_IOMP_FOR_SPECULATION = False
+
+
+def iomp_library(target: VllmTarget) -> str | None:
+    """The libiomp5.so shipped in the serving environment (…/lib next to …/bin/python), if any."""
+    try:
+        python = target.serving_python()
+    except TargetError:
+        return None
+    lib = Path(python).parent.parent / "lib" / "libiomp5.so" if python else None
+    return str(lib) if lib is not None and lib.is_file() else None
+
 
 class LiveEvaluator:
     """Use as a context manager: it owns at most one running server and always stops it."""
 
     source = "live"
 
-    def __init__(self, target: VllmTarget | EndpointTarget, *, slo_e2el_ms: float | None = None):
+    def __init__(
+        self,
+        target: VllmTarget | EndpointTarget,
+        *,
+        slo_e2el_ms: float | None = None,
+        spec_env: dict[str, str] | None = None,
+    ):
+        """`spec_env`: environment for servers with speculation on; None = this module's measured choice."""
         self.target = target
+        self.spec_env = spec_env
         self.slo = SLO(e2el_ms=slo_e2el_ms) if slo_e2el_ms else SLO()
         self._stack: contextlib.ExitStack | None = None
         self._live = None
@@ -87,12 +110,21 @@ class LiveEvaluator:
         stack = contextlib.ExitStack()
         if isinstance(self.target, VllmTarget):
             # The target's own --max-num-seqs is replaced; speculation flags are appended.
-            cfg = self.target.model_copy(update={"max_num_seqs": point.max_num_seqs})
+            env = {**self.target.env, **self._spec_env(point)}
+            cfg = self.target.model_copy(update={"max_num_seqs": point.max_num_seqs, "env": env})
             flags = vllm_server_flags(point)[2:]
             self._live = stack.enter_context(open_target(cfg, flags=flags))
         else:
             self._live = stack.enter_context(open_target(self.target))
         self._stack, self._server = stack, point
+
+    def _spec_env(self, point: OperatingPoint) -> dict[str, str]:
+        if point.spec_k == 0 or "LD_PRELOAD" in self.target.env:
+            return {}  # the user's own preload wins
+        if self.spec_env is not None:
+            return self.spec_env
+        lib = iomp_library(self.target) if PRELOAD_IOMP_FOR_SPECULATION else None
+        return {"LD_PRELOAD": lib} if lib else {}
 
     def _stop(self) -> None:
         if self._stack is not None:

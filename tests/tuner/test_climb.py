@@ -142,3 +142,37 @@ def test_justification_states_the_figures():
     assert "λ = 10" in text and "1000 ms" in text
     assert f"{result.recommended.figures.goodput.value:.3g}" in text
     assert result.stop_reason in text
+
+
+def test_prior_evaluations_are_charged_once_and_reused_not_remeasured():
+    from tuner.climb import Climb
+    from tuner.report import build_result
+
+    cfg = _cfg(start=OperatingPoint(concurrency=4, max_num_seqs=4, spec_k=1))
+    pre = SyntheticEvaluator(peaked, restart_s=30.0)
+    prior = [pre.evaluate(p, cfg.workload, repeats=1, seed=i) for i, p in enumerate([OPT, cfg.start])]
+    ev = SyntheticEvaluator(peaked)
+    climb = Climb(ev, cfg, None, None, prior=prior, server=cfg.start)
+    climb.run()
+    result = build_result(climb)
+    # Neither the start nor OPT (a neighbour, measured beforehand) was measured again.
+    assert cfg.start not in ev.calls and OPT not in ev.calls
+    assert result.recommended.point == OPT
+    assert result.budget.time_used_s >= sum(e.cost_s for e in prior)
+    assert result.budget.evaluations_used == 2 + len(ev.calls)
+
+
+def test_prior_unsupported_fixes_the_knob_before_the_climb():
+    from tuner.climb import Climb
+    from tuner.evaluation import Evaluation, Unsupported
+
+    cfg = _cfg(start=OperatingPoint(concurrency=4, max_num_seqs=4, spec_k=0))
+    refused = Evaluation(
+        point=cfg.start.with_knob("spec_k", 1), source="live", restart_s=40.0,
+        unsupported=Unsupported(knob="spec_k", value=1, reason="server did not start: ngram unsupported"),
+    )  # fmt: skip
+    ev = SyntheticEvaluator(peaked)
+    climb = Climb(ev, cfg, None, None, prior=[refused])
+    climb.run()
+    assert "spec_k" in climb.fixed and all(p.spec_k == 0 for p in ev.calls)
+    assert climb.trace[0].decision == "unsupported" and climb.time_used >= 40.0

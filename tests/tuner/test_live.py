@@ -42,3 +42,23 @@ def test_endpoint_cannot_restart_so_restart_knobs_are_fixed(mock_url):
     assert all("endpoint target" in f.reason for f in result.fixed_knobs)
     # Two slots: concurrency 4 queues (TTFT doubles) and breaks the 150 ms SLO; 2 is the best.
     assert result.recommended.point.concurrency == 2
+
+
+def test_speculation_env_preload_follows_the_setting_and_the_users_own_preload_wins(monkeypatch):
+    from probes.targets import VllmTarget
+    from tuner import live
+
+    target = VllmTarget(model={"path": "/nonexistent"})
+    on, off = (
+        OperatingPoint(concurrency=1, max_num_seqs=8, spec_k=2),
+        OperatingPoint(concurrency=1, max_num_seqs=8, spec_k=0),
+    )
+    monkeypatch.setattr(live, "iomp_library", lambda t: "/x/lib/libiomp5.so")
+    monkeypatch.setattr(live, "PRELOAD_IOMP_FOR_SPECULATION", True)
+    ev = LiveEvaluator(target)
+    assert ev._spec_env(on) == {"LD_PRELOAD": "/x/lib/libiomp5.so"} and ev._spec_env(off) == {}
+    assert LiveEvaluator(target, spec_env={})._spec_env(on) == {}
+    mine = target.model_copy(update={"env": {"LD_PRELOAD": "/my/tcmalloc.so"}})
+    assert LiveEvaluator(mine)._spec_env(on) == {}
+    monkeypatch.setattr(live, "PRELOAD_IOMP_FOR_SPECULATION", False)
+    assert LiveEvaluator(target)._spec_env(on) == {}
