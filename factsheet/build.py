@@ -130,6 +130,7 @@ def _energy(run: _Run, points: list[LoadPointEntry]) -> EnergySection | NotMeasu
     if entry is None:
         return NotMeasured(reason="no load point completed a request, so there is no steady window")
     result: PointResult = entry.result
+    run.monitor.sample()  # a reading after the window's end, so its edge is covered
     window = run.monitor.window(*result.window_epoch)
     figures = energy_figures(
         window,
