@@ -28,6 +28,7 @@ from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.measurement import NotMeasured
 from probes.targets import LiveTarget, VllmTarget, open_target
+from tuner import TuningResult, run_tuning
 
 Log = Callable[[str], None]
 NOT_REQUESTED = "not requested in the build spec"
@@ -60,6 +61,7 @@ def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log:
         energy = _energy(run, points)
         accuracy = _accuracy(run)
         system = _system(run)
+    tuning = _tuning(run)  # after the build's server is stopped
     return Factsheet(
         name=spec.name,
         identity=Identity(**spec.model.model_dump(), served_model=live.prepared_model),
@@ -67,11 +69,7 @@ def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log:
         load=LoadSection(points=points),
         accuracy=accuracy,
         energy=energy,
-        tuning=NotMeasured(
-            reason=NOT_REQUESTED
-            if spec.tuning is None
-            else "SLO-Tuner integration into factsheet build is not yet implemented"
-        ),
+        tuning=tuning,
         predictor=NotMeasured(reason="feature-model predictor not yet implemented in this tool version"),
         provenance=_provenance(spec_path, spec_raw, started, t0),
     )
@@ -158,6 +156,16 @@ def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
     section = AccuracySection(result=result, records=records)
     run.out.measurement("accuracy", section)
     return section
+
+
+def _tuning(run: _Run) -> TuningResult | NotMeasured:
+    """Runs after the build's own server is stopped: the tuner starts servers with its own flags."""
+    if run.spec.tuning is None:
+        return NotMeasured(reason=NOT_REQUESTED)
+    run.log(f"tuning: SLO-Tuner, time budget {run.spec.tuning.time_budget_s:g} s")
+    result = run_tuning(run.spec.target, run.spec.tuning, log=run.log)
+    run.out.measurement("tuning", result)
+    return result
 
 
 def _system(run: _Run) -> SystemSpec:

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from factsheet.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
+HUMANEVAL = REPO.parent / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz"
 SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
 
 pytestmark = [
@@ -44,6 +45,7 @@ def sheet(tmp_path_factory):
     spec["target"]["python"] = str(SERVING_PYTHON)
     spec["load"]["points"] = [{"concurrency": 1, "num_requests": 4}, {"concurrency": 8, "num_requests": 16}]
     spec["accuracy"]["subset"] = {"first": 4}
+    spec["accuracy"]["dataset"] = str(HUMANEVAL)
     spec["energy"]["idle_s"] = 1
     path = tmp / "model.yaml"
     path.write_text(yaml.safe_dump(spec))
