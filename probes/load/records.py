@@ -11,9 +11,7 @@ from pydantic import Field
 
 from probes.measurement import Model
 
-ErrorKind = Literal[
-    "http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled", "not_sent"
-]
+ErrorKind = Literal["http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled"]
 
 
 class RequestRecord(Model):
