@@ -31,12 +31,13 @@ class Climb:
         *,
         prior: list[Evaluation] = (),
         server: OperatingPoint | None = None,
+        fixed: list[FixedKnob] = (),
     ):
         self.ev, self.cfg, self.sim, self.progress = evaluator, cfg, simulator, progress
         self.trace: list[TraceEntry] = []
         self.measured: dict[Key, Figures] = {}
         self.predicted: dict[Key, Figures] = {}
-        self.fixed: dict[str, FixedKnob] = {}
+        self.fixed: dict[str, FixedKnob] = {f.knob: f for f in fixed}
         self.failed: set[Key] = set()
         self.evals_used = 0
         self.time_used = 0.0

@@ -20,10 +20,10 @@ from tuner.calibration import CalibrationError, fit_speculation, fit_step_model
 from tuner.climb import Climb
 from tuner.config import TunerConfig
 from tuner.evaluation import Evaluation
-from tuner.knobs import OperatingPoint
+from tuner.knobs import KNOBS, OperatingPoint
 from tuner.live import LiveEvaluator
 from tuner.report import build_result
-from tuner.result import Calibration, TraceEntry, TuningResult
+from tuner.result import Calibration, FixedKnob, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams
 from tuner.spec_metrics import SpecDecodeCounters
@@ -42,10 +42,27 @@ def run_tuning(
     with LiveEvaluator(target, slo_e2el_ms=slo_e2el) as live:
         prior, calibration, params = _calibrate(live, target, config, log)
         sim = SimulatorEvaluator(params) if params is not None else None
-        climb = Climb(live, config, sim, _progress(log), prior=prior, server=live.server)
+        climb = Climb(
+            live, config, sim, _progress(log), prior=prior, server=live.server, fixed=_fixed(target, config)
+        )
         climb.run()
     log(f"tuning: {climb.stop_reason} ({time.perf_counter() - t0:.0f} s)")
     return build_result(climb, calibration=calibration)
+
+
+def _fixed(target, config: TunerConfig) -> list[FixedKnob]:
+    """An endpoint's launch flags are not the tool's: its restart knobs stay at the start's values."""
+    if not isinstance(target, EndpointTarget):
+        return []
+    return [
+        FixedKnob(
+            knob=knob,
+            value=getattr(config.start, knob),
+            reason="endpoint target: its launch flags are not under the tool's control",
+        )  # fmt: skip
+        for knob, info in KNOBS.items()
+        if info.restart
+    ]
 
 
 def _progress(log: Callable[[str], None]) -> Callable[[TraceEntry], None]:
