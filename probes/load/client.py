@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from probes.load.records import RequestRecord
@@ -57,5 +58,12 @@ async def stream_request(
     pool: Pool, endpoint: Endpoint, prompt: str, max_tokens: int, record: RequestRecord, t0: float
 ) -> RequestRecord:
     """Fill `record` (whose `sent_s` is set by the caller) from the response stream; never raises."""
+    return await begin_request(pool, endpoint, prompt, max_tokens, record, t0)
+
+
+def begin_request(
+    pool: Pool, endpoint: Endpoint, prompt: str, max_tokens: int, record: RequestRecord, t0: float
+) -> Awaitable[RequestRecord]:
+    """Like `stream_request`, but the bytes leave now when a kept-alive connection is free."""
     body = json.dumps(endpoint.body(prompt, max_tokens)).encode()
-    return await pool.request(record, t0, body, chat=endpoint.kind == "chat", path=endpoint.path)
+    return pool.begin(record, t0, body, chat=endpoint.kind == "chat", path=endpoint.path)

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from probes.load.arrivals import arrival_offsets
-from probes.load.client import Endpoint, new_client, stream_request, warm
+from probes.load.client import Endpoint, begin_request, new_client, stream_request, warm
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
@@ -149,6 +149,13 @@ async def _drive(base_url, point, slo, endpoint, prompts, workload, output_lens,
     return _result(point, slo, records, started_at, workload, run, percentiles)
 
 
+async def _finish(pending, rec: RequestRecord, run: _Run, progress, records, point) -> None:
+    await pending
+    run.observe(rec)
+    if progress:
+        progress(len(records), point.num_requests)
+
+
 class _Work:
     def __init__(self, prompts: list[str], output_lens: list[int] | None, output_len: int):
         self.prompts, self.output_lens, self.output_len = prompts, output_lens, output_len
@@ -211,7 +218,15 @@ async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) 
             await asyncio.sleep(delay)
         if not run.may_send():
             break
-        tasks.append(asyncio.create_task(send(i, float(offset))))
+        if slot is None:
+            # Uncapped: start the request right here, so no task start-up sits in the send lag.
+            rec = RequestRecord(index=i, scheduled_s=float(offset), sent_s=run.now())
+            records.append(rec)
+            prompt, max_tokens = work.request(i)
+            pending = begin_request(client, endpoint, prompt, max_tokens, rec, run.t0)
+            tasks.append(asyncio.ensure_future(_finish(pending, rec, run, progress, records, point)))
+        else:
+            tasks.append(asyncio.create_task(send(i, float(offset))))
     await asyncio.gather(*tasks)
     return sorted(records, key=lambda r: r.index)
 

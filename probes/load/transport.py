@@ -13,6 +13,7 @@ import asyncio
 import json
 import ssl
 import time
+from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
 import h11
@@ -181,11 +182,14 @@ class Pool:
         if not conn.closed:
             self.idle.append(conn)
 
-    async def _connection(self) -> _Connection:
+    def _idle_connection(self) -> _Connection | None:
         while self.idle:
             conn = self.idle.pop()
             if not conn.closed:
                 return conn
+        return None
+
+    async def _new_connection(self) -> _Connection:
         loop = asyncio.get_running_loop()
         _, conn = await asyncio.wait_for(
             loop.create_connection(lambda: _Connection(self), self.host, self.port, ssl=self.ssl),
@@ -193,35 +197,56 @@ class Pool:
         )
         return conn
 
-    async def request(
+    def begin(
         self, record: RequestRecord, t0: float, body: bytes, *, chat: bool, method: str = "POST",
         path: str = "/v1/completions", is_stream: bool = True,
-    ) -> RequestRecord:  # fmt: skip
-        """Send and read one request into `record`; never raises (failures are recorded by cause)."""
+    ) -> Awaitable[RequestRecord]:  # fmt: skip
+        """Start one request; await the result to read it into `record` (never raises: failures are
+        recorded by cause). On a kept-alive connection the request bytes are written before this
+        returns, so a scheduled send is not delayed by a task start-up."""
         ex = _Exchange(record, chat, t0, is_stream)
+        conn = self._idle_connection()
+        if conn is None:
+            return self._connect_then_send(ex, method, path, body)
+        self._start(conn, ex, method, path, body)
+        return self._wait(ex)
+
+    async def request(self, record: RequestRecord, t0: float, body: bytes, **kw) -> RequestRecord:
+        return await self.begin(record, t0, body, **kw)
+
+    async def _connect_then_send(self, ex: _Exchange, method: str, path: str, body: bytes) -> RequestRecord:
         try:
-            conn = await self._connection()
+            conn = await self._new_connection()
         except TimeoutError:
             ex.fail("timeout", f"connect timed out after {self.timeout_s:g} s")
-            return record
+            return ex.record
         except OSError as exc:
             ex.fail("connect", f"{type(exc).__name__}: {exc}")
-            return record
+            return ex.record
+        self._start(conn, ex, method, path, body)
+        return await self._wait(ex)
+
+    def _start(self, conn: _Connection, ex: _Exchange, method: str, path: str, body: bytes) -> None:
         headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
         self.in_flight.add(ex)
+        ex.last = time.perf_counter()
         try:
             conn.start(ex, method, self.prefix + path, body, headers)
-            await ex.done
         except h11.LocalProtocolError as exc:
             ex.fail("protocol", f"LocalProtocolError: {exc}")
             conn.abort()
+
+    async def _wait(self, ex: _Exchange) -> RequestRecord:
+        try:
+            await ex.done
         except asyncio.CancelledError:
             ex.fail("cancelled", "run cancelled")
-            conn.abort()
+            if ex.conn is not None:
+                ex.conn.abort()
             raise
         finally:
             self.in_flight.discard(ex)
-        return record
+        return ex.record
 
     async def _sweep(self) -> None:
         # One periodic check instead of a timer per read: a read idle past the timeout fails.
