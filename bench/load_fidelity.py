@@ -10,7 +10,10 @@ Achieved rate, both clients alike: completed / (run duration − median e2el), i
 throughput with the last requests' tail removed (vLLM reports completed / run duration, which
 undercounts short runs by e2el / duration). Ours also reports the exact send rate from its records.
 
-Usage: .venv/bin/python bench/load_fidelity.py [--rates 100,200,...] [--seconds 4] [--skip-vllm]
+Other jobs on the shared cores add latency; each client gets the same number of tries per rate and
+the best counts. The load average before and after is printed with the figures.
+
+Usage: .venv/bin/python bench/load_fidelity.py [--rates 100,200,...] [--seconds 4] [--tries 2] [--skip-vllm]
 """
 
 from __future__ import annotations
@@ -166,7 +169,26 @@ def _print(name: str, row: dict) -> None:
     )
 
 
-def _ladder(clients: dict, url: str, rates: list[float], seconds: float) -> dict[str, float | None]:
+def _attempt(name, run, url, rate, seconds, tries) -> dict:
+    # Other jobs on the shared cores only ever add latency, never remove it: the best of a few
+    # tries is the fair estimate of what each client can do, and both get the same number.
+    best = None
+    for _ in range(tries):
+        row = _judge(run(url, rate, max(50, int(rate * seconds))), rate)
+        _print(name, row)
+        if best is None or (row["sustained"], -row["ttft_p50_err_ms"]) > (
+            best["sustained"],
+            -best["ttft_p50_err_ms"],
+        ):
+            best = row
+        if row["sustained"]:
+            break
+    return best
+
+
+def _ladder(
+    clients: dict, url: str, rates: list[float], seconds: float, tries: int
+) -> dict[str, float | None]:
     """Both clients at each rate in turn (same machine conditions); a client leaves the ladder
     after two misses in a row."""
     best: dict[str, float | None] = dict.fromkeys(clients)
@@ -175,8 +197,7 @@ def _ladder(clients: dict, url: str, rates: list[float], seconds: float) -> dict
         for name, run in clients.items():
             if misses[name] >= 2:
                 continue
-            row = _judge(run(url, rate, max(50, int(rate * seconds))), rate)
-            _print(name, row)
+            row = _attempt(name, run, url, rate, seconds, tries)
             if row["sustained"]:
                 best[name], misses[name] = rate, 0
             else:
@@ -196,6 +217,7 @@ def main() -> None:
     ap.add_argument("--rates", default="100,200,300,400,500,600,800,1000,1200,1600")
     ap.add_argument("--seconds", type=float, default=4.0, help="length of each rate step")
     ap.add_argument("--skip-vllm", action="store_true")
+    ap.add_argument("--tries", type=int, default=2, help="attempts per client and rate; the best counts")
     args = ap.parse_args()
     from probes.targets.mock_server import free_port
 
@@ -209,7 +231,7 @@ def main() -> None:
         clients["vllm"] = _run_vllm
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the server below is stopped too
     try:
-        best = _ladder(clients, url, rates, args.seconds)
+        best = _ladder(clients, url, rates, args.seconds, args.tries)
     finally:
         server.kill()
     ours, theirs = best["ours"], best.get("vllm")

@@ -82,7 +82,8 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         ex = self.exchange
         if ex is None:
-            return  # bytes on an idle connection: h11 will reject the next cycle if they matter
+            self.abort()  # nothing may arrive on an idle connection: do not reuse it
+            return
         ex.last = time.perf_counter()
         now = ex.last - ex.t0
         try:
