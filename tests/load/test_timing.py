@@ -99,3 +99,22 @@ def test_duration_bounds_the_run():
     assert r.stop_reason == "duration"
     assert 0 < r.sent < 1000 and r.sent + r.not_sent == 1000
     assert r.metrics.completed == r.sent
+
+
+def test_client_bound_flag_names_its_reasons():
+    from probes.load.records import RequestRecord
+    from probes.load.runner import _arrivals
+
+    lp = point(mode="open", rate=100, burstiness=math.inf, num_requests=100)
+
+    def recs(lag_s, stretch):
+        return [
+            RequestRecord(index=i, scheduled_s=i / 100, sent_s=i / 100 * stretch + lag_s) for i in range(100)
+        ]
+
+    on_time = _arrivals(recs(0.0002, 1.0), lp)
+    assert not on_time.client_bound and on_time.achieved_fraction == pytest.approx(1.0)
+    slow = _arrivals(recs(0.0002, 1.03), lp)  # sends 3 % slower than scheduled
+    assert slow.client_bound and "below the schedule" in slow.client_bound_reasons[0]
+    laggy = _arrivals(recs(0.002, 1.0), lp)  # every send 2 ms late
+    assert laggy.client_bound and "send-lag p99" in laggy.client_bound_reasons[0]
