@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -207,6 +208,22 @@ def _ladder(
     return best
 
 
+def _child_cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _cpu_per_request(run, url: str, rate: float = 200.0) -> float:
+    """Client CPU per request (ms), start-up excluded: the CPU of a long run minus a short one,
+    over the extra requests. Load-independent, unlike the rates: other jobs delay, not bill, us."""
+    spent = []
+    for n in (100, 1100):
+        before = _child_cpu_s()
+        run(url, rate, n)
+        spent.append(_child_cpu_s() - before)
+    return 1000 * (spent[1] - spent[0]) / 1000
+
+
 def _load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (1 min) / {five:.2f} (5 min) on {os.cpu_count()} cores"
@@ -231,6 +248,9 @@ def main() -> None:
         clients["vllm"] = _run_vllm
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the server below is stopped too
     try:
+        cpu = {name: _cpu_per_request(run, url) for name, run in clients.items()}
+        print("client CPU per request (ms, 200 req/s, start-up excluded): "
+              + ", ".join(f"{k} {v:.3f}" for k, v in cpu.items()), flush=True)  # fmt: skip
         best = _ladder(clients, url, rates, args.seconds, args.tries)
     finally:
         server.kill()
@@ -238,6 +258,8 @@ def main() -> None:
     print(f"highest sustained rate (achieved ≥ 98 %, TTFT p50 error ≤ 2 ms): ours {ours}, vLLM {theirs}")
     if ours and theirs:
         print(f"ratio ours / vLLM: {ours / theirs:.2f}")
+    if len(cpu) == 2:
+        print(f"CPU per request, vLLM / ours: {cpu['vllm'] / cpu['ours']:.2f}")
     print(f"after: {_load()}")
 
 
