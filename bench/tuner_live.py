@@ -95,14 +95,14 @@ def tune(args) -> None:
 
 
 def _confirm(target, cfg: TunerConfig, default: OperatingPoint, tuned: OperatingPoint, runs: int) -> None:
-    """Fresh runs of both points (the climb's own figures carry a winner's bias)."""
-    same_server = default.server_key() == tuned.server_key()
-    order = [default, tuned] * runs if same_server else [default] * runs + [tuned] * runs
+    """Fresh runs of both points (the climb's own figures carry a winner's bias), in ABBA order so that
+    a linear drift of the shared host's load hits both alike; restarts are not charged here."""
+    order = [(default, "default"), (tuned, "tuned"), (tuned, "tuned"), (default, "default")] * runs
+    order = order[: 2 * runs] if runs == 1 else order[: 4 * (runs // 2)]
     samples: dict[str, list] = {"default": [], "tuned": []}
     with LiveEvaluator(target) as live:
-        for i, point in enumerate(order):
+        for i, (point, name) in enumerate(order):
             ev = live.evaluate(point, cfg.workload, repeats=1, seed=10_000 + i)
-            name = "default" if point == default and (same_server or i < runs) else "tuned"
             samples[name] += ev.runs
             print(json.dumps(_row(point, ev, confirm=name)), flush=True)
     for name, point in (("default", default), ("tuned", tuned)):
