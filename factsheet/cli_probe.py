@@ -172,7 +172,7 @@ def load(
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="bearer token")] = None,
 ) -> None:
     """Measure a server under load like `vllm bench serve`, with arrival fidelity and sample sufficiency."""
-    console, err = Console(), Console(stderr=True)
+    console, err = Console(), Console(stderr=True, soft_wrap=True)  # errors stay one line
     try:
         # vLLM spells several thresholds as separate words after one --goodput: accept them here.
         thresholds = parse_goodput([*(goodput or []), *ctx.args])
