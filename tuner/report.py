@@ -74,8 +74,8 @@ def goodput_ratio(default, recommended) -> Estimate | NotMeasured:
     # Delta method on independent estimates.
     se = r * float(np.hypot(g0.se / g0.value, g1.se / g1.value if g1.value > 0 else 0.0))
     return Estimate(
-        value=r, se=se, ci_low=r - 1.96 * se, ci_high=r + 1.96 * se, unit="ratio",
-        definition="recommended goodput / default goodput (SE by the delta method, 95 % CI = ±1.96 SE)",
+        value=r, se=se, ci_low=max(0.0, r - 1.96 * se), ci_high=r + 1.96 * se, unit="ratio",
+        definition="recommended goodput / default goodput (SE by the delta method, 95 % CI = ±1.96 SE, floored at 0)",
         n=g0.n + g1.n,
     )  # fmt: skip
 

@@ -31,3 +31,20 @@ def test_goodput_se_of_steady_waves_is_small():
     # Segments cut inside a wave would see bursts (SE of several req/s); whole waves see a steady rate.
     assert fig.goodput.se < 0.1
     assert fig.goodput.ci_low > 3.0
+
+
+def test_goodput_ratio_ci_never_goes_below_zero():
+    from tuner.figures import Estimate
+    from tuner.report import goodput_ratio
+    from tuner.result import PointFigures
+
+    def pf(g: float, se: float) -> PointFigures:
+        est = Estimate(value=g, se=se, ci_low=0, ci_high=g + 2 * se, unit="req/s", definition="d", n=48)
+        p99 = Estimate(value=1, se=0, ci_low=1, ci_high=1, unit="s", definition="d", n=48)
+        figs = dict(goodput=est, p99=p99, score=est, throughput_rps=g, slo_attainment=1, completed=48,
+                    failed=0, runs=1, method="m")  # fmt: skip
+        return PointFigures(point=OperatingPoint(concurrency=1, max_num_seqs=1, spec_k=0), source="live",
+                            figures=figs)  # fmt: skip
+
+    r = goodput_ratio(pf(1.6, 1.3), pf(3.3, 0.07))
+    assert r.value == 3.3 / 1.6 and r.ci_low == 0.0 and r.ci_high > r.value
