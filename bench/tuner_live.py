@@ -60,7 +60,8 @@ def explore(args) -> None:
     with LiveEvaluator(target) as live:
         for c in args.concurrency:
             point = OperatingPoint(concurrency=c, max_num_seqs=args.max_num_seqs, spec_k=args.spec_k)
-            w = Workload(input_len=128, output_len=64, num_requests=max(8, min(48, 3 * c)))
+            n = args.requests or max(8, min(48, 3 * c))
+            w = Workload(input_len=128, output_len=64, num_requests=n)
             ev = live.evaluate(point, w, repeats=1, seed=c)
             print(json.dumps(_row(point, ev)), flush=True)
 
@@ -150,6 +151,7 @@ def main() -> None:
     e.add_argument("--max-num-seqs", type=int, default=16)
     e.add_argument("--spec-k", type=int, default=0)
     e.add_argument("--concurrency", type=ints, default=[1, 4, 8, 16, 32])
+    e.add_argument("--requests", type=int, default=None, help="per point; default 3 × concurrency, 8–48")
     i = sub.add_parser("iomp")
     i.add_argument("--spec-k", type=int, default=3)
     i.add_argument("--concurrency", type=int, default=8)
