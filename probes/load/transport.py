@@ -1,22 +1,22 @@
-"""HTTP/1.1 streaming transport for the load client: asyncio protocol callbacks + h11 parsing.
+"""HTTP/1.1 streaming transport for the load client: asyncio protocol callbacks + httptools parsing.
 
 Why not httpx: profiled against the mock server, httpx's async stack (httpcore pool scans, anyio
 stream wrappers, one coroutine wake-up per network read) used most of a core at 300 req/s and
 its timestamps carried the event loop's backlog. Here every network read is timestamped in
-`data_received`, the moment the loop hands it over, the request bytes are written synchronously
-when the send is due, and the parsing is h11's (the HTTP/1.1 state machine httpx itself uses).
+`data_received`, the moment the loop hands it over, and the request bytes are written
+synchronously when the send is due. Parsing is httptools' (llhttp, the C parser uvicorn and Node
+use): measured 0.2 µs per streamed chunk against 58 µs for h11, the pure-Python parser.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 import time
 from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
-import h11
+import httptools
 
 from probes.load.records import RequestRecord
 from probes.load.sse import SSEParser
@@ -62,12 +62,16 @@ class _Exchange:
 
 
 class _Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection; httptools calls the `on_*` methods while parsing."""
+
     def __init__(self, pool: Pool):
         self.pool = pool
-        self.h11 = h11.Connection(h11.CLIENT)
+        self.parser = httptools.HttpResponseParser(self)
         self.transport: asyncio.Transport | None = None
         self.exchange: _Exchange | None = None
         self.closed = False
+        self.keep_alive = True
+        self.now = 0.0  # arrival time of the read being parsed, relative to the exchange's t0
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -75,9 +79,8 @@ class _Connection(asyncio.Protocol):
     def start(self, exchange: _Exchange, method: str, path: str, body: bytes, headers: list) -> None:
         self.exchange = exchange
         exchange.conn = self
-        request = h11.Request(method=method, target=path, headers=[*self.pool.headers, *headers])
-        data = self.h11.send(request) + self.h11.send(h11.Data(data=body)) + self.h11.send(h11.EndOfMessage())
-        self.transport.write(data)
+        lines = "".join(f"{k}: {v}\r\n" for k, v in (*self.pool.headers, *headers))
+        self.transport.write(f"{method} {path} HTTP/1.1\r\n{lines}\r\n".encode("latin-1") + body)
 
     def data_received(self, data: bytes) -> None:
         ex = self.exchange
@@ -85,41 +88,35 @@ class _Connection(asyncio.Protocol):
             self.abort()  # nothing may arrive on an idle connection: do not reuse it
             return
         ex.last = time.perf_counter()
-        now = ex.last - ex.t0
+        self.now = ex.last - ex.t0
         try:
-            self.h11.receive_data(data)
-            self._events(ex, now)
-        except (h11.RemoteProtocolError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            ex.fail("protocol", f"{type(exc).__name__}: {exc}")
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            cause = exc.__context__ or exc  # a callback's own error is re-raised wrapped
+            ex.fail("protocol", f"{type(cause).__name__}: {cause}")
             self.abort()
 
-    def _events(self, ex: _Exchange, now: float) -> None:
-        while True:
-            event = self.h11.next_event()
-            kind = type(event)
-            if kind is h11.Data:
-                if ex.record.http_status == 200 and ex.is_stream:
-                    if ex.parser.feed(event.data, now) == "error":
-                        ex.fail(ex.record.error_kind or "protocol", ex.record.error or "error event")
-                        self.abort()
-                        return
-                elif len(ex.body) < _ERROR_BODY_LIMIT:
-                    ex.body += event.data
-            elif kind is h11.Response:
-                ex.record.http_status = event.status_code
-            elif kind is h11.EndOfMessage:
-                ex.finish()
-                self._recycle()
-                return
-            elif event is h11.NEED_DATA or event is h11.PAUSED:
-                return
-            elif kind is h11.ConnectionClosed:
-                return
+    def on_headers_complete(self) -> None:
+        if self.exchange is not None:
+            self.exchange.record.http_status = self.parser.get_status_code()
+        self.keep_alive = self.parser.should_keep_alive()
 
-    def _recycle(self) -> None:
-        self.exchange = None
-        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
-            self.h11.start_next_cycle()
+    def on_body(self, body: bytes) -> None:
+        ex = self.exchange
+        if ex is None or ex.done.done():
+            return
+        if ex.record.http_status == 200 and ex.is_stream:
+            if ex.parser.feed(body, self.now) == "error":
+                ex.fail(ex.record.error_kind or "protocol", ex.record.error or "error event")
+                self.abort()
+        elif len(ex.body) < _ERROR_BODY_LIMIT:
+            ex.body += body
+
+    def on_message_complete(self) -> None:
+        ex, self.exchange = self.exchange, None
+        if ex is not None:
+            ex.finish()
+        if self.keep_alive and not self.closed:
             self.pool.release(self)
         else:
             self.abort()
@@ -231,11 +228,7 @@ class Pool:
         headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
         self.in_flight.add(ex)
         ex.last = time.perf_counter()
-        try:
-            conn.start(ex, method, self.prefix + path, body, headers)
-        except h11.LocalProtocolError as exc:
-            ex.fail("protocol", f"LocalProtocolError: {exc}")
-            conn.abort()
+        conn.start(ex, method, self.prefix + path, body, headers)
 
     async def _wait(self, ex: _Exchange) -> RequestRecord:
         try:
