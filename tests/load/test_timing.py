@@ -118,3 +118,10 @@ def test_client_bound_flag_names_its_reasons():
     assert slow.client_bound and "below the schedule" in slow.client_bound_reasons[0]
     laggy = _arrivals(recs(0.002, 1.0), lp)  # every send 2 ms late
     assert laggy.client_bound and "send-lag p99" in laggy.client_bound_reasons[0]
+
+
+def test_chat_endpoint_streams_deltas():
+    r = run(point(mode="closed", concurrency=2, num_requests=6, endpoint="chat"))
+    m = r.metrics
+    assert (m.completed, m.total_output_tokens) == (6, 6 * OUT)
+    _gap_close(m.itl_ms, ITL_MS)
