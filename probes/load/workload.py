@@ -23,7 +23,10 @@ _WORDS = (
     "just where most know get through back much go good new write our me man too any day same right look"
 ).split()
 
-DEFAULT_HUMANEVAL_PATH = "../shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
+# Beside the repository checkout (../shared/data), wherever the command is run from.
+DEFAULT_HUMANEVAL_PATH = str(
+    Path(__file__).resolve().parents[3] / "shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
+)
 
 
 class WorkloadError(ValueError):

@@ -101,3 +101,9 @@ def test_per_request_output_lens_reach_the_server():
         )
     assert [x.output_tokens for x in r.records] == built.output_lens
     assert r.workload.output_lens_digest == built.workload.output_lens_digest
+
+
+@pytest.mark.skipif(not HUMANEVAL.is_file(), reason="HumanEval+ data not beside the repo")
+def test_humaneval_default_path_is_found_from_anywhere(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert len(build_workload(WorkloadSpec(source="humaneval"), 3).prompts) == 3
