@@ -1,7 +1,7 @@
 """Load probe: drive an OpenAI-compatible server and measure it the way vLLM's `bench serve` does,
 with arrival fidelity, goodput at SLO, capacity search and statistical validity stated."""
 
-from probes.load.capacity import CapacityError, CapacityPoint, CapacityResult, find_capacity
+from probes.load.capacity import CapacityError, CapacityPoint, CapacityResult, find_capacity, point_runner
 from probes.load.metrics import LoadMetrics, P99Check, compute_metrics, pool_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord, load_records, records_digest, records_jsonl
@@ -49,6 +49,7 @@ __all__ = [
     "load_records",
     "min_samples",
     "pool_metrics",
+    "point_runner",
     "pool_points",
     "proportion_ci",
     "quantile_ci",

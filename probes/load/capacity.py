@@ -6,13 +6,15 @@ bracket [highest pass, lowest fail] to a relative tolerance. Every probed point 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Literal, Protocol
 
 from pydantic import Field
 
 from probes.load.metrics import LoadMetrics
-from probes.load.point import SLO
+from probes.load.point import SLO, LoadPoint
+from probes.load.runner import PointResult, run_point
 from probes.measurement import Model
 
 Knob = Literal["rate", "concurrency"]
@@ -55,6 +57,24 @@ class CapacityResult(Model):
     points: list[CapacityPoint] = Field(description="every probed point, in probing order")
     stop_reason: str
     insufficient_samples: bool = Field(description="the capacity point's p99 rests on too few samples")
+
+
+def point_runner(
+    base_url: str, model: str, template: LoadPoint, slo: SLO, *, knob: Knob = "rate", **run_kw
+) -> Callable[[float], PointResult]:
+    """A `run(value)` for `find_capacity` that runs `template` at that rate (open loop) or
+    concurrency (closed loop) against a server, from synchronous code (one event loop per point)."""
+
+    def run(value: float) -> PointResult:
+        update = (
+            {"mode": "open", "rate": value}
+            if knob == "rate"
+            else {"mode": "closed", "concurrency": int(value)}
+        )
+        point = LoadPoint.model_validate({**template.model_dump(), **update})
+        return asyncio.run(run_point(base_url, model, point, slo, **run_kw))
+
+    return run
 
 
 def judge(metrics: LoadMetrics, min_attainment: float | None, client_bound: bool = False) -> list[str]:

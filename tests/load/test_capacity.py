@@ -1,13 +1,10 @@
-import asyncio
-
 import pytest
 from loadharness import point
 
-from probes.load.capacity import CapacityError, find_capacity
+from probes.load.capacity import CapacityError, find_capacity, point_runner
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
-from probes.load.runner import run_point
 from probes.targets.mock_server import MockServerConfig, running
 
 
@@ -66,12 +63,10 @@ def test_concurrency_capacity_equals_the_servers_slots():
     # for a whole service time (TTFT ≥ 81 ms). SLO TTFT p99 ≤ 60 ms ⇒ capacity 4 users exactly.
     slo = SLO(ttft_ms=60, p99_metric="ttft_ms")
     with running(MockServerConfig(ttft_ms=30, itl_ms=3, slots=4)) as url:
-
-        def run(c):
-            lp = point(mode="closed", concurrency=c, num_requests=6 * c)
-            return asyncio.run(run_point(url, "mock-model", lp, slo))
-
-        res = find_capacity(run, slo, knob="concurrency", start=1, max_value=16)
+        runner = point_runner(
+            url, "mock-model", point(concurrency=1, num_requests=24), slo, knob="concurrency"
+        )
+        res = find_capacity(runner, slo, knob="concurrency", start=1, max_value=16)
     assert res.capacity == 4 and res.bracket == (4, 5)
     assert [p.value for p in res.points] == [1, 2, 4, 8, 6, 5]
     assert res.insufficient_samples  # 24 requests cannot back a p99 claim
