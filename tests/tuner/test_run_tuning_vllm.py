@@ -1,0 +1,50 @@
+"""run_tuning on the real embedded target (vLLM CPU build, SmolLM2-135M): slow, needs `make serving`.
+
+Known truth checked: the default point is measured live, speculation is calibrated from vLLM's own
+counters (α in (0, 1], drafts counted), the step model is fitted, and the budget holds.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from probes.measurement import NotMeasured
+from probes.targets import VllmTarget
+from tuner import OperatingPoint, SpecDecodeCounters, TunerConfig, Workload, run_tuning
+
+REPO = Path(__file__).resolve().parents[2]
+SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not SERVING_PYTHON.exists(), reason="serving environment missing: run `make serving`"),
+]
+
+
+def test_run_tuning_on_the_embedded_vllm_target():
+    spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
+    target = VllmTarget.model_validate(spec["target"])
+    cfg = TunerConfig(
+        slo_p99_ms=6000, penalty_lambda=2.0, min_samples=16, time_budget_s=300, max_evaluations=6,
+        start=OperatingPoint(concurrency=8, max_num_seqs=8, spec_k=0),
+        knobs={"concurrency": [4, 8], "max_num_seqs": [8], "spec_k": [0, 2]},
+        workload=Workload(input_len=128, output_len=32, num_requests=16),
+    )  # fmt: skip
+    result = run_tuning(target, cfg, log=lambda _: None)
+    assert result.default.source == "live" and result.default.point == cfg.start
+    cal = result.calibration
+    assert [p.key() for p in cal.points] == [(8, 8, 2), (4, 8, 0), (8, 8, 0)]
+    assert isinstance(cal.spec_decode, SpecDecodeCounters) and cal.spec_decode.num_drafts > 0
+    assert 0 < cal.simulator.acceptance_rate <= 1
+    assert cal.simulator.step.base_s + cal.simulator.step.per_seq_s > 0
+    assert cal.simulator.restart_s > 5  # a vLLM start is tens of seconds, never instant
+    # Every calibration point is a neighbour of the start: the climb judged them without new runs.
+    assert all(
+        e.source == "simulator" or e.point.key() in {p.key() for p in cal.points} for e in result.trace
+    )
+    assert result.budget.time_used_s <= cfg.time_budget_s
+    assert not isinstance(result.fidelity, NotMeasured)
