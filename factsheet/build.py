@@ -12,18 +12,21 @@ from pathlib import Path
 from factsheet import provenance as prov
 from factsheet.schema import (
     AccuracySection,
+    CapacitySection,
     EnergySection,
     Factsheet,
     Identity,
     LoadPointEntry,
     LoadSection,
     Provenance,
+    RecordsFile,
     SystemSpec,
 )
 from factsheet.spec import BuildSpec
 from factsheet.store import OutputDir
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
+from probes.load.capacity import find_capacity, point_runner
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.measurement import NotMeasured
@@ -58,6 +61,7 @@ def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log:
             log(f"energy: measuring idle power for {spec.energy.idle_s:g} s")
             run.idle = run.monitor.measure_idle(spec.energy.idle_s)
         points = _measure_load(run)
+        capacity = _capacity(run)
         energy = _energy(run, points)
         accuracy = _accuracy(run)
         system = _system(run)
@@ -66,7 +70,7 @@ def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log:
         name=spec.name,
         identity=Identity(**spec.model.model_dump(), served_model=live.prepared_model),
         system=system,
-        load=LoadSection(points=points),
+        load=LoadSection(points=points, capacity=capacity),
         accuracy=accuracy,
         energy=energy,
         tuning=tuning,
@@ -116,6 +120,47 @@ def _measure_load(run: _Run) -> list[LoadPointEntry]:
             f"ttft p50 {m.ttft_ms.p(50) or float('nan'):.0f} ms, e2el p99 {m.e2el_ms.p(99) or float('nan'):.0f} ms"
         )
     return entries
+
+
+def _capacity(run: _Run) -> CapacitySection | NotMeasured:
+    spec, live = run.spec.load.capacity, run.live
+    if spec is None:
+        return NotMeasured(reason=NOT_REQUESTED)
+    template = run.spec.load.load_points(live.supports_ignore_eos)[0].model_copy(
+        update={"num_requests": spec.num_requests}
+    )
+    runner = point_runner(
+        live.base_url,
+        live.model,
+        template,
+        run.spec.load.slo,
+        knob=spec.knob,
+        api_key=live.api_key,
+        tokenizer_path=live.tokenizer_path,
+    )
+    records: list[RecordsFile] = []
+
+    def probe(value: float) -> PointResult:
+        run.log(f"capacity: {spec.knob} {value:g}, {spec.num_requests} requests")
+        result = runner(value)
+        data = records_jsonl(result.records)
+        records.append(run.out.records(f"capacity-{len(records) + 1:02d}.jsonl", data, len(result.records)))
+        return result
+
+    result = find_capacity(
+        probe,
+        run.spec.load.slo,
+        knob=spec.knob,
+        start=spec.start,
+        max_value=spec.max_value,
+        min_attainment=spec.min_attainment,
+        tolerance=spec.tolerance,
+        max_points=spec.max_points,
+    )
+    run.log(f"  capacity at SLO: {result.capacity} ({result.stop_reason})")
+    section = CapacitySection(result=result, records=records)
+    run.out.measurement("capacity", section)
+    return section
 
 
 def _energy(run: _Run, points: list[LoadPointEntry]) -> EnergySection | NotMeasured:

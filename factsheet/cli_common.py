@@ -17,10 +17,11 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     from factsheet.render import RenderError
     from probes.accuracy import AccuracyError
     from probes.energy import EnergyError
+    from probes.load import CapacityError
     from probes.targets import TargetError
     from tuner import TunerConfigError
 
-    return (InputError, TargetError, AccuracyError, EnergyError, TunerConfigError, RenderError)
+    return (InputError, TargetError, AccuracyError, EnergyError, TunerConfigError, RenderError, CapacityError)
 
 
 def guarded(fn):

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 import factsheet
 from factsheet.charts import Chart, Series, line_chart
-from factsheet.schema import Factsheet, LoadSection, RecordsFile
+from factsheet.schema import Factsheet, LoadSection
 from factsheet.store import write_atomic
 from probes.load.metrics import LoadMetrics
 from probes.measurement import NotMeasured
@@ -45,7 +45,7 @@ def render_html(sheet: Factsheet) -> str:
         sheet=sheet,
         css=Markup((TEMPLATES_DIR / CSS_FILE).read_text(encoding="utf-8")),  # our own file: trusted
         charts=load_charts(sheet.load),
-        records_files=records_files(sheet),
+        records_files=sheet.records_files(),
         metric_names=_METRIC_NAMES,
     )
 
@@ -141,16 +141,6 @@ def _x_axis(load: LoadSection) -> tuple[list[str], str]:
         return [f"{p.rate:g}" for p in points], "target rate, req/s (open loop)"
     labels = [f"c={p.concurrency}" if p.mode == "closed" else f"{p.rate:g}/s" for p in points]
     return labels, "load point (c = closed-loop concurrency, /s = open-loop rate)"
-
-
-def records_files(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:
-    """Every raw-records file the factsheet names, with what it holds."""
-    out = []
-    if not isinstance(sheet.load, NotMeasured):
-        out += [(f"load: {p.result.label}", p.records) for p in sheet.load.points]
-    if not isinstance(sheet.accuracy, NotMeasured):
-        out.append(("accuracy: per-sample verdicts", sheet.accuracy.records))
-    return out
 
 
 @cache

@@ -14,6 +14,7 @@ from pydantic import Field
 from factsheet.spec import ModelIdentity
 from probes.accuracy import AccuracyResult
 from probes.energy import CarbonResult, EnergyResult
+from probes.load.capacity import CapacityResult
 from probes.load.runner import PointResult
 from probes.measurement import PERCENTILE_METHOD, Model, NotMeasured
 from probes.targets import EngineInfo, PreparedModel
@@ -60,9 +61,15 @@ class LoadPointEntry(Model):
     records: RecordsFile
 
 
+class CapacitySection(Model):
+    result: CapacityResult
+    records: list[RecordsFile] = Field(description="raw records of each probed point, in probing order")
+
+
 class LoadSection(Model):
     percentile_method: str = PERCENTILE_METHOD
     points: list[LoadPointEntry]
+    capacity: CapacitySection | NotMeasured
 
 
 class EnergySection(Model):
@@ -100,3 +107,18 @@ class Factsheet(Model):
     tuning: TuningResult | NotMeasured
     predictor: NotMeasured
     provenance: Provenance
+
+    def records_files(self) -> list[tuple[str, RecordsFile]]:
+        """Every raw-records file the factsheet names, with what it holds."""
+        out: list[tuple[str, RecordsFile]] = []
+        if not isinstance(self.load, NotMeasured):
+            out += [(f"load: {p.result.label}", p.records) for p in self.load.points]
+            if not isinstance(self.load.capacity, NotMeasured):
+                cap = self.load.capacity
+                out += [
+                    (f"capacity: {cap.result.knob} {pt.value:g}", rec)
+                    for pt, rec in zip(cap.result.points, cap.records, strict=True)
+                ]
+        if not isinstance(self.accuracy, NotMeasured):
+            out.append(("accuracy: per-sample verdicts", self.accuracy.records))
+        return out

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from factsheet.errors import InputError, describe_validation_error
 from probes.accuracy import HumanEvalConfig
@@ -48,6 +48,20 @@ class PointSpec(Model):
     duration_s: float | None = Field(None, gt=0)
 
 
+class CapacitySpec(Model):
+    """Capacity at SLO: the largest rate or concurrency whose p99 meets the SLO (doubling, then bisection)."""
+
+    knob: Literal["rate", "concurrency"] = Field(
+        "concurrency", description="open-loop rate or closed-loop users"
+    )
+    start: float = Field(1.0, gt=0, description="first value probed")
+    max_value: float = Field(64.0, gt=0, description="largest value probed")
+    min_attainment: float | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
+    tolerance: float = Field(0.05, gt=0, description="rate: stop when the bracket is this narrow (relative)")
+    max_points: int = Field(8, ge=2, description="probed points at most")
+    num_requests: int = Field(32, ge=2, description="requests per probed point")
+
+
 class LoadSpec(Model):
     """Streaming load test: the same workload shape at each point."""
 
@@ -60,6 +74,13 @@ class LoadSpec(Model):
     request_timeout_s: float = Field(300.0, gt=0)
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
     points: list[PointSpec] = Field(min_length=1)
+    capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
+
+    @model_validator(mode="after")
+    def _capacity_needs_p99_threshold(self) -> LoadSpec:
+        if self.capacity is not None and self.slo.thresholds().get(self.slo.p99_metric) is None:
+            raise ValueError(f"capacity needs a threshold on slo.{self.slo.p99_metric} (the p99 metric)")
+        return self
 
     def load_points(self, supports_ignore_eos: bool) -> list[LoadPoint]:
         return [

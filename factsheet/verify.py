@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from factsheet.errors import CheckFailed, InputError, describe_validation_error
 from factsheet.provenance import sha256_bytes
-from factsheet.schema import Factsheet, RecordsFile
+from factsheet.schema import Factsheet
 
 
 def load_factsheet(path: Path) -> Factsheet:
@@ -25,19 +25,10 @@ def load_factsheet(path: Path) -> Factsheet:
         raise InputError(f"{path}: not a valid factsheet: {describe_validation_error(exc)}") from exc
 
 
-def records_files(sheet: Factsheet) -> list[RecordsFile]:
-    files = []
-    if hasattr(sheet.load, "points"):
-        files += [p.records for p in sheet.load.points]
-    if hasattr(sheet.accuracy, "records"):
-        files.append(sheet.accuracy.records)
-    return files
-
-
 def check_records(sheet: Factsheet, folder: Path) -> list[str]:
     """Each raw-records file must exist and match its digest: the figures are traceable to them."""
     notes = []
-    for rec in records_files(sheet):
+    for _, rec in sheet.records_files():
         path = folder / rec.path
         if not path.is_file():
             raise CheckFailed(f"raw records {rec.path} named by the factsheet are missing")

@@ -161,7 +161,10 @@ def build_sheet(results: list[PointResult]) -> Factsheet:
             name="Mock-7B", version="r1", owner="Test Lab", license="Apache-2.0", served_model=SERVED
         ),
         system=_system(),
-        load=LoadSection(points=[_entry(i, r) for i, r in enumerate(results, 1)]),
+        load=LoadSection(
+            points=[_entry(i, r) for i, r in enumerate(results, 1)],
+            capacity=NotMeasured(reason="not requested in the build spec"),
+        ),
         accuracy=_accuracy(),
         energy=_energy(results[1]),
         tuning=tuning_result(),
