@@ -12,6 +12,7 @@ from factsheet.errors import CheckFailed, InputError
 err = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
 state = {"debug": False}
 
+
 def _input_errors() -> tuple[type[BaseException], ...]:
     """Exceptions that mean bad input or an unusable target: one line, exit 2."""
     from factsheet.render import RenderError
