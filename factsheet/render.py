@@ -21,6 +21,7 @@ from factsheet.schema import Factsheet, LoadSection
 from factsheet.store import write_atomic
 from probes.load.metrics import LoadMetrics
 from probes.measurement import NotMeasured
+from tuner import TuningResult
 
 TEMPLATES_DIR = Path(factsheet.__file__).resolve().parents[1] / "templates"
 HTML_TEMPLATE = "factsheet.html.j2"
@@ -45,6 +46,7 @@ def render_html(sheet: Factsheet) -> str:
         sheet=sheet,
         css=Markup((TEMPLATES_DIR / CSS_FILE).read_text(encoding="utf-8")),  # our own file: trusted
         charts=load_charts(sheet.load),
+        tuning_chart=tuning_chart(sheet.tuning),
         records_files=sheet.records_files(),
         metric_names=_METRIC_NAMES,
     )
@@ -93,6 +95,34 @@ def json_to_attach(sheet: Factsheet, json_path: Path) -> bytes:
     except (OSError, ValueError):  # missing, unreadable or another document: not this factsheet's record
         return canonical
     return existing if same else canonical
+
+
+def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
+    """The trajectory: goodput and p99 of every evaluation in trace order, live and simulated apart."""
+    if isinstance(tuning, NotMeasured):
+        return None
+    entries = [e for e in tuning.trace if e.figures is not None]
+    labels = [f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" for e in entries]
+
+    def figure(source: str, what: str) -> list[float | None]:
+        return [getattr(e.figures, what).value if e.source == source else None for e in entries]
+
+    slo_s = tuning.score.slo_p99_ms / 1000
+    series = [
+        Series("goodput, live", figure("live", "goodput"), "#1f6f43"),
+        Series("goodput, sim.", figure("simulator", "goodput"), "#1f6f43", dashed=True),
+        Series("p99, live", figure("live", "p99"), "#a23b2a"),
+        Series("p99, sim.", figure("simulator", "p99"), "#a23b2a", dashed=True),
+        Series("SLO (p99)", [slo_s] * len(entries), "#777777", dashed=True),
+    ]
+    return line_chart(
+        labels,
+        "evaluation (concurrency c / max_num_seqs m / n-gram width k)",
+        series,
+        title="Tuning trajectory: goodput and p99 per evaluation",
+        y_title="goodput req/s · p99 s",
+        log_y=False,
+    )
 
 
 def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:

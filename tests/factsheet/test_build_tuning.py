@@ -42,3 +42,5 @@ def test_tuning_section(tmp_path, mock_url, endpoint_spec):
     assert len(tuning["trace"]) >= 3 and tuning["justification"]
     assert any(f["knob"] == "max_num_seqs" for f in tuning["fixed_knobs"])
     assert (tmp_path / "out" / "measurements" / "tuning.json").is_file()
+    html = (tmp_path / "out" / "factsheet.html").read_text()
+    assert "Tuning trajectory: goodput and p99 per evaluation" in html

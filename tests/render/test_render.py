@@ -178,8 +178,9 @@ def test_text_is_escaped(sheet):
 
 def test_charts_are_svg_images_with_alt_text(html, sheet):
     images = _SVG_IMG.findall(html)
-    assert len(images) == 2
-    for data, alt in images:
+    assert len(images) == 3  # two load charts, then the tuning trajectory
+    assert "Tuning trajectory" in images[2][1]
+    for data, alt in images[:2]:
         svg = ET.fromstring(base64.b64decode(data))
         ns = "{http://www.w3.org/2000/svg}"
         assert svg.get("role") == "img" and svg.get("aria-label")
