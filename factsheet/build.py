@@ -116,10 +116,14 @@ def _measure_load(run: _Run) -> list[LoadPointEntry]:
         run.out.measurement("load", entries)
         m = result.metrics
         run.log(
-            f"  completed {m.completed}, failed {m.failed}, output {m.output_throughput or 0:.1f} tok/s, "
-            f"ttft p50 {m.ttft_ms.p(50) or float('nan'):.0f} ms, e2el p99 {m.e2el_ms.p(99) or float('nan'):.0f} ms"
+            f"  completed {m.completed}, failed {m.failed}, output {_fmt(m.output_throughput, '.1f')} tok/s, "
+            f"ttft p50 {_fmt(m.ttft_ms.p(50), '.0f')} ms, e2el p99 {_fmt(m.e2el_ms.p(99), '.0f')} ms"
         )
     return entries
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
 
 
 def _capacity(run: _Run) -> CapacitySection | NotMeasured:
