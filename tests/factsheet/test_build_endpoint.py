@@ -32,9 +32,11 @@ def test_figures_match_known_timing(built):
     single, loaded = sheet["load"]["points"]
     m = single["result"]["metrics"]
     assert m["completed"] == 4 and m["failed"] == 0
-    assert 50 <= m["ttft_ms"]["percentiles"]["p50"] <= 65  # server's first token after 50 ms
-    assert 5 <= m["tpot_ms"]["mean"] <= 6.5  # then one token every 5 ms
-    assert m["e2el_ms"]["percentiles"]["p50"] == pytest.approx(50 + 7 * 5, abs=12)
+    # The server sends its first token after 50 ms, then one every 5 ms: a client can only see them
+    # late (scheduling on a busy 2-core host), never early.
+    assert 50 <= m["ttft_ms"]["percentiles"]["p50"] <= 75
+    assert 4.5 <= m["tpot_ms"]["percentiles"]["p50"] <= 8
+    assert 50 + 7 * 5 <= m["e2el_ms"]["percentiles"]["p50"] <= 50 + 7 * 5 + 30
     assert loaded["result"]["metrics"]["completed"] == 12
     assert single["result"]["metrics"]["goodput"] > 0
     assert "linear" in sheet["load"]["percentile_method"]
