@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 
 from factsheet.cli_common import err, guarded, state
+from factsheet.cli_eval import eval_app
+from factsheet.cli_probe import probe_app
 
 out = Console()
 app = typer.Typer(
@@ -93,6 +95,10 @@ def schema(
             out.print(str(p))
 
 
+app.add_typer(probe_app, name="probe", help="Run a probe on its own.")
+app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhere.")
+
+
 @app.command("mock-server")
 def mock_server(
     port: int = 8000,
@@ -113,31 +119,7 @@ def mock_server(
     serve_forever(cfg, port=port)
 
 
-def _register_subcommands() -> None:
-    with _optional():
-        from factsheet.cli_probe import probe_app
-
-        app.add_typer(probe_app, name="probe", help="Run a probe on its own.")
-    with _optional():
-        from factsheet.cli_eval import eval_app
-
-        app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhere.")
-
-
-class _optional:
-    """Sub-command modules land one by one; a missing one must not break the others."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, *_):
-        return exc_type is ModuleNotFoundError
-
-
 def main() -> None:
     # SIGTERM unwinds like Ctrl-C, so the target server is always stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     app()
-
-
-_register_subcommands()
