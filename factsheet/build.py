@@ -45,6 +45,7 @@ class _Run:
         self.live: LiveTarget | None = None
         self.monitor: EnergyMonitor | None = None
         self.idle = None
+        self.host = prov.host_info()  # read once: the energy estimate and the system section share it
 
 
 def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log: Log = print) -> Factsheet:
@@ -185,7 +186,7 @@ def _energy(run: _Run, points: list[LoadPointEntry]) -> EnergySection | NotMeasu
         requests=result.metrics.completed,
         output_tokens=result.metrics.total_output_tokens,
         config=run.spec.energy,
-        cpu_model=prov.host_info().cpu_model,
+        cpu_model=run.host.cpu_model,
     )
     section = EnergySection(energy=figures, carbon=carbon_figures(figures.energy_kwh(), run.spec.energy))
     run.out.measurement("energy", section)
@@ -224,7 +225,7 @@ def _system(run: _Run) -> SystemSpec:
         target_kind=live.kind,
         base_url=live.base_url if live.kind == "endpoint" else None,
         engine=live.engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),
-        host=prov.host_info(),
+        host=run.host,
         python=prov.python_version(),
         libraries=prov.library_versions(),
         serving_libraries=prov.serving_library_versions(python),
