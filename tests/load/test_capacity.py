@@ -59,10 +59,11 @@ def test_capacity_needs_the_p99_threshold():
 
 
 def test_concurrency_capacity_equals_the_servers_slots():
-    # 4 slots, service 30 + 7·3 = 51 ms: up to 4 users TTFT stays 30 ms, from 5 on requests queue
-    # for a whole service time (TTFT ≥ 81 ms). SLO TTFT p99 ≤ 60 ms ⇒ capacity 4 users exactly.
-    slo = SLO(ttft_ms=60, p99_metric="ttft_ms")
-    with running(MockServerConfig(ttft_ms=30, itl_ms=3, slots=4)) as url:
+    # 4 slots, service 60 + 7·3 = 81 ms: up to 4 users TTFT stays 60 ms, from 5 on requests queue
+    # for a whole service time (TTFT ≥ 141 ms). SLO TTFT p99 ≤ 130 ms ⇒ capacity 4 users exactly.
+    # The mock is only ever late, so the threshold sits near the failing side: 70 ms of slack for a slow host.
+    slo = SLO(ttft_ms=130, p99_metric="ttft_ms")
+    with running(MockServerConfig(ttft_ms=60, itl_ms=3, slots=4)) as url:
         runner = point_runner(
             url, "mock-model", point(concurrency=1, num_requests=24), slo, knob="concurrency"
         )
