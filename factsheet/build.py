@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from factsheet import provenance as prov
+from factsheet.progress import Bars, no_bars
 from factsheet.schema import (
     AccuracySection,
     CapacitySection,
@@ -40,19 +41,21 @@ NOT_REQUESTED = "not requested in the build spec"
 class _Run:
     """State of one build: the spec, the live target, the output folder, what is measured so far."""
 
-    def __init__(self, spec: BuildSpec, out: OutputDir, log: Log):
-        self.spec, self.out, self.log = spec, out, log
+    def __init__(self, spec: BuildSpec, out: OutputDir, log: Log, bar: Bars):
+        self.spec, self.out, self.log, self.bar = spec, out, log, bar
         self.live: LiveTarget | None = None
         self.monitor: EnergyMonitor | None = None
         self.idle = None
         self.host = prov.host_info()  # read once: the energy estimate and the system section share it
 
 
-def build(spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log: Log = print) -> Factsheet:
+def build(
+    spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log: Log = print, bar: Bars = no_bars
+) -> Factsheet:
     started, t0 = prov.utc_now(), time.monotonic()
     out = OutputDir(out_dir)
     out.check_writable()
-    run = _Run(spec, out, log)
+    run = _Run(spec, out, log, bar)
     _preflight(spec)
     log(f"target: {spec.target.kind} — starting / checking")
     with open_target(spec.target) as live, _energy_monitor(run):
@@ -109,6 +112,7 @@ def _measure_load(run: _Run) -> list[LoadPointEntry]:
                 run.spec.load.slo,
                 api_key=live.api_key,
                 tokenizer_path=live.tokenizer_path,
+                progress=run.bar(f"load {i}/{len(points)}: {point.label}"),
             )
         )
         data = records_jsonl(result.records)
@@ -147,7 +151,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
 
     def probe(value: float) -> PointResult:
         run.log(f"capacity: {spec.knob} {value:g}, {spec.num_requests} requests")
-        result = runner(value)
+        result = runner(value, run.bar(f"capacity: {spec.knob} {value:g}"))
         data = records_jsonl(result.records)
         records.append(run.out.records(f"capacity-{len(records) + 1:02d}.jsonl", data, len(result.records)))
         return result
@@ -199,7 +203,13 @@ def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
     live = run.live
     run.log("accuracy: HumanEval+ generation and sandboxed evaluation")
     result: AccuracyResult = asyncio.run(
-        run_humaneval(f"{live.base_url}/v1", live.model, run.spec.accuracy, api_key=live.api_key)
+        run_humaneval(
+            f"{live.base_url}/v1",
+            live.model,
+            run.spec.accuracy,
+            api_key=live.api_key,
+            progress=run.bar("HumanEval+ generation"),
+        )
     )
     lines = [t.model_dump_json().encode() + b"\n" for t in result.per_task]
     records = run.out.records("humaneval.jsonl", b"".join(lines), len(lines))

@@ -14,6 +14,7 @@ from rich.console import Console
 from factsheet.cli_common import err, guarded, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_probe import probe_app
+from factsheet.progress import bars
 
 out = Console()
 app = typer.Typer(
@@ -42,7 +43,8 @@ def build(
 
     parsed, raw = load_spec(spec)
     out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
-    sheet = run_build(parsed, spec, raw, out_dir, log=lambda m: err.print(m, highlight=False))
+    with bars(err) as bar:
+        sheet = run_build(parsed, spec, raw, out_dir, log=lambda m: err.print(m, highlight=False), bar=bar)
     paths = render_all(sheet, out_dir)
     out.print("factsheet written:")
     for p in paths:

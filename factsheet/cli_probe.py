@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from factsheet.progress import bars
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_digest, records_jsonl
@@ -214,12 +215,14 @@ def load(
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from None
 
-    result = asyncio.run(
-        run_point(
-            base_url.rstrip("/"), model, point, slo, api_key=api_key, prompts=built.prompts,
-            workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
-        )
-    )  # fmt: skip
+    with bars(err) as bar:
+        result = asyncio.run(
+            run_point(
+                base_url.rstrip("/"), model, point, slo, api_key=api_key, prompts=built.prompts,
+                workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
+                progress=bar(point.label),
+            )
+        )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):
         err.print(
             f"error: --base-url: cannot reach {base_url} ({result.aborted or 'connection failed'})",

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
-from probes.load.runner import PointResult, run_point
+from probes.load.runner import PointResult, Progress, run_point
 from probes.measurement import Model
 
 Knob = Literal["rate", "concurrency"]
@@ -65,14 +65,14 @@ def point_runner(
     """A `run(value)` for `find_capacity` that runs `template` at that rate (open loop) or
     concurrency (closed loop) against a server, from synchronous code (one event loop per point)."""
 
-    def run(value: float) -> PointResult:
+    def run(value: float, progress: Progress | None = None) -> PointResult:
         update = (
             {"mode": "open", "rate": value}
             if knob == "rate"
             else {"mode": "closed", "concurrency": int(value)}
         )
         point = LoadPoint.model_validate({**template.model_dump(), **update})
-        return asyncio.run(run_point(base_url, model, point, slo, **run_kw))
+        return asyncio.run(run_point(base_url, model, point, slo, progress=progress, **run_kw))
 
     return run
 
