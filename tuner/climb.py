@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
+
+import numpy as np
 
 from tuner.config import TunerConfig
 from tuner.evaluation import Evaluation, Evaluator
@@ -15,12 +18,18 @@ Key = tuple[int, int, int]
 ACCEPTANCE_RULE = (
     "move to a neighbour (one knob one step along its value list) only if its measured score exceeds the "
     "current point's by more than max(min_gain, z·sqrt(SE_new² + SE_current²)); first such neighbour wins; "
-    "stop when no unmeasured neighbour passes, or the next evaluation would exceed a budget"
+    "a climb ends when no unmeasured neighbour passes; while restarts and budget remain, a new climb starts "
+    "from the unmeasured point with the best predicted score (with a simulator) or the one farthest from "
+    "every evaluated point (without); a climb's optimum replaces the best so far only if it beats it by the "
+    "same rule; stop when restarts are used up or the next evaluation would exceed a budget"
 )
 
 
 class Climb:
-    """State of one climb; `run()` fills `trace`, `measured`, `current` and `stop_reason`."""
+    """State of a tuning search: one climb from the default, then restarts.
+
+    `run()` fills `trace`, `measured`, `incumbent` (the recommended point) and `stop_reason`.
+    """
 
     def __init__(
         self,
@@ -42,8 +51,14 @@ class Climb:
         self.evals_used = 0
         self.time_used = 0.0
         self.current: OperatingPoint | None = None
+        # Best climb optimum so far; a later climb's optimum must beat it beyond noise to replace it.
+        self.incumbent: OperatingPoint | None = None
         self.last_move: tuple[str, int] | None = None
+        self.climbs = 0
+        self.restarts_used = 0
         self.stop_reason = ""
+        self._halt = ""  # set when a budget is spent: ends the climb and every restart
+        self._no_restart = ""
         self._run_s: dict[Key, float] = {}
         self._restart_s = 0.0
         self._pending: dict = {}
@@ -63,21 +78,42 @@ class Climb:
 
     def _climb(self) -> None:
         start = self.cfg.start
-        if self._measure(start, start_point=True) is None:
+        if self._measure(start, "start", "default operating point") is None:
             self.stop_reason = "the default point could not be evaluated (see the trace)"
             return
-        self.current = start
-        while not self.stop_reason:
+        self.current = self.incumbent = start
+        while True:
+            ended = self._ascend()
+            self._keep_best()
+            if self._halt or not self._restart():
+                break
+        self.stop_reason = self._summary(ended)
+
+    def _ascend(self) -> str:
+        """One climb from `current` to a local optimum; returns why it ended."""
+        self.climbs += 1
+        while not self._halt:
             candidates = self._candidates()
             if not candidates:
-                self.stop_reason = "every neighbour of the current point was already evaluated or excluded"
-                break
+                return "every neighbour of the current point was already evaluated or excluded"
             if self.sim is not None:
                 candidates = self._screen(candidates)
-            if not self._try(candidates) and not self.stop_reason:
-                self.stop_reason = (
+            if not self._try(candidates) and not self._halt:
+                return (
                     f"local optimum: no neighbour of {self.current.label()} improved the score beyond noise"
                 )
+        return self._halt
+
+    def _summary(self, ended: str) -> str:
+        if self._halt and self._halt != ended:
+            ended += f"; then {self._halt}"  # spent before the next restart could start
+        if self._no_restart:
+            ended += f"; {self._no_restart}"
+        n, used = self.climbs, self.restarts_used
+        if n == 1:
+            return f"{ended}; 1 climb ran ({used} of {self.cfg.restarts} restarts used)"
+        # The last climb's end is not the recommendation: that is the best over all climbs.
+        return f"{n} climbs ran ({used} of {self.cfg.restarts} restarts used); the last ended: {ended}"
 
     def _try(self, candidates: list[OperatingPoint]) -> bool:
         """Measure candidates in order; move to the first that passes the acceptance rule."""
@@ -131,10 +167,67 @@ class Climb:
                 )
         return keep
 
+    # -- restarts ---------------------------------------------------------------------------------
+
+    def _keep_best(self) -> None:
+        """The first climb's optimum is reached by accepted moves from the default; later ones must beat it."""
+        if self.climbs == 1:
+            self.incumbent = self.current
+        elif self._beats(self.current, self.incumbent)[0]:
+            self.incumbent = self.current
+
+    def _restart(self) -> bool:
+        """Start the next climb at a new point; False when no point is left or the budget is spent."""
+        while self.restarts_used < self.cfg.restarts and not self._halt:
+            point, why = self._restart_point()
+            if point is None:
+                self._no_restart = "no unevaluated point left to restart from"
+                return False
+            if not self._fits_budget(point):
+                return False
+            self.restarts_used += 1
+            reason = (
+                f"restart {self.restarts_used} of {self.cfg.restarts} (climb {self.climbs + 1}): {why}; "
+                f"best so far {self.incumbent.label()}"
+            )
+            if self._measure(point, "restart", reason) is not None:
+                self.current, self.last_move = point, None
+                return True
+        return False
+
+    def _restart_point(self) -> tuple[OperatingPoint | None, str]:
+        taken = {*self.measured, *self.failed, *self.prior}
+        evaluated = [self._index(k) for k in taken]
+        free = [p for p in self._space() if p.key() not in taken]
+        if not free:
+            return None, ""
+        far = {p.key(): min(_steps(self._index(p.key()), e) for e in evaluated) for p in free}
+        if self.sim is not None:
+            # Ties (e.g. every prediction unscored) go to the point farthest from what was evaluated.
+            best = max(free, key=lambda p: (_score(self._predict(p)), far[p.key()]))
+            pred = _score(self._predict(best))
+            return best, f"best predicted score ({_fmt(pred)} req/s) of the {len(free)} unevaluated points"
+        # Farthest first spreads climbs over the space; the seeded draw breaks ties reproducibly.
+        tie = np.random.default_rng((self.cfg.seed, self.restarts_used)).random(len(free))
+        i = max(range(len(free)), key=lambda j: (far[free[j].key()], tie[j]))
+        return free[i], (
+            f"farthest unevaluated point ({far[free[i].key()]} value-list steps from the nearest evaluated one)"
+        )
+
+    def _space(self) -> list[OperatingPoint]:
+        """Every combination of knob values, fixed knobs at their held value."""
+        lists = [[self.fixed[k].value] if k in self.fixed else self.cfg.knobs.values(k) for k in KNOBS]
+        return [OperatingPoint(**dict(zip(KNOBS, combo, strict=True))) for combo in itertools.product(*lists)]
+
+    def _index(self, key: Key) -> tuple[int, ...]:
+        return tuple(self.cfg.knobs.values(k).index(v) for k, v in zip(KNOBS, key, strict=True))
+
     # -- measuring and judging --------------------------------------------------------------------
 
-    def _measure(self, point: OperatingPoint, *, start_point: bool = False) -> Figures | None:
-        """Evaluate `point`; a scored candidate is recorded by `_judge`, everything else here."""
+    def _measure(
+        self, point: OperatingPoint, decision: Decision | None = None, why: str = ""
+    ) -> Figures | None:
+        """Evaluate `point`; a scored candidate is recorded by `_judge`, a climb's start (`decision`) here."""
         seed = self.cfg.seed * 7919 + self.evals_used
         ev = self.prior.pop(point.key(), None)
         if ev is not None:
@@ -147,14 +240,15 @@ class Climb:
             if ev.unsupported is None:
                 self.server = point
             self._note_costs(point, ev, restart)
-        decision, reason, fig = self._outcome(ev, seed)
+        outcome, reason, fig = self._outcome(ev, seed)
         self._pending = dict(point=point, source=ev.source, fig=fig, restart=restart, cost=ev.cost_s)
-        if start_point and fig is not None:
-            self._record(decision="start", reason="default operating point", **self._pending)
+        if decision is not None and fig is not None:
+            self._record(decision=decision, reason=why, **self._pending)
         elif fig is None:
-            self._record(decision=decision, reason=reason, **self._pending)
-        if self.time_used >= self.cfg.time_budget_s and not self.stop_reason:
-            self.stop_reason = f"time budget spent ({self.time_used:.0f} s of {self.cfg.time_budget_s:g} s)"
+            context = f" ({outcome} point: {why})" if decision is not None else ""
+            self._record(decision=outcome, reason=reason + context, **self._pending)
+        if self.time_used >= self.cfg.time_budget_s and not self._halt:
+            self._halt = f"time budget spent ({self.time_used:.0f} s of {self.cfg.time_budget_s:g} s)"
         return fig
 
     def _outcome(self, ev: Evaluation, seed: int) -> tuple[Decision, str, Figures | None]:
@@ -176,12 +270,15 @@ class Climb:
         self.measured[ev.point.key()] = fig
         return "accepted", "", fig  # provisional: `_judge` decides against the current point
 
+    def _beats(self, new: OperatingPoint, old: OperatingPoint) -> tuple[bool, float, float]:
+        """The acceptance rule: (passes, score gain, threshold) of `new` over `old`, both measured."""
+        a, b = self.measured[old.key()].score, self.measured[new.key()].score
+        gain = b.value - a.value
+        threshold = max(self.cfg.noise_z * (a.se**2 + b.se**2) ** 0.5, self.cfg.min_gain_rps)
+        return gain > threshold, gain, threshold
+
     def _judge(self, cand: OperatingPoint, fig: Figures) -> bool:
-        cur = self.measured[self.current.key()]
-        gain = fig.score.value - cur.score.value
-        noise = self.cfg.noise_z * (fig.score.se**2 + cur.score.se**2) ** 0.5
-        threshold = max(noise, self.cfg.min_gain_rps)
-        accepted = gain > threshold
+        accepted, gain, threshold = self._beats(cand, self.current)
         if accepted:
             knob = changed_knobs(self.current, cand)[0]
             values = self.cfg.knobs.values(knob)
@@ -232,12 +329,12 @@ class Climb:
 
     def _fits_budget(self, cand: OperatingPoint) -> bool:
         if self.evals_used >= self.cfg.max_evaluations:
-            self.stop_reason = f"evaluation budget spent ({self.evals_used} of {self.cfg.max_evaluations})"
+            self._halt = f"evaluation budget spent ({self.evals_used} of {self.cfg.max_evaluations})"
             return False
         need = self._estimated_cost(cand)
         left = self.cfg.time_budget_s - self.time_used
         if need > left:
-            self.stop_reason = (
+            self._halt = (
                 f"time budget: next evaluation ({cand.label()}) estimated at {need:.0f} s, {left:.0f} s left"
             )
             return False
@@ -265,6 +362,11 @@ class Climb:
 
 def _score(fig: Figures | None) -> float:
     return float("-inf") if fig is None else fig.score.value
+
+
+def _steps(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """Distance in one-knob, one-value moves (the climb's own step)."""
+    return sum(abs(i - j) for i, j in zip(a, b, strict=True))
 
 
 def _fmt(x: float) -> str:

@@ -120,6 +120,13 @@ class TunerConfig(Model):
     screen_top: int = Field(
         2, ge=1, description="with a simulator: neighbours measured per round, best predicted first"
     )
+    restarts: int = Field(
+        2,
+        ge=0,
+        description="new climbs after a local optimum while budget remains: each starts at the unevaluated "
+        "point with the best predicted score (with a simulator) or the one farthest from every evaluated "
+        "point (without); 0 = a single climb from the default",
+    )
     bootstrap_resamples: int = Field(200, ge=20, description="resamples for SE and 95 % CI")
     seed: int = 0
 

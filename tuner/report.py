@@ -23,7 +23,7 @@ from tuner.result import (
 def build_result(climb: Climb, *, calibration: Calibration | NotMeasured | None = None) -> TuningResult:
     cfg = climb.cfg
     default = _point_figures(climb, cfg.start)
-    recommended = _point_figures(climb, climb.current) if climb.current else default
+    recommended = _point_figures(climb, climb.incumbent) if climb.incumbent else default
     effects = knob_effects(climb)
     result = TuningResult(
         score=ScoreDefinition(
@@ -87,7 +87,7 @@ def knob_effects(climb: Climb) -> list[KnobEffect]:
         for k, f in climb.measured.items()
     ]
     z = climb.cfg.noise_z
-    rec = climb.current or climb.cfg.start
+    rec = climb.incumbent or climb.cfg.start
     out = []
     for knob in KNOBS:
         best: tuple[float, float] | None = None
@@ -192,7 +192,8 @@ def justify(result: TuningResult) -> str:
         )
         parts.append(f"Stopped: {result.stop_reason}.")
         return " ".join(parts)
-    parts.append(_compare(d, r, result.goodput_ratio))
+    restarts = sum(e.decision == "restart" for e in result.trace)
+    parts.append(_compare(d, r, result.goodput_ratio, restarts))
     accepted = [e for e in result.trace if e.decision == "accepted"]
     measured = [e for e in result.trace if e.source != "simulator" or e.decision not in ("screened_out",)]
     parts.append(
@@ -200,6 +201,12 @@ def justify(result: TuningResult) -> str:
         f"{result.budget.time_used_s:.0f} s of {result.budget.time_allowed_s:g} s; stopped because: "
         f"{result.stop_reason}."
     )
+    if restarts:
+        parts.append(
+            f"After the first climb's local optimum the search restarted {restarts} time(s) from an unevaluated "
+            "point (see the trace's restart entries); a later climb's optimum replaced the best so far only if "
+            "it beat it beyond noise."
+        )
     mattered = [e.knob for e in result.knob_effects if e.mattered]
     flat = [e.knob for e in result.knob_effects if not e.mattered and e.largest_score_change_rps is not None]
     if mattered:
@@ -222,11 +229,12 @@ def _calibration_sentence(cal: Calibration | NotMeasured) -> str:
     return text + "".join(f" {n[0].upper()}{n[1:]}." for n in cal.notes)
 
 
-def _compare(d: PointFigures, r: PointFigures, ratio) -> str:
+def _compare(d: PointFigures, r: PointFigures, ratio, restarts: int = 0) -> str:
     gd, gr, pd, pr = d.figures.goodput, r.figures.goodput, d.figures.p99, r.figures.p99
     if d.point == r.point:
+        rivals = "no neighbour, nor any later climb's optimum," if restarts else "no neighbour"
         return (
-            f"The default point ({d.point.label()}) is recommended: no neighbour beat it beyond noise "
+            f"The default point ({d.point.label()}) is recommended: {rivals} beat it beyond noise "
             f"(goodput {gd.value:.3g} req/s [{gd.ci_low:.3g}, {gd.ci_high:.3g}], p99 {pd.value:.3g} s, n={gd.n})."
         )
     ratio_txt = f" (×{ratio.value:.2f})" if isinstance(ratio, Estimate) else ""

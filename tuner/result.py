@@ -14,8 +14,9 @@ from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams
 from tuner.spec_metrics import SpecDecodeCounters
 
+# "start": the default, measured first; "restart": the first point of a later climb (see TunerConfig.restarts).
 Decision = Literal[
-    "start", "accepted", "rejected", "screened_out", "unsupported", "too_few_samples", "predicted"
+    "start", "restart", "accepted", "rejected", "screened_out", "unsupported", "too_few_samples", "predicted"
 ]
 
 
@@ -38,7 +39,9 @@ class TraceEntry(Model):
     point: OperatingPoint
     source: Source
     figures: Figures | None = None
-    restart: bool = False
+    restart: bool = Field(
+        False, description="the server was (re)started for this evaluation; decision 'restart' is a new climb"
+    )
     cost_s: float = Field(0.0, description="time charged to the budget (s)")
     decision: Decision
     reason: str

@@ -7,6 +7,7 @@ from tuner_synthetic import SyntheticEvaluator
 
 from tuner import OperatingPoint, TunerConfig, Workload, tune
 from tuner.config import KnobSpace
+from tuner.knobs import KNOBS
 
 OPT = OperatingPoint(concurrency=8, max_num_seqs=4, spec_k=1)
 
@@ -32,6 +33,8 @@ def _check_acceptances(result, z):
     figs = {e.point.key(): e.figures for e in result.trace if e.source == "live" and e.figures}
     current = result.trace[0]
     for e in result.trace:
+        if e.decision == "restart" and e.figures:  # a new climb: later moves are judged against its start
+            current = e
         if e.decision == "accepted":
             a, b = figs[current.point.key()].score, e.figures.score
             assert b.value - a.value > z * math.hypot(a.se, b.se)
@@ -43,7 +46,7 @@ def test_finds_known_optimum_under_noise(seed):
     cfg = _cfg(seed=seed)
     result = tune(SyntheticEvaluator(peaked), cfg)
     assert result.recommended.point == OPT
-    assert result.stop_reason.startswith("local optimum")
+    assert "the last ended: local optimum" in result.stop_reason
     assert result.budget.evaluations_used < KnobSpace().size() * 0.2
     _check_acceptances(result, cfg.noise_z)
 
@@ -176,3 +179,144 @@ def test_prior_unsupported_fixes_the_knob_before_the_climb():
     climb.run()
     assert "spec_k" in climb.fixed and all(p.spec_k == 0 for p in ev.calls)
     assert climb.trace[0].decision == "unsupported" and climb.time_used >= 40.0
+
+
+# -- restarts -------------------------------------------------------------------------------------
+
+SPACE = KnobSpace()
+LOW_PEAK = OperatingPoint(concurrency=2, max_num_seqs=64, spec_k=0)  # next to the start: traps the climb
+HIGH_PEAK = OperatingPoint(concurrency=32, max_num_seqs=4, spec_k=4)  # far away, twice as high
+
+
+def _steps2(p: OperatingPoint, q: OperatingPoint) -> float:
+    """Squared distance in value-list index steps."""
+    return sum(
+        (SPACE.values(k).index(getattr(p, k)) - SPACE.values(k).index(getattr(q, k))) ** 2 for k in KNOBS
+    )
+
+
+def two_peaks(p: OperatingPoint) -> float:
+    """A narrow peak of ≈ 12 req/s at LOW_PEAK, a broad, pointed one of ≈ 21 req/s at HIGH_PEAK; a valley between."""
+    high = 20.0 * math.exp(-math.sqrt(_steps2(p, HIGH_PEAK)) / 3)  # still rising ≈ 8 steps away
+    return 1.0 + 10.0 * math.exp(-0.5 * _steps2(p, LOW_PEAK)) + high
+
+
+def _restarts(result) -> list:
+    return [e for e in result.trace if e.decision == "restart"]
+
+
+def test_plain_climb_stops_on_the_lower_of_two_peaks():
+    # The control for the restart tests: without restarts the trap holds.
+    result = tune(SyntheticEvaluator(two_peaks), _cfg(restarts=0))
+    assert result.recommended.point == LOW_PEAK
+    assert not _restarts(result)
+    assert "1 climb ran (0 of 0 restarts used)" in result.stop_reason
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_restart_from_the_farthest_point_finds_the_higher_peak(seed):
+    result = tune(SyntheticEvaluator(two_peaks), _cfg(restarts=2, seed=seed))
+    assert result.recommended.point == HIGH_PEAK
+    assert 1 <= len(_restarts(result)) <= 2
+    assert result.budget.evaluations_used < 0.2 * SPACE.size()
+
+
+def test_restart_point_is_the_farthest_from_every_evaluated_point_and_seeded():
+    def farthest_check(result):
+        for r in _restarts(result):
+            before = [e.point for e in result.trace[: r.index] if e.source == "live"]
+            far = min(_steps1(r.point, q) for q in before)
+            # No unevaluated point lies farther from everything evaluated before the restart.
+            assert all(min(_steps1(p, q) for q in before) <= far for p in _all_points() if p not in before)
+            assert f"{far} value-list steps" in r.reason
+
+    first = tune(SyntheticEvaluator(two_peaks), _cfg(restarts=2, seed=5))
+    again = tune(SyntheticEvaluator(two_peaks), _cfg(restarts=2, seed=5))
+    farthest_check(first)
+    assert [e.point for e in _restarts(first)] == [e.point for e in _restarts(again)]
+
+
+def test_restart_with_a_simulator_starts_at_the_best_predicted_unmeasured_point():
+    sim = SyntheticEvaluator(two_peaks, source="simulator", noise=False)
+    result = tune(SyntheticEvaluator(two_peaks), _cfg(restarts=1), simulator=sim)
+    first = _restarts(result)[0]
+    assert first.point == HIGH_PEAK  # the predicted maximum over the whole space, not a neighbour
+    assert first.source == "live" and first.figures is not None and "best predicted score" in first.reason
+    assert result.recommended.point == HIGH_PEAK
+    # Every point was predicted once (cached), so screening the space cost no live evaluation.
+    assert len(sim.calls) == SPACE.size()
+
+
+def test_a_later_lower_optimum_does_not_replace_the_best_so_far():
+    # Start on the high peak: the restart climbs to the low one, which must not become the recommendation.
+    result = tune(SyntheticEvaluator(two_peaks), _cfg(restarts=2, start=HIGH_PEAK))
+    assert _restarts(result)
+    assert result.recommended.point == HIGH_PEAK
+    assert result.default.point == HIGH_PEAK
+
+
+def test_restarts_stop_at_the_configured_count_and_are_each_in_the_trace():
+    ev = SyntheticEvaluator(peaked)
+    result = tune(ev, _cfg(restarts=3))
+    restarts = _restarts(result)
+    assert [r.reason.split(" (")[0] for r in restarts] == [f"restart {i} of 3" for i in (1, 2, 3)]
+    assert result.stop_reason.startswith("4 climbs ran (3 of 3 restarts used); the last ended: ")
+    # A restart begins at a point not evaluated before it, and is measured live (it is an evaluation).
+    for r in restarts:
+        assert r.point not in ev.calls[: ev.calls.index(r.point)]
+        assert r.source == "live" and r.figures is not None
+    assert "restarted 3 time(s)" in result.justification
+    _check_acceptances(result, 2.0)
+
+
+@pytest.mark.parametrize("budget", range(2, 16))
+def test_restarts_respect_the_evaluation_budget(budget):
+    ev = SyntheticEvaluator(peaked)
+    result = tune(ev, _cfg(restarts=50, max_evaluations=budget))
+    assert len(ev.calls) == result.budget.evaluations_used <= budget
+    assert "evaluation budget spent" in result.stop_reason
+
+
+def test_a_restart_is_refused_when_the_climb_ended_exactly_at_the_evaluation_budget():
+    # Flat: the climb measures the start and both neighbours, ends at a local optimum with the
+    # budget spent; the one point left (concurrency 8) must not be measured by a restart.
+    space = KnobSpace(concurrency=[1, 2, 4, 8], max_num_seqs=[64], spec_k=[0])
+    ev = SyntheticEvaluator(lambda p: 10.0, noise=False)
+    result = tune(ev, _cfg(knobs=space, start=OperatingPoint(concurrency=2, max_num_seqs=64, spec_k=0),
+                           max_evaluations=3, restarts=2))  # fmt: skip
+    assert sorted(p.concurrency for p in ev.calls) == [1, 2, 4]
+    assert result.stop_reason.startswith("local optimum")
+    assert result.stop_reason.endswith(
+        "; then evaluation budget spent (3 of 3); 1 climb ran (0 of 2 restarts used)"
+    )
+
+
+def test_restarts_respect_the_time_budget():
+    # Runs take 400 s and restarts of the server 100 s: 2000 s fits five evaluations at most.
+    ev = SyntheticEvaluator(lambda p: 10.0, restart_s=100.0, noise=False)
+    result = tune(ev, _cfg(restarts=50, time_budget_s=2000.0, start=OPT))
+    assert result.budget.time_used_s <= 2000.0
+    assert "time budget" in result.stop_reason
+
+
+def test_restarts_end_when_every_point_was_evaluated():
+    space = KnobSpace(concurrency=[1, 2, 4], max_num_seqs=[64], spec_k=[0])
+    ev = SyntheticEvaluator(lambda p: 10.0)
+    result = tune(ev, _cfg(knobs=space, restarts=5))
+    assert sorted(p.concurrency for p in ev.calls) == [1, 2, 4]
+    assert "no unevaluated point left to restart from" in result.stop_reason
+
+
+def _steps1(p: OperatingPoint, q: OperatingPoint) -> int:
+    return sum(
+        abs(SPACE.values(k).index(getattr(p, k)) - SPACE.values(k).index(getattr(q, k))) for k in KNOBS
+    )
+
+
+def _all_points() -> list[OperatingPoint]:
+    return [
+        OperatingPoint(concurrency=c, max_num_seqs=m, spec_k=k)
+        for c in SPACE.concurrency
+        for m in SPACE.max_num_seqs
+        for k in SPACE.spec_k
+    ]
