@@ -13,6 +13,7 @@ from tuner.result import (
     Budget,
     Calibration,
     Fidelity,
+    FidelityFigures,
     KnobEffect,
     PointFigures,
     ScoreDefinition,
@@ -133,15 +134,26 @@ def fidelity(climb: Climb, calibration: Calibration | NotMeasured | None = None)
             rows.append((point, live, pred))
     if len(rows) < 2:
         return NotMeasured(reason=f"{len(rows)} live points with a prediction; need at least 2")
-    result = _fidelity_from(rows)
-    if isinstance(calibration, Calibration):
-        fitted = {p.key() for p in calibration.points} & {r[0].key() for r in rows}
-        # Honest reading: points the simulator was fitted to are in-sample.
-        result.method += f"; {len(fitted)} of the {len(rows)} points were also calibration points (in-sample)"
-    return result
+    # Points the simulator was fitted to are in-sample; only the others test its predictions.
+    fitted = {p.key() for p in calibration.points} if isinstance(calibration, Calibration) else set()
+    unseen = [r for r in rows if r[0].key() not in fitted]
+    out: FidelityFigures | NotMeasured = (
+        _figures(unseen)
+        if len(unseen) >= 2
+        else NotMeasured(reason=f"{len(unseen)} live points outside the calibration set; need at least 2")
+    )
+    return Fidelity(
+        **_figures(rows).model_dump(),
+        out_of_sample=out,
+        points=[_point_row(p, lf, sf, "in" if p.key() in fitted else "out") for p, lf, sf in rows],
+        method="Spearman rank correlation of p99 over live-measured points (scipy.stats.spearmanr); "
+        "goodput error = mean |simulated − live| (absolute, and relative to live where live > 0); "
+        f"{len(rows) - len(unseen)} of the {len(rows)} points were calibration points (in-sample), "
+        "out_of_sample repeats the figures without them",
+    )
 
 
-def _fidelity_from(rows: list[tuple[OperatingPoint, Figures, Figures]]) -> Fidelity:
+def _figures(rows: list[tuple[OperatingPoint, Figures, Figures]]) -> FidelityFigures:
     live_p99 = np.array([r[1].p99.value for r in rows])
     sim_p99 = np.array([r[2].p99.value for r in rows])
     live_g = np.array([r[1].goodput.value for r in rows])
@@ -158,24 +170,23 @@ def _fidelity_from(rows: list[tuple[OperatingPoint, Figures, Figures]]) -> Fidel
         if pos.any()
         else NotMeasured(reason="every live goodput was 0 req/s")
     )
-    return Fidelity(
+    return FidelityFigures(
         n_points=len(rows),
         p99_spearman=rho,
         goodput_mean_abs_error_rps=float(np.mean(np.abs(sim_g - live_g))),
         goodput_mean_rel_error=rel,
-        points=[
-            {
-                "point": p.label(),
-                "live_p99_s": lf.p99.value,
-                "sim_p99_s": sf.p99.value,
-                "live_goodput_rps": lf.goodput.value,
-                "sim_goodput_rps": sf.goodput.value,
-            }
-            for p, lf, sf in rows
-        ],  # fmt: skip
-        method="Spearman rank correlation of p99 over live-measured points (scipy.stats.spearmanr); "
-        "goodput error = mean |simulated − live| (absolute, and relative to live where live > 0)",
     )
+
+
+def _point_row(p: OperatingPoint, live: Figures, sim: Figures, sample: str) -> dict[str, float | str]:
+    return {
+        "point": p.label(),
+        "sample": sample,
+        "live_p99_s": live.p99.value,
+        "sim_p99_s": sim.p99.value,
+        "live_goodput_rps": live.goodput.value,
+        "sim_goodput_rps": sim.goodput.value,
+    }
 
 
 def justify(result: TuningResult) -> str:

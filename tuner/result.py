@@ -71,14 +71,22 @@ class KnobEffect(Model):
     basis: str
 
 
-class Fidelity(Model):
-    """How well the simulator's predictions ranked and sized the live measurements."""
+class FidelityFigures(Model):
+    """Agreement of simulated and live figures over a set of points."""
 
     n_points: int
     p99_spearman: float | NotMeasured
     goodput_mean_abs_error_rps: float
     goodput_mean_rel_error: float | NotMeasured
-    points: list[dict[str, float | str]]
+
+
+class Fidelity(FidelityFigures):
+    """How well the simulator's predictions ranked and sized the live measurements (all points)."""
+
+    out_of_sample: FidelityFigures | NotMeasured = Field(
+        description="the same figures over only the points the simulator was not calibrated on"
+    )
+    points: list[dict[str, float | str]] = Field(description="per point; sample 'in' = a calibration point")
     method: str
 
 

@@ -44,3 +44,4 @@ def test_tuning_section(tmp_path, mock_url, endpoint_spec):
     assert (tmp_path / "out" / "measurements" / "tuning.json").is_file()
     html = (tmp_path / "out" / "factsheet.html").read_text()
     assert "Tuning trajectory: goodput and p99 per evaluation" in html
+    assert "Simulator fidelity" in html and "Out of sample" in html

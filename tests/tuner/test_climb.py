@@ -123,6 +123,9 @@ def test_simulator_prescreen_saves_live_evaluations_and_reports_fidelity():
     assert any(e.decision == "screened_out" and e.source == "simulator" for e in result.trace)
     assert result.fidelity.p99_spearman == pytest.approx(1.0)
     assert result.fidelity.goodput_mean_rel_error < 0.1
+    # No calibration run here: the simulator was fitted to none of the live points.
+    assert result.fidelity.out_of_sample.n_points == result.fidelity.n_points
+    assert {row["sample"] for row in result.fidelity.points} == {"out"}
 
 
 def test_without_simulator_fidelity_is_not_measured_with_reason():

@@ -105,6 +105,11 @@ def test_run_tuning_on_an_endpoint_calibrates_climbs_and_fixes_restart_knobs(moc
     live_at_2 = [e for e in result.trace if e.source == "live" and e.point.key() == (2, 128, 0)]
     assert len(live_at_2) == 1
     assert not isinstance(result.fidelity, NotMeasured) and "in-sample" in result.fidelity.method
+    # Calibration measured concurrency 2 and 4 (in-sample); restarts measured 1 and 8, which the
+    # calibrated simulator had not seen: fidelity is reported over those two on their own.
+    samples = {row["point"]: row["sample"] for row in result.fidelity.points}
+    assert sorted(v for v in samples.values()) == ["in", "in", "out", "out"]
+    assert result.fidelity.out_of_sample.n_points == 2
     assert any(line.startswith("tuning 0:") for line in lines)
 
 
