@@ -5,7 +5,8 @@ output lengths and a common start the c clients stay in step: they are admitted 
 step prefills c prompts and the next L − 1 steps only decode. So, per point,
     median TPOT ≈ a + s·c
     median TTFT ≈ a + s·c + p·c·input_len
-which is linear in (a, s, p) ≥ 0: solved by non-negative least squares (scipy.optimize.nnls).
+which is linear in (a, s, p) ≥ 0: solved by non-negative least squares (scipy.optimize.nnls) on
+relative residuals, so each equation counts alike whatever its scale.
 """
 
 from __future__ import annotations
@@ -42,7 +43,11 @@ def fit_step_model(
         rows.append([1.0, c, c * n_in])
         targets.append(float(np.median(run.ttft_s)))
         cvs.append(float(np.std(tpot) / np.mean(tpot)) if np.mean(tpot) > 0 else 0.0)
-    (a, s, p), _ = nnls(np.array(rows), np.array(targets))
+    # Relative residuals: TTFTs (seconds) would otherwise outweigh TPOTs (tens of ms) and let the TTFT
+    # rows, which also carry scheduling waits the model lacks, decide the decode costs (seen live).
+    A, y = np.array(rows), np.array(targets)
+    w = 1.0 / np.maximum(y, 1e-6)
+    (a, s, p), _ = nnls(A * w[:, None], y * w)
     points = ", ".join(sorted({str(pt.concurrency) for pt, _ in usable}))
     return SimParams(
         step=StepTimeModel(base_s=float(a), per_seq_s=float(s), per_prefill_token_s=float(p)),

@@ -11,6 +11,7 @@ Order of live work (each server start is charged to the time budget):
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -78,10 +79,7 @@ def calibration_points(target, config: TunerConfig) -> list[OperatingPoint]:
     """Live points measured before the climb, in order (speculation server first, default server last)."""
     start = config.start
     base = start.with_knob("spec_k", 0)
-    fit = [c for c in config.knobs.concurrency if c <= start.max_num_seqs]
-    # The concurrencies nearest the start's (large ones run fastest), the start's own first if it fits.
-    fit = sorted(fit, key=lambda c: (c != start.concurrency, abs(c - start.concurrency), -c))[:2]
-    points = [base.with_knob("concurrency", c) for c in fit]
+    points = [base.with_knob("concurrency", c) for c in _fit_concurrencies(config)]
     spec = [k for k in config.knobs.spec_k if k > 0]
     if (
         isinstance(target, VllmTarget)
@@ -94,6 +92,22 @@ def calibration_points(target, config: TunerConfig) -> list[OperatingPoint]:
         points.append(start)
     # Measure on the start's server last, so the climb begins without a restart.
     return sorted(points, key=lambda p: (p.server_key() == start.server_key(), p == start))
+
+
+def _fit_concurrencies(config: TunerConfig) -> list[int]:
+    """The start's concurrency (or the nearest that fits its batch limit) and the one nearest a quarter
+    of it: a wide lever arm separates the per-step and per-sequence costs, which two neighbouring
+    concurrencies (12 and 16 live) left trading off against each other."""
+    start = config.start
+    fit = [c for c in config.knobs.concurrency if c <= start.max_num_seqs]
+    if not fit:
+        return []
+    first = min(fit, key=lambda c: (abs(c - start.concurrency), -c))
+    others = [c for c in fit if c != first]
+    if not others:
+        return [first]
+    partner = min(others, key=lambda c: (abs(math.log(c) - math.log(first / 4)), -c))  # tie: faster run
+    return [first, partner]
 
 
 def _calibrate(live: LiveEvaluator, target, config: TunerConfig, log):

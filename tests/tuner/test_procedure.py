@@ -60,10 +60,15 @@ def test_calibration_points_put_speculation_first_and_the_start_server_last():
         knobs={"concurrency": [1, 4, 8, 16, 32], "max_num_seqs": [8, 16, 32], "spec_k": [0, 2, 4]},
     )  # fmt: skip
     pts = [p.key() for p in calibration_points(target, cfg)]
-    assert pts == [(16, 16, 2), (8, 16, 0), (16, 16, 0)]
+    # The step fit runs at the start's concurrency and at the one nearest a quarter of it (4).
+    assert pts == [(16, 16, 2), (4, 16, 0), (16, 16, 0)]
     # An endpoint cannot be restarted: no speculation run.
     ep = EndpointTarget(base_url="http://127.0.0.1:1", model="m")
-    assert [p.key() for p in calibration_points(ep, cfg)] == [(8, 16, 0), (16, 16, 0)]
+    assert [p.key() for p in calibration_points(ep, cfg)] == [(4, 16, 0), (16, 16, 0)]
+    # A start beyond its batch limit calibrates at the largest concurrency that fits (8) and near a quarter
+    # of it: 1 and 4 are equally far from 2 in ratio; the larger runs faster.
+    beyond = cfg.model_copy(update={"start": OperatingPoint(concurrency=32, max_num_seqs=8, spec_k=0)})
+    assert [p.key() for p in calibration_points(ep, beyond)] == [(8, 8, 0), (4, 8, 0), (32, 8, 0)]
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +95,9 @@ def test_run_tuning_on_an_endpoint_calibrates_climbs_and_fixes_restart_knobs(moc
     # The default point was measured live and is the "before" figure.
     assert result.default.source == "live" and result.default.point.concurrency == 4
     assert result.trace[0].decision == "start" and result.trace[0].source == "live"
-    # Calibration: concurrency 4 (start) and 2, no speculation run on an endpoint.
+    # Calibration: concurrency 4 (start) and 1 (a quarter of it), no speculation run on an endpoint.
     cal = result.calibration
-    assert [p.concurrency for p in cal.points] == [2, 4]
+    assert [p.concurrency for p in cal.points] == [1, 4]
     assert not isinstance(cal.simulator, NotMeasured)
     assert isinstance(cal.spec_decode, NotMeasured)
     # Concurrency 4 queues behind 2 slots (e2el ≈ 2 × 85 ms > 150 ms SLO); 2 is the best point.
@@ -101,11 +106,11 @@ def test_run_tuning_on_an_endpoint_calibrates_climbs_and_fixes_restart_knobs(moc
     fixed = {f.knob: f for f in result.fixed_knobs}
     assert set(fixed) == {"max_num_seqs", "spec_k"}
     assert all("endpoint target" in f.reason for f in fixed.values())
-    # Concurrency 2 was measured once, in calibration, and reused by the climb.
-    live_at_2 = [e for e in result.trace if e.source == "live" and e.point.key() == (2, 128, 0)]
-    assert len(live_at_2) == 1
+    # Concurrency 1 was measured once, in calibration, and reused when the climb reached it.
+    live_at_1 = [e for e in result.trace if e.source == "live" and e.point.key() == (1, 128, 0)]
+    assert len(live_at_1) == 1
     assert not isinstance(result.fidelity, NotMeasured) and "in-sample" in result.fidelity.method
-    # Calibration measured concurrency 2 and 4 (in-sample); restarts measured 1 and 8, which the
+    # Calibration measured concurrency 1 and 4 (in-sample); the climb measured 2 and 8, which the
     # calibrated simulator had not seen: fidelity is reported over those two on their own.
     samples = {row["point"]: row["sample"] for row in result.fidelity.points}
     assert sorted(v for v in samples.values()) == ["in", "in", "out", "out"]
