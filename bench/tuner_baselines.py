@@ -18,7 +18,6 @@ p99 SLO's edge: goodput counts their requests within the SLO, the score also cha
 from __future__ import annotations
 
 import argparse
-import itertools
 import statistics
 from collections.abc import Callable
 
@@ -26,19 +25,12 @@ import numpy as np
 import optuna
 from tuner_common import EMBEDDED_LIKE, WORKLOAD, bench_config
 
-from tuner import KnobSpace, OperatingPoint, SimParams, SimulatorEvaluator, TunerConfig, tune
+from tuner import OperatingPoint, SimParams, SimulatorEvaluator, TunerConfig, tune
 from tuner.figures import compute_figures, score_value, slo_values
 
 SEEDS = range(10)
 SLOS_MS = (5000.0, 7000.0, 10000.0)
 VALUE_RUNS = 100  # fresh runs per point for its expected score (SE ≤ 0.1 req/s even on the SLO's edge)
-
-
-def _points(space: KnobSpace) -> list[OperatingPoint]:
-    return [
-        OperatingPoint(concurrency=c, max_num_seqs=m, spec_k=k)
-        for c, m, k in itertools.product(space.concurrency, space.max_num_seqs, space.spec_k)
-    ]
 
 
 # One evaluation as the benches count it: the point, its goodput and its score (req/s).
@@ -64,7 +56,7 @@ def _expected_scores(cfgs: list[TunerConfig]) -> list[dict[tuple, float]]:
     """Per config, each point's mean score over VALUE_RUNS runs on seeds no method uses."""
     sim = SimulatorEvaluator(EMBEDDED_LIKE)
     sums: list[dict[tuple, float]] = [{} for _ in cfgs]
-    for p in _points(cfgs[0].knobs):
+    for p in cfgs[0].knobs.points():
         for r in range(VALUE_RUNS):
             run = sim.evaluate(p, WORKLOAD, repeats=1, seed=7_000_003 + r).runs[0]
             for cfg, total in zip(cfgs, sums, strict=True):
@@ -85,14 +77,14 @@ def _best_measured(log: list[Evaluated]) -> OperatingPoint:
 
 def _grid(cfg, seed) -> list[Evaluated]:
     f = _Counted(cfg, seed)
-    for p in _points(cfg.knobs):
+    for p in cfg.knobs.points():
         f(p)
     return f.log
 
 
 def _random(cfg, seed, budget) -> list[Evaluated]:
     f = _Counted(cfg, seed)
-    pts = _points(cfg.knobs)
+    pts = cfg.knobs.points()
     for i in np.random.default_rng(seed).permutation(len(pts))[:budget]:
         f(pts[i])
     return f.log

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -198,7 +197,8 @@ class Climb:
     def _restart_point(self) -> tuple[OperatingPoint | None, str]:
         taken = {*self.measured, *self.failed, *self.prior}
         evaluated = [self._index(k) for k in taken]
-        free = [p for p in self._space() if p.key() not in taken]
+        held = {k: f.value for k, f in self.fixed.items()}
+        free = [p for p in self.cfg.knobs.points(held) if p.key() not in taken]
         if not free:
             return None, ""
         far = {p.key(): min(_steps(self._index(p.key()), e) for e in evaluated) for p in free}
@@ -213,11 +213,6 @@ class Climb:
         return free[i], (
             f"farthest unevaluated point ({far[free[i].key()]} value-list steps from the nearest evaluated one)"
         )
-
-    def _space(self) -> list[OperatingPoint]:
-        """Every combination of knob values, fixed knobs at their held value."""
-        lists = [[self.fixed[k].value] if k in self.fixed else self.cfg.knobs.values(k) for k in KNOBS]
-        return [OperatingPoint(**dict(zip(KNOBS, combo, strict=True))) for combo in itertools.product(*lists)]
 
     def _index(self, key: Key) -> tuple[int, ...]:
         return tuple(self.cfg.knobs.values(k).index(v) for k, v in zip(KNOBS, key, strict=True))

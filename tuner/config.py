@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -60,6 +61,12 @@ class KnobSpace(Model):
 
     def values(self, knob: str) -> list[int]:
         return getattr(self, knob)
+
+    def points(self, held: dict[str, int] | None = None) -> list[OperatingPoint]:
+        """Every combination of knob values; knobs in `held` only at their held value."""
+        held = held or {}
+        lists = [[held[k]] if k in held else self.values(k) for k in KNOBS]
+        return [OperatingPoint(**dict(zip(KNOBS, combo, strict=True))) for combo in itertools.product(*lists)]
 
     def size(self) -> int:
         n = 1
