@@ -103,7 +103,8 @@ def _measure_load(run: _Run) -> list[LoadPointEntry]:
     live, entries = run.live, []
     points = run.spec.load.load_points(live.supports_ignore_eos)
     for i, point in enumerate(points, 1):
-        run.log(f"load {i}/{len(points)}: {point.label}, {point.num_requests} requests")
+        label = f"load {i}/{len(points)}: {point.label}"
+        run.log(f"{label}, {point.num_requests} requests")
         result = asyncio.run(
             run_point(
                 live.base_url,
@@ -112,7 +113,7 @@ def _measure_load(run: _Run) -> list[LoadPointEntry]:
                 run.spec.load.slo,
                 api_key=live.api_key,
                 tokenizer_path=live.tokenizer_path,
-                progress=run.bar(f"load {i}/{len(points)}: {point.label}"),
+                progress=run.bar(label),
             )
         )
         data = records_jsonl(result.records)
@@ -150,8 +151,9 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     records: list[RecordsFile] = []
 
     def probe(value: float) -> PointResult:
-        run.log(f"capacity: {spec.knob} {value:g}, {spec.num_requests} requests")
-        result = runner(value, run.bar(f"capacity: {spec.knob} {value:g}"))
+        label = f"capacity: {spec.knob} {value:g}"
+        run.log(f"{label}, {spec.num_requests} requests")
+        result = runner(value, run.bar(label))
         data = records_jsonl(result.records)
         records.append(run.out.records(f"capacity-{len(records) + 1:02d}.jsonl", data, len(result.records)))
         return result
