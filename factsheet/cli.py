@@ -9,9 +9,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
-from factsheet.cli_common import err, guarded, state
+try:  # newer typer vendors click; its usage errors are those classes
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - typer that depends on click
+    from click import exceptions as click_errors
+
+from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_probe import probe_app
 from factsheet.progress import bars
@@ -102,8 +108,9 @@ app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhe
 
 
 @app.command("mock-server")
+@guarded
 def mock_server(
-    port: int = 8000,
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
     ttft_ms: float = 100.0,
     itl_ms: float = 10.0,
     slots: int = 1024,
@@ -112,11 +119,16 @@ def mock_server(
     model: str = "mock-model",
 ) -> None:
     """Serve an OpenAI-compatible streaming API with known timing on 127.0.0.1 (to calibrate clients)."""
+    from factsheet.errors import InputError, describe_validation_error
     from probes.targets.mock_server import MockServerConfig, serve_forever
 
-    cfg = MockServerConfig(
-        model=model, ttft_ms=ttft_ms, itl_ms=itl_ms, slots=slots, fail_every=fail_every, drop_every=drop_every
-    )
+    try:
+        cfg = MockServerConfig(
+            model=model, ttft_ms=ttft_ms, itl_ms=itl_ms, slots=slots, fail_every=fail_every,
+            drop_every=drop_every,
+        )  # fmt: skip
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc)) from None
     err.print(f"mock server on http://127.0.0.1:{port} ({cfg.model_dump_json()})")
     serve_forever(cfg, port=port)
 
@@ -124,4 +136,15 @@ def mock_server(
 def main() -> None:
     # SIGTERM unwinds like Ctrl-C, so the target server is always stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except click_errors.NoArgsIsHelpError as exc:
+        exc.show()
+        code = 2
+    except click_errors.UsageError as exc:
+        # click's usage box spans lines; a wrong flag is bad input like any other: one line, exit 2.
+        err.print(f"[red]error:[/red] {one_line(exc.format_message())}", highlight=False)
+        code = 2
+    except typer.Abort:
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)

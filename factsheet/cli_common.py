@@ -6,6 +6,7 @@ import functools
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from factsheet.errors import CheckFailed, InputError
 
@@ -13,16 +14,9 @@ err = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrappe
 state = {"debug": False}
 
 
-def _input_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean bad input or an unusable target: one line, exit 2."""
-    from factsheet.render import RenderError
-    from probes.accuracy import AccuracyError
-    from probes.energy import EnergyError
-    from probes.load import CapacityError
-    from probes.targets import TargetError
-    from tuner import TunerConfigError
-
-    return (InputError, TargetError, AccuracyError, EnergyError, TunerConfigError, RenderError, CapacityError)
+def one_line(exc: BaseException | str) -> str:
+    """Library messages (YAML, JSON) span lines; a CI log line must not, and markup in them is text."""
+    return escape(" ".join(str(exc).split()))
 
 
 def guarded(fn):
@@ -35,7 +29,7 @@ def guarded(fn):
         except typer.Exit:
             raise
         except CheckFailed as exc:
-            err.print(f"[red]check failed:[/red] {exc}", highlight=False)
+            err.print(f"[red]check failed:[/red] {one_line(exc)}", highlight=False)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err.print("interrupted; measurements already taken are kept in the output folder")
@@ -43,10 +37,12 @@ def guarded(fn):
         except Exception as exc:
             if state["debug"]:
                 raise
-            if isinstance(exc, _input_errors()):
-                err.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+            if isinstance(exc, InputError):
+                err.print(f"[red]error:[/red] {one_line(exc)}", highlight=False, markup=True)
                 raise typer.Exit(2) from None
-            err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc} (rerun with --debug)")
+            err.print(
+                f"[red]internal error (a bug):[/red] {type(exc).__name__}: {one_line(exc)} (rerun with --debug)"
+            )
             raise typer.Exit(3) from None
 
     return wrapper

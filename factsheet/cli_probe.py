@@ -14,6 +14,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from factsheet.cli_common import err, guarded
+from factsheet.errors import InputError, describe_validation_error
 from factsheet.progress import bars
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
@@ -33,7 +35,7 @@ def _probe() -> None:
 _GOODPUT = re.compile(r"^(ttft|tpot|e2el):(\d+(?:\.\d+)?)$")
 
 
-class ProbeInputError(ValueError):
+class ProbeInputError(InputError):
     """A flag value the load probe cannot use; the message names the flag."""
 
 
@@ -131,12 +133,11 @@ def _point(**kw) -> LoadPoint:
     try:
         return LoadPoint(**kw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "point"
-        raise ProbeInputError(f"{where}: {err['msg']}") from None
+        raise ProbeInputError(describe_validation_error(exc)) from None
 
 
 @probe_app.command("load", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@guarded
 def load(
     ctx: typer.Context,
     base_url: Annotated[str, typer.Option("--base-url", help="server root, e.g. http://127.0.0.1:8000")],
@@ -173,7 +174,7 @@ def load(
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="bearer token")] = None,
 ) -> None:
     """Measure a server under load like `vllm bench serve`, with arrival fidelity and sample sufficiency."""
-    console, err = Console(), Console(stderr=True, soft_wrap=True)  # errors stay one line
+    console = Console()
     try:
         # vLLM spells several thresholds as separate words after one --goodput: accept them here.
         thresholds = parse_goodput([*(goodput or []), *ctx.args])
@@ -208,12 +209,7 @@ def load(
         )  # fmt: skip
         built = build_workload(spec, num_prompts)
     except ValidationError as exc:
-        e = exc.errors()[0]
-        err.print(f"error: {'.'.join(str(x) for x in e['loc']) or 'input'}: {e['msg']}", markup=False)
-        raise typer.Exit(2) from None
-    except ValueError as exc:
-        err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(2) from None
+        raise ProbeInputError(describe_validation_error(exc)) from None
 
     with bars(err) as bar:
         result = asyncio.run(
@@ -224,11 +220,9 @@ def load(
             )
         )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):
-        err.print(
-            f"error: --base-url: cannot reach {base_url} ({result.aborted or 'connection failed'})",
-            markup=False,
+        raise ProbeInputError(
+            f"--base-url: cannot reach {base_url} ({result.aborted or 'connection failed'})"
         )
-        raise typer.Exit(2)
 
     output.mkdir(parents=True, exist_ok=True)
     records = records_jsonl(result.records)

@@ -19,6 +19,7 @@ import factsheet
 from factsheet.charts import Chart, Series, line_chart
 from factsheet.schema import Factsheet, LoadSection
 from factsheet.store import write_atomic
+from probes.errors import InputError
 from probes.load.metrics import LoadMetrics
 from probes.measurement import NotMeasured
 from tuner import TuningResult
@@ -35,7 +36,7 @@ _METRIC_COLOURS = {"ttft_ms": "#0072B2", "tpot_ms": "#D55E00", "e2el_ms": "#009E
 _METRIC_NAMES = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2el_ms": "E2EL"}
 
 
-class RenderError(ValueError):
+class RenderError(InputError):
     """The factsheet cannot be rendered where asked (bad output folder, missing templates)."""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.store import write_atomic
+from factsheet.store import OutputDir, write_atomic
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
@@ -26,6 +26,7 @@ def schema_bytes(schema: dict) -> bytes:
 
 
 def write_schemas(folder: Path = SCHEMA_DIR) -> list[Path]:
+    OutputDir(folder).check_writable()
     paths = []
     for name, schema in json_schemas().items():
         write_atomic(folder / name, schema_bytes(schema))

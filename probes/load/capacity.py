@@ -12,6 +12,7 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
+from probes.errors import InputError
 from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult, Progress, run_point
@@ -28,7 +29,7 @@ PASS_RULE = (
 )
 
 
-class CapacityError(ValueError):
+class CapacityError(InputError):
     """A capacity search that cannot run: bad bounds, or an SLO without the threshold it checks."""
 
 

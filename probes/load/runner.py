@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from probes.errors import InputError
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint, begin_request, new_client, stream_request, warm
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics
@@ -20,7 +21,7 @@ from probes.load.workload import Workload, synthetic_prompts
 from probes.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
 
 
-class LoadProbeError(ValueError):
+class LoadProbeError(InputError):
     """A load run asked for in a way that cannot work (names the argument)."""
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import beta, binom
 
+from probes.errors import InputError
 from probes.measurement import Model
 
 EARLY_STOPPING_RULE = (
@@ -27,7 +28,7 @@ QUANTILE_CI_METHOD = (
 PROPORTION_CI_METHOD = "Clopper–Pearson exact binomial interval"
 
 
-class StatsError(ValueError):
+class StatsError(InputError):
     """An impossible statistics request (bad percentile, confidence or count)."""
 
 

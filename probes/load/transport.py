@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from probes.errors import InputError
 from probes.load.records import RequestRecord
 from probes.load.sse import SSEParser
 
@@ -153,7 +154,7 @@ class Pool:
     def __init__(self, base_url: str, timeout_s: float, headers: dict[str, str] | None = None):
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
-            raise ValueError(f"base_url: '{base_url}' is not an http(s) URL")
+            raise InputError(f"base_url: '{base_url}' is not an http(s) URL")
         self.host = url.hostname
         self.port = url.port or (443 if url.scheme == "https" else 80)
         self.prefix = url.path.rstrip("/")

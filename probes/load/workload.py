@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from probes.errors import InputError
 from probes.measurement import Model
 
 # Common one-token English words: without a tokenizer, one word ≈ one token (stated as the method).
@@ -29,7 +30,7 @@ DEFAULT_HUMANEVAL_PATH = str(
 )
 
 
-class WorkloadError(ValueError):
+class WorkloadError(InputError):
     """A workload that cannot be built: bad spec field, unreadable or malformed file."""
 
 

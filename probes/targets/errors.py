@@ -1,2 +1,5 @@
-class TargetError(RuntimeError):
+from probes.errors import InputError
+
+
+class TargetError(InputError):
     """The target could not be prepared, started or reached; the message names the cause."""

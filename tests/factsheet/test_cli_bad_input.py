@@ -1,0 +1,90 @@
+"""Every CLI command answers bad input with one line and exit 2: never a traceback, never exit 1 or 3.
+
+The table below must name every command the CLI registers (a new command without a bad-input case fails
+`test_every_command_has_a_case`), so the rule holds for commands added later too.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from factsheet.cli import app
+
+
+def _command_paths(group: typer.Typer, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    click_group = typer.main.get_group(group)
+    paths: set[tuple[str, ...]] = set()
+
+    def walk(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                walk(sub, (*path, name))
+        else:
+            paths.add(path)
+
+    walk(click_group, prefix)
+    return paths
+
+
+def _files(tmp: Path) -> dict[str, Path]:
+    binary = tmp / "binary.yaml"
+    binary.write_bytes(bytes(range(256)) * 4)
+    empty = tmp / "empty.yaml"
+    empty.write_bytes(b"")
+    notjson = tmp / "bad.json"
+    notjson.write_text("not json\n")
+    return {"binary": binary, "empty": empty, "notjson": notjson, "missing": tmp / "nope.yaml"}
+
+
+# command path -> argument lists (with {binary}, {empty}, {notjson}, {missing}, {out} placeholders)
+CASES: dict[tuple[str, ...], list[list[str]]] = {
+    ("build",): [["{binary}", "-o", "{out}"], ["{empty}", "-o", "{out}"], ["{missing}", "-o", "{out}"]],
+    ("validate",): [["{binary}"], ["{empty}"], ["{notjson}"], ["{missing}"]],
+    ("render",): [["{notjson}", "-o", "{out}"], ["{binary}", "-o", "{out}"], ["{missing}", "-o", "{out}"]],
+    ("schema",): [["-o", "{binary}"]],  # a file where a folder is needed
+    ("probe", "load"): [
+        ["--base-url", "not-a-url", "--model", "x", "--concurrency", "1", "-o", "{out}"],
+        ["--base-url", "http://127.0.0.1:9", "--model", "x", "-o", "{out}"],  # neither loop given
+        ["--base-url", "http://127.0.0.1:9", "--model", "x", "--concurrency", "0", "-o", "{out}"],
+    ],
+    ("eval", "humaneval"): [
+        ["--samples", "{notjson}", "-o", "{out}"],
+        ["--samples", "{missing}", "-o", "{out}"],
+        ["--samples", "{binary}", "-o", "{out}"],
+    ],
+    ("mock-server",): [["--port", "-5"], ["--ttft-ms", "-1"]],
+}
+
+
+def test_every_command_has_a_case():
+    assert _command_paths(app) == set(CASES), "add a bad-input case for each new command"
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "factsheet", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "args"), [(path, args) for path, cases in CASES.items() for args in cases], ids=str
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, path, args):
+    files = _files(tmp_path)
+    out = tmp_path / "out"
+    argv = [*path, *(a.format(**files, out=out) for a in args)]
+    result = _run(argv)
+    text = result.stdout + result.stderr
+    assert result.returncode == 2, f"{argv}: exit {result.returncode}\n{text}"
+    assert "Traceback" not in text
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"{argv}: expected one line on stderr, got {lines}"
+    assert not out.exists(), f"{argv}: bad input must write nothing"
