@@ -1,4 +1,7 @@
-"""HTML and PDF rendering of a factsheet built from real load runs against the mock server."""
+"""HTML and PDF rendering of a factsheet built from real load runs against the mock server.
+
+Assertions read the page as a reader does (sections, headings, table cells, figures, text: page.py),
+not its markup, so a designer can restyle the templates without rewriting these tests."""
 
 from __future__ import annotations
 
@@ -6,10 +9,8 @@ import base64
 import io
 import json
 import logging
-import re
 import sys
 import xml.etree.ElementTree as ET
-from html import unescape
 from pathlib import Path
 
 import pypdf
@@ -20,8 +21,7 @@ from factsheet.schema import Factsheet
 
 sys.path.insert(0, str(Path(__file__).parent))
 import sheet_fixture as fx  # noqa: E402
-
-_SVG_IMG = re.compile(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)">')
+from page import Page  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,11 @@ def rendered(sheet, tmp_path_factory):
 @pytest.fixture(scope="module")
 def html(rendered) -> str:
     return (rendered[0] / "factsheet.html").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def page(html) -> Page:
+    return Page.parse(html)
 
 
 @pytest.fixture(scope="module")
@@ -85,90 +90,133 @@ def test_render_all_writes_the_json_first_then_html_and_pdf(rendered, sheet):
     assert paths[0].stat().st_mtime_ns <= paths[1].stat().st_mtime_ns <= paths[2].stat().st_mtime_ns
 
 
-def test_html_shows_every_load_figure_with_its_n(html, sheet):
+def _row(table: list[list[str]], first: str) -> list[str]:
+    (row,) = [r for r in table if r and r[0].startswith(first)]
+    return row
+
+
+def test_sections_come_in_order_with_their_headings(page):
+    assert page.section_ids() == [
+        "summary", "identity", "system", "load", "accuracy", "energy", "tuning", "predictor", "provenance",
+        "definitions",
+    ]  # fmt: skip
+    assert page.section("load").headings()[:4] == [
+        "3. Load, latency and goodput",
+        "Service-level objective",
+        "Throughput and goodput per load point",
+        "p99 check per load point",
+    ]
+    assert "Capacity at SLO" in page.section("load").headings()
+    assert page.section("tuning").headings()[0] == "6. Tuning"
+
+
+def test_html_shows_every_load_figure_with_its_n(page, sheet):
+    load = page.section("load")
+    throughput = load.table_after("Throughput and goodput per load point")
     for entry in _completed(sheet):
         m = entry.result.metrics
-        assert f"Latency at {entry.result.label}" in html
-        for metric in ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms"):
+        latency = load.table_after(f"Latency at {entry.result.label}")
+        assert latency[0][:8] == ["Metric", "n", "mean", "p50", "p90", "p95", "p99", "max"]
+        for metric, name in (
+            ("ttft_ms", "TTFT"),
+            ("tpot_ms", "TPOT"),
+            ("itl_ms", "ITL"),
+            ("e2el_ms", "E2EL"),
+        ):
             d = getattr(m, metric)
-            for q in (50, 90, 95, 99):
-                assert f">{d.p(q):,.1f}" in html, (entry.result.label, metric, q)
-            assert f'<td class="n">{d.n}</td>' in html
-        assert f'<td class="n">{m.completed}</td>' in html
-        assert f'<td class="n">{m.output_throughput:,.1f}</td>' in html
-        assert f"{m.goodput:,.2f}" in html
-        assert f"{100 * m.slo_attainment:.1f} %" in html
-        assert entry.records.sha256 in html and entry.result.workload.prompts_digest in html
-    assert "E2EL ≤ 120 ms, TTFT ≤ 60 ms" in html
-    assert sheet.load.percentile_method in unescape(html)
+            row = _row(latency, f"{name} ms")
+            assert row[1] == str(d.n)
+            for col, q in zip((3, 4, 5, 6), (50, 90, 95, 99), strict=True):
+                assert row[col].split(" [")[0] == f"{d.p(q):,.1f}", (entry.result.label, metric, q)
+        row = _row(throughput, entry.result.label)
+        assert row[3] == str(m.completed) and row[7] == f"{m.output_throughput:,.1f}"
+        assert row[8].startswith(f"{m.goodput:,.2f}")
+        assert row[9].startswith(f"{100 * m.slo_attainment:.1f} %")
+        assert entry.records.sha256 in load.text and entry.result.workload.prompts_digest in load.text
+    assert "E2EL ≤ 120 ms, TTFT ≤ 60 ms" in load.text
+    assert sheet.load.percentile_method in load.text
 
 
-def test_a_point_where_nothing_completed_shows_no_figures_and_says_why(html, sheet):
+def test_a_point_where_nothing_completed_shows_no_figures_and_says_why(page, sheet):
     failed = sheet.load.points[2].result
     assert failed.metrics.errors == {"http": 8}
-    assert "no rates — no request completed, so there is no steady window (SLO attainment 0 of 8)" in html
-    assert html.count("no samples — nothing completed") == 4  # TTFT, ITL, E2EL and TPOT of that point
-    assert "Failed requests by cause: http 8." in html
-    assert f"Open-loop arrivals: target {failed.point.rate:g} req/s" in html
+    text = page.section("load").text
+    assert "no rates — no request completed, so there is no steady window (SLO attainment 0 of 8)" in text
+    assert text.count("no samples — nothing completed") == 4  # TTFT, ITL, E2EL and TPOT of that point
+    assert "Failed requests by cause: http 8." in text
+    assert f"Open-loop arrivals: target {failed.point.rate:g} req/s" in text
 
 
-def test_html_flags_p99_figures_resting_on_too_few_samples(html, sheet):
+def test_html_flags_p99_figures_resting_on_too_few_samples(page, sheet):
     flagged = [e for e in _completed(sheet) if e.result.metrics.insufficient_samples]
     # 12 and 28 requests are far below the 459+ MLPerf early stopping asks for a p99 at 99 %.
     assert len(flagged) == 2
-    assert html.count("Insufficient samples: </strong>") == len(flagged)
-    assert "2 point(s) with p99 figures resting on too few samples" in html  # the failed point has none
+    assert page.text.count("Insufficient samples: the p99 of") == len(flagged)
+    assert "2 point(s) with p99 figures resting on too few samples" in page.section("summary").text
     needed = flagged[0].result.metrics.sample_sufficiency["e2el_ms"].n_required
-    assert f"needs ≥ {needed}" in html
+    check = page.section("load").table_after("p99 check per load point")
+    assert (
+        _row(check, flagged[0].result.label)[-1]
+        == f"insufficient samples (n = 12, needs ≥ {needed}; 0 above threshold)"
+    )
 
 
-def test_html_states_every_not_measured_reason(html):
+def test_html_states_every_not_measured_reason(page):
     for reason in (
         fx.PREDICTOR_REASON,
         "RAPL not readable: permission denied",
         "serving environment not inspected (test)",
         "no grid carbon intensity",
     ):
-        assert reason in html
+        assert reason in page.text
 
 
 def test_unmeasured_sections_say_why_instead_of_showing_figures():
-    html = render_html(fx.empty_sheet())
-    for reason in (
-        "target did not answer (test)",
-        "not requested in the build spec",
-        "energy not requested (test)",
-        "tuning not requested (test)",
-        fx.PREDICTOR_REASON,
+    page = Page.parse(render_html(fx.empty_sheet()))
+    for section, reason in (
+        ("load", "target did not answer (test)"),
+        ("accuracy", "not requested in the build spec"),
+        ("energy", "energy not requested (test)"),
+        ("tuning", "tuning not requested (test)"),
+        ("predictor", fx.PREDICTOR_REASON),
     ):
-        assert f"<strong>Not measured — </strong>{reason}" in html
-    assert "data:image/svg+xml" not in html and " ms</td>" not in html
+        assert f"Not measured — {reason}" in page.section(section).text
+    assert page.root.figures() == [] and " ms" not in page.section("load").text
 
 
-def test_measured_sections_show_their_figures(html, sheet):
+def test_measured_sections_show_their_figures(page, sheet):
     acc = sheet.accuracy.result
-    assert "50.0 %" in html and "HumanEval/1" in html and acc.dataset.sha256 in html
+    accuracy = page.section("accuracy").text
+    assert "50.0 %" in accuracy and "HumanEval/1" in accuracy and acc.dataset.sha256 in accuracy
     total = sheet.energy.energy.total
-    assert f"{total.gross.energy_j.value:.4g}" in html
-    assert f"{total.gross.j_per_output_token.value:.4g}" in html
+    energy = page.section("energy").text
+    assert f"{total.gross.energy_j.value:.4g}" in energy
+    assert f"{total.gross.j_per_output_token.value:.4g}" in energy
     tuning = sheet.tuning
-    assert tuning.justification in html
-    assert html.count("<td>simulator</td>") == len(tuning.trace) + 2  # trace plus default/recommended
-    assert sheet.provenance.spec_sha256 in html and sheet.provenance.git_commit in html
+    section = page.section("tuning")
+    assert tuning.justification in section.text
+    cells = [c for t in section.tables() for r in t for c in r]
+    assert cells.count("simulator") == len(tuning.trace) + 2  # trace plus default/recommended
+    prov = page.section("provenance").text
+    assert sheet.provenance.spec_sha256 in prov and sheet.provenance.git_commit in prov
 
 
-def test_estimates_are_labelled_and_kept_out_of_the_total(html, sheet):
+def test_estimates_are_labelled_and_kept_out_of_the_total(page, sheet):
     energy = sheet.energy.energy
     (estimate,) = energy.estimated
     assert estimate.basis == "estimated" and estimate.component.label not in energy.total.included
-    assert html.count('<span class="estimate-tag">ESTIMATE</span>') == 1
-    assert f"{estimate.gross.energy_j.value:.4g}" in html and unescape(estimate.component.method) in unescape(
-        html
-    )
+    section = page.section("energy")
+    assert "Estimates ESTIMATE — NOT A MEASUREMENT" in section.headings()
+    rows = section.table_after("Estimates")
+    row = _row(rows, estimate.component.label)
+    assert row[0] == f"{estimate.component.label} ESTIMATE"
+    assert row[1].startswith(f"{estimate.gross.energy_j.value:.4g}") and row[-1] == estimate.component.method
+    assert not any(r[0].startswith(estimate.component.label) for r in section.table_after("Per component"))
 
 
-def test_served_weights_are_identified(html):
-    assert fx.SERVED.digests["model.safetensors"] in html and "mock-7b.Q8_0.gguf" in html
+def test_served_weights_are_identified(page):
+    identity = page.section("identity").text
+    assert fx.SERVED.digests["model.safetensors"] in identity and "mock-7b.Q8_0.gguf" in identity
 
 
 def test_text_is_escaped(sheet):
@@ -176,21 +224,36 @@ def test_text_is_escaped(sheet):
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_charts_are_svg_images_with_alt_text(html, sheet):
-    images = _SVG_IMG.findall(html)
-    assert len(images) == 3  # two load charts, then the tuning trajectory
-    assert "Tuning trajectory" in images[2][1]
-    for data, alt in images[:2]:
-        svg = ET.fromstring(base64.b64decode(data))
+def test_charts_are_numbered_svg_images_with_alt_text(page, sheet):
+    figures = page.root.figures()
+    assert len(figures) == 3  # two load charts, then the tuning trajectory
+    assert [c.split(".")[0] for c, _, _ in figures] == ["Figure 1", "Figure 2", "Figure 3"]
+    assert "Tuning trajectory" in figures[2][1]
+    assert len(page.section("load").figures()) == 2 and len(page.section("tuning").figures()) == 1
+    for _, alt, src in figures[:2]:
+        assert src.startswith("data:image/svg+xml;base64,")
+        svg = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
         ns = "{http://www.w3.org/2000/svg}"
         assert svg.get("role") == "img" and svg.get("aria-label")
         assert svg.find(f"{ns}title").text in alt
-        assert svg.find(f"{ns}desc").text == unescape(alt)
+        assert svg.find(f"{ns}desc").text == alt
         assert "(c = closed-loop concurrency, /s = open-loop rate) (c=1, c=4, 200/s)" in alt
-    latency_alt = images[0][1]
+    latency_alt = figures[0][1]
     ttft = [e.result.metrics.ttft_ms.p(50) for e in _completed(sheet)]
     assert "TTFT p50" in latency_alt and "E2EL p99" in latency_alt
     assert f"{min(ttft):.1f}" in latency_alt and f"{max(ttft):.1f}" in latency_alt
+
+
+def test_every_section_is_a_partial_built_from_the_one_macros_file():
+    from factsheet.render import SECTIONS, TEMPLATES_DIR
+
+    for name in SECTIONS:
+        source = (TEMPLATES_DIR / "sections" / f"{name}.html.j2").read_text(encoding="utf-8")
+        assert "{% macro" not in source, name  # building blocks live in macros.html.j2 only
+        if name != "masthead":
+            assert '{% import "macros.html.j2" as m %}' in source, name
+    frame = (TEMPLATES_DIR / "factsheet.html.j2").read_text(encoding="utf-8")
+    assert len(frame.splitlines()) < 40 and "{% macro" not in frame
 
 
 def test_pdf_has_the_name_figures_and_page_numbers(pdf, sheet):
