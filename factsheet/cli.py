@@ -31,8 +31,22 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from factsheet.provenance import tool_version
+
+        out.print(f"llm-factsheet {tool_version()}", highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
-def _main(debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False) -> None:
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="print the tool version"),
+    ] = False,
+) -> None:
     state["debug"] = debug
 
 

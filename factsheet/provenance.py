@@ -78,7 +78,13 @@ def serving_library_versions(python: str | None) -> dict[str, str] | NotMeasured
 
 
 def git_state() -> tuple[str | None, bool | None]:
-    """Commit of the tool's own source tree, and whether it had uncommitted changes."""
+    """Commit of the tool's own source tree, and whether it had uncommitted changes.
+
+    Only for a checkout (an editable install): an installed wheel has no commit of its own, and asking git
+    from site-packages would name whatever repository happens to contain the environment.
+    """
+    if not (_REPO / ".git").exists() or not (_REPO / "pyproject.toml").is_file():
+        return None, None
     try:
         commit = subprocess.run(
             ["git", "-C", str(_REPO), "rev-parse", "HEAD"],

@@ -20,8 +20,8 @@ import jinja2
 from markupsafe import Markup
 from pydantic import BaseModel
 
-import factsheet
 from factsheet.charts import Chart, Series, line_chart
+from factsheet.resources import TEMPLATES, data_file, package_data
 from factsheet.schema import Factsheet, LoadSection
 from factsheet.store import write_atomic
 from probes.errors import InputError
@@ -29,7 +29,6 @@ from probes.load.metrics import LoadMetrics
 from probes.measurement import NotMeasured
 from tuner import TuningResult
 
-TEMPLATES_DIR = Path(factsheet.__file__).resolve().parents[1] / "templates"
 HTML_TEMPLATE = "factsheet.html.j2"
 SECTIONS = (
     "masthead",
@@ -63,7 +62,7 @@ def render_html(sheet: Factsheet) -> str:
     template = _environment().get_template(HTML_TEMPLATE)
     return template.render(
         sheet=sheet,
-        css=Markup((TEMPLATES_DIR / CSS_FILE).read_text(encoding="utf-8")),  # our own file: trusted
+        css=Markup(data_file(TEMPLATES, CSS_FILE).read_text(encoding="utf-8")),  # our own file: trusted
         sections=SECTIONS,
         view=view(sheet),
         figures=figures(sheet),
@@ -275,7 +274,9 @@ def render_pdf(html: str, json_bytes: bytes, path: Path) -> None:
         name=JSON_NAME,
         description="The factsheet as JSON (the record this document was rendered from)",
     )
-    pdf = weasyprint.HTML(string=html, base_url=str(TEMPLATES_DIR)).write_pdf(attachments=[attachment])
+    # Styles and charts are inline: the base URL only anchors relative links, if a template ever has one.
+    base_url = str(package_data(TEMPLATES))
+    pdf = weasyprint.HTML(string=html, base_url=base_url).write_pdf(attachments=[attachment])
     write_atomic(Path(path), pdf)
 
 
@@ -389,12 +390,9 @@ def _x_axis(load: LoadSection) -> tuple[list[str], str]:
 
 @cache
 def _environment() -> jinja2.Environment:
-    if not (TEMPLATES_DIR / HTML_TEMPLATE).is_file():
-        raise RenderError(
-            f"template {TEMPLATES_DIR / HTML_TEMPLATE} not found (render needs the repository's templates/)"
-        )
+    data_file(TEMPLATES, HTML_TEMPLATE)  # a broken install says so in one line, before jinja2 would
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        loader=jinja2.PackageLoader(TEMPLATES, "."),  # package data: works from a wheel, a zip or a checkout
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

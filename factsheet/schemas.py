@@ -1,4 +1,5 @@
-"""The published JSON Schemas (checked in under `schemas/`, tested to be up to date)."""
+"""The published JSON Schemas (checked in under `schemas/`, tested to be up to date, shipped as the package
+data `factsheet.published_schemas`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import json
 from pathlib import Path
 
 from factsheet.store import OutputDir, write_atomic
-
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 
 def json_schemas() -> dict[str, dict]:
@@ -25,7 +24,7 @@ def schema_bytes(schema: dict) -> bytes:
     return (json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def write_schemas(folder: Path = SCHEMA_DIR) -> list[Path]:
+def write_schemas(folder: Path) -> list[Path]:
     OutputDir(folder).check_writable()
     paths = []
     for name, schema in json_schemas().items():

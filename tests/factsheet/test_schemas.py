@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from factsheet.schemas import SCHEMA_DIR, json_schemas, schema_bytes
+from factsheet.schemas import json_schemas, schema_bytes
 
 
-def test_schemas_up_to_date():
+def test_schemas_up_to_date(repo):
     for name, schema in json_schemas().items():
-        path = SCHEMA_DIR / name
+        path = repo / "schemas" / name
         assert path.is_file(), f"{name} missing: run `make schemas`"
         assert path.read_bytes() == schema_bytes(schema), f"{name} is stale: run `make schemas`"
 
