@@ -245,14 +245,16 @@ def test_charts_are_numbered_svg_images_with_alt_text(page, sheet):
 
 
 def test_every_section_is_a_partial_built_from_the_one_macros_file():
-    from factsheet.render import SECTIONS, TEMPLATES_DIR
+    from factsheet.render import SECTIONS
+    from factsheet.resources import TEMPLATES, package_data
 
+    templates = package_data(TEMPLATES)
     for name in SECTIONS:
-        source = (TEMPLATES_DIR / "sections" / f"{name}.html.j2").read_text(encoding="utf-8")
+        source = templates.joinpath("sections", f"{name}.html.j2").read_text(encoding="utf-8")
         assert "{% macro" not in source, name  # building blocks live in macros.html.j2 only
         if name != "masthead":
             assert '{% import "macros.html.j2" as m %}' in source, name
-    frame = (TEMPLATES_DIR / "factsheet.html.j2").read_text(encoding="utf-8")
+    frame = templates.joinpath("factsheet.html.j2").read_text(encoding="utf-8")
     assert len(frame.splitlines()) < 40 and "{% macro" not in frame
 
 
