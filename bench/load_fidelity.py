@@ -18,6 +18,9 @@ Measured (bench/load_fidelity_results.txt, load average ≈ 2 on the 2 shared co
 TTFT p50 reads 204 ms): ratio 2.0. Client CPU per request: ours 0.48–0.65 ms, vLLM's 1.42–1.54 ms.
 
 Usage: .venv/bin/python bench/load_fidelity.py [--rates 100,200,...] [--seconds 4] [--tries 2] [--skip-vllm]
+       [--tokenizer DIR]
+vLLM's client needs a Hugging Face tokenizer folder: --tokenizer, else the embedded spec's model
+(models/smollm2-cpu.yaml) resolved as the build does: the converted-model cache, converted once if absent.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PY = ROOT / ".venv-vllm/bin/python"
-TOKENIZER_DIR = "/tmp/conv/smol"
+EMBEDDED_SPEC = ROOT / "models/smollm2-cpu.yaml"
 TTFT_MS, ITL_MS, OUT_TOKENS, IN_TOKENS = 100.0, 10.0, 16, 32
 SERVER_CORE, CLIENT_CORE = 0, 1
 
@@ -116,10 +119,20 @@ def _run_ours(url: str, rate: float, n: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _run_vllm(url: str, rate: float, n: int) -> dict:
+def embedded_tokenizer_dir() -> str:
+    """The embedded model's folder (tokenizer.json + config) from the converted-model cache, as a build
+    of models/smollm2-cpu.yaml resolves it (converting the GGUF once with .venv-vllm when not cached)."""
+    from factsheet.spec import load_spec
+    from probes.targets.model_source import prepare
+
+    spec, _ = load_spec(EMBEDDED_SPEC)
+    return prepare(spec.target.model, str(VLLM_PY)).served_path
+
+
+def _run_vllm(url: str, rate: float, n: int, tokenizer: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         args = [
-            "--base-url", url, "--model", "mock-model", "--tokenizer", TOKENIZER_DIR,
+            "--base-url", url, "--model", "mock-model", "--tokenizer", tokenizer,
             "--dataset-name", "random", "--random-input-len", str(IN_TOKENS),
             "--random-output-len", str(OUT_TOKENS), "--num-prompts", str(n), "--request-rate", str(rate),
             "--burstiness", "1e9", "--ignore-eos", "--disable-tqdm", "--save-result", "--result-dir", tmp,
@@ -239,6 +252,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0, help="length of each rate step")
     ap.add_argument("--skip-vllm", action="store_true")
     ap.add_argument("--tries", type=int, default=2, help="attempts per client and rate; the best counts")
+    ap.add_argument("--tokenizer", help="tokenizer folder for vLLM's client (default: the embedded model's)")
     args = ap.parse_args()
     from probes.targets.mock_server import free_port
 
@@ -249,7 +263,8 @@ def main() -> None:
     print(f"mock server TTFT {TTFT_MS} ms ITL {ITL_MS} ms, {OUT_TOKENS} tokens; {_load()}", flush=True)
     clients = {"ours": _run_ours}
     if not args.skip_vllm and VLLM_PY.is_file():
-        clients["vllm"] = _run_vllm
+        tokenizer = args.tokenizer or embedded_tokenizer_dir()
+        clients["vllm"] = lambda url, rate, n: _run_vllm(url, rate, n, tokenizer)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the server below is stopped too
     try:
         cpu = {name: _cpu_per_request(run, url) for name, run in clients.items()}
