@@ -177,10 +177,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
 def _energy(run: _Run, points: list[LoadPointEntry]) -> EnergySection | NotMeasured:
     if run.spec.energy is None:
         return NotMeasured(reason=NOT_REQUESTED)
-    # Energy and performance from the same run: the steady window of the highest-load point.
-    entry = max(
-        (p for p in points if p.result.window_epoch), key=lambda p: p.result.metrics.completed, default=None
-    )
+    entry = energy_point(points)
     if entry is None:
         return NotMeasured(reason="no load point completed a request, so there is no steady window")
     result: PointResult = entry.result
@@ -197,6 +194,13 @@ def _energy(run: _Run, points: list[LoadPointEntry]) -> EnergySection | NotMeasu
     section = EnergySection(energy=figures, carbon=carbon_figures(figures.energy_kwh(), run.spec.energy))
     run.out.measurement("energy", section)
     return section
+
+
+def energy_point(points: list[LoadPointEntry]) -> LoadPointEntry | None:
+    """Energy and performance from the same run: the steady window of the highest-load point."""
+    return max(
+        (p for p in points if p.result.window_epoch), key=lambda p: p.result.metrics.completed, default=None
+    )
 
 
 def _accuracy(run: _Run) -> AccuracySection | NotMeasured:

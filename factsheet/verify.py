@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from factsheet.errors import CheckFailed, InputError, describe_validation_error
 from factsheet.provenance import sha256_bytes
+from factsheet.rederive import Discrepancy, rederive
 from factsheet.schema import Factsheet
 
 
@@ -38,6 +39,25 @@ def check_records(sheet: Factsheet, folder: Path) -> list[str]:
     return notes
 
 
+class FiguresDiffer(CheckFailed):
+    """Stated figures differ from what the raw records give (each one named)."""
+
+    def __init__(self, discrepancies: list[Discrepancy]):
+        self.discrepancies = discrepancies
+        super().__init__(
+            f"{len(discrepancies)} figure(s) differ from what the raw records give: "
+            + "; ".join(d.describe() for d in discrepancies)
+        )
+
+
+def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
+    """Every figure the raw records determine, recomputed (after `check_records` vouched for the records)."""
+    found = rederive(sheet, folder)
+    if found:
+        raise FiguresDiffer(found)
+    return ["figures: every figure the raw records determine recomputes to the stated value"]
+
+
 def validate_file(path: Path) -> tuple[str, list[str]]:
     if path.suffix in (".yaml", ".yml"):
         from factsheet.spec import load_spec
@@ -45,4 +65,5 @@ def validate_file(path: Path) -> tuple[str, list[str]]:
         load_spec(path)
         return "build spec", []
     sheet = load_factsheet(path)
-    return f"factsheet (schema {sheet.schema_version})", check_records(sheet, path.parent)
+    notes = check_records(sheet, path.parent)
+    return f"factsheet (schema {sheet.schema_version})", notes + check_figures(sheet, path.parent)

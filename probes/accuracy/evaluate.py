@@ -36,7 +36,7 @@ def evaluate_samples(
         tests_run=tests_run(data),
         samples_path=str(samples_path),
         samples_sha256=hashlib.sha256(raw).hexdigest(),
-        pass_rates=pass_rates(verdicts, data),
+        pass_rates=pass_rates(verdicts, data.info),
         isolation=isolation,
         evaluation_s=time.monotonic() - start,
         per_sample=verdicts,

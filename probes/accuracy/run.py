@@ -10,7 +10,7 @@ from collections.abc import Callable
 import httpx
 
 from probes.accuracy.config import HumanEvalConfig, SubsetConfig
-from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
+from probes.accuracy.dataset import Dataset, DatasetInfo, HumanEvalTask, load_dataset
 from probes.accuracy.generate import PROMPTING, generate_all
 from probes.accuracy.harness import Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.passk import pass_at_ks
@@ -69,7 +69,7 @@ async def run_humaneval(
         subset=subset,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
-        pass_rates=pass_rates(verdicts, dataset),
+        pass_rates=pass_rates(verdicts, dataset.info),
         generation_failures=sum(g.error is not None for g in generations),
         isolation=isolation,
         timings=Timings(
@@ -97,7 +97,8 @@ def tests_run(dataset: Dataset) -> list[str]:
     return ["base", "plus"] if dataset.info.tests == "base+plus" else ["base"]
 
 
-def pass_rates(verdicts: list[SampleVerdict], dataset: Dataset) -> PassRates:
+def pass_rates(verdicts: list[SampleVerdict], info: DatasetInfo) -> PassRates:
+    """pass@k per test set from per-sample verdicts (the run and `factsheet validate` both call this)."""
     by_task: dict[str, list[SampleVerdict]] = {}
     for v in verdicts:
         by_task.setdefault(v.task_id, []).append(v)
@@ -105,7 +106,7 @@ def pass_rates(verdicts: list[SampleVerdict], dataset: Dataset) -> PassRates:
     plus = [(len(vs), sum(v.plus.status == "pass" for v in vs)) for vs in by_task.values()]
     return PassRates(
         base=pass_at_ks(base),
-        plus=pass_at_ks(plus) if dataset.info.tests == "base+plus" else None,
+        plus=pass_at_ks(plus) if info.tests == "base+plus" else None,
         n_tasks=len(by_task),
         n_samples_per_task=min((n for n, _ in base), default=1),
     )

@@ -67,15 +67,35 @@ def point_runner(
     concurrency (closed loop) against a server, from synchronous code (one event loop per point)."""
 
     def run(value: float, progress: Progress | None = None) -> PointResult:
-        update = (
-            {"mode": "open", "rate": value}
-            if knob == "rate"
-            else {"mode": "closed", "concurrency": int(value)}
-        )
-        point = LoadPoint.model_validate({**template.model_dump(), **update})
+        point = knob_point(template, knob, value)
         return asyncio.run(run_point(base_url, model, point, slo, progress=progress, **run_kw))
 
     return run
+
+
+def knob_point(template: LoadPoint, knob: Knob, value: float) -> LoadPoint:
+    """`template` at that rate (open loop) or concurrency (closed loop)."""
+    update = (
+        {"mode": "open", "rate": value} if knob == "rate" else {"mode": "closed", "concurrency": int(value)}
+    )
+    return LoadPoint.model_validate({**template.model_dump(), **update})
+
+
+def judge_point(value: float, result: _Measured, min_attainment: float | None) -> CapacityPoint:
+    """One probed point with its verdict (the search and `factsheet validate` both judge through this)."""
+    m = result.metrics
+    arrivals = getattr(result, "arrivals", None)
+    reasons = judge(m, min_attainment, bool(arrivals and arrivals.client_bound))
+    check = m.p99_check
+    return CapacityPoint(
+        value=value,
+        passed=not reasons,
+        reasons=reasons,
+        p99_ms=check.p99_ms if check else None,
+        slo_attainment=m.slo_attainment,
+        sufficient_samples=check.sufficiency.sufficient if check and check.sufficiency else None,
+        metrics=m,
+    )
 
 
 def judge(metrics: LoadMetrics, min_attainment: float | None, client_bound: bool = False) -> list[str]:
@@ -132,22 +152,9 @@ class _Search:
 
     def probe(self, value: float) -> bool:
         res = self.run(int(value) if self.knob == "concurrency" else value)
-        m = res.metrics
-        arrivals = getattr(res, "arrivals", None)
-        reasons = judge(m, self.min_attainment, bool(arrivals and arrivals.client_bound))
-        check = m.p99_check
-        self.points.append(
-            CapacityPoint(
-                value=value,
-                passed=not reasons,
-                reasons=reasons,
-                p99_ms=check.p99_ms if check else None,
-                slo_attainment=m.slo_attainment,
-                sufficient_samples=check.sufficiency.sufficient if check and check.sufficiency else None,
-                metrics=m,
-            )
-        )
-        return not reasons
+        point = judge_point(value, res, self.min_attainment)
+        self.points.append(point)
+        return point.passed
 
 
 def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float | None, float | None]:

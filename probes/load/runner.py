@@ -275,11 +275,24 @@ def _arrivals(records: list[RequestRecord], point: LoadPoint) -> Arrivals | None
     )
 
 
-def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -> PointResult:
+def point_figures(
+    point: LoadPoint,
+    slo: SLO,
+    records: list[RequestRecord],
+    started_at: float,
+    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
+) -> tuple[LoadMetrics, tuple[float, float] | None, Arrivals | None]:
+    """What a run's raw records determine: its metrics, steady window (epoch s) and arrival fidelity.
+    The run itself and `factsheet validate`'s re-derivation both call this."""
     metrics = compute_metrics(_steady(records, point), slo, percentiles=percentiles)
     window = None
     if metrics.window_start_s is not None and metrics.window_end_s is not None:
         window = (started_at + metrics.window_start_s, started_at + metrics.window_end_s)
+    return metrics, window, _arrivals(records, point)
+
+
+def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -> PointResult:
+    metrics, window, arrivals = point_figures(point, slo, records, started_at, percentiles)
     return PointResult(
         point=point,
         label=point.label,
@@ -290,7 +303,7 @@ def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -
         aborted=run.aborted,
         metrics=metrics,
         window_epoch=window,
-        arrivals=_arrivals(records, point),
+        arrivals=arrivals,
         workload=workload,
         records=records,
     )

@@ -1,0 +1,23 @@
+"""pass@k recomputed from the per-sample verdicts kept as raw records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from factsheet.rederive.compare import Discrepancy, differences
+from factsheet.rederive.records import read_records
+from factsheet.schema import AccuracySection
+from probes.accuracy.result import SampleRecord
+from probes.accuracy.run import pass_rates
+
+
+def accuracy(section: AccuracySection, folder: Path) -> list[Discrepancy]:
+    res, src = section.result, section.records.path
+    samples, out = read_records(folder, section.records, SampleRecord.model_validate, "accuracy.records")
+    if samples is None:
+        return out
+    out += differences(res.per_task, samples, "accuracy.result.per_task", src)
+    out += differences(res.pass_rates, pass_rates(samples, res.dataset), "accuracy.result.pass_rates", src)
+    failures = sum(s.generation_error is not None for s in samples)
+    out += differences(res.generation_failures, failures, "accuracy.result.generation_failures", src)
+    return out

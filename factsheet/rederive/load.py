@@ -1,0 +1,92 @@
+"""Load points and the capacity search, recomputed from their per-request records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from factsheet.rederive.compare import Discrepancy, differences
+from factsheet.rederive.records import read_records
+from factsheet.schema import LoadSection
+from probes.load.capacity import judge_point, knob_point
+from probes.load.metrics import LoadMetrics
+from probes.load.records import RequestRecord
+from probes.load.runner import Arrivals, point_figures
+from probes.measurement import DEFAULT_PERCENTILES, NotMeasured
+
+
+def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
+    """The percentiles the run reported (keys 'p50', 'p90', ...), so the same ones are recomputed."""
+    keys = metrics.ttft_ms.percentiles or metrics.e2el_ms.percentiles
+    return tuple(float(k[1:]) for k in keys) or DEFAULT_PERCENTILES
+
+
+def load_points(load: LoadSection, folder: Path) -> list[Discrepancy]:
+    out: list[Discrepancy] = []
+    for i, entry in enumerate(load.points):
+        path, res, src = f"load.points[{i}]", entry.result, entry.records.path
+        records, problems = read_records(
+            folder, entry.records, RequestRecord.model_validate, f"{path}.records"
+        )
+        out += problems
+        if records is None:
+            continue
+        metrics, window, arrivals = point_figures(
+            res.point, res.metrics.slo, records, res.started_at, percentiles_of(res.metrics)
+        )
+        out += differences(res.metrics, metrics, f"{path}.result.metrics", src)
+        out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
+        out += differences(res.arrivals, arrivals, f"{path}.result.arrivals", src)
+        out += differences(res.sent, len(records), f"{path}.result.sent", src)
+        out += differences(
+            res.not_sent, res.point.num_requests - len(records), f"{path}.result.not_sent", src
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _Replayed:
+    metrics: LoadMetrics
+    arrivals: Arrivals | None
+
+
+def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
+    """Each probed point's metrics and verdict through the probe's own judge, then the capacity itself:
+    the highest passing probed value (the result's definition) and the bracket's lowest fail above it."""
+    if isinstance(load.capacity, NotMeasured) or not load.points:
+        return []
+    cap, base = load.capacity.result, "load.capacity.result"
+    template = load.points[0].result.point  # the build probes the first point's shape at each value
+    out: list[Discrepancy] = []
+    judged = []
+    for i, (stated, rec) in enumerate(zip(cap.points, load.capacity.records, strict=True)):
+        path = f"{base}.points[{i}]"
+        records, problems = read_records(
+            folder, rec, RequestRecord.model_validate, f"load.capacity.records[{i}]"
+        )
+        out += problems
+        if records is None:
+            judged.append(stated)
+            continue
+        point = knob_point(template, cap.knob, stated.value)
+        metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics))
+        # Capacity runs keep no epoch origin: their window is compared relative to the run's start only.
+        point_now = judge_point(stated.value, _Replayed(metrics, arrivals), cap.min_attainment)
+        judged.append(point_now)
+        out += differences(stated, point_now, path, rec.path)
+    passed = [p.value for p in judged if p.passed]
+    highest = max(passed, default=None)
+    lowest_fail = min(
+        (p.value for p in judged if not p.passed and (highest is None or p.value > highest)), default=None
+    )
+    at = next((p for p in judged if p.value == highest and p.passed), None)
+    sources = "the probed points' verdicts"
+    out += differences(cap.capacity, highest, f"{base}.capacity", sources)
+    out += differences(list(cap.bracket), [highest, lowest_fail], f"{base}.bracket", sources)
+    out += differences(
+        cap.insufficient_samples,
+        bool(at and at.sufficient_samples is False),
+        f"{base}.insufficient_samples",
+        sources,
+    )
+    return out
