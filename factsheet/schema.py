@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from factsheet.spec import ModelIdentity
+from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
 from probes.energy import CarbonResult, EnergyResult
 from probes.load.capacity import CapacityResult
@@ -20,7 +21,9 @@ from probes.measurement import PERCENTILE_METHOD, Model, NotMeasured
 from probes.targets import EngineInfo, PreparedModel
 from tuner import TuningResult
 
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = (
+    "1.0.0"  # semver: bump the minor when adding, the major when changing (factsheet/versions.py)
+)
 
 
 class RecordsFile(Model):
@@ -96,7 +99,11 @@ class Provenance(Model):
 
 
 class Factsheet(Model):
-    schema_version: Literal["1.0.0"] = SCHEMA_VERSION
+    schema_version: str = Field(
+        SCHEMA_VERSION,
+        pattern=same_major_pattern(SCHEMA_VERSION),
+        description="semver of the schema the document follows; a tool reads every older minor of its major",
+    )
     kind: Literal["llm-factsheet"] = "llm-factsheet"
     name: str
     identity: Identity

@@ -1,5 +1,9 @@
-"""The published JSON Schemas (checked in under `schemas/`, tested to be up to date, shipped as the package
-data `factsheet.published_schemas`)."""
+"""The published JSON Schemas: checked in under `schemas/v<MAJOR>/` (one folder per released major version,
+kept when a new major is released), tested to be up to date, shipped as the package data
+`factsheet.published_schemas`.
+
+Each schema's `$id` is stable and carries its semver: https://llm-factsheet.dev/schemas/v1/factsheet-1.0.0.schema.json.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,29 @@ import json
 from pathlib import Path
 
 from factsheet.store import OutputDir, write_atomic
+from factsheet.versions import parse
+
+BASE_URI = "https://llm-factsheet.dev/schemas"
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema_id(name: str, version: str) -> str:
+    return f"{BASE_URI}/v{parse(version).major}/{name}-{version}.schema.json"
 
 
 def json_schemas() -> dict[str, dict]:
+    """Path under schemas/ (e.g. 'v1/factsheet.schema.json') → schema of the current version."""
     from factsheet.schema import SCHEMA_VERSION, Factsheet
-    from factsheet.spec import SPEC_VERSION, BuildSpec
+    from factsheet.spec import SPEC_SCHEMA_VERSION, BuildSpec
 
-    spec = BuildSpec.model_json_schema(mode="validation")
-    spec["$id"] = f"https://llm-factsheet.dev/schemas/build-spec-v{SPEC_VERSION}.schema.json"
-    sheet = Factsheet.model_json_schema(mode="serialization")
-    sheet["$id"] = f"https://llm-factsheet.dev/schemas/factsheet-{SCHEMA_VERSION}.schema.json"
-    return {"build-spec.schema.json": spec, "factsheet.schema.json": sheet}
+    out = {}
+    for name, version, schema in (
+        ("build-spec", SPEC_SCHEMA_VERSION, BuildSpec.model_json_schema(mode="validation")),
+        ("factsheet", SCHEMA_VERSION, Factsheet.model_json_schema(mode="serialization")),
+    ):
+        schema = {"$schema": DIALECT, "$id": schema_id(name, version), "version": version, **schema}
+        out[f"v{parse(version).major}/{name}.schema.json"] = schema
+    return out
 
 
 def schema_bytes(schema: dict) -> bytes:
@@ -25,9 +41,12 @@ def schema_bytes(schema: dict) -> bytes:
 
 
 def write_schemas(folder: Path) -> list[Path]:
+    """Write the current major's schemas into `folder`/v<MAJOR>/; other majors' folders are left as released."""
     OutputDir(folder).check_writable()
     paths = []
     for name, schema in json_schemas().items():
-        write_atomic(folder / name, schema_bytes(schema))
-        paths.append(folder / name)
+        path = Path(folder) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, schema_bytes(schema))
+        paths.append(path)
     return paths

@@ -8,9 +8,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from factsheet.errors import CheckFailed, InputError, describe_validation_error
-from factsheet.provenance import sha256_bytes
+from factsheet.provenance import sha256_bytes, tool_version
 from factsheet.rederive import Discrepancy, rederive
-from factsheet.schema import Factsheet
+from factsheet.schema import SCHEMA_VERSION, Factsheet
+from factsheet.versions import check_readable
 
 
 def load_factsheet(path: Path) -> Factsheet:
@@ -20,6 +21,9 @@ def load_factsheet(path: Path) -> Factsheet:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
     except ValueError as exc:
         raise InputError(f"{path}: not valid JSON: {exc}") from exc
+    if isinstance(data, dict) and data.get("kind") == "llm-factsheet":
+        # The version first: a newer document's unknown fields would otherwise read as mere schema errors.
+        check_readable(data.get("schema_version"), SCHEMA_VERSION, tool=f"llm-factsheet {tool_version()}")
     try:
         return Factsheet.model_validate(data)
     except ValidationError as exc:
