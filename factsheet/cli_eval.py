@@ -26,6 +26,7 @@ def humaneval(
     concurrency: Annotated[int, typer.Option(help="sandboxed processes at once")] = 2,
 ) -> None:
     """Per-sample base/plus verdicts with the failure cause, and pass@k."""
+    from factsheet.provenance import tool_version
     from probes.accuracy import evaluate_samples, write_eval_report
 
     report = evaluate_samples(samples, dataset, concurrency=concurrency)
@@ -38,5 +39,5 @@ def humaneval(
         table.add_row("base + plus", *(f"{v:.3f}" for v in report.pass_rates.plus.values()))
     out.print(table)
     out.print(f"isolation: {', '.join(report.isolation)}")
-    for path in write_eval_report(report, output):
+    for path in write_eval_report(report, output, tool_version=tool_version()):
         out.print(f"  {path}")

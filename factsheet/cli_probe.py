@@ -17,6 +17,7 @@ from rich.table import Table
 from factsheet.cli_common import err, guarded
 from factsheet.errors import InputError, describe_validation_error
 from factsheet.progress import bars
+from factsheet.provenance import tool_version
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_digest, records_jsonl
@@ -229,6 +230,7 @@ def load(
     doc = json.loads(result.model_dump_json())
     doc["records_file"] = "records.jsonl"
     doc["records_digest"] = records_digest(records)
+    doc["tool_version"] = tool_version()  # from the installed package's metadata
     _write_atomic(output / "records.jsonl", records)
     _write_atomic(output / "result.json", json.dumps(doc, indent=2).encode())
     console.print(_table(result, percentiles))

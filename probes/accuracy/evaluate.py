@@ -43,10 +43,13 @@ def evaluate_samples(
     )
 
 
-def write_eval_report(report: EvalReport, out_dir: Path) -> list[Path]:
-    """eval_report.json (summary) and eval_samples.jsonl (one verdict a line), each written atomically."""
+def write_eval_report(report: EvalReport, out_dir: Path, *, tool_version: str | None = None) -> list[Path]:
+    """eval_report.json (summary, with the writing tool's version when given) and eval_samples.jsonl (one
+    verdict a line), each written atomically."""
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = report.model_dump(mode="json", exclude={"per_sample"})
+    if tool_version is not None:
+        summary["tool_version"] = tool_version
     lines = "".join(v.model_dump_json() + "\n" for v in report.per_sample)
     return [
         _atomic_write(out_dir / "eval_report.json", json.dumps(summary, indent=2) + "\n"),

@@ -3,6 +3,7 @@
 
 import json
 from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
 
 import pytest
 from typer.testing import CliRunner
@@ -55,6 +56,7 @@ def test_eval_command_labels_base_only_and_has_no_plus_rate(offline, tmp_path):
     report = json.loads((tmp_path / "o" / "eval_report.json").read_text())
     assert report["dataset"]["name"] == "HumanEval (base tests only)"
     assert report["pass_rates"]["plus"] is None
+    assert report["tool_version"] == metadata.version("llm-factsheet")
     assert report["pass_rates"]["base"]["pass@1"] == pytest.approx((0.5 + 1.0) / 2)
 
 

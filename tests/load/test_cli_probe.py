@@ -1,4 +1,5 @@
 import json
+from importlib import metadata
 
 import pytest
 from typer.testing import CliRunner
@@ -23,6 +24,7 @@ def test_probe_load_writes_result_and_records(tmp_path):
     doc = json.loads((out / "result.json").read_text())
     data = (out / "records.jsonl").read_bytes()
     assert doc["records_digest"] == records_digest(data) and len(load_records(data)) == 20
+    assert doc["tool_version"] == metadata.version("llm-factsheet")  # installed metadata, not a constant
     m = doc["metrics"]
     assert m["completed"] == 20 and m["slo"]["tpot_ms"] == 50 and m["good"] == 20
     assert set(m["ttft_ms"]["percentiles"]) == {"p50", "p99"}
