@@ -43,15 +43,19 @@ def same(a: Any, b: Any) -> bool:
 
 
 def differences(stated: Any, recomputed: Any, path: str, source: str) -> list[Discrepancy]:
-    """Every leaf where the two trees (models, dicts, lists, scalars) differ, named by its path."""
+    """Every leaf where the two trees (models, dicts, lists, scalars) differ, named by its path.
+
+    Only what the document states is compared: a figure a later minor version added (absent from an older
+    factsheet, so unset in its model) is not held against it; a stated figure the records do not give is.
+    """
     if isinstance(stated, BaseModel):
-        stated = stated.model_dump(mode="json")
+        stated = stated.model_dump(mode="json", exclude_unset=True)
     if isinstance(recomputed, BaseModel):
         recomputed = recomputed.model_dump(mode="json")
     if isinstance(stated, dict) and isinstance(recomputed, dict):
         out: list[Discrepancy] = []
-        for key in dict.fromkeys([*stated, *recomputed]):
-            out += differences(stated.get(key), recomputed.get(key), f"{path}.{key}", source)
+        for key, value in stated.items():
+            out += differences(value, recomputed.get(key), f"{path}.{key}", source)
         return out
     if (
         isinstance(stated, list | tuple)

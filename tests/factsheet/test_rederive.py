@@ -93,3 +93,13 @@ def test_every_kind_of_section_is_covered():
     assert doc["load"]["points"][1]["result"]["point"]["mode"] == "open"
     assert doc["load"]["capacity"]["result"]["points"] and doc["accuracy"]["result"]["pass_rates"]["plus"]
     assert "gross" in doc["energy"]["energy"]["total"] and "g_co2e" in doc["energy"]["carbon"]
+
+
+def test_a_figure_added_by_a_later_minor_is_not_held_against_an_older_document():
+    from factsheet.rederive.compare import differences
+    from probes.measurement import Distribution
+
+    older = Distribution.model_validate_json('{"unit": "ms", "definition": "d", "n": 2, "mean": 1.5}')
+    now = Distribution(unit="ms", definition="d", n=2, mean=1.5, std=0.7, percentiles={"p50": 1.5})
+    assert differences(older, now, "x", "") == []  # std and percentiles not stated: nothing to compare
+    assert [d.figure for d in differences(older, now.model_copy(update={"mean": 2.0}), "x", "")] == ["x.mean"]
