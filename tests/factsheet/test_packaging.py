@@ -97,7 +97,7 @@ def _run(bindir: Path, args: list[str], cwd: Path) -> subprocess.CompletedProces
 
 
 def _check_installed_tool(bindir: Path, workdir: Path, expected_version: str) -> str:
-    """From a folder outside the checkout: --version, schema, render of the 1.0.0 fixture."""
+    """From a folder outside the checkout: --version, schema, validate and render of the 1.0.0 fixture."""
     workdir.mkdir()
     where = subprocess.run(
         [
@@ -118,6 +118,8 @@ def _check_installed_tool(bindir: Path, workdir: Path, expected_version: str) ->
     assert any("factsheet" in name for name in json.loads(schema.stdout))
     sheet = workdir / "sheet"
     shutil.copytree(FIXTURE, sheet)
+    validated = _run(bindir, ["validate", str(sheet / "factsheet.json")], workdir)
+    assert validated.returncode == 0, validated.stdout + validated.stderr  # digests and re-derivation
     rendered = _run(bindir, ["render", str(sheet / "factsheet.json"), "-o", str(workdir / "out")], workdir)
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     html = (workdir / "out" / "factsheet.html").read_text()
