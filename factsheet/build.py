@@ -181,34 +181,40 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     template = run.spec.load.load_points(live.supports_ignore_eos)[0].model_copy(
         update={"num_requests": spec.num_requests}
     )
-    runner = point_runner(
-        live.base_url,
-        live.model,
-        template,
-        run.spec.load.slo,
-        knob=spec.knob,
-        api_key=live.api_key,
-        tokenizer_path=live.tokenizer_path,
-    )
     records: list[RecordsFile] = []
 
-    def probe(value: float) -> PointResult:
-        # The search is deterministic given its results: a resumed build replays the probes it checkpointed.
-        label = f"capacity: {spec.knob} {value:g}"
-        name, key = f"capacity-{len(records) + 1:02d}", _key(run, spec, template, run.spec.load.slo, value)
-        saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
-        if saved is not None:
-            records.append(saved.records)
-            return saved.result
-        run.log(f"{label}, {spec.num_requests} requests")
-        result = runner(value, run.bar(label))
-        data = records_jsonl(result.records)
-        records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records)))
-        run.checkpoints.save(name, key, LoadPointEntry(result=result, records=records[-1]), label)
-        return result
+    def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
+        runner = point_runner(
+            live.base_url,
+            live.model,
+            template.model_copy(update={"num_requests": requests}),
+            run.spec.load.slo,
+            knob=spec.knob,
+            api_key=live.api_key,
+            tokenizer_path=live.tokenizer_path,
+        )
 
+        def probe(value: float) -> PointResult:
+            # The search is deterministic given its results: a resumed build replays its checkpoints.
+            label = f"capacity {kind}: {spec.knob} {value:g}"
+            name = f"capacity-{len(records) + 1:02d}"
+            key = _key(run, spec, template, run.spec.load.slo, kind, requests, value)
+            saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
+            if saved is not None:
+                records.append(saved.records)
+                return saved.result
+            run.log(f"{label}, {requests} requests")
+            result = runner(value, run.bar(label))
+            data = records_jsonl(result.records)
+            records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records)))
+            run.checkpoints.save(name, key, LoadPointEntry(result=result, records=records[-1]), label)
+            return result
+
+        return probe
+
+    confirm = spec.confirm_requests
     result = find_capacity(
-        probe,
+        prober(spec.num_requests, "probe"),
         run.spec.load.slo,
         knob=spec.knob,
         start=spec.start,
@@ -216,8 +222,14 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         min_attainment=spec.min_attainment,
         tolerance=spec.tolerance,
         max_points=spec.max_points,
+        confirm=prober(confirm, "confirmation") if confirm else None,
+        max_confirmations=spec.max_confirmations,
     )
-    run.log(f"  capacity at SLO: {result.capacity} ({result.stop_reason})")
+    low, high = result.range
+    run.log(
+        f"  capacity at SLO: {result.capacity} ({result.stop_reason}); "
+        f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
+    )
     return CapacitySection(result=result, records=records)
 
 

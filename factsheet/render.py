@@ -123,6 +123,7 @@ class CapacityRow:
     n: int | None
     sufficiency: object | None
     attainment_ci: object | None
+    p99_ci: object | None
 
 
 def view(sheet: Factsheet) -> dict:
@@ -185,19 +186,41 @@ def _capacity_view(capacity) -> dict | None:
                 n=check.n if check else None,
                 sufficiency=check.sufficiency if check else None,
                 attainment_ci=pt.metrics.goodput_ci.attainment if pt.metrics.goodput_ci else None,
+                p99_ci=pt.metrics.percentile_ci.get(f"{c.slo.p99_metric}.p99"),
             )
         )
     unit = " req/s" if c.knob == "rate" else ""
     bracket = tuple(fmt_sig(b) if b is not None else "—" for b in c.bracket)
+    low, high = c.range
+    span = f"[{fmt_sig(low) if low is not None else '—'}, {fmt_sig(high) if high is not None else '—'})"
+    answer = next((r for r in reversed(rows) if r.point.value == c.capacity and r.point.passed), None)
     if c.capacity is None:
         headline = f"capacity at SLO: no probed {c.knob} met the SLO"
     else:
-        headline = (
-            f"capacity at SLO {c.knob} {fmt_sig(c.capacity)}{unit} (bracket [{bracket[0]}, {bracket[1]}])"
-        )
+        headline = f"capacity at SLO {c.knob} {fmt_sig(c.capacity)}{unit}, range {span}"
+        if c.confirmed:
+            headline += f", confirmed by {answer.n} requests"
         if c.insufficient_samples:
             headline += ", its p99 on too few samples"
-    return {"rows": rows, "unit": unit, "bracket": bracket, "headline": headline}
+    return {
+        "rows": rows,
+        "unit": unit,
+        "bracket": bracket,
+        "range": span,
+        "answer": answer,
+        "ends": _bracket_ends(c, rows),
+        "headline": headline,
+    }
+
+
+def _bracket_ends(c, rows: list[CapacityRow]) -> list[tuple[str, CapacityRow]]:
+    """The runs the bracket's ends rest on (the last run at each end value: a confirmation if any)."""
+    ends = []
+    for what, value in (("highest pass", c.bracket[0]), ("lowest fail", c.bracket[1])):
+        at = [r for r in rows if r.point.value == value]
+        if value is not None and at:
+            ends.append((what, at[-1]))
+    return ends
 
 
 def _accuracy_view(accuracy) -> dict | None:

@@ -23,7 +23,7 @@ from factsheet.cli import app
 from probes.targets.mock_server import MockServerConfig, running
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPACITY = "  capacity: {knob: concurrency, start: 2, max_value: 8, num_requests: 12}\n"
+CAPACITY = "  capacity: {knob: concurrency, start: 2, max_value: 8, num_requests: 12, confirm_requests: 16}\n"
 SLOTS = MockServerConfig(model="mock-model", ttft_ms=40, itl_ms=10, slots=4)  # 40 + 7 × 10 = 110 ms
 
 
@@ -98,9 +98,10 @@ def test_resume_after_a_kill_reuses_the_checkpointed_points_and_says_so(first, t
     old, new = sheet["load"]["points"], resumed["load"]["points"]
     assert new[0] == old[0]  # the very measurement, records digest included
     assert new[1]["result"]["started_at"] > old[1]["result"]["started_at"]
-    # The capacity probes were checkpointed too: all replayed, same answer.
+    # The capacity probes and confirmation were checkpointed too: all replayed, same answer.
     probes = len(sheet["load"]["capacity"]["records"])
-    assert result.output.count("resume: reused capacity: concurrency") == probes
+    assert sheet["load"]["capacity"]["result"]["points"][-1]["confirmation"]
+    assert result.output.count("resume: reused capacity ") == probes
     assert resumed["load"]["capacity"] == sheet["load"]["capacity"]
     assert f"resume: reused {1 + probes} measurement(s)" in result.output
 
