@@ -89,7 +89,7 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
     def numbered(chart: Chart) -> Figure:
         nonlocal number
         number += 1
-        return Figure(number, chart, chart.alt)
+        return Figure(number, chart, f"{chart.title}.")  # the plotted values are in the image's description
 
     load = [numbered(c) for c in charts["load"]]
     tuning = numbered(charts["tuning"]) if charts["tuning"] is not None else None
@@ -340,7 +340,7 @@ def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
     if isinstance(tuning, NotMeasured):
         return None
     entries = [e for e in tuning.trace if e.figures is not None]
-    labels = [f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" for e in entries]
+    names = [f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" for e in entries]
 
     def figure(source: str, what: str) -> list[float | None]:
         return [getattr(e.figures, what).value if e.source == source else None for e in entries]
@@ -354,12 +354,13 @@ def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
         Series("SLO (p99)", [slo_s] * len(entries), "#777777", dashed=True),
     ]
     return line_chart(
-        labels,
-        "evaluation (concurrency c / max_num_seqs m / n-gram width k)",
+        [str(e.index) for e in entries],  # the operating point of each is in the trace table
+        "evaluation # (its operating point: trace table below)",
         series,
         title="Tuning trajectory: goodput and p99 per evaluation",
         y_title="goodput req/s · p99 s",
         log_y=False,
+        x_names=names,
     )
 
 
