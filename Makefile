@@ -16,7 +16,7 @@ ifneq ($(HUMANEVAL),)
 export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
 endif
 
-.PHONY: demo test lint schemas system tool serving clean
+.PHONY: demo test bench lint schemas system tool serving clean
 
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
@@ -24,6 +24,12 @@ demo: system tool serving
 test: system tool serving
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
+
+# What the benchmarks under bench/ need beyond the tool (the `bench` extra: optuna, evalplus).
+bench: tool $(VENV)/.bench-installed
+$(VENV)/.bench-installed: pyproject.toml
+	$(VENV)/bin/pip install -q -e '.[bench]'
+	touch $@
 
 lint: tool
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
