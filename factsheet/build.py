@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from factsheet import provenance as prov
+from factsheet.checkpoint import Checkpoints, Key, digest, prepare_output
 from factsheet.progress import Bars, no_bars
 from factsheet.schema import (
     AccuracySection,
@@ -41,8 +42,10 @@ NOT_REQUESTED = "not requested in the build spec"
 class _Run:
     """State of one build: the spec, the live target, the output folder, what is measured so far."""
 
-    def __init__(self, spec: BuildSpec, out: OutputDir, log: Log, bar: Bars):
+    def __init__(self, spec: BuildSpec, out: OutputDir, log: Log, bar: Bars, checkpoints: Checkpoints):
         self.spec, self.out, self.log, self.bar = spec, out, log, bar
+        self.checkpoints = checkpoints
+        self.target_id = ""  # digest of the target section and the weights served: part of every key
         self.live: LiveTarget | None = None
         self.monitor: EnergyMonitor | None = None
         self.idle = None
@@ -50,26 +53,47 @@ class _Run:
 
 
 def build(
-    spec: BuildSpec, spec_path: Path, spec_raw: bytes, out_dir: Path, log: Log = print, bar: Bars = no_bars
+    spec: BuildSpec,
+    spec_path: Path,
+    spec_raw: bytes,
+    out_dir: Path,
+    log: Log = print,
+    bar: Bars = no_bars,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
 ) -> Factsheet:
+    """Measure what the spec asks. With `resume`, measurements checkpointed in `out_dir` by an earlier
+    (interrupted) build of an unchanged spec section and target are reused; without it, a non-empty
+    `out_dir` is refused (or, with `overwrite`, the earlier build's files are removed first)."""
     started, t0 = prov.utc_now(), time.monotonic()
     out = OutputDir(out_dir)
     out.check_writable()
-    run = _Run(spec, out, log, bar)
+    prepare_output(out.root, resume=resume, overwrite=overwrite)
+    run = _Run(spec, out, log, bar, Checkpoints(out, resume=resume, log=log))
     _preflight(spec)
     log(f"target: {spec.target.kind} — starting / checking")
     with open_target(spec.target) as live, _energy_monitor(run):
         run.live = live
+        run.target_id = digest(spec.target, live.prepared_model)
         log(f"target up at {live.base_url} (model {live.model})")
-        if run.monitor is not None:
+        point_keys = [_key(run, p, spec.load.slo) for p in spec.load.load_points(live.supports_ignore_eos)]
+        energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
+        energy = _reused_energy(run, energy_key)
+        if run.monitor is not None and energy is None:
             log(f"energy: measuring idle power for {spec.energy.idle_s:g} s")
             run.idle = run.monitor.measure_idle(spec.energy.idle_s)
-        points = _measure_load(run)
+        # Energy rests on the monitor's window over a load point: without its checkpoint, the points run again.
+        points = _measure_load(run, point_keys, reuse=spec.energy is None or energy is not None)
+        energy = energy or _energy(run, points, energy_key)
         capacity = _capacity(run)
-        energy = _energy(run, points)
         accuracy = _accuracy(run)
         system = _system(run)
     tuning = _tuning(run)  # after the build's server is stopped
+    if resume:
+        log(run.checkpoints.summary())
+        for stale in run.checkpoints.remove_stale():
+            log(f"resume: removed {stale} (not part of this build)")
     return Factsheet(
         name=spec.name,
         identity=Identity(**spec.model.model_dump(), served_model=live.prepared_model),
@@ -99,11 +123,29 @@ def _energy_monitor(run: _Run):
         yield
 
 
-def _measure_load(run: _Run) -> list[LoadPointEntry]:
+def _key(run: _Run, *section: object) -> Key:
+    """What a measurement depends on: its spec section (and inputs), and the target's identity."""
+    return {"spec": digest(*section), "target": run.target_id}
+
+
+def _reused_energy(run: _Run, key: Key) -> EnergySection | None:
+    if run.spec.energy is None:
+        return None
+    return run.checkpoints.reuse("energy", key, EnergySection, "energy")
+
+
+def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointEntry]:
     live, entries = run.live, []
     points = run.spec.load.load_points(live.supports_ignore_eos)
-    for i, point in enumerate(points, 1):
+    if run.checkpoints.resume and not reuse:
+        run.log("resume: load points measured again (the energy figures need the monitor over their window)")
+    for i, (point, key) in enumerate(zip(points, keys, strict=True), 1):
         label = f"load {i}/{len(points)}: {point.label}"
+        name = f"load-{i:02d}"
+        saved = run.checkpoints.reuse(name, key, LoadPointEntry, label) if reuse else None
+        if saved is not None:
+            entries.append(saved)
+            continue
         run.log(f"{label}, {point.num_requests} requests")
         result = asyncio.run(
             run_point(
@@ -117,9 +159,9 @@ def _measure_load(run: _Run) -> list[LoadPointEntry]:
             )
         )
         data = records_jsonl(result.records)
-        records = run.out.records(f"load-{i:02d}.jsonl", data, len(result.records))
+        records = run.checkpoints.records(f"load-{i:02d}.jsonl", data, len(result.records))
         entries.append(LoadPointEntry(result=result, records=records))
-        run.out.measurement("load", entries)
+        run.checkpoints.save(name, key, entries[-1], label)
         m = result.metrics
         run.log(
             f"  completed {m.completed}, failed {m.failed}, output {_fmt(m.output_throughput, '.1f')} tok/s, "
@@ -139,27 +181,40 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     template = run.spec.load.load_points(live.supports_ignore_eos)[0].model_copy(
         update={"num_requests": spec.num_requests}
     )
-    runner = point_runner(
-        live.base_url,
-        live.model,
-        template,
-        run.spec.load.slo,
-        knob=spec.knob,
-        api_key=live.api_key,
-        tokenizer_path=live.tokenizer_path,
-    )
     records: list[RecordsFile] = []
 
-    def probe(value: float) -> PointResult:
-        label = f"capacity: {spec.knob} {value:g}"
-        run.log(f"{label}, {spec.num_requests} requests")
-        result = runner(value, run.bar(label))
-        data = records_jsonl(result.records)
-        records.append(run.out.records(f"capacity-{len(records) + 1:02d}.jsonl", data, len(result.records)))
-        return result
+    def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
+        runner = point_runner(
+            live.base_url,
+            live.model,
+            template.model_copy(update={"num_requests": requests}),
+            run.spec.load.slo,
+            knob=spec.knob,
+            api_key=live.api_key,
+            tokenizer_path=live.tokenizer_path,
+        )
 
+        def probe(value: float) -> PointResult:
+            # The search is deterministic given its results: a resumed build replays its checkpoints.
+            label = f"capacity {kind}: {spec.knob} {value:g}"
+            name = f"capacity-{len(records) + 1:02d}"
+            key = _key(run, spec, template, run.spec.load.slo, kind, requests, value)
+            saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
+            if saved is not None:
+                records.append(saved.records)
+                return saved.result
+            run.log(f"{label}, {requests} requests")
+            result = runner(value, run.bar(label))
+            data = records_jsonl(result.records)
+            records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records)))
+            run.checkpoints.save(name, key, LoadPointEntry(result=result, records=records[-1]), label)
+            return result
+
+        return probe
+
+    confirm = spec.confirm_requests
     result = find_capacity(
-        probe,
+        prober(spec.num_requests, "probe"),
         run.spec.load.slo,
         knob=spec.knob,
         start=spec.start,
@@ -167,14 +222,18 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         min_attainment=spec.min_attainment,
         tolerance=spec.tolerance,
         max_points=spec.max_points,
+        confirm=prober(confirm, "confirmation") if confirm else None,
+        max_confirmations=spec.max_confirmations,
     )
-    run.log(f"  capacity at SLO: {result.capacity} ({result.stop_reason})")
-    section = CapacitySection(result=result, records=records)
-    run.out.measurement("capacity", section)
-    return section
+    low, high = result.range
+    run.log(
+        f"  capacity at SLO: {result.capacity} ({result.stop_reason}); "
+        f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
+    )
+    return CapacitySection(result=result, records=records)
 
 
-def _energy(run: _Run, points: list[LoadPointEntry]) -> EnergySection | NotMeasured:
+def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection | NotMeasured:
     if run.spec.energy is None:
         return NotMeasured(reason=NOT_REQUESTED)
     entry = energy_point(points)
@@ -192,7 +251,7 @@ def _energy(run: _Run, points: list[LoadPointEntry]) -> EnergySection | NotMeasu
         cpu_model=run.host.cpu_model,
     )
     section = EnergySection(energy=figures, carbon=carbon_figures(figures.energy_kwh(), run.spec.energy))
-    run.out.measurement("energy", section)
+    run.checkpoints.save("energy", key, section, "energy")
     return section
 
 
@@ -206,7 +265,10 @@ def energy_point(points: list[LoadPointEntry]) -> LoadPointEntry | None:
 def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
     if run.spec.accuracy is None:
         return NotMeasured(reason=NOT_REQUESTED)
-    live = run.live
+    live, key = run.live, _key(run, run.spec.accuracy)
+    saved = run.checkpoints.reuse("accuracy", key, AccuracySection, "accuracy")
+    if saved is not None:
+        return saved
     run.log("accuracy: HumanEval+ generation and sandboxed evaluation")
     result: AccuracyResult = asyncio.run(
         run_humaneval(
@@ -218,9 +280,9 @@ def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
         )
     )
     lines = [t.model_dump_json().encode() + b"\n" for t in result.per_task]
-    records = run.out.records("humaneval.jsonl", b"".join(lines), len(lines))
+    records = run.checkpoints.records("humaneval.jsonl", b"".join(lines), len(lines))
     section = AccuracySection(result=result, records=records)
-    run.out.measurement("accuracy", section)
+    run.checkpoints.save("accuracy", key, section, "accuracy")
     return section
 
 
@@ -228,9 +290,13 @@ def _tuning(run: _Run) -> TuningResult | NotMeasured:
     """Runs after the build's own server is stopped: the tuner starts servers with its own flags."""
     if run.spec.tuning is None:
         return NotMeasured(reason=NOT_REQUESTED)
+    key = _key(run, run.spec.tuning)
+    saved = run.checkpoints.reuse("tuning", key, TuningResult, "tuning")
+    if saved is not None:
+        return saved
     run.log(f"tuning: SLO-Tuner, time budget {run.spec.tuning.time_budget_s:g} s")
     result = run_tuning(run.spec.target, run.spec.tuning, log=run.log)
-    run.out.measurement("tuning", result)
+    run.checkpoints.save("tuning", key, result, "tuning")
     return result
 
 

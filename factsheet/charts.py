@@ -1,6 +1,8 @@
 """Small hand-built SVG line charts for the factsheet (no plotting dependency, no network assets).
 
-Each chart carries its own `<title>` and `<desc>` (alt text) and is embedded as a data URI image.
+Each chart carries its own `<title>` and `<desc>`: the description lists what is plotted (ranges of
+every series), for screen readers and as the image's alt text; the visible caption stays short.
+X-axis labels that would overlap are thinned (every k-th shown, the first and last always) and tilted.
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ from xml.sax.saxutils import escape, quoteattr
 _W, _H = 640, 300
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 150, 34, 46
 _FONT = "DejaVu Sans, Arial, sans-serif"
+_TICK_FONT = 10.0
+# Widest advance of a DejaVu Sans glyph used in labels, in em (digits are 0.636, capitals up to ~0.78):
+# a safe upper bound for how wide a label is drawn, so labels never collide.
+_EM = 0.7
+_LABEL_GAP = 4.0  # px between neighbouring labels
 
 
 @dataclass(frozen=True)
@@ -26,29 +33,82 @@ class Series:
 @dataclass(frozen=True)
 class Chart:
     svg: str
-    alt: str
+    alt: str  # the accessible description: what is plotted, with every series' range
+    title: str = ""
 
     def data_uri(self) -> str:
         return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode()).decode()
 
 
 def line_chart(
-    x_labels: list[str], x_title: str, series: list[Series], *, title: str, y_title: str, log_y: bool
+    x_labels: list[str],
+    x_title: str,
+    series: list[Series],
+    *,
+    title: str,
+    y_title: str,
+    log_y: bool,
+    x_names: list[str] | None = None,
 ) -> Chart | None:
-    """Lines over categorical x positions; None when no series has a single (positive, for log) value."""
+    """Lines over categorical x positions; None when no series has a single (positive, for log) value.
+    `x_names` (default: the labels) name the positions in the description, where the axis has no room."""
     values = [v for s in series for v in s.values if v is not None and (v > 0 or not log_y)]
     if not values:
         return None
     axis = _LogAxis(min(values), max(values)) if log_y else _LinearAxis(min(0.0, min(values)), max(values))
-    alt = _alt(title, x_title, x_labels, series, y_title)
-    body = [_frame(title, alt), *_y_axis(axis, y_title), *_x_axis(x_labels, x_title)]
+    alt = _alt(title, x_title, x_names or x_labels, series, y_title)
+    layout = _XLayout.fit(x_labels)
+    height = _H + layout.extra_height
+    body = [_frame(title, alt, height), *_y_axis(axis, y_title), *_x_axis(x_labels, x_title, layout, height)]
     body += [_line(s, axis, len(x_labels)) for s in series]
     body += _legend(series)
     svg = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" '
-        f'role="img" aria-label={quoteattr(alt)} font-family="{_FONT}">' + "".join(body) + "</svg>"
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {height:.0f}" width="{_W}" '
+        f'height="{height:.0f}" role="img" aria-label={quoteattr(alt)} font-family="{_FONT}">'
+        + "".join(body)
+        + "</svg>"
     )
-    return Chart(svg=svg, alt=alt)
+    return Chart(svg=svg, alt=alt, title=title)
+
+
+def label_width(label: str, font_size: float = _TICK_FONT) -> float:
+    """An upper bound of the drawn width of `label` in px."""
+    return len(label) * _EM * font_size
+
+
+@dataclass(frozen=True)
+class _XLayout:
+    """How x labels are drawn: every `step`-th (plus the last), upright or tilted by `angle` degrees."""
+
+    step: int
+    angle: float
+    extra_height: float
+
+    @classmethod
+    def fit(cls, labels: list[str]) -> _XLayout:
+        n = len(labels)
+        if n <= 1:
+            return cls(1, 0.0, 0.0)
+        spacing = (_W - _LEFT - _RIGHT - 24) / (n - 1)
+        widest = max(label_width(x) for x in labels)
+        for step in range(1, n):
+            if spacing * step >= widest + _LABEL_GAP:
+                return cls(step, 0.0, 0.0)
+            # Tilted 45°: neighbours are spacing·step·sin 45° apart across the text's line height.
+            if spacing * step * 0.707 >= _TICK_FONT * 1.2 + _LABEL_GAP and widest > 3 * _TICK_FONT:
+                return cls(step, -45.0, widest * 0.707)
+        return cls(n - 1, 0.0, 0.0)
+
+    def shown(self, n: int) -> list[int]:
+        """Indices of the labels drawn: every step-th from the first, and the last (which takes the place
+        of the one before it when that one would be too close)."""
+        idx = list(range(0, n, self.step))
+        if idx[-1] != n - 1:
+            if len(idx) > 1:
+                idx[-1] = n - 1
+            else:
+                idx.append(n - 1)
+        return idx
 
 
 def _alt(title: str, x_title: str, x_labels: list[str], series: list[Series], y_title: str) -> str:
@@ -67,10 +127,10 @@ def _alt(title: str, x_title: str, x_labels: list[str], series: list[Series], y_
     )
 
 
-def _frame(title: str, alt: str) -> str:
+def _frame(title: str, alt: str, height: float) -> str:
     return (
         f"<title>{escape(title)}</title><desc>{escape(alt)}</desc>"
-        f'<rect width="{_W}" height="{_H}" fill="#ffffff"/>'
+        f'<rect width="{_W}" height="{height:.0f}" fill="#ffffff"/>'
         f'<text x="{_LEFT}" y="18" font-size="13" font-weight="bold" fill="#1f2a44">{escape(title)}</text>'
     )
 
@@ -141,20 +201,32 @@ def _y_axis(axis, y_title: str) -> list[str]:
     return out
 
 
-def _x_axis(labels: list[str], x_title: str) -> list[str]:
+def _x_axis(labels: list[str], x_title: str, layout: _XLayout, height: float) -> list[str]:
     base = _H - _BOTTOM
     out = [
         f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{base}" y2="{base}" stroke="#555" stroke-width="0.8"/>'
     ]
+    shown = set(layout.shown(len(labels))) if labels else set()
     for i, label in enumerate(labels):
         x = _plot_x(i, len(labels))
         out.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#555"/>'
-            f'<text x="{x:.1f}" y="{base + 16}" font-size="10" text-anchor="middle" fill="#333">{escape(label)}</text>'
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + (4 if i in shown else 2)}" stroke="#555"/>'
         )
+        if i not in shown:
+            continue
+        if layout.angle:
+            out.append(
+                f'<text class="x-label" transform="translate({x + 3:.1f} {base + 10}) rotate({layout.angle:g})" '
+                f'font-size="{_TICK_FONT:g}" text-anchor="end" fill="#333">{escape(label)}</text>'
+            )
+        else:
+            out.append(
+                f'<text class="x-label" x="{x:.1f}" y="{base + 16}" font-size="{_TICK_FONT:g}" text-anchor="middle" '
+                f'fill="#333">{escape(label)}</text>'
+            )
     centre = (_LEFT + _W - _RIGHT) / 2
     out.append(
-        f'<text x="{centre:.1f}" y="{_H - 8}" font-size="10.5" text-anchor="middle" fill="#333">'
+        f'<text x="{centre:.1f}" y="{height - 8:.0f}" font-size="10.5" text-anchor="middle" fill="#333">'
         f"{escape(x_title)}</text>"
     )
     return out

@@ -55,16 +55,27 @@ def _main(
 def build(
     spec: Annotated[Path, typer.Argument(help="build spec (model.yaml)")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="output folder")] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="reuse the measurements an earlier build left in the output folder"),
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="replace an earlier build in the output folder")
+    ] = False,
 ) -> None:
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
     from factsheet.build import build as run_build
+    from factsheet.errors import InputError
     from factsheet.render import render_all
     from factsheet.spec import load_spec
 
+    if resume and overwrite:
+        raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
     parsed, raw = load_spec(spec)
     out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
     with bars(err) as bar:
-        sheet = run_build(parsed, spec, raw, out_dir, log=lambda m: err.print(m, highlight=False), bar=bar)
+        log = lambda m: err.print(m, highlight=False)  # noqa: E731
+        sheet = run_build(parsed, spec, raw, out_dir, log=log, bar=bar, resume=resume, overwrite=overwrite)
     paths = render_all(sheet, out_dir)
     out.print("factsheet written:")
     for p in paths:

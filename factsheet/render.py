@@ -89,7 +89,7 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
     def numbered(chart: Chart) -> Figure:
         nonlocal number
         number += 1
-        return Figure(number, chart, chart.alt)
+        return Figure(number, chart, f"{chart.title}.")  # the plotted values are in the image's description
 
     load = [numbered(c) for c in charts["load"]]
     tuning = numbered(charts["tuning"]) if charts["tuning"] is not None else None
@@ -123,6 +123,7 @@ class CapacityRow:
     n: int | None
     sufficiency: object | None
     attainment_ci: object | None
+    p99_ci: object | None
 
 
 def view(sheet: Factsheet) -> dict:
@@ -185,19 +186,41 @@ def _capacity_view(capacity) -> dict | None:
                 n=check.n if check else None,
                 sufficiency=check.sufficiency if check else None,
                 attainment_ci=pt.metrics.goodput_ci.attainment if pt.metrics.goodput_ci else None,
+                p99_ci=pt.metrics.percentile_ci.get(f"{c.slo.p99_metric}.p99"),
             )
         )
     unit = " req/s" if c.knob == "rate" else ""
     bracket = tuple(fmt_sig(b) if b is not None else "—" for b in c.bracket)
+    low, high = c.range
+    span = f"[{fmt_sig(low) if low is not None else '—'}, {fmt_sig(high) if high is not None else '—'})"
+    answer = next((r for r in reversed(rows) if r.point.value == c.capacity and r.point.passed), None)
     if c.capacity is None:
         headline = f"capacity at SLO: no probed {c.knob} met the SLO"
     else:
-        headline = (
-            f"capacity at SLO {c.knob} {fmt_sig(c.capacity)}{unit} (bracket [{bracket[0]}, {bracket[1]}])"
-        )
+        headline = f"capacity at SLO {c.knob} {fmt_sig(c.capacity)}{unit}, range {span}"
+        if c.confirmed:
+            headline += f", confirmed by {answer.n} requests"
         if c.insufficient_samples:
             headline += ", its p99 on too few samples"
-    return {"rows": rows, "unit": unit, "bracket": bracket, "headline": headline}
+    return {
+        "rows": rows,
+        "unit": unit,
+        "bracket": bracket,
+        "range": span,
+        "answer": answer,
+        "ends": _bracket_ends(c, rows),
+        "headline": headline,
+    }
+
+
+def _bracket_ends(c, rows: list[CapacityRow]) -> list[tuple[str, CapacityRow]]:
+    """The runs the bracket's ends rest on (the last run at each end value: a confirmation if any)."""
+    ends = []
+    for what, value in (("highest pass", c.bracket[0]), ("lowest fail", c.bracket[1])):
+        at = [r for r in rows if r.point.value == value]
+        if value is not None and at:
+            ends.append((what, at[-1]))
+    return ends
 
 
 def _accuracy_view(accuracy) -> dict | None:
@@ -317,7 +340,7 @@ def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
     if isinstance(tuning, NotMeasured):
         return None
     entries = [e for e in tuning.trace if e.figures is not None]
-    labels = [f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" for e in entries]
+    names = [f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" for e in entries]
 
     def figure(source: str, what: str) -> list[float | None]:
         return [getattr(e.figures, what).value if e.source == source else None for e in entries]
@@ -331,12 +354,13 @@ def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
         Series("SLO (p99)", [slo_s] * len(entries), "#777777", dashed=True),
     ]
     return line_chart(
-        labels,
-        "evaluation (concurrency c / max_num_seqs m / n-gram width k)",
+        [str(e.index) for e in entries],  # the operating point of each is in the trace table
+        "evaluation # (its operating point: trace table below)",
         series,
         title="Tuning trajectory: goodput and p99 per evaluation",
         y_title="goodput req/s · p99 s",
         log_y=False,
+        x_names=names,
     )
 
 

@@ -123,7 +123,10 @@ class Factsheet(Model):
             if not isinstance(self.load.capacity, NotMeasured):
                 cap = self.load.capacity
                 out += [
-                    (f"capacity: {cap.result.knob} {pt.value:g}", rec)
+                    (
+                        f"capacity{' confirmation' if pt.confirmation else ''}: {cap.result.knob} {pt.value:g}",
+                        rec,
+                    )
                     for pt, rec in zip(cap.result.points, cap.records, strict=True)
                 ]
         if not isinstance(self.accuracy, NotMeasured):

@@ -61,6 +61,15 @@ class CapacitySpec(Model):
     tolerance: float = Field(0.05, gt=0, description="rate: stop when the bracket is this narrow (relative)")
     max_points: int = Field(8, ge=2, description="probed points at most")
     num_requests: int = Field(32, ge=2, description="requests per probed point")
+    confirm_requests: int | None = Field(
+        None,
+        ge=2,
+        description="requests of a confirmation run of the answer, long enough for its p99 claim "
+        "(≥ 459 measured for a p99 at 99 % confidence); none: the answer rests on its short probe",
+    )
+    max_confirmations: int = Field(
+        2, ge=1, description="confirmation runs at most (stepping down on a failure)"
+    )
 
 
 class LoadSpec(Model):

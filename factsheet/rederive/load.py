@@ -8,7 +8,7 @@ from pathlib import Path
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import read_records
 from factsheet.schema import LoadSection
-from probes.load.capacity import judge_point, knob_point
+from probes.load.capacity import answer, answer_point, capacity_range, judge_point, knob_point
 from probes.load.metrics import LoadMetrics
 from probes.load.records import RequestRecord
 from probes.load.runner import Arrivals, point_figures
@@ -71,15 +71,13 @@ def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
         point = knob_point(template, cap.knob, stated.value)
         metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics))
         # Capacity runs keep no epoch origin: their window is compared relative to the run's start only.
-        point_now = judge_point(stated.value, _Replayed(metrics, arrivals), cap.min_attainment)
+        point_now = judge_point(
+            stated.value, _Replayed(metrics, arrivals), cap.min_attainment, confirmation=stated.confirmation
+        )
         judged.append(point_now)
         out += differences(stated, point_now, path, rec.path)
-    passed = [p.value for p in judged if p.passed]
-    highest = max(passed, default=None)
-    lowest_fail = min(
-        (p.value for p in judged if not p.passed and (highest is None or p.value > highest)), default=None
-    )
-    at = next((p for p in judged if p.value == highest and p.passed), None)
+    highest, lowest_fail = answer(judged)
+    at = answer_point(judged, highest)
     sources = "the probed points' verdicts"
     out += differences(cap.capacity, highest, f"{base}.capacity", sources)
     out += differences(list(cap.bracket), [highest, lowest_fail], f"{base}.bracket", sources)
@@ -89,4 +87,5 @@ def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
         f"{base}.insufficient_samples",
         sources,
     )
+    out += differences(list(cap.range), list(capacity_range(judged, cap.slo)), f"{base}.range", sources)
     return out

@@ -2,6 +2,11 @@
 
 Search: start at a value, double while the point passes, halve while it fails, then bisect the
 bracket [highest pass, lowest fail] to a relative tolerance. Every probed point is kept.
+
+Search probes are short, so their p99s are indicative. A confirmation run (when asked) then measures
+the answer with enough requests for its p99 claim (MLPerf early stopping); if it fails, the answer steps
+down and is confirmed again. The answer carries its uncertainty: the range of values the probes cannot
+tell apart at 95 % (from each probe's p99 interval), which two builds on the same host should share.
 """
 
 from __future__ import annotations
@@ -22,6 +27,12 @@ Knob = Literal["rate", "concurrency"]
 SEARCH_METHOD = (
     "doubling from the start value while the point passes (halving while it fails), then bisection of "
     "[highest pass, lowest fail] until its width ≤ tolerance × highest pass (concurrency: width 1)"
+)
+RANGE_METHOD = (
+    "low: the largest probed value that passed with the 95 % interval of its p99 wholly within the "
+    "threshold; high: the smallest probed value that failed with that interval wholly above it (or with "
+    "> 1 % of requests failed). The capacity is ≥ low and < high; values in between are not told apart "
+    "by the probes (None: no probe was that clear)"
 )
 PASS_RULE = (
     "p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ 1 % of measured (a failure is a "
@@ -44,6 +55,9 @@ class CapacityPoint(Model):
     p99_ms: float | None
     slo_attainment: float | None
     sufficient_samples: bool | None = Field(description="p99 backed by MLPerf early stopping's n")
+    confirmation: bool = Field(
+        False, description="a confirmation run of the answer (long), not a search probe"
+    )
     metrics: LoadMetrics
 
 
@@ -58,6 +72,13 @@ class CapacityResult(Model):
     points: list[CapacityPoint] = Field(description="every probed point, in probing order")
     stop_reason: str
     insufficient_samples: bool = Field(description="the capacity point's p99 rests on too few samples")
+    confirmed: bool | None = Field(
+        None, description="a confirmation run at the answer passed (None: no confirmation asked or possible)"
+    )
+    range: tuple[float | None, float | None] = Field(
+        (None, None), description="(low, high): the capacity is ≥ low and < high (see range_method)"
+    )
+    range_method: str = RANGE_METHOD
 
 
 def point_runner(
@@ -81,7 +102,9 @@ def knob_point(template: LoadPoint, knob: Knob, value: float) -> LoadPoint:
     return LoadPoint.model_validate({**template.model_dump(), **update})
 
 
-def judge_point(value: float, result: _Measured, min_attainment: float | None) -> CapacityPoint:
+def judge_point(
+    value: float, result: _Measured, min_attainment: float | None, confirmation: bool = False
+) -> CapacityPoint:
     """One probed point with its verdict (the search and `factsheet validate` both judge through this)."""
     m = result.metrics
     arrivals = getattr(result, "arrivals", None)
@@ -94,6 +117,7 @@ def judge_point(value: float, result: _Measured, min_attainment: float | None) -
         p99_ms=check.p99_ms if check else None,
         slo_attainment=m.slo_attainment,
         sufficient_samples=check.sufficiency.sufficient if check and check.sufficiency else None,
+        confirmation=confirmation,
         metrics=m,
     )
 
@@ -126,8 +150,11 @@ def find_capacity(
     min_attainment: float | None = None,
     tolerance: float = 0.05,
     max_points: int = 16,
+    confirm: Callable[[float], _Measured] | None = None,
+    max_confirmations: int = 2,
 ) -> CapacityResult:
-    """`run(value)` runs one point (rate in req/s or concurrency) and returns its result."""
+    """`run(value)` runs one point (rate in req/s or concurrency) and returns its result; `confirm(value)`,
+    when given, runs the long confirmation of an answer (at most `max_confirmations`, stepping down)."""
     if slo.thresholds().get(slo.p99_metric) is None:
         raise CapacityError(f"slo.{slo.p99_metric}: capacity needs the threshold of the p99 metric")
     floor = min_value if min_value is not None else (1.0 if knob == "concurrency" else start / 64)
@@ -142,7 +169,29 @@ def find_capacity(
             break
         mid = (lo + hi) / 2 if knob == "rate" else float((int(lo) + int(hi)) // 2)
         lo, hi = (mid, hi) if search.probe(mid) else (lo, mid)
-    return _result(search, slo, lo, hi, max_points, tolerance, min_attainment)
+    stop = _stop_reason(search, lo, hi, max_points, tolerance)
+    confirmed = None
+    if confirm is not None and lo is not None:
+        confirmed = _confirm(search, confirm, lo, floor, max_confirmations, tolerance)
+        if not confirmed:
+            stop += "; the answer was not confirmed by a long run"
+    return _result(search, slo, stop, min_attainment, confirmed)
+
+
+def _confirm(search: _Search, confirm, lo, floor, attempts: int, tolerance: float) -> bool:
+    """Confirm `lo` with a long run; on a failure the answer steps down (concurrency − 1, or the
+    next lower passing probe for a rate) and is confirmed again, up to `attempts` runs."""
+    for _ in range(attempts):
+        if search.probe(lo, runner=confirm):
+            return True
+        lower = [p.value for p in search.points if p.passed and not p.confirmation and p.value < lo]
+        if search.knob == "concurrency":
+            lo = lo - 1
+        else:
+            lo = max(lower) if lower else lo / (1 + tolerance)
+        if lo < floor:
+            break
+    return False
 
 
 class _Search:
@@ -150,9 +199,9 @@ class _Search:
         self.run, self.knob, self.min_attainment = run, knob, min_attainment
         self.points: list[CapacityPoint] = []
 
-    def probe(self, value: float) -> bool:
-        res = self.run(int(value) if self.knob == "concurrency" else value)
-        point = judge_point(value, res, self.min_attainment)
+    def probe(self, value: float, runner=None) -> bool:
+        res = (runner or self.run)(int(value) if self.knob == "concurrency" else value)
+        point = judge_point(value, res, self.min_attainment, confirmation=runner is not None)
         self.points.append(point)
         return point.passed
 
@@ -180,23 +229,74 @@ def _narrow(knob: Knob, lo: float, hi: float, tolerance: float) -> bool:
     return hi - lo <= 1 if knob == "concurrency" else hi - lo <= tolerance * lo
 
 
-def _result(search, slo, lo, hi, max_points, tolerance, min_attainment) -> CapacityResult:
+def _stop_reason(search, lo, hi, max_points, tolerance) -> str:
     if lo is None:
-        stop = "no probed value passed down to the minimum value"
-    elif hi is None:
-        stop = "every probed value passed up to the maximum value: capacity is at least that"
-    elif _narrow(search.knob, lo, hi, tolerance):
-        stop = "bracket narrowed to the tolerance"
-    else:
-        stop = f"point budget ({max_points}) spent before the bracket narrowed"
-    at = next((p for p in search.points if p.value == lo and p.passed), None)
+        return "no probed value passed down to the minimum value"
+    if hi is None:
+        return "every probed value passed up to the maximum value: capacity is at least that"
+    if _narrow(search.knob, lo, hi, tolerance):
+        return "bracket narrowed to the tolerance"
+    return f"point budget ({max_points}) spent before the bracket narrowed"
+
+
+def answer(points: list[CapacityPoint]) -> tuple[float | None, float | None]:
+    """(capacity, lowest failing value above it) that the judged points establish. A value's verdict is its
+    last run's (a long confirmation after its search probe, when there was one). The search and
+    `factsheet validate` both derive the answer through this."""
+    verdict = {p.value: p.passed for p in points}  # later runs of a value override earlier ones
+    highest = max((v for v, ok in verdict.items() if ok), default=None)
+    above = [v for v, ok in verdict.items() if not ok and (highest is None or v > highest)]
+    return highest, min(above, default=None)
+
+
+def answer_point(points: list[CapacityPoint], capacity: float | None) -> CapacityPoint | None:
+    """The run whose figures stand for the answer: its confirmation (the long run) when there is one."""
+    at = [p for p in points if p.value == capacity and p.passed]
+    return next((p for p in reversed(at) if p.confirmation), at[-1] if at else None)
+
+
+def _result(search, slo, stop, min_attainment, confirmed) -> CapacityResult:
+    capacity, hi = answer(search.points)
+    best = answer_point(search.points, capacity)
     return CapacityResult(
         knob=search.knob,
         slo=slo,
         min_attainment=min_attainment,
-        capacity=lo,
-        bracket=(lo, hi),
+        capacity=capacity,
+        bracket=(capacity, hi),
         points=search.points,
         stop_reason=stop,
-        insufficient_samples=bool(at and at.sufficient_samples is False),
+        insufficient_samples=bool(best and best.sufficient_samples is False),
+        confirmed=confirmed,
+        range=capacity_range(search.points, slo),
     )
+
+
+def capacity_range(points: list[CapacityPoint], slo: SLO) -> tuple[float | None, float | None]:
+    """(low, high) per RANGE_METHOD: what the probes establish at 95 % about where the capacity lies."""
+    threshold = slo.thresholds()[slo.p99_metric]
+    key = f"{slo.p99_metric}.p99"
+
+    def bounds(p: CapacityPoint) -> tuple[float | None, float | None]:
+        ci = p.metrics.percentile_ci.get(key)
+        return (ci.lower, ci.upper) if ci is not None else (None, None)
+
+    clear_fail = [
+        p.value
+        for p in points
+        if not p.passed
+        and (
+            (bounds(p)[0] is not None and bounds(p)[0] > threshold)
+            or (p.metrics.measured and p.metrics.failed > 0.01 * p.metrics.measured)
+        )
+    ]
+    high = min(clear_fail) if clear_fail else None
+    clear_pass = [
+        p.value
+        for p in points
+        if p.passed
+        and bounds(p)[1] is not None
+        and bounds(p)[1] <= threshold
+        and (high is None or p.value < high)
+    ]
+    return (max(clear_pass) if clear_pass else None, high)

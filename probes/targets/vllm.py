@@ -1,4 +1,8 @@
-"""A vLLM OpenAI-compatible server run as a child process, always stopped with its whole group."""
+"""A vLLM OpenAI-compatible server run as a child process, always stopped with its whole group.
+
+The server runs under a lifeline wrapper (probes/targets/lifeline.py) that stops its process group when
+the tool exits, so a tool killed with SIGKILL leaves no server, engine core or worker behind.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,6 +21,7 @@ import httpx
 from pydantic import Field
 
 from probes.measurement import Model
+from probes.targets import lifeline
 from probes.targets.errors import TargetError
 from probes.targets.mock_server import free_port
 from probes.targets.model_source import ModelSource, PreparedModel
@@ -75,6 +81,7 @@ class VllmServer:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._proc: subprocess.Popen | None = None
         self._state: Path | None = None
+        self._lifeline: int | None = None  # write end; the kernel closes it when the tool dies
 
     def command(self) -> list[str]:
         t = self.target
@@ -137,14 +144,24 @@ class VllmServer:
     def __enter__(self) -> VllmServer:
         self._state = Path(tempfile.mkdtemp(prefix="factsheet-vllm-"))
         log = (self._state / "server.log").open("wb")
+        read_end, self._lifeline = os.pipe()  # not inherited by other children (O_CLOEXEC)
+        wrapper = [
+            sys.executable,
+            "-I",
+            lifeline.__file__,
+            str(read_end),
+            f"{self.target.stop_grace_s:g}",
+            "--",
+        ]
         try:
             self._proc = subprocess.Popen(
-                self.command(),
+                wrapper + self.command(),
                 env=self._env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,
+                start_new_session=True,  # its own process group: stopped as one, apart from the tool's
+                pass_fds=(read_end,),
                 cwd=self._state,
             )
         except OSError as exc:
@@ -152,6 +169,7 @@ class VllmServer:
             raise TargetError(f"could not start vLLM ({shlex.join(self.command()[:3])}…): {exc}") from exc
         finally:
             log.close()
+            os.close(read_end)
         try:
             self._wait_ready()
         except BaseException:
@@ -190,25 +208,29 @@ class VllmServer:
 
     def stop(self) -> None:
         proc = self._proc
-        if proc is None or proc.poll() is not None:
+        if proc is None:
             return
-        for sig, wait in ((signal.SIGTERM, self.target.stop_grace_s), (signal.SIGKILL, 10.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                proc.wait(wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        # Workers may outlive the leader: sweep the group once more.
+        if proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, self.target.stop_grace_s), (signal.SIGKILL, 10.0)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        # Workers may outlive the leader (or the leader may have exited on its own): sweep the group.
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 
     def _cleanup(self) -> None:
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
         if self._state is not None:
             shutil.rmtree(self._state, ignore_errors=True)
             self._state = None

@@ -44,6 +44,7 @@ def sheet(tmp_path_factory):
     spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
     spec["target"]["python"] = str(SERVING_PYTHON)
     spec["load"]["points"] = [{"concurrency": 1, "num_requests": 4}, {"concurrency": 8, "num_requests": 16}]
+    spec["load"]["capacity"].update(num_requests=16, max_points=3, confirm_requests=24, max_confirmations=1)
     spec["accuracy"]["subset"] = {"first": 4}
     spec["accuracy"]["dataset"] = str(HUMANEVAL)
     spec["energy"]["idle_s"] = 1

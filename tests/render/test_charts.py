@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
 
 from factsheet.charts import Series, line_chart
+from factsheet.render import render_html, tuning_chart
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -14,7 +20,8 @@ def _svg(chart) -> ET.Element:
 
 
 def _tick_labels(svg: ET.Element) -> list[str]:
-    return [t.text for t in svg.iter(f"{NS}text") if t.get("text-anchor") == "end"]
+    """The y-axis labels (right-aligned, not tilted)."""
+    return [t.text for t in svg.iter(f"{NS}text") if t.get("text-anchor") == "end" and not t.get("transform")]
 
 
 def test_log_axis_spans_whole_decades_with_readable_marks():
@@ -68,3 +75,72 @@ def test_title_and_alt_text_are_escaped_and_agree():
     assert svg.find(f"{NS}title").text == "A & B"
     assert svg.get("aria-label") == svg.find(f"{NS}desc").text == chart.alt
     assert chart.alt.startswith("A & B. Y: ms; X: x & y (<1>). p<50>: 3–3")
+
+
+def _x_tick_texts(svg: ET.Element) -> list[ET.Element]:
+    return [t for t in svg.iter(f"{NS}text") if t.get("class") == "x-label"]
+
+
+def _extents(svg: ET.Element) -> list[tuple[float, float]]:
+    """Horizontal extent of every upright x label, at a generous 0.75 em a glyph (independent of the
+    chart's own estimate), or the footprint of a tilted one along the axis (its line height / sin 45°)."""
+    out = []
+    for t in _x_tick_texts(svg):
+        size = float(t.get("font-size"))
+        if "rotate" in (t.get("transform") or ""):
+            x = float(t.get("transform").split("(")[1].split()[0])
+            out.append((x - size * 1.2 / 0.707 / 2, x + size * 1.2 / 0.707 / 2))
+        else:
+            x, w = float(t.get("x")), len(t.text) * 0.75 * size
+            out.append((x - w / 2, x + w / 2))
+    return sorted(out)
+
+
+def _thirty_evaluations():
+    sys.path.insert(0, str(Path(__file__).parent))
+    import sheet_fixture as fx
+
+    tuning = fx.tuning_result()
+    trace = [
+        e.model_copy(update={"index": i + 1})
+        for i in range(30)
+        for e in [tuning.trace[i % len(tuning.trace)]]
+    ]
+    return tuning.model_copy(update={"trace": trace})
+
+
+def test_a_thirty_evaluation_trajectory_has_readable_x_labels():
+    tuning = _thirty_evaluations()
+    chart = tuning_chart(tuning)
+    svg = _svg(chart)
+    spans = _extents(svg)
+    assert len(spans) >= 8  # enough labels to read positions off
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans  # no two labels overlap
+    labels = [t.text for t in _x_tick_texts(svg)]
+    assert labels[0] == "1" and labels[-1] == "30"
+    # Every evaluation's operating point is still named, in the description rather than on the axis.
+    for e in tuning.trace:
+        assert f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" in chart.alt
+
+
+@pytest.mark.parametrize("n", [2, 5, 12, 26, 30, 60])
+def test_long_category_labels_never_overlap(n):
+    labels = [f"#{i} c16/m32/k2" for i in range(n)]
+    chart = line_chart(labels, "x", [Series("a", [1.0] * n, "#000")], title="T", y_title="y", log_y=False)
+    spans = _extents(_svg(chart))
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+    assert _x_tick_texts(_svg(chart))[-1].text == labels[-1]
+
+
+def test_figure_captions_are_short_and_the_values_go_to_the_description():
+    sys.path.insert(0, str(Path(__file__).parent))
+    import sheet_fixture as fx
+    from page import Page
+
+    page = Page.parse(render_html(fx.empty_sheet().model_copy(update={"tuning": _thirty_evaluations()})))
+    ((caption, alt, src),) = page.root.figures()
+    assert caption == "Figure 1. Tuning trajectory: goodput and p99 per evaluation."
+    svg = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
+    assert svg.find(f"{NS}desc").text == alt == svg.get("aria-label")
+    assert "goodput, live" in alt or "goodput, sim." in alt
+    assert "#30 " in alt and "#30 " not in caption

@@ -1,0 +1,112 @@
+"""Capacity at SLO: confirmation of the answer by a long run, and the answer's uncertainty range.
+
+Known truth: a synthetic server whose E2EL depends on closed-loop users c: up to 4 users a request takes
+100–120 ms (uniform spread), from 5 on it queues (×c/4). With a p99 threshold of 130 ms the capacity is
+exactly 4 users. Short probes (24 requests) cannot back a p99 claim; a 600-request confirmation can.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from probes.load.capacity import find_capacity
+from probes.load.metrics import compute_metrics
+from probes.load.point import SLO
+from probes.load.records import RequestRecord
+from probes.load.stats import min_samples
+
+SLO_130 = SLO(e2el_ms=130)
+
+
+class _Server:
+    def __init__(self, n: int, *, tail_at: int | None = None, seed: int | None = None, sigma: float = 0.0):
+        self.n, self.tail_at, self.calls = n, tail_at, []
+        self.rng = np.random.default_rng(seed) if seed is not None else None
+        self.sigma = sigma
+
+    def __call__(self, c):
+        self.calls.append((c, self.n))
+        base = 0.100 if c <= 4 else 0.100 * c / 4
+        if self.rng is None:
+            e2el = base * (1 + 0.2 * np.arange(self.n) / (self.n - 1))
+        else:
+            e2el = base * np.exp(self.rng.normal(0.0, self.sigma, self.n))
+        if self.tail_at is not None and c >= self.tail_at:
+            e2el[: max(1, self.n // 50)] = 0.2  # 2 % slow requests: only a long run sees them
+        recs = [
+            RequestRecord(
+                index=i,
+                sent_s=i * 0.01,
+                first_chunk_s=i * 0.01 + 0.01,
+                chunk_s=[i * 0.01 + 0.01, i * 0.01 + v],
+                end_s=i * 0.01 + v,
+                output_tokens=2,
+            )
+            for i, v in enumerate(e2el)
+        ]
+
+        class R:
+            metrics = compute_metrics(recs, SLO_130)
+            arrivals = None
+
+        return R()
+
+
+def _find(probe, confirm, **kw):
+    return find_capacity(
+        probe, SLO_130, knob="concurrency", start=2, max_value=16, confirm=confirm, max_points=8, **kw
+    )
+
+
+def test_the_answer_is_confirmed_by_a_run_long_enough_for_its_p99():
+    probe, confirm = _Server(24), _Server(600)
+    res = _find(probe, confirm)
+    assert res.capacity == 4 and res.bracket == (4, 5) and res.confirmed is True
+    assert confirm.calls == [(4, 600)]  # one long run, at the answer
+    last = res.points[-1]
+    assert last.confirmation and last.value == 4 and last.sufficient_samples
+    assert last.metrics.e2el_ms.n >= min_samples(99, 0)
+    assert not res.insufficient_samples  # the claim rests on the confirmation, not the 24-request probe
+    assert all(not p.sufficient_samples for p in res.points if not p.confirmation)
+    assert res.range == (4, 5)  # 4 clearly passes (long run), 5 clearly fails (p99 ≥ 150 ms)
+
+
+def test_without_confirmation_the_answer_says_its_p99_is_indicative():
+    res = _find(_Server(24), None)
+    assert res.capacity == 4 and res.confirmed is None and res.insufficient_samples
+    low, high = res.range
+    assert low is None and high == 5  # no 24-request probe can show p99 ≤ 130 ms at 95 %
+
+
+def test_a_failed_confirmation_steps_the_answer_down():
+    # From 4 users on, 2 % of requests are slow: the 24-request probes miss it, a long run does not.
+    probe, confirm = _Server(24, tail_at=4), _Server(600, tail_at=4)
+    probe.tail_at = None
+    res = _find(probe, confirm)
+    assert confirm.calls == [(4, 600), (3, 600)]
+    assert res.capacity == 3 and res.bracket == (3, 4) and res.confirmed is True
+    assert res.range == (3, 4)  # the long run at 4 clearly fails
+    assert "not confirmed" not in res.stop_reason
+
+
+def test_an_answer_never_confirmed_says_so():
+    probe, confirm = _Server(24), _Server(600, tail_at=1)
+    res = _find(probe, confirm, max_confirmations=2)
+    assert confirm.calls == [(4, 600), (3, 600)]
+    assert res.confirmed is False and res.capacity == 2 and "not confirmed" in res.stop_reason
+
+
+@pytest.mark.parametrize("seeds", [(0, 1), (2, 3), (4, 5)])
+def test_two_builds_agree_within_the_stated_range(seeds):
+    """Noisy server (log-normal spread, σ 0.08): two searches may land on different answers, but each
+    answer lies within the range the other states."""
+    results = []
+    for seed in seeds:
+        probe = _Server(24, seed=seed, sigma=0.08)
+        confirm = _Server(600, seed=seed + 100, sigma=0.08)
+        results.append(_find(probe, confirm))
+    for a, b in (results, results[::-1]):
+        low, high = a.range
+        assert low is not None and high is not None
+        assert low <= b.capacity < high, (a.capacity, a.range, b.capacity)

@@ -1,0 +1,82 @@
+"""The capacity answer is shown with its uncertainty: range, confirmation, and the intervals at the
+bracket's ends (known truth: a synthetic server whose capacity is exactly 4 users, see
+tests/load/test_capacity_confirm.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from factsheet.render import render_html
+from factsheet.schema import CapacitySection, RecordsFile
+from probes.load.capacity import find_capacity
+from probes.load.metrics import compute_metrics
+from probes.load.point import SLO
+from probes.load.records import RequestRecord
+
+sys.path.insert(0, str(Path(__file__).parent))
+import sheet_fixture as fx  # noqa: E402
+from page import Page  # noqa: E402
+
+SLO_130 = SLO(e2el_ms=130)
+
+
+def _run(n: int):
+    def run(c):
+        base = 0.100 if c <= 4 else 0.100 * c / 4
+        e2el = base * (1 + 0.2 * np.arange(n) / (n - 1))
+        recs = [
+            RequestRecord(index=i, sent_s=i * 0.01, first_chunk_s=i * 0.01 + 0.01,
+                          chunk_s=[i * 0.01 + 0.01, i * 0.01 + v], end_s=i * 0.01 + v, output_tokens=2)
+            for i, v in enumerate(e2el)
+        ]  # fmt: skip
+
+        class R:
+            metrics = compute_metrics(recs, SLO_130)
+            arrivals = None
+
+        return R()
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def page() -> Page:
+    result = find_capacity(_run(24), SLO_130, knob="concurrency", start=2, max_value=16, confirm=_run(600))
+    records = [
+        RecordsFile(path=f"records/capacity-{i:02d}.jsonl", sha256="sha256:" + "0" * 64, records=1)
+        for i in range(1, len(result.points) + 1)
+    ]
+    sheet = fx.empty_sheet()
+    sheet = sheet.model_copy(
+        update={"load": fx.build_sheet(fx.load_points()).load.model_copy(
+            update={"capacity": CapacitySection(result=result, records=records)}
+        )}
+    )  # fmt: skip
+    return Page.parse(render_html(sheet))
+
+
+def test_capacity_headline_carries_its_range_and_confirmation(page):
+    summary = page.section("summary").text
+    assert "capacity at SLO concurrency 4, range [4, 5), confirmed by 600 requests" in summary
+
+
+def test_capacity_section_shows_uncertainty_and_bracket_ends(page):
+    load = page.section("load")
+    table = load.table_after("Capacity at SLO")
+    rows = {r[0]: r[1] for r in table}
+    assert rows["Uncertainty"].startswith("capacity ≥ low and < high: [4, 5)")
+    assert rows["Confirmation"] == "confirmed by a run of 600 measured requests at 4"
+    high = rows["At the highest pass (4)"]
+    assert high.startswith("p99 120 ms [") and "n = 600" in high and "sufficient" in high
+    low = rows["At the lowest fail (5)"]
+    # 24 requests bound the p99 only from below (above the 130 ms threshold: a clear miss).
+    assert low.startswith("p99 150 ms [") and low.split("[")[1].startswith(("14", "15"))
+    assert low.split(" ms")[1].startswith(" [") and ", —]" in low.split("·")[0]
+    assert "attainment 20.8 % [7.1 %, 42.2 %]" in low  # 5 of 24 good: Clopper–Pearson
+    assert "n = 24" in low
+    runs = [r for t in load.tables() for r in t if len(r) == 9 and r[2] in ("probe", "confirmation")]
+    assert [r[2] for r in runs][-1] == "confirmation" and runs[-1][1] == "4"

@@ -1,0 +1,131 @@
+"""However the tool dies, the serving process tree dies with it (issue: kill -9 left vLLM's server, engine
+core and worker running as orphans).
+
+The target is a `command` that starts a process tree like vLLM's: a server (the mock server) that
+spawns a worker which ignores SIGTERM. Every process of the tree carries a marker in its command line,
+so the test can find any survivor, wherever it was re-parented.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TREE = (
+    "import signal,subprocess,sys;marker=sys.argv[2];"
+    "subprocess.Popen([sys.executable,'-c','import signal,time;signal.signal(signal.SIGTERM,signal.SIG_IGN);"
+    "time.sleep(600)',marker]);"
+    "from probes.targets.mock_server import MockServerConfig, serve_forever;"
+    "serve_forever(MockServerConfig(model='m', ttft_ms=20, itl_ms=40), port=int(sys.argv[1]))"
+)
+
+
+def _tree(marker: str) -> list[int]:
+    """Live processes (not zombies) whose command line carries the marker."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _wait(predicate, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}  # the checkout's packages, also in the server tree
+
+
+def _spawn(args: list[str], log: Path) -> subprocess.Popen:
+    with log.open("wb") as f:
+        return subprocess.Popen(args, stdout=f, stderr=subprocess.STDOUT, env=_env(), cwd=ROOT)
+
+
+def _kill_and_expect_no_survivor(proc: subprocess.Popen, marker: str, sig=signal.SIGKILL) -> None:
+    assert len(_tree(marker)) >= 3  # wrapper + server + worker at least
+    proc.send_signal(sig)
+    proc.wait(10)
+    # The wrapper sees the lifeline close, sends SIGTERM, waits the grace (1 s), then SIGKILL.
+    _wait(lambda: not _tree(marker), 20, f"the server tree to go ({_tree(marker)} still live)")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_server_dies_with_a_killed_owner(tmp_path, sig):
+    """A process that opened a server and is then killed outright takes the whole tree with it."""
+    marker = f"factsheet-test-{uuid.uuid4().hex}"
+    code = textwrap.dedent(f"""\
+        import sys, time
+        from probes.targets import VllmServer, VllmTarget
+        from probes.targets.model_source import PreparedModel
+        target = VllmTarget(model={{"path": "unused"}}, stop_grace_s=1,
+                            command=[sys.executable, "-c", {TREE!r}, "{{port}}", {marker!r}])
+        with VllmServer(target, PreparedModel(source="unused", served_path="unused")) as server:
+            print("up", server.base_url, flush=True)
+            time.sleep(600)
+        """)
+    log = tmp_path / "owner.log"
+    owner = _spawn([sys.executable, "-c", code, marker], log)
+    try:
+        _wait(lambda: "up " in log.read_text() or owner.poll() is not None, 60, "the server")
+        assert owner.poll() is None, log.read_text()
+        _kill_and_expect_no_survivor(owner, marker, sig)
+    finally:
+        owner.kill()
+        for pid in _tree(marker):  # never leave a tree behind, even when the assertion failed
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_kill_9_of_factsheet_build_leaves_nothing_running(tmp_path):
+    marker = f"factsheet-test-{uuid.uuid4().hex}"
+    spec = tmp_path / "model.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""\
+        spec_version: 1
+        name: killed-build
+        model: {{name: m}}
+        target:
+          kind: vllm
+          model: {{path: unused}}
+          served_model_name: m
+          command: [{sys.executable!r}, "-c", {TREE!r}, "{{port}}", {marker!r}]
+          stop_grace_s: 1
+        load:
+          input_len: 16
+          output_len: 8
+          slo: {{e2el_ms: 2000}}
+          points:
+            - {{concurrency: 1, num_requests: 400}}
+        """)
+    )
+    log = tmp_path / "build.log"
+    cli = _spawn([sys.executable, "-m", "factsheet", "build", str(spec), "-o", str(tmp_path / "out")], log)
+    try:
+        _wait(lambda: "load 1/1" in log.read_text() or cli.poll() is not None, 90, "the first load point")
+        assert cli.poll() is None, log.read_text()
+        _kill_and_expect_no_survivor(cli, marker)
+    finally:
+        cli.kill()
+        for pid in _tree(marker):
+            os.kill(pid, signal.SIGKILL)
