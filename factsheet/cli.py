@@ -17,6 +17,7 @@ try:  # newer typer vendors click; its usage errors are those classes
 except ImportError:  # pragma: no cover - typer that depends on click
     from click import exceptions as click_errors
 
+from factsheet.attest.cli import register as register_attest
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_probe import probe_app
@@ -119,6 +120,7 @@ def schema(
 
 app.add_typer(probe_app, name="probe", help="Run a probe on its own.")
 app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhere.")
+register_attest(app)  # keygen, sign, verify
 
 
 @app.command("mock-server")
