@@ -56,17 +56,24 @@ def _main(
 def build(
     spec: Annotated[Path, typer.Argument(help="build spec (model.yaml)")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="output folder")] = None,
+    sign_key: Annotated[
+        Path | None, typer.Option("--sign-key", help="sign the outputs with this key")
+    ] = None,
 ) -> None:
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
+    from factsheet.attest.attestation import build_signer, key_id, sign_factsheet
     from factsheet.build import build as run_build
     from factsheet.render import render_all
     from factsheet.spec import load_spec
 
     parsed, raw = load_spec(spec)
+    signer = build_signer(parsed.sign, spec, sign_key)
     out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
     with bars(err) as bar:
         sheet = run_build(parsed, spec, raw, out_dir, log=lambda m: err.print(m, highlight=False), bar=bar)
-    paths = render_all(sheet, out_dir)
+    paths = render_all(sheet, out_dir, signing_key_id=signer and key_id(signer.public_key()))
+    if signer is not None:
+        paths.append(sign_factsheet(out_dir / "factsheet.json", signer, sheet=sheet))
     out.print("factsheet written:")
     for p in paths:
         out.print(f"  {p}")

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from factsheet.attest import dsse
 from factsheet.attest.keys import generate, key_id, load_private, load_public
+from factsheet.attest.spec import SignSpec
 from factsheet.attest.statement import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -27,6 +28,7 @@ from factsheet.verify import check_records, load_factsheet
 __all__ = [
     "ComplianceVerdict",
     "attestation_path",
+    "build_signer",
     "generate",
     "key_id",
     "load_private",
@@ -69,6 +71,19 @@ def sign_factsheet(
     out = attestation_path(json_path)
     write_atomic(out, json.dumps(envelope, separators=(",", ":")).encode() + b"\n")
     return out
+
+
+def build_signer(
+    spec_sign: SignSpec | None, spec_path: Path, cli_key: Path | None
+) -> Ed25519PrivateKey | None:
+    """The key a build signs with (the CLI's --sign-key wins over the spec's `sign.key`), loaded before
+    anything is measured so that a bad key costs seconds, not a whole build."""
+    if cli_key is not None:
+        return load_private(cli_key)
+    if spec_sign is None:
+        return None
+    key = Path(spec_sign.key).expanduser()
+    return load_private(key if key.is_absolute() else Path(spec_path).parent / key)
 
 
 @dataclass

@@ -20,7 +20,7 @@ def keygen(
     output: Annotated[Path, typer.Option("-o", "--output", help="folder for the key pair")],
 ) -> None:
     """Create an Ed25519 key pair: factsheet-signing.key (mode 0600) and factsheet-signing.pub."""
-    from factsheet.attest import generate
+    from factsheet.attest.attestation import generate
 
     private, public, kid = generate(output)
     out.print(f"private key: {private} (mode 0600; keep it secret)")
@@ -40,7 +40,7 @@ def sign(
     ] = None,
 ) -> None:
     """Sign the factsheet: an in-toto Statement over its files in a DSSE envelope (<name>.intoto.jsonl)."""
-    from factsheet.attest import ComplianceVerdict, key_id, load_private, sign_factsheet
+    from factsheet.attest.attestation import ComplianceVerdict, key_id, load_private, sign_factsheet
     from factsheet.errors import InputError, describe_validation_error
 
     private = load_private(key)
@@ -68,7 +68,7 @@ def verify(
     ] = None,
 ) -> None:
     """Verify the signature and every signed file's digest (exit 0 all match, 1 anything differs)."""
-    from factsheet.attest import verify_factsheet
+    from factsheet.attest.attestation import verify_factsheet
 
     result = verify_factsheet(factsheet_json, pubkey, attestation)
     out.print(f"{factsheet_json}: verified, signed by key {result.key_id}")

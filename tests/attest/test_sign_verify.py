@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli, run_entry_point
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from factsheet.attest import dsse, key_id, load_public, sign_factsheet
+from factsheet.attest.attestation import dsse, key_id, load_public, sign_factsheet
 
 ATT = "factsheet.intoto.jsonl"
 
@@ -205,7 +205,7 @@ def test_compliance_verdict_is_carried_in_the_predicate(fresh, keys, tmp_path):
 
 
 def test_sign_api_matches_cli(fresh, keys):
-    from factsheet.attest import load_private
+    from factsheet.attest.attestation import load_private
 
     path = sign_factsheet(fresh / "factsheet.json", load_private(keys[0]))
     assert path == fresh / ATT
