@@ -21,6 +21,7 @@ from factsheet.attest.cli import register as register_attest
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_probe import probe_app
+from factsheet.export.cli import register as register_export
 from factsheet.progress import bars
 
 out = Console()
@@ -128,6 +129,7 @@ def schema(
 app.add_typer(probe_app, name="probe", help="Run a probe on its own.")
 app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhere.")
 register_attest(app)  # keygen, sign, verify
+register_export(app)  # export
 
 
 @app.command("mock-server")

@@ -66,6 +66,12 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
         ["{missing}", "--key", "{missing}"],
         ["{binary}", "--key", "{empty}"],
     ],
+    ("export",): [
+        ["{notjson}", "--format", "hf", "-o", "{out}"],
+        ["{missing}", "--format", "spdx", "-o", "{out}"],
+        ["{binary}", "--format", "cyclonedx", "-o", "{out}"],
+        ["{notjson}", "--format", "nope", "-o", "{out}"],
+    ],
     ("verify",): [
         ["{notjson}", "--pubkey", "{binary}"],
         ["{missing}", "--pubkey", "{missing}"],
