@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pypdf
-from conftest import endpoint_spec, run_cli
+from attest_helpers import endpoint_spec, run_cli
 
 from factsheet.attest.attestation import key_id, load_public
 
@@ -20,7 +20,9 @@ def test_build_with_sign_in_the_spec_writes_a_verifiable_attestation(tmp_path, m
     verified = run_cli("verify", out / "factsheet.json", "--pubkey", public)
     assert verified.returncode == 0, verified.stderr
     kid = key_id(load_public(public))
-    text = "".join(p.extract_text() for p in pypdf.PdfReader(out / "factsheet.pdf").pages[:1]).replace("\n", "")
+    text = "".join(p.extract_text() for p in pypdf.PdfReader(out / "factsheet.pdf").pages[:1]).replace(
+        "\n", ""
+    )
     digest = "sha256:" + hashlib.sha256((out / "factsheet.json").read_bytes()).hexdigest()
     assert kid in text and digest in text
 

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, run_entry_point
+from attest_helpers import run_cli, run_entry_point
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from factsheet.attest.attestation import dsse, key_id, load_public, sign_factsheet
