@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from factsheet import verify as checks
 from factsheet.attest import dsse
 from factsheet.attest.keys import generate, key_id, load_private, load_public
 from factsheet.attest.spec import SignSpec
@@ -23,7 +24,7 @@ from factsheet.attest.statement import (
 from factsheet.errors import CheckFailed, InputError
 from factsheet.schema import Factsheet
 from factsheet.store import write_atomic
-from factsheet.verify import check_records, load_factsheet
+from factsheet.verify import load_factsheet
 
 __all__ = [
     "ComplianceVerdict",
@@ -60,7 +61,7 @@ def sign_factsheet(
     json_path = Path(json_path)
     sheet = sheet or load_factsheet(json_path)
     folder = json_path.parent
-    check_records(sheet, folder)
+    consistency_checks(sheet, folder)
     missing = [n for n in subject_names(sheet, json_path.name) if not (folder / n).is_file()]
     if missing:
         raise InputError(
@@ -84,6 +85,18 @@ def build_signer(
         return None
     key = Path(spec_sign.key).expanduser()
     return load_private(key if key.is_absolute() else Path(spec_path).parent / key)
+
+
+def consistency_checks(sheet: Factsheet, folder: Path) -> list[str]:
+    """What `factsheet validate` checks of a factsheet folder, before signing and after verifying: the raw
+    records match their digests and, once re-derivation is merged (`factsheet.verify.check_figures`,
+    branch exchange-core), every figure they determine recomputes to the stated value. CheckFailed otherwise.
+    The getattr wires re-derivation in as soon as it is on main; replace it with a plain call then."""
+    notes = checks.check_records(sheet, folder)
+    check_figures = getattr(checks, "check_figures", None)
+    if check_figures is not None:
+        notes += check_figures(sheet, folder)
+    return notes
 
 
 @dataclass
@@ -169,7 +182,6 @@ def verify_factsheet(json_path: Path, public_path: Path, attestation: Path | Non
     uncovered = [n for n in subject_names(sheet, json_path.name) if n not in named]
     if uncovered:
         raise CheckFailed(f"{json_path}: not covered by the attestation: {', '.join(uncovered)}")
-    # The factsheet and records match what was signed; the records must still carry the figures.
-    # (When re-derivation of figures from the records lands in factsheet.verify, call it here too.)
-    notes = check_records(sheet, folder)
+    # What was signed is intact; the records must also still give the figures the factsheet states.
+    notes = consistency_checks(sheet, folder)
     return Verification(kid, [s["name"] for s in st["subject"]], st.get("predicate", {}), notes)

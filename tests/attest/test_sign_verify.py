@@ -12,7 +12,10 @@ import pytest
 from attest_helpers import run_cli, run_entry_point
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from factsheet.attest.attestation import dsse, key_id, load_public, sign_factsheet
+import factsheet.verify
+from factsheet.attest.attestation import dsse, key_id, load_private, load_public, sign_factsheet
+from factsheet.attest.statement import statement
+from factsheet.verify import load_factsheet
 
 ATT = "factsheet.intoto.jsonl"
 
@@ -210,3 +213,21 @@ def test_sign_api_matches_cli(fresh, keys):
     path = sign_factsheet(fresh / "factsheet.json", load_private(keys[0]))
     assert path == fresh / ATT
     assert dsse.verify(dsse.parse(path.read_bytes()), load_public(keys[1]))
+
+
+@pytest.mark.skipif(
+    not hasattr(factsheet.verify, "check_figures"),
+    reason="re-derivation (branch exchange-core) not on this branch yet",
+)
+def test_a_validly_signed_figure_that_the_records_do_not_give_fails(fresh, keys):
+    path = fresh / "factsheet.json"
+    data = json.loads(path.read_text())
+    data["load"]["points"][0]["result"]["metrics"]["ttft_ms"]["percentiles"]["p50"] *= 2
+    path.write_text(json.dumps(data, indent=2))
+    refused = run_cli("sign", path, "--key", keys[0])
+    assert refused.returncode == 1 and not (fresh / ATT).exists()  # sign never vouches for it
+    # Signed anyway (by hand, with the trusted key): the signature verifies, the figures do not.
+    st = statement(load_factsheet(path), fresh, path.name)
+    (fresh / ATT).write_text(json.dumps(dsse.sign(json.dumps(st).encode(), load_private(keys[0]))) + "\n")
+    result = _verify(fresh, keys[1])
+    assert result.returncode == 1 and "ttft" in result.stderr
