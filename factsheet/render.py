@@ -269,14 +269,17 @@ def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
     return rows
 
 
-def render_pdf(html: str, json_bytes: bytes, path: Path) -> None:
+def render_pdf(
+    html: str,
+    json_bytes: bytes,
+    path: Path,
+    *,
+    name: str = JSON_NAME,
+    description: str = "The factsheet as JSON (the record this document was rendered from)",
+) -> None:
     """Print `html` to an archival (PDF/A-3u), tagged A4 PDF at `path` with `json_bytes` attached as
-    factsheet.json, the associated file the document was rendered from."""
-    record = AssociatedFile(
-        name=JSON_NAME,
-        data=json_bytes,
-        description="The factsheet as JSON (the record this document was rendered from)",
-    )
+    `name`, the associated file the document was rendered from (the compliance report prints this way too)."""
+    record = AssociatedFile(name=name, data=json_bytes, description=description)
     # Styles and charts are inline: the base URL only anchors relative links, if a template ever has one.
     write_atomic(Path(path), archival_pdf(html, str(package_data(TEMPLATES)), [record]))
 

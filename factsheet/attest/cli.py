@@ -36,23 +36,32 @@ def sign(
     key: Annotated[Path, typer.Option("--key", help="Ed25519 private key (PEM), from factsheet keygen")],
     compliance: Annotated[
         Path | None,
-        typer.Option("--compliance", help="JSON verdict of a policy check to include in the predicate"),
+        typer.Option(
+            "--compliance",
+            help="compliance.json of a policy check (or a verdict JSON) to carry in the predicate",
+        ),
     ] = None,
 ) -> None:
     """Sign the factsheet: an in-toto Statement over its files in a DSSE envelope (<name>.intoto.jsonl)."""
     from factsheet.attest.attestation import ComplianceVerdict, key_id, load_private, sign_factsheet
+    from factsheet.attest.statement import verdict_of_report
     from factsheet.errors import InputError, describe_validation_error
+    from factsheet.provenance import sha256_bytes
 
     private = load_private(key)
     verdict = None
     if compliance is not None:
         try:
-            verdict = ComplianceVerdict.model_validate(json.loads(compliance.read_bytes()))
+            raw = compliance.read_bytes()
+            data = json.loads(raw)
+            is_report = isinstance(data, dict) and data.get("kind") == "llm-factsheet-compliance"
+            verdict = verdict_of_report(data) if is_report else ComplianceVerdict.model_validate(data)
+            verdict = verdict.model_copy(update={"report_sha256": sha256_bytes(raw)})
         except OSError as exc:
             raise InputError(f"{compliance}: cannot read: {exc.strerror}") from exc
-        except ValueError as exc:
+        except (ValueError, AttributeError, TypeError) as exc:
             detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-            raise InputError(f"{compliance}: not a compliance verdict: {detail}") from exc
+            raise InputError(f"{compliance}: not a compliance report or verdict: {detail}") from exc
     path = sign_factsheet(factsheet_json, private, verdict)
     out.print(f"attestation written: {path} (key id {key_id(private.public_key())})")
 

@@ -4,6 +4,7 @@ covered, and each kind of tampering is caught with exit 1 naming what differs.""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import stat
 from pathlib import Path
@@ -231,3 +232,33 @@ def test_a_validly_signed_figure_that_the_records_do_not_give_fails(fresh, keys)
     (fresh / ATT).write_text(json.dumps(dsse.sign(json.dumps(st).encode(), load_private(keys[0]))) + "\n")
     result = _verify(fresh, keys[1])
     assert result.returncode == 1 and "ttft" in result.stderr
+
+
+def test_a_compliance_report_is_carried_as_a_test_result_verdict(fresh, keys, tmp_path):
+    # The shape of `factsheet check`'s compliance.json (only the fields the verdict is read from).
+    report = {
+        "kind": "llm-factsheet-compliance",
+        "verdict": "pass",
+        "policies": [{"id": "release", "version": "1.2.0", "sha256": "sha256:" + "aa" * 32}],
+        "results": [
+            {"policy": "release", "rule": "p99-slo", "outcome": "pass", "gating": False},
+            {"policy": "release", "rule": "energy", "outcome": "not_measured", "gating": False},
+        ],
+    }
+    path = tmp_path / "compliance.json"
+    path.write_text(json.dumps(report))
+    result = run_cli("sign", fresh / "factsheet.json", "--key", keys[0], "--compliance", path)
+    assert result.returncode == 0, result.stderr
+    verdict = _statement(fresh)["predicate"]["compliance"]
+    assert verdict["result"] == "WARNED" and verdict["policy"] == "release 1.2.0"
+    assert verdict["passed_tests"] == ["release/p99-slo"] and verdict["warned_tests"] == ["release/energy"]
+    assert verdict["report_sha256"] == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    report["verdict"] = "fail"
+    report["results"][1]["gating"] = True
+    path.write_text(json.dumps(report))
+    assert run_cli("sign", fresh / "factsheet.json", "--key", keys[0], "--compliance", path).returncode == 0
+    assert _statement(fresh)["predicate"]["compliance"]["failed_tests"] == ["release/energy"]
+    assert _statement(fresh)["predicate"]["compliance"]["result"] == "FAILED"
+    path.write_text(json.dumps({**report, "verdict": "maybe"}))
+    bad = run_cli("sign", fresh / "factsheet.json", "--key", keys[0], "--compliance", path)
+    assert bad.returncode == 2 and "verdict" in bad.stderr

@@ -78,3 +78,27 @@ def test_unsigned_rendering_says_so(tmp_path):
     html = (tmp_path / "factsheet.html").read_text(encoding="utf-8")
     assert "not signed when rendered" in html
     assert read_facts((tmp_path / "factsheet.pdf").read_bytes()).pdfa_part == "3"
+
+
+def test_any_document_printed_by_render_pdf_gets_the_same_archival_form(tmp_path):
+    # The compliance report prints through render_pdf with its own record: same PDF/A, /AF and tags.
+    from factsheet.render import render_pdf
+
+    svg = (
+        b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
+    )
+    uri = "data:image/svg+xml;base64," + __import__("base64").b64encode(svg).decode()
+    html = f'<!DOCTYPE html><html lang="en"><head><title>Report</title></head><body><h1>Report</h1><img src="{uri}" alt="a black square"></body></html>'
+    render_pdf(
+        html, b'{"verdict": "pass"}', tmp_path / "c.pdf", name="compliance.json", description="the report"
+    )
+    facts = read_facts((tmp_path / "c.pdf").read_bytes())
+    assert (facts.pdfa_part, facts.pdfa_conformance) == ("3", "U") and facts.output_intents
+    (record,) = facts.associated
+    assert (record.name, record.relationship, record.mime_type) == (
+        "compliance.json",
+        "/Data",
+        "application/json",
+    )
+    assert record.data == b'{"verdict": "pass"}' and record.in_catalog_af
+    assert facts.has_structure_tree and facts.figure_alts == ["a black square"]
