@@ -17,9 +17,11 @@ try:  # newer typer vendors click; its usage errors are those classes
 except ImportError:  # pragma: no cover - typer that depends on click
     from click import exceptions as click_errors
 
+from factsheet.attest.cli import register as register_attest
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_probe import probe_app
+from factsheet.export.cli import register as register_export
 from factsheet.progress import bars
 
 out = Console()
@@ -62,8 +64,12 @@ def build(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="replace an earlier build in the output folder")
     ] = False,
+    sign_key: Annotated[
+        Path | None, typer.Option("--sign-key", help="sign the outputs with this key")
+    ] = None,
 ) -> None:
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
+    from factsheet.attest.attestation import build_signer, key_id, sign_factsheet
     from factsheet.build import build as run_build
     from factsheet.errors import InputError
     from factsheet.render import render_all
@@ -72,11 +78,14 @@ def build(
     if resume and overwrite:
         raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
     parsed, raw = load_spec(spec)
+    signer = build_signer(parsed.sign, spec, sign_key)
     out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
     with bars(err) as bar:
         log = lambda m: err.print(m, highlight=False)  # noqa: E731
         sheet = run_build(parsed, spec, raw, out_dir, log=log, bar=bar, resume=resume, overwrite=overwrite)
-    paths = render_all(sheet, out_dir)
+    paths = render_all(sheet, out_dir, signing_key_id=signer and key_id(signer.public_key()))
+    if signer is not None:
+        paths.append(sign_factsheet(out_dir / "factsheet.json", signer, sheet=sheet))
     out.print("factsheet written:")
     for p in paths:
         out.print(f"  {p}")
@@ -130,6 +139,8 @@ def schema(
 
 app.add_typer(probe_app, name="probe", help="Run a probe on its own.")
 app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhere.")
+register_attest(app)  # keygen, sign, verify
+register_export(app)  # export
 
 
 @app.command("mock-server")

@@ -21,6 +21,8 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from factsheet.charts import Chart, Series, line_chart
+from factsheet.pdfa import AssociatedFile, archival_pdf
+from factsheet.provenance import sha256_bytes
 from factsheet.resources import TEMPLATES, data_file, package_data
 from factsheet.schema import Factsheet, LoadSection
 from factsheet.store import write_atomic
@@ -57,11 +59,13 @@ class RenderError(InputError):
     """The factsheet cannot be rendered where asked (bad output folder, missing templates)."""
 
 
-def render_html(sheet: Factsheet) -> str:
-    """The factsheet as one self-contained HTML document (styles and charts inline)."""
+def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
+    """The factsheet as one self-contained HTML document (styles and charts inline); with `integrity`,
+    it names the digest of the JSON it was rendered from and the key that signs it."""
     template = _environment().get_template(HTML_TEMPLATE)
     return template.render(
         sheet=sheet,
+        integrity=integrity,
         css=Markup(data_file(TEMPLATES, CSS_FILE).read_text(encoding="utf-8")),  # our own file: trusted
         sections=SECTIONS,
         view=view(sheet),
@@ -288,22 +292,32 @@ def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
     return rows
 
 
-def render_pdf(html: str, json_bytes: bytes, path: Path) -> None:
-    """Print `html` to an A4 PDF at `path` with `json_bytes` attached as factsheet.json."""
-    import weasyprint  # imported here: it loads pango, which only PDF output needs
-
-    attachment = weasyprint.Attachment(
-        string=json_bytes,
-        name=JSON_NAME,
-        description="The factsheet as JSON (the record this document was rendered from)",
-    )
+def render_pdf(
+    html: str,
+    json_bytes: bytes,
+    path: Path,
+    *,
+    name: str = JSON_NAME,
+    description: str = "The factsheet as JSON (the record this document was rendered from)",
+) -> None:
+    """Print `html` to an archival (PDF/A-3u), tagged A4 PDF at `path` with `json_bytes` attached as
+    `name`, the associated file the document was rendered from (the compliance report prints this way too)."""
+    record = AssociatedFile(name=name, data=json_bytes, description=description)
     # Styles and charts are inline: the base URL only anchors relative links, if a template ever has one.
-    base_url = str(package_data(TEMPLATES))
-    pdf = weasyprint.HTML(string=html, base_url=base_url).write_pdf(attachments=[attachment])
-    write_atomic(Path(path), pdf)
+    write_atomic(Path(path), archival_pdf(html, str(package_data(TEMPLATES)), [record]))
 
 
-def render_all(sheet: Factsheet, out_dir: Path, *, write_json: bool = True) -> list[Path]:
+@dataclass(frozen=True)
+class Integrity:
+    """What the rendered documents say about the record they show."""
+
+    json_sha256: str  # 'sha256:...' of the factsheet.json bytes (also attached to the PDF)
+    signing_key_id: str | None = None  # set when the build signs the outputs
+
+
+def render_all(
+    sheet: Factsheet, out_dir: Path, *, write_json: bool = True, signing_key_id: str | None = None
+) -> list[Path]:
     """Write factsheet.json (first), .html and .pdf into `out_dir`; returns the paths written.
 
     With `write_json=False` (re-rendering a factsheet in place) the JSON file is left alone, and the
@@ -318,9 +332,10 @@ def render_all(sheet: Factsheet, out_dir: Path, *, write_json: bool = True) -> l
     if write_json:
         write_atomic(json_path, canonical)
         written.append(json_path)
-    html = render_html(sheet)
+    record = json_to_attach(sheet, json_path) if not write_json else canonical
+    html = render_html(sheet, Integrity(sha256_bytes(record), signing_key_id))
     write_atomic(out_dir / HTML_NAME, html.encode())
-    render_pdf(html, json_to_attach(sheet, json_path) if not write_json else canonical, out_dir / PDF_NAME)
+    render_pdf(html, record, out_dir / PDF_NAME)
     return [*written, out_dir / HTML_NAME, out_dir / PDF_NAME]
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from factsheet.attest.spec import SignSpec
 from factsheet.errors import InputError, describe_validation_error
 from probes.accuracy import HumanEvalConfig
 from probes.energy import EnergyConfig
@@ -127,6 +128,7 @@ class BuildSpec(Model):
     energy: EnergyConfig | None = Field(None, description="energy and carbon; omitted = not measured")
     tuning: TunerConfig | None = Field(None, description="SLO-Tuner run; omitted = not run")
     output_dir: str | None = Field(None, description="default output folder (the CLI's -o wins)")
+    sign: SignSpec | None = Field(None, description="sign the outputs (in-toto/DSSE); omitted = unsigned")
 
 
 def load_spec(path: Path) -> tuple[BuildSpec, bytes]:

@@ -60,6 +60,23 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
         ["--samples", "{binary}", "-o", "{out}"],
     ],
     ("mock-server",): [["--port", "-5"], ["--ttft-ms", "-1"]],
+    ("keygen",): [["-o", "{binary}"]],  # a file where a folder is needed
+    ("sign",): [
+        ["{notjson}", "--key", "{binary}"],
+        ["{missing}", "--key", "{missing}"],
+        ["{binary}", "--key", "{empty}"],
+    ],
+    ("export",): [
+        ["{notjson}", "--format", "hf", "-o", "{out}"],
+        ["{missing}", "--format", "spdx", "-o", "{out}"],
+        ["{binary}", "--format", "cyclonedx", "-o", "{out}"],
+        ["{notjson}", "--format", "nope", "-o", "{out}"],
+    ],
+    ("verify",): [
+        ["{notjson}", "--pubkey", "{binary}"],
+        ["{missing}", "--pubkey", "{missing}"],
+        ["{binary}", "--pubkey", "{empty}"],
+    ],
 }
 
 

@@ -1,0 +1,187 @@
+"""Signed attestation of a factsheet, verifiable offline: an in-toto Statement v1 over the factsheet's
+files in a DSSE envelope signed with Ed25519, written as `<name>.intoto.jsonl` beside the JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from factsheet import verify as checks
+from factsheet.attest import dsse
+from factsheet.attest.keys import generate, key_id, load_private, load_public
+from factsheet.attest.spec import SignSpec
+from factsheet.attest.statement import (
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    ComplianceVerdict,
+    file_sha256,
+    statement,
+    subject_names,
+)
+from factsheet.errors import CheckFailed, InputError
+from factsheet.schema import Factsheet
+from factsheet.store import write_atomic
+from factsheet.verify import load_factsheet
+
+__all__ = [
+    "ComplianceVerdict",
+    "attestation_path",
+    "build_signer",
+    "generate",
+    "key_id",
+    "load_private",
+    "load_public",
+    "sign_factsheet",
+    "verify_factsheet",
+]
+
+
+class MalformedAttestation(InputError):
+    """The attestation file is not a DSSE envelope holding an in-toto Statement."""
+
+
+def attestation_path(json_path: Path) -> Path:
+    """factsheet.json -> factsheet.intoto.jsonl (the in-toto bundle convention: one envelope a line)."""
+    return json_path.with_name(f"{json_path.stem}.intoto.jsonl")
+
+
+def sign_factsheet(
+    json_path: Path,
+    private: Ed25519PrivateKey,
+    compliance: ComplianceVerdict | None = None,
+    sheet: Factsheet | None = None,
+) -> Path:
+    """Attest the factsheet at `json_path` and the files beside it; returns the attestation's path.
+
+    The raw records are checked against the factsheet first: a signature must never vouch for
+    records that no longer match the figures (CheckFailed, exit 1)."""
+    json_path = Path(json_path)
+    sheet = sheet or load_factsheet(json_path)
+    folder = json_path.parent
+    consistency_checks(sheet, folder)
+    missing = [n for n in subject_names(sheet, json_path.name) if not (folder / n).is_file()]
+    if missing:
+        raise InputError(
+            f"{folder}: cannot sign, missing {', '.join(missing)} (render the factsheet first: factsheet render)"
+        )
+    payload = json.dumps(statement(sheet, folder, json_path.name, compliance), sort_keys=True).encode()
+    envelope = dsse.sign(payload, private)
+    out = attestation_path(json_path)
+    write_atomic(out, json.dumps(envelope, separators=(",", ":")).encode() + b"\n")
+    return out
+
+
+def build_signer(
+    spec_sign: SignSpec | None, spec_path: Path, cli_key: Path | None
+) -> Ed25519PrivateKey | None:
+    """The key a build signs with (the CLI's --sign-key wins over the spec's `sign.key`), loaded before
+    anything is measured so that a bad key costs seconds, not a whole build."""
+    if cli_key is not None:
+        return load_private(cli_key)
+    if spec_sign is None:
+        return None
+    key = Path(spec_sign.key).expanduser()
+    return load_private(key if key.is_absolute() else Path(spec_path).parent / key)
+
+
+def consistency_checks(sheet: Factsheet, folder: Path) -> list[str]:
+    """What `factsheet validate` checks of a factsheet folder, before signing and after verifying: the raw
+    records match their digests and, once re-derivation is merged (`factsheet.verify.check_figures`,
+    branch exchange-core), every figure they determine recomputes to the stated value. CheckFailed otherwise.
+    The getattr wires re-derivation in as soon as it is on main; replace it with a plain call then."""
+    notes = checks.check_records(sheet, folder)
+    check_figures = getattr(checks, "check_figures", None)
+    if check_figures is not None:
+        notes += check_figures(sheet, folder)
+    return notes
+
+
+@dataclass
+class Verification:
+    key_id: str
+    subjects: list[str]
+    predicate: dict
+    notes: list[str] = field(default_factory=list)
+
+
+def _read_envelopes(path: Path) -> list[dsse.Parsed]:
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise MalformedAttestation(f"{path}: cannot read attestation: {exc.strerror}") from exc
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise MalformedAttestation(f"{path}: empty attestation")
+    try:
+        return [dsse.parse(line) for line in lines]
+    except dsse.MalformedEnvelope as exc:
+        raise MalformedAttestation(f"{path}: not a DSSE envelope: {exc}") from exc
+
+
+def _inside(name: str) -> bool:
+    """A subject names a file in the factsheet's folder, never one elsewhere on the verifier's disk."""
+    p = PurePosixPath(name)
+    return bool(name) and not p.is_absolute() and ".." not in p.parts and "\\" not in name
+
+
+def _statement(payload: bytes, path: Path) -> dict:
+    try:
+        st = json.loads(payload)
+    except ValueError as exc:
+        raise MalformedAttestation(f"{path}: signed payload is not JSON: {exc}") from exc
+    ok = (
+        isinstance(st, dict)
+        and st.get("_type") == STATEMENT_TYPE
+        and st.get("predicateType") == PREDICATE_TYPE
+        and isinstance(st.get("subject"), list)
+        and all(
+            isinstance(s, dict)
+            and isinstance(s.get("name"), str)
+            and _inside(s["name"])
+            and isinstance(s.get("digest"), dict)
+            for s in st["subject"]
+        )
+    )
+    if not ok:
+        raise MalformedAttestation(f"{path}: signed payload is not an llm-factsheet in-toto Statement v1")
+    return st
+
+
+def verify_factsheet(json_path: Path, public_path: Path, attestation: Path | None = None) -> Verification:
+    """Exit-0 only when a signature verifies under the key AND every subject matches its file.
+
+    Raises InputError (exit 2) for unreadable or malformed inputs, CheckFailed (exit 1) naming
+    every file that differs or is missing, or the signature that does not verify."""
+    json_path = Path(json_path)
+    public = load_public(public_path)
+    att = attestation or attestation_path(json_path)
+    envelopes = _read_envelopes(att)
+    kid = key_id(public)
+    signed = next((e for e in envelopes if dsse.verify(e, public)), None)
+    if signed is None:
+        raise CheckFailed(
+            f"{att}: no valid signature by key {kid} (altered envelope or signature, or another key)"
+        )
+    st = _statement(signed.payload, att)
+    folder = json_path.parent
+    problems = []
+    for s in st["subject"]:
+        path = folder / s["name"]
+        want = s["digest"].get("sha256")
+        if not path.is_file():
+            problems.append(f"{s['name']} is missing")
+        elif want is None or file_sha256(path) != want:
+            problems.append(f"{s['name']} differs from its signed digest")
+    if problems:  # before parsing the JSON: an altered factsheet is a failed check, not bad input
+        raise CheckFailed(f"{json_path}: " + "; ".join(problems))
+    sheet = load_factsheet(json_path)
+    named = {s["name"] for s in st["subject"]}
+    uncovered = [n for n in subject_names(sheet, json_path.name) if n not in named]
+    if uncovered:
+        raise CheckFailed(f"{json_path}: not covered by the attestation: {', '.join(uncovered)}")
+    # What was signed is intact; the records must also still give the figures the factsheet states.
+    notes = consistency_checks(sheet, folder)
+    return Verification(kid, [s["name"] for s in st["subject"]], st.get("predicate", {}), notes)

@@ -1,0 +1,96 @@
+"""The in-toto Statement v1 a factsheet is attested with: its files as subjects, what produced them
+as the predicate."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from factsheet.provenance import tool_version, utc_now
+from factsheet.schema import Factsheet
+from probes.measurement import Model
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://llm-factsheet.dev/attestation/factsheet/v1"
+DOCUMENT_NAMES = ("factsheet.pdf", "factsheet.html")  # render.PDF_NAME, render.HTML_NAME
+
+
+class ComplianceVerdict(Model):
+    """A policy check's outcome in the vocabulary of in-toto's Test Result predicate."""
+
+    policy: str = Field(description="policy name or file the factsheet was checked against")
+    policy_sha256: str | None = Field(None, description="digest of the policy file, 'sha256:...'")
+    result: Literal["PASSED", "WARNED", "FAILED"]
+    report_sha256: str | None = Field(None, description="digest of the report file the verdict was read from")
+    passed_tests: list[str] = Field(default_factory=list)
+    warned_tests: list[str] = Field(default_factory=list)
+    failed_tests: list[str] = Field(default_factory=list)
+
+
+def verdict_of_report(report: dict) -> ComplianceVerdict:
+    """The verdict of a compliance report (`factsheet check`'s compliance.json: `verdict` pass/fail and
+    per-rule `results`) in Test Result terms: FAILED when the gate fails, WARNED when it passes with
+    rules not passed, else PASSED; rules named policy/rule."""
+    results = report.get("results", [])
+    name = [f"{r.get('policy')}/{r.get('rule')}" for r in results]
+    passed = [n for n, r in zip(name, results, strict=True) if r.get("outcome") == "pass"]
+    failed = [n for n, r in zip(name, results, strict=True) if r.get("gating")]
+    warned = [n for n, r in zip(name, results, strict=True) if n not in passed and n not in failed]
+    policies = report.get("policies", [])
+    verdict = report.get("verdict")
+    if verdict not in ("pass", "fail"):
+        raise ValueError(f"verdict is {verdict!r}, not pass or fail")
+    return ComplianceVerdict(
+        policy=", ".join(f"{p.get('id')} {p.get('version', '')}".strip() for p in policies)
+        or "unnamed policy",
+        policy_sha256=policies[0].get("sha256") if len(policies) == 1 else None,
+        result="FAILED" if verdict == "fail" else "WARNED" if warned else "PASSED",
+        passed_tests=passed,
+        warned_tests=warned,
+        failed_tests=failed,
+    )
+
+
+def file_sha256(path: Path) -> str:
+    """Hex digest (in-toto's DigestSet form, no 'sha256:' prefix), read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def subject_names(sheet: Factsheet, json_name: str) -> list[str]:
+    """Paths relative to the factsheet's folder: the JSON, its renderings, every raw-records file."""
+    return [json_name, *DOCUMENT_NAMES, *(rec.path for _, rec in sheet.records_files())]
+
+
+def _bare(digest: str) -> str:
+    return digest.split(":", 1)[1] if digest.startswith("sha256:") else digest
+
+
+def statement(
+    sheet: Factsheet, folder: Path, json_name: str, compliance: ComplianceVerdict | None = None
+) -> dict:
+    subjects = [
+        {"name": name, "digest": {"sha256": file_sha256(folder / name)}}
+        for name in subject_names(sheet, json_name)
+    ]
+    prov = sheet.provenance
+    predicate: dict = {
+        "factsheet": {"name": sheet.name, "kind": sheet.kind, "schemaVersion": sheet.schema_version},
+        "tool": {"name": prov.tool, "version": tool_version(), "buildVersion": prov.tool_version},
+        "spec": {"file": prov.spec_file, "digest": {"sha256": _bare(prov.spec_sha256)}},
+        "signedAt": utc_now(),
+    }
+    if compliance is not None:
+        predicate["compliance"] = compliance.model_dump(mode="json", by_alias=True)
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": subjects,
+        "predicateType": PREDICATE_TYPE,
+        "predicate": predicate,
+    }

@@ -1,0 +1,104 @@
+"""A CycloneDX 1.6 BOM: the model as a `machine-learning-model` component with its `modelCard`.
+
+cyclonedx-python-lib builds and serialises the BOM; its model classes have no modelCard yet, so that
+part is added as data and the whole document is validated against the 1.6 JSON schema the library
+bundles (offline)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from factsheet.errors import InputError
+from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.store import write_atomic
+
+DIGEST_PROPERTY = "llm-factsheet:factsheet:sha256"
+MODEL_REF = "model"
+
+
+class InvalidExport(InputError):
+    """The document we produced does not validate against its format's schema (a bug, reported)."""
+
+
+def _metric(f: Figure) -> dict:
+    metric = {"type": f"{f.label} ({f.unit})", "value": repr(f.value), "slice": f.slice}
+    if f.ci:
+        metric["confidenceInterval"] = {"lowerBound": repr(f.ci[0]), "upperBound": repr(f.ci[1])}
+    return metric
+
+
+def model_card(src: Source) -> dict:
+    sheet = src.sheet
+    metrics = [_metric(f) for f in accuracy_figures(sheet) + serving_figures(sheet)]
+    card: dict = {"bom-ref": "model-card"}
+    if metrics:
+        card["quantitativeAnalysis"] = {"performanceMetrics": metrics}
+    considerations: dict = {}
+    if sheet.identity.intended_use:
+        considerations["useCases"] = [sheet.identity.intended_use]
+    energy = inference_energy(sheet)
+    if energy is not None:  # only when measured: nothing is invented for an unmeasured run
+        kwh = {"value": energy.kwh, "unit": "kWh"}
+        considerations["environmentalConsiderations"] = {
+            "energyConsumptions": [
+                {
+                    "activity": "inference",
+                    "energyProviders": [
+                        {
+                            "description": f"measured: {energy.boundary}, gross, {energy.window_s:.3g} s steady "
+                            f"window, {energy.requests} requests, {energy.output_tokens} output tokens "
+                            "(the electricity supplier is not recorded)",
+                            "organization": {},
+                            "energySource": "unknown",
+                            "energyProvided": kwh,
+                        }
+                    ],
+                    "activityEnergyCost": kwh,
+                }
+            ]
+        }
+    if considerations:
+        card["considerations"] = considerations
+    return card
+
+
+def bom(src: Source) -> dict:
+    from cyclonedx.model import Property
+    from cyclonedx.model.bom import Bom
+    from cyclonedx.model.component import Component, ComponentType
+    from cyclonedx.output.json import JsonV1Dot6
+
+    sheet, ident = src.sheet, src.sheet.identity
+    component = Component(
+        type=ComponentType.MACHINE_LEARNING_MODEL,
+        name=ident.name,
+        version=ident.version,
+        bom_ref=MODEL_REF,
+        description=f"served by {sheet.system.target_kind}; measured by llm-factsheet",
+        properties=[Property(name=DIGEST_PROPERTY, value=src.sha256)],
+    )
+    document = Bom(components=[component])
+    document.metadata.properties.add(Property(name=DIGEST_PROPERTY, value=src.sha256))
+    data = json.loads(JsonV1Dot6(document).output_as_string())
+    for c in data["components"]:
+        if c.get("bom-ref") == MODEL_REF:
+            c["modelCard"] = model_card(src)
+    validate(data)
+    return data
+
+
+def validate(data: dict) -> None:
+    """Raise InvalidExport naming the first schema violation (CycloneDX 1.6, strict, offline)."""
+    from cyclonedx.schema import SchemaVersion
+    from cyclonedx.validation.json import JsonStrictValidator
+
+    error = JsonStrictValidator(SchemaVersion.V1_6).validate_str(json.dumps(data))
+    if error is not None:
+        raise InvalidExport(f"CycloneDX 1.6 schema: {error}")
+
+
+def write(src: Source, out_dir: Path) -> Path:
+    path = Path(out_dir) / "bom.cdx.json"
+    write_atomic(path, json.dumps(bom(src), indent=2).encode())
+    return path

@@ -1,0 +1,126 @@
+"""A Hugging Face model card (README.md): `model-index` eval results written with huggingface_hub's
+ModelCardData/EvalResult (offline; `ModelCard.validate()` would call the Hub and is not used)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.store import write_atomic
+
+TASK = "text-generation"
+LOAD_DATASET = "llm-factsheet/synthetic-load"  # the workload the serving figures were measured on
+
+
+def _eval_result(f: Figure, dataset_type: str, dataset_name: str) -> object:
+    from huggingface_hub import EvalResult
+
+    return EvalResult(
+        task_type=TASK,
+        dataset_type=dataset_type,
+        dataset_name=dataset_name,
+        dataset_config=f.config or None,
+        metric_type=f.key,
+        metric_name=f"{f.label} ({f.unit})",
+        metric_value=f.value,
+        metric_args=_args(f),
+    )
+
+
+def _args(f: Figure) -> dict:
+    """What the figure rests on (model-index has no field for an interval: it goes with the metric)."""
+    args: dict = {"unit": f.unit}
+    if f.n is not None:
+        args["n"] = f.n
+    if f.ci:
+        args["confidence_interval"] = [f.ci[0], f.ci[1]]
+        args["confidence"] = f.ci_confidence
+    return args
+
+
+def model_card(src: Source) -> str:
+    from huggingface_hub import ModelCard, ModelCardData
+
+    sheet = src.sheet
+    ident = sheet.identity
+    results = []
+    for f in accuracy_figures(sheet):
+        dataset = sheet.accuracy.result.dataset
+        results.append(
+            _eval_result(f, "evalplus/humanevalplus", f"{dataset.name} {dataset.version} ({f.slice})")
+        )
+    for f in serving_figures(sheet):
+        results.append(_eval_result(f, LOAD_DATASET, f.slice))
+    data = ModelCardData(
+        model_name=ident.name,
+        **_license(ident.license),
+        eval_results=results or None,
+        tags=["llm-factsheet"],
+        pipeline_tag=TASK,
+        llm_factsheet={"sha256": src.sha256, "schema_version": sheet.schema_version, "name": sheet.name},
+    )
+    card = ModelCard(f"---\n{data.to_yaml()}\n---\n{_body(src)}")
+    return str(card)
+
+
+def _license(name: str | None) -> dict:
+    """The Hub's licence ids are lower-case SPDX ids; anything else is 'other' with its name."""
+    if not name:
+        return {}
+    return {"license": name.lower()} if " " not in name else {"license": "other", "license_name": name}
+
+
+def _body(src: Source) -> str:
+    sheet, lines = src.sheet, []
+    ident = sheet.identity
+    lines += [f"# {ident.name}{' ' + ident.version if ident.version else ''}", ""]
+    lines += [
+        f"Measured by llm-factsheet {sheet.provenance.tool_version} from factsheet `{src.path.name}` "
+        f"with digest `{src.sha256}` (schema {sheet.schema_version}). Every figure below is measured; "
+        "what was not measured is left out and named under *Not measured*.",
+        "",
+    ]
+    acc, serving = accuracy_figures(sheet), serving_figures(sheet)
+    if acc or serving:
+        lines += [
+            "## Measured figures",
+            "",
+            "| figure | value | 95 % CI | n | measured on |",
+            "|---|---|---|---|---|",
+        ]
+        for f in acc + serving:
+            ci = f"[{f.ci[0]:.4g}, {f.ci[1]:.4g}]" if f.ci else "—"
+            lines.append(
+                f"| {f.label} | {f.value:.4g} {f.unit} | {ci} | {f.n if f.n is not None else '—'} | {f.slice} |"
+            )
+        lines.append("")
+    energy = inference_energy(sheet)
+    if energy:
+        per_token = f", {energy.j_per_output_token:.4g} J/output token" if energy.j_per_output_token else ""
+        lines += [
+            "## Inference energy",
+            "",
+            f"{energy.kwh:.6g} kWh gross over a {energy.window_s:.3g} s steady window ({energy.requests} requests, "
+            f"{energy.output_tokens} output tokens{per_token}); boundary: {energy.boundary}.",
+            "",
+        ]
+    missing = [(name, section.reason) for name, section in _sections(sheet) if section is not None]
+    if missing:
+        lines += ["## Not measured", ""] + [f"- {name}: {reason}" for name, reason in missing] + [""]
+    return "\n".join(lines)
+
+
+def _sections(sheet):
+    from probes.measurement import NotMeasured
+
+    energy = sheet.energy
+    if not isinstance(energy, NotMeasured) and isinstance(energy.energy, NotMeasured):
+        energy = energy.energy
+    for name, section in (("load and latency", sheet.load), ("accuracy", sheet.accuracy), ("energy", energy)):
+        yield name, section if isinstance(section, NotMeasured) else None
+
+
+def write(src: Source, out_dir: Path) -> Path:
+    path = Path(out_dir) / "README.md"
+    write_atomic(path, model_card(src).encode())
+    return path

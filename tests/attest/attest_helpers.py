@@ -1,0 +1,62 @@
+"""Helpers of the attestation tests (a module of its own: `conftest` names collide across test folders)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from factsheet.cli import app
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str | Path) -> Ran:
+    """The CLI in this process (a fresh interpreter costs seconds on a loaded host); the exit codes and
+    streams are those of `factsheet ...` (test_cli_bad_input.py runs the real entry point)."""
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def run_entry_point(*args: str | Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "factsheet", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def endpoint_spec(folder: Path, base_url: str, extra: str = "") -> Path:
+    spec = folder / "model.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""\
+        spec_version: 1
+        name: mock-endpoint
+        model: {{name: mock-model}}
+        target: {{kind: endpoint, base_url: "{base_url}", model: mock-model}}
+        load:
+          input_len: 16
+          output_len: 8
+          slo: {{ttft_ms: 80, tpot_ms: 10}}
+          points:
+            - {{concurrency: 2, num_requests: 6}}
+            - {{concurrency: 4, num_requests: 8}}
+        """)
+        + extra
+    )
+    return spec
