@@ -58,6 +58,11 @@ def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
     cap, base = load.capacity.result, "load.capacity.result"
     template = load.points[0].result.point  # the build probes the first point's shape at each value
     out: list[Discrepancy] = []
+    if len(cap.points) != len(load.capacity.records):
+        n_points, n_records = len(cap.points), len(load.capacity.records)
+        return [
+            Discrepancy(figure=f"{base}.points", stated=n_points, recomputed=f"{n_records} records files")
+        ]
     judged = []
     for i, (stated, rec) in enumerate(zip(cap.points, load.capacity.records, strict=True)):
         path = f"{base}.points[{i}]"
@@ -69,8 +74,8 @@ def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
             judged.append(stated)
             continue
         point = knob_point(template, cap.knob, stated.value)
+        # A capacity point keeps no epoch window (0.0 origin: only the relative window is in its metrics).
         metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics))
-        # Capacity runs keep no epoch origin: their window is compared relative to the run's start only.
         point_now = judge_point(
             stated.value, _Replayed(metrics, arrivals), cap.min_attainment, confirmation=stated.confirmation
         )

@@ -103,3 +103,22 @@ def test_a_figure_added_by_a_later_minor_is_not_held_against_an_older_document()
     now = Distribution(unit="ms", definition="d", n=2, mean=1.5, std=0.7, percentiles={"p50": 1.5})
     assert differences(older, now, "x", "") == []  # std and percentiles not stated: nothing to compare
     assert [d.figure for d in differences(older, now.model_copy(update={"mean": 2.0}), "x", "")] == ["x.mean"]
+
+
+def test_records_rewritten_with_a_matching_digest_still_disagree_with_the_figures(sheet_copy):
+    """Altering a record and restating its sha256 passes the digest check; the figures then give it away."""
+    from factsheet.provenance import sha256_bytes
+
+    doc = json.loads(sheet_copy.read_text())
+    entry = doc["load"]["points"][0]
+    path = sheet_copy.parent / entry["records"]["path"]
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[-1])
+    first["end_s"] += 0.5  # the last request "took" half a second longer
+    lines[-1] = json.dumps(first)
+    path.write_text("\n".join(lines) + "\n")
+    entry["records"]["sha256"] = sha256_bytes(path.read_bytes())
+    sheet_copy.write_text(json.dumps(doc, indent=2))
+    result = runner.invoke(app, ["validate", str(sheet_copy)])
+    assert result.exit_code == 1, result.output
+    assert "load.points[0].result.metrics.e2el_ms" in result.output
