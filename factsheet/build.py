@@ -250,7 +250,13 @@ def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection 
         config=run.spec.energy,
         cpu_model=run.host.cpu_model,
     )
-    section = EnergySection(energy=figures, carbon=carbon_figures(figures.energy_kwh(), run.spec.energy))
+    samples = run.monitor.samples()
+    data = b"".join(c.model_dump_json().encode() + b"\n" for c in samples)
+    section = EnergySection(
+        energy=figures,
+        carbon=carbon_figures(figures.energy_kwh(), run.spec.energy),
+        records=run.checkpoints.records("energy-samples.jsonl", data, len(samples)),
+    )
     run.checkpoints.save("energy", key, section, "energy")
     return section
 

@@ -21,9 +21,9 @@ from probes.measurement import PERCENTILE_METHOD, Model, NotMeasured
 from probes.targets import EngineInfo, PreparedModel
 from tuner import TuningResult
 
-SCHEMA_VERSION = (
-    "1.0.0"  # semver: bump the minor when adding, the major when changing (factsheet/versions.py)
-)
+# semver: bump the minor when adding (with a default, so older documents stay valid), the major when changing.
+# 1.1.0: energy.records (the counters' samples). See factsheet/versions.py.
+SCHEMA_VERSION = "1.1.0"
 
 
 class RecordsFile(Model):
@@ -78,6 +78,9 @@ class LoadSection(Model):
 class EnergySection(Model):
     energy: EnergyResult | NotMeasured
     carbon: CarbonResult | NotMeasured
+    records: RecordsFile | None = Field(
+        None, description="every energy counter's samples, one channel a line (schema >= 1.1.0)"
+    )
 
 
 class AccuracySection(Model):
@@ -131,4 +134,6 @@ class Factsheet(Model):
                 ]
         if not isinstance(self.accuracy, NotMeasured):
             out.append(("accuracy: per-sample verdicts", self.accuracy.records))
+        if not isinstance(self.energy, NotMeasured) and self.energy.records is not None:
+            out.append(("energy: counter samples", self.energy.records))
         return out

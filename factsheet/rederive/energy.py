@@ -1,26 +1,35 @@
-"""Energy figures recomputed from what they rest on: each component's energy over the window (the
-measurement itself: the samples are not kept), the idle power, and the load point whose steady window and
-counts they cover; carbon from that energy, the stated intensity and PUE."""
+"""Energy figures recomputed from what they rest on. With the counters' samples kept (schema >= 1.1.0):
+each component's window energy and the idle power, through the monitor's own windowing; without them (1.0.0)
+from each component's stated window energy. Then every derived figure from those and the load point whose
+steady window and counts they cover; carbon from that energy, the stated intensity and PUE."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from factsheet.build import energy_point
 from factsheet.rederive.compare import Discrepancy, differences
+from factsheet.rederive.records import read_records
 from factsheet.schema import EnergySection, LoadSection
 from probes.energy import (
     CarbonConfig,
+    ChannelSamples,
     ComponentWindow,
     EnergyConfig,
+    IdlePower,
+    Unavailable,
     WindowEnergy,
     carbon_figures,
     energy_figures,
+    idle_power,
+    window_energy,
 )
 from probes.energy.figures import ComponentFigures, EnergyResult
 from probes.measurement import NotMeasured
 
 
 def energy(
-    section: EnergySection, load: LoadSection | NotMeasured, cpu_model: str | None
+    section: EnergySection, load: LoadSection | NotMeasured, cpu_model: str | None, folder: Path
 ) -> list[Discrepancy]:
     if isinstance(section.energy, NotMeasured):
         return []
@@ -36,25 +45,51 @@ def energy(
         )
         out += differences(stated.requests, requests, f"{base}.requests", src)
         out += differences(stated.output_tokens, tokens, f"{base}.output_tokens", src)
-    window = WindowEnergy(
+    window, idle = _stated_window(stated), stated.idle
+    src = "each component's window energy, idle power and the load point's counts"
+    if section.records is not None:
+        samples, problems = read_records(
+            folder, section.records, ChannelSamples.model_validate, "energy.records"
+        )
+        out += problems
+        if samples is None:
+            return out
+        window, idle = _sampled_window(stated, samples)
+        src = f"{section.records.path}, idle power and the load point's counts"
+    again = energy_figures(
+        window,
+        idle,
+        requests=requests,
+        output_tokens=tokens,
+        config=EnergyConfig(estimate=bool(stated.estimated)),
+        cpu_model=cpu_model,
+    )
+    out += differences(stated, again, base, src)
+    out += _carbon(section, again)
+    return out
+
+
+def _stated_window(stated: EnergyResult) -> WindowEnergy:
+    return WindowEnergy(
         t_start=stated.t_start,
         t_end=stated.t_end,
         duration_s=stated.t_end - stated.t_start,
         sample_interval_s=0.0,  # not used by the figures
         components=[_component_window(c) for c in stated.components],
     )
-    again = energy_figures(
-        window,
-        stated.idle,
-        requests=requests,
-        output_tokens=tokens,
-        config=EnergyConfig(estimate=bool(stated.estimated)),
-        cpu_model=cpu_model,
-    )
-    src = "each component's window energy, idle power and the load point's counts"
-    out += differences(stated, again, base, src)
-    out += _carbon(section, again)
-    return out
+
+
+def _sampled_window(
+    stated: EnergyResult, samples: list[ChannelSamples]
+) -> tuple[WindowEnergy, IdlePower | NotMeasured]:
+    """The window and idle power from the samples, as the monitor computed them during the build."""
+    sampled = [s.component for s in samples]
+    unavailable = [c for c in stated.components if isinstance(c, Unavailable) and c.component not in sampled]
+    window = window_energy(samples, unavailable, stated.t_start, stated.t_end, 0.0)
+    idle = stated.idle
+    if not isinstance(idle, NotMeasured):
+        idle = idle_power(window_energy(samples, unavailable, idle.t_start, idle.t_end, 0.0))
+    return window, idle
 
 
 def _component_window(c) -> ComponentWindow:

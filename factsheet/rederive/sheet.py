@@ -19,9 +19,10 @@ REDERIVED = (
     "passing value), the bracket and the sample-sufficiency flag, from each probed point's records",
     "accuracy: pass@k (base and plus) from the per-sample verdicts, the per-sample records the JSON repeats, "
     "generation failures",
-    "energy: window, request and token counts against the load point they cover; every derived figure "
-    "(average power, J/request, J/token, Wh/1000 requests, tokens/J, net of idle, totals, the TDP estimate) "
-    "from each component's window energy and idle power; carbon from that energy, intensity and PUE",
+    "energy: each component's window energy and the idle power from the counters' samples (schema >= "
+    "1.1.0); window, request and token counts against the load point they cover; every derived figure "
+    "(average power, J/request, J/token, Wh/1000 requests, tokens/J, net of idle, totals, the TDP estimate); "
+    "carbon from that energy, intensity and PUE",
 )
 
 
@@ -36,5 +37,5 @@ def rederive(sheet: Factsheet, folder: Path) -> list[Discrepancy]:
     if not isinstance(sheet.accuracy, NotMeasured):
         out += accuracy(sheet.accuracy, folder)
     if not isinstance(sheet.energy, NotMeasured):
-        out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model)
+        out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder)
     return out

@@ -22,11 +22,20 @@ from probes.energy.figures import (
     TotalFigures,
     energy_figures,
 )
-from probes.energy.monitor import ComponentWindow, EnergyMonitor, IdlePower, WindowEnergy
+from probes.energy.monitor import (
+    ChannelSamples,
+    ComponentWindow,
+    EnergyMonitor,
+    IdlePower,
+    WindowEnergy,
+    idle_power,
+    window_energy,
+)
 from probes.energy.nvml import NvmlBinding
 
 __all__ = [
     "CarbonConfig",
+    "ChannelSamples",
     "CarbonIntensity",
     "CarbonResult",
     "Component",
@@ -45,5 +54,7 @@ __all__ = [
     "WindowEnergy",
     "carbon_figures",
     "energy_figures",
+    "idle_power",
     "resolve_intensity",
+    "window_energy",
 ]

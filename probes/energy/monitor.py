@@ -59,6 +59,58 @@ class IdlePower(Model):
     components: list[ComponentIdle]
 
 
+class ChannelSamples(Model):
+    """Every reading of one channel while monitoring: the raw records the energy figures rest on."""
+
+    component: Component
+    times: list[float] = Field(description="epoch seconds of each reading")
+    joules: list[float] = Field(description="cumulative energy at each reading (counter wraps undone)")
+    counter_resets: int = Field(ge=0)
+    read_errors: int = Field(ge=0)
+    last_read_error: str | None = None
+
+
+def window_energy(
+    samples: list[ChannelSamples],
+    unavailable: list[Unavailable],
+    t_start: float,
+    t_end: float,
+    sample_interval_s: float,
+) -> WindowEnergy:
+    """Energy per component over [t_start, t_end] from the channels' samples (the monitor and
+    `factsheet validate`'s re-derivation both call this)."""
+    if not t_end > t_start:
+        raise EnergyError(f"energy window: t_end ({t_end}) must be after t_start ({t_start})")
+    measured = [_window_of(s, t_start, t_end) for s in samples]
+    missing = [
+        ComponentWindow(
+            component=u.component,
+            energy_j=u.not_measured,
+            samples_in_window=0,
+            counter_resets=0,
+            read_errors=0,
+        )
+        for u in unavailable
+    ]
+    return WindowEnergy(
+        t_start=t_start,
+        t_end=t_end,
+        duration_s=t_end - t_start,
+        sample_interval_s=sample_interval_s,
+        components=_ordered(measured + missing),
+    )
+
+
+def idle_power(window: WindowEnergy) -> IdlePower:
+    """Mean power per component over an idle window."""
+    return IdlePower(
+        t_start=window.t_start,
+        t_end=window.t_end,
+        duration_s=window.duration_s,
+        components=[_idle_of(c, window.duration_s) for c in window.components],
+    )
+
+
 @dataclass
 class _Series:
     channel: EnergyChannel
@@ -128,31 +180,28 @@ class EnergyMonitor:
                 series.times.append(t)
                 series.joules.append(joules)
 
+    def samples(self) -> list[ChannelSamples]:
+        """A copy of every channel's readings so far (kept beside the factsheet as raw records)."""
+        if self._series is None:
+            self._discover()
+        with self._lock:
+            return [
+                ChannelSamples(
+                    component=s.channel.component,
+                    times=list(s.times),
+                    joules=list(s.joules),
+                    counter_resets=s.channel.resets,
+                    read_errors=s.read_errors,
+                    last_read_error=s.last_error,
+                )
+                for s in self._series
+            ]
+
     def window(self, t_start: float, t_end: float) -> WindowEnergy:
         """Energy per component over [t_start, t_end], interpolated between the samples around each edge."""
         if not t_end > t_start:
             raise EnergyError(f"energy window: t_end ({t_end}) must be after t_start ({t_start})")
-        if self._series is None:
-            self._discover()
-        with self._lock:
-            measured = [self._window_of(s, t_start, t_end) for s in self._series]
-        missing = [
-            ComponentWindow(
-                component=u.component,
-                energy_j=u.not_measured,
-                samples_in_window=0,
-                counter_resets=0,
-                read_errors=0,
-            )
-            for u in self.unavailable
-        ]
-        return WindowEnergy(
-            t_start=t_start,
-            t_end=t_end,
-            duration_s=t_end - t_start,
-            sample_interval_s=self.config.sample_interval_s,
-            components=_ordered(measured + missing),
-        )
+        return window_energy(self.samples(), self.unavailable, t_start, t_end, self.config.sample_interval_s)
 
     def measure_idle(self, seconds: float) -> IdlePower | NotMeasured:
         """Mean power per component over `seconds` of idling, before the run."""
@@ -173,13 +222,7 @@ class EnergyMonitor:
         finally:
             if not was_running:
                 self.stop()
-        window = self.window(t_start, t_end)
-        return IdlePower(
-            t_start=t_start,
-            t_end=t_end,
-            duration_s=window.duration_s,
-            components=[_idle_of(c, window.duration_s) for c in window.components],
-        )
+        return idle_power(self.window(t_start, t_end))
 
     def _discover(self) -> None:
         gpus = discover_gpus(self._nvml) if self.config.gpu else [gpu_disabled()]
@@ -191,27 +234,27 @@ class EnergyMonitor:
         while not self._stop.wait(self.config.sample_interval_s):
             self.sample()
 
-    @staticmethod
-    def _window_of(series: _Series, t_start: float, t_end: float) -> ComponentWindow:
-        times = np.asarray(series.times)
-        energy: float | NotMeasured
-        if times.size < 2 or times[0] > t_start or times[-1] < t_end:
-            covered = f"[{times[0]:.3f}, {times[-1]:.3f}]" if times.size else "no samples"
-            reason = f"samples cover {covered}, not the window [{t_start:.3f}, {t_end:.3f}]"
-            if series.last_error:
-                reason += f"; last read error: {series.last_error}"
-            energy = NotMeasured(reason=reason)
-        else:
-            edges = np.interp([t_start, t_end], times, np.asarray(series.joules))
-            energy = float(edges[1] - edges[0])
-        return ComponentWindow(
-            component=series.channel.component,
-            energy_j=energy,
-            samples_in_window=int(((times > t_start) & (times < t_end)).sum()),
-            counter_resets=series.channel.resets,
-            read_errors=series.read_errors,
-            last_read_error=series.last_error,
-        )
+
+def _window_of(series: ChannelSamples, t_start: float, t_end: float) -> ComponentWindow:
+    times = np.asarray(series.times)
+    energy: float | NotMeasured
+    if times.size < 2 or times[0] > t_start or times[-1] < t_end:
+        covered = f"[{times[0]:.3f}, {times[-1]:.3f}]" if times.size else "no samples"
+        reason = f"samples cover {covered}, not the window [{t_start:.3f}, {t_end:.3f}]"
+        if series.last_read_error:
+            reason += f"; last read error: {series.last_read_error}"
+        energy = NotMeasured(reason=reason)
+    else:
+        edges = np.interp([t_start, t_end], times, np.asarray(series.joules))
+        energy = float(edges[1] - edges[0])
+    return ComponentWindow(
+        component=series.component,
+        energy_j=energy,
+        samples_in_window=int(((times > t_start) & (times < t_end)).sum()),
+        counter_resets=series.counter_resets,
+        read_errors=series.read_errors,
+        last_read_error=series.last_read_error,
+    )
 
 
 def _idle_of(window: ComponentWindow, duration_s: float) -> ComponentIdle:

@@ -64,3 +64,28 @@ def test_energy_and_carbon_from_steady_window(tmp_path, mock_url, endpoint_spec,
     # The GPU was switched off in the spec: said so, not left blank.
     reasons = [c["not_measured"]["reason"] for c in energy["components"] if "not_measured" in c]
     assert any("energy.gpu = false" in r for r in reasons)
+
+
+def test_energy_rederives_from_the_kept_counter_samples(tmp_path, mock_url, endpoint_spec, powercap):
+    """The counters' samples are raw records (schema 1.1.0): validate recomputes each component's window
+    energy and the idle power from them, so an edited measurement is caught, not just derived figures."""
+    extra = f"energy:\n  idle_s: 1\n  gpu: false\n  sample_interval_s: 0.05\n  powercap_root: {powercap}\n"
+    spec = endpoint_spec(tmp_path, mock_url, extra)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["build", str(spec), "-o", str(out)]).exit_code == 0
+    sheet = json.loads((out / "factsheet.json").read_text())
+    assert (
+        sheet["schema_version"] == "1.1.0"
+        and sheet["energy"]["records"]["path"] == "records/energy-samples.jsonl"
+    )
+    ok = CliRunner().invoke(app, ["validate", str(out / "factsheet.json")])
+    assert ok.exit_code == 0, ok.output
+    (package,) = [c for c in sheet["energy"]["energy"]["components"] if "gross" in c]
+    package["gross"]["energy_j"]["value"] *= 1.5
+    (idle,) = [c for c in sheet["energy"]["energy"]["idle"]["components"] if isinstance(c["power_w"], float)]
+    idle["power_w"] *= 0.5
+    (out / "factsheet.json").write_text(json.dumps(sheet))
+    edited = CliRunner().invoke(app, ["validate", str(out / "factsheet.json")])
+    assert edited.exit_code == 1, edited.output
+    assert "energy.energy.components[1].gross.energy_j.value" in edited.output
+    assert "energy.energy.idle.components[1].power_w" in edited.output
