@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from factsheet.compliance.summary import ComplianceSummary
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
@@ -113,6 +114,10 @@ class Factsheet(Model):
     energy: EnergySection | NotMeasured
     tuning: TuningResult | NotMeasured
     predictor: NotMeasured
+    compliance: ComplianceSummary | NotMeasured = Field(
+        default_factory=lambda: NotMeasured(reason="no compliance policy in the build spec"),
+        description="the gate run at the end of the build (full report: compliance.json)",
+    )
     provenance: Provenance
 
     def records_files(self) -> list[tuple[str, RecordsFile]]:

@@ -9,6 +9,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from factsheet.attest.spec import SignSpec
+from factsheet.compliance.config import ComplianceSpec
 from factsheet.errors import InputError, describe_validation_error
 from probes.accuracy import HumanEvalConfig
 from probes.energy import EnergyConfig
@@ -127,6 +128,9 @@ class BuildSpec(Model):
     accuracy: HumanEvalConfig | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
     energy: EnergyConfig | None = Field(None, description="energy and carbon; omitted = not measured")
     tuning: TunerConfig | None = Field(None, description="SLO-Tuner run; omitted = not run")
+    compliance: ComplianceSpec | None = Field(
+        None, description="policies gating the build; omitted = no gate"
+    )
     output_dir: str | None = Field(None, description="default output folder (the CLI's -o wins)")
     sign: SignSpec | None = Field(None, description="sign the outputs (in-toto/DSSE); omitted = unsigned")
 

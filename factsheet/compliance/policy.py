@@ -23,6 +23,7 @@ from probes.errors import InputError, describe_validation_error
 from probes.measurement import Model
 
 POLICY_VERSION = 1
+POLICY_SCHEMA_VERSION = "1.0.0"  # semver of the published policy schema; its major is POLICY_VERSION
 PROFILES_PACKAGE = "factsheet.compliance.profiles"
 
 Op = Literal["<=", "<", ">=", ">", "==", "!=", "exists"]
@@ -182,7 +183,9 @@ class LoadedPolicy(Model):
     sha256: str = Field(description="digest of the applied policy (rules after substitution)")
     parameters: list[AppliedParameter]
     max_regression: dict[str, str | float]
-    disabled: dict[str, str] = Field(default_factory=dict, description="rule id -> the policy that disabled it")
+    disabled: dict[str, str] = Field(
+        default_factory=dict, description="rule id -> the policy that disabled it"
+    )
     rules: list[Rule]
 
 

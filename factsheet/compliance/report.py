@@ -78,6 +78,9 @@ class PolicyApplied(Model):
     extends: list[str]
     sha256: str
     parameters: list[AppliedParameter]
+    disabled: dict[str, str] = Field(
+        default_factory=dict, description="rule id -> the policy that disabled it"
+    )
 
 
 class ComplianceReport(Model):
