@@ -217,7 +217,7 @@ def _documents(ctx: _Context, rule: Rule) -> RuleResult:
     if absent:
         return _result(rule, "fail", "not documented: " + "; ".join(absent), figures)
     if unmeasured:
-        return _result(rule, "not_measured", "; ".join(unmeasured), figures)
+        return _result(rule, "not_measured", "; ".join(dict.fromkeys(unmeasured)), figures)
     note = f" ({', '.join(estimated)} estimated, not measured)" if estimated else ""
     return _result(rule, "pass", f"documented by {', '.join(rule.documents)}{note}", figures)
 
@@ -276,7 +276,7 @@ def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
     if isinstance(value, float) and math.isnan(value):
         return judge("not_measured", f"{rule.field} is NaN")
     met = _compare(value, rule.op, threshold)
-    stated = f"{_fmt(value)}{unit} {rule.op} {_fmt(threshold)}{unit}"
+    stated = f"{rule.field} = {_fmt(value)}{unit}, required {rule.op} {_fmt(threshold)}{unit}"
     conf = rule.evidence.confidence
     if conf is not None and rule.op in ("<=", "<", ">=", ">"):
         stored = fig.ci if fig.ci is not None and math.isclose(fig.ci.confidence, conf) else None
@@ -298,12 +298,12 @@ def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
         if _compare(passing_bound, rule.op, threshold):
             met, stated = (
                 True,
-                f"{bounds} lies wholly within {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})",
+                f"{bounds} of {rule.field} lies wholly within {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})",
             )
         elif not _compare(failing_bound, rule.op, threshold):
             return judge(
                 "fail",
-                f"{bounds} lies wholly outside {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})",
+                f"{bounds} of {rule.field} lies wholly outside {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})",
             )
         else:
             return judge(
@@ -311,22 +311,24 @@ def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
                 f"{bounds} straddles the threshold {_fmt(threshold)}{unit}: cannot decide (point {_fmt(value)})",
             )
     if not met:
-        return judge("fail", f"{stated} does not hold" + _n_text(fig))
+        return judge("fail", f"{stated}: does not hold" + _n_text(fig))
     if rule.evidence.sufficient_samples:
         suff = fig.sufficiency
         if suff is None:
             return judge(
                 "insufficient_evidence",
-                f"{stated} holds, but no sample-sufficiency rule applies to {rule.field} or its raw records are unavailable",
+                f"{stated}: holds, but no sample-sufficiency rule applies to {rule.field} or its raw records are unavailable",
             )
         if not suff.sufficient:
             need = "more than any n can give" if suff.n_required is None else str(suff.n_required)
             return judge(
                 "insufficient_evidence",
-                f"{stated} holds, but rests on {suff.n} samples with {suff.violations} above the threshold: "
+                f"{stated}: holds on the point value, but rests on {suff.n} samples with {suff.violations} above the threshold: "
                 f"MLPerf early stopping needs {need} for the claim at {suff.confidence:.0%} confidence",
             )
-    return judge("pass", f"{stated} holds" + _n_text(fig))
+    suff = fig.sufficiency if rule.evidence.sufficient_samples else None
+    backing = f"; {suff.n} samples, {suff.n_required} needed" if suff is not None and suff.n_required else ""
+    return judge("pass", f"{stated}: holds" + _n_text(fig) + backing)
 
 
 def _n_text(fig: Figure) -> str:
