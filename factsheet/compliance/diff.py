@@ -1,8 +1,8 @@
 """`factsheet diff`: the regression gate between two builds, deciding noise from the raw records.
 
 For each figure both factsheets measured on the same workload: old, new, change, and whether the change is
-beyond noise — a bootstrap CI of the difference of percentiles (and of goodput) from the two steady
-windows' raw samples; a two-proportion z-test for SLO attainment and pass@1. A figure regresses when it got
+beyond noise — a bootstrap CI of the difference of percentiles from the two steady windows' raw samples;
+a two-proportion z-test for SLO attainment and pass@1; a Poisson rate comparison for goodput. A figure regresses when it got
 worse beyond noise *and* beyond its threshold. Figures that cannot be compared are listed with the reason.
 """
 
@@ -39,6 +39,10 @@ DEFAULT_LIMITS: dict[str, str | float] = {
 BOOTSTRAP_METHOD = (
     f"percentile bootstrap ({BOOTSTRAP_RESAMPLES} resamples of each steady window's raw samples, seed 0) of "
     f"new − old; percentiles by {PERCENTILE_METHOD}"
+)
+RATE_METHOD = (
+    "difference of two Poisson rates (good requests recounted from the raw records / window), normal "
+    "approximation; conservative for closed loops, whose counts vary less than Poisson"
 )
 Z_METHOD = "two-proportion z-test (pooled), two-sided; Wald interval of new − old"
 
@@ -274,44 +278,35 @@ def _point_figures(label, o: LoadPointEntry, ro: PointRecords, n: LoadPointEntry
     if mo.slo != mn.slo or mo.goodput is None or mn.goodput is None:
         why = "different SLOs" if mo.slo != mn.slo else "no SLO threshold, so no goodput"
         return out + [_nc("goodput", label, why), _nc("slo_attainment", label, why)]
-    go, gn = _good_flags(ro), _good_flags(rn)
-    lo, hi = _bootstrap(go, gn, lambda x: x.sum(axis=-1), rng, scale=(1 / mo.duration_s, 1 / mn.duration_s))
-    out.append(
-        FigureDiff(
-            figure="goodput",
-            scope=label,
-            unit="req/s",
-            higher_is_better=True,
-            status="compared",
-            old=mo.goodput,
-            new=mn.goodput,
-            n_old=mo.measured,
-            n_new=mn.measured,
-            noise=Noise(
-                method=BOOTSTRAP_METHOD + "; goodput = good requests / the window's duration",
-                lower=lo,
-                upper=hi,
-            ),
-        )  # fmt: skip
-    )
-    out.append(_two_proportion("slo_attainment", label, "share", mo.good, mo.measured, mn.good, mn.measured))
+    (good_o, meas_o), (good_n, meas_n) = ro.good_counts(), rn.good_counts()  # recounted from raw records
+    out.append(_rate_diff("goodput", label, good_o, mo.duration_s, good_n, mn.duration_s, meas_o, meas_n))
+    out.append(_two_proportion("slo_attainment", label, "share", good_o, meas_o, good_n, meas_n))
     return out
 
 
-def _good_flags(rec: PointRecords) -> np.ndarray:
-    good, measured = rec.good_counts()
-    return np.asarray([1.0] * good + [0.0] * (measured - good))
+def _rate_diff(figure, scope, k1, t1, k2, t2, n1, n2) -> FigureDiff:
+    """Good completions per second of window, compared as two Poisson rates (normal approximation)."""
+    if not t1 or not t2:
+        return _nc(figure, scope, "no steady window in one of the factsheets")
+    r1, r2 = k1 / t1, k2 / t2
+    se = math.sqrt(k1 / t1**2 + k2 / t2**2)
+    z = norm.ppf(1 - (1 - NOISE_CONFIDENCE) / 2)
+    return FigureDiff(
+        figure=figure, scope=scope, unit="req/s", higher_is_better=True, status="compared",
+        old=r1, new=r2, n_old=n1, n_new=n2,
+        noise=Noise(method=RATE_METHOD, lower=(r2 - r1) - z * se, upper=(r2 - r1) + z * se),
+    )  # fmt: skip
 
 
-def _bootstrap(a: np.ndarray, b: np.ndarray, stat, rng, scale=(1.0, 1.0)) -> tuple[float, float]:
+def _bootstrap(a: np.ndarray, b: np.ndarray, stat, rng) -> tuple[float, float]:
     """Percentile-bootstrap interval of stat(new) − stat(old), resampling each sample independently."""
     diffs = []
     chunk = max(1, min(BOOTSTRAP_RESAMPLES, 4_000_000 // max(a.size, b.size)))
     done = 0
     while done < BOOTSTRAP_RESAMPLES:
         k = min(chunk, BOOTSTRAP_RESAMPLES - done)
-        sa = stat(a[rng.integers(0, a.size, size=(k, a.size))]) * scale[0]
-        sb = stat(b[rng.integers(0, b.size, size=(k, b.size))]) * scale[1]
+        sa = stat(a[rng.integers(0, a.size, size=(k, a.size))])
+        sb = stat(b[rng.integers(0, b.size, size=(k, b.size))])
         diffs.append(sb - sa)
         done += k
     d = np.concatenate(diffs)
