@@ -65,6 +65,13 @@ class LoadPointEntry(Model):
     records: RecordsFile
 
 
+def headline_index(points: list[LoadPointEntry]) -> int | None:
+    """The headline load point: the most completed requests in a steady window (the first of equals). The
+    energy section measures its window; At a glance and the release gate's `[headline]` quote it."""
+    windowed = [i for i, p in enumerate(points) if p.result.window_epoch] or list(range(len(points)))
+    return max(windowed, key=lambda i: points[i].result.metrics.completed, default=None)
+
+
 class CapacitySection(Model):
     result: CapacityResult
     records: list[RecordsFile] = Field(description="raw records of each probed point, in probing order")

@@ -227,11 +227,7 @@ def _labels(item: Any) -> set[str]:
 
 
 def headline_index(load: Any) -> int | None:
-    """The headline load point: the one with the most completed requests in its steady window (the first
-    of equals), i.e. the point whose steady window the energy section measures."""
-    if isinstance(load, NotMeasured) or not load.points:
-        return None
-    candidates = [i for i, p in enumerate(load.points) if p.result.window_epoch] or list(
-        range(len(load.points))
-    )
-    return max(candidates, key=lambda i: load.points[i].result.metrics.completed)
+    """The headline load point of a load section (see factsheet.schema.headline_index)."""
+    from factsheet.schema import headline_index as of_points
+
+    return None if isinstance(load, NotMeasured) else of_points(load.points)
