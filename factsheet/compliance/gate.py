@@ -10,8 +10,10 @@ from factsheet.compliance.evaluate import evaluate
 from factsheet.compliance.policy import LoadedPolicy, load_policy
 from factsheet.compliance.render import write_report
 from factsheet.compliance.report import ComplianceReport
+from factsheet.errors import CheckFailed, InputError
 from factsheet.provenance import sha256_bytes
 from factsheet.schema import Factsheet
+from probes.measurement import NotMeasured
 
 
 def load_policies(refs: list[str], base: Path | None = None) -> list[LoadedPolicy]:
@@ -82,13 +84,25 @@ class BuildGate:
         self.policies = load_policies(cfg.policies, spec_path.parent) if cfg else []
         self.report: ComplianceReport | None = None
         self.report_sha256: str | None = None
+        self.error: InputError | None = None
 
     def attach(self, sheet: Factsheet, out_dir: Path) -> Factsheet:
+        """The sheet with the gate's summary. A policy that proves unusable only now (a unit or type that
+        does not match the figure) leaves the measured factsheet intact; `raise_if_failed` reports it."""
         if not self.policies:
             return sheet
-        self.report = check_sheet(
-            sheet, Path(out_dir) / "factsheet.json", self.policies, allow_insufficient=self.allow_insufficient
-        )
+        try:
+            self.report = check_sheet(
+                sheet,
+                Path(out_dir) / "factsheet.json",
+                self.policies,
+                allow_insufficient=self.allow_insufficient,
+            )
+        except InputError as exc:
+            self.error = exc
+            return sheet.model_copy(
+                update={"compliance": NotMeasured(reason=f"the policy could not be applied: {exc}")}
+            )
         return sheet.model_copy(update={"compliance": self.report.summary()})
 
     def write(self, out_dir: Path) -> list[Path]:
@@ -102,8 +116,12 @@ class BuildGate:
         self.report_sha256 = sha256_bytes(paths[0].read_bytes())  # compliance.json, as a signature names it
         return paths
 
-    def failure(self) -> str | None:
-        return None if self.report is None else gate_failure(self.report)
+    def raise_if_failed(self) -> None:
+        if self.error is not None:
+            raise self.error
+        failure = None if self.report is None else gate_failure(self.report)
+        if failure:
+            raise CheckFailed(failure)
 
     def verdict(self):
         """The gate's verdict for a signed build (in-toto Test Result terms), or None when no policy ran."""

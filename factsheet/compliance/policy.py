@@ -116,6 +116,10 @@ class Rule(Model):
                 raise ValueError(f"op {self.op!r} needs 'threshold' or 'threshold_field'")
             if self.threshold is not None and self.threshold_field is not None:
                 raise ValueError("give 'threshold' or 'threshold_field', not both")
+            t = self.threshold
+            unresolved = isinstance(t, str) and t.startswith("${")
+            if self.op in ("<=", "<", ">=", ">") and (isinstance(t, bool | str) and not unresolved):
+                raise ValueError(f"op {self.op!r} needs a numeric threshold, got {t!r}")
         elif any(v is not None for v in (self.op, self.threshold, self.threshold_field, self.of)):
             raise ValueError("op, threshold, threshold_field and of belong to rules on a field")
         return self

@@ -67,3 +67,17 @@ def test_bad_policy_stops_the_build_before_measuring(tmp_path, mock_url):
     assert result.exit_code == 2, result.output
     assert "gate.yaml" in result.output and "e2el" in result.output
     assert not out.exists()
+
+
+def test_policy_unusable_on_the_figure_keeps_the_measured_factsheet(tmp_path, mock_url):
+    """A unit that does not match the figure shows only once the figure exists: bad input (exit 2), but
+    the measurements are not thrown away."""
+    policy = {"gate.yaml": POLICY.format(name="seconds", threshold=5).replace("unit: ms", "unit: s")}
+    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    assert result.exit_code == 2, result.output
+    assert "unit 's'" in result.output
+    sheet = json.loads((out / "factsheet.json").read_text())
+    assert (
+        sheet["compliance"]["status"] == "not_measured"
+        and "could not be applied" in sheet["compliance"]["reason"]
+    )

@@ -27,6 +27,10 @@ MALFORMED = {
         HEAD + RULE.format(field="load.points[0].result.metrics.e2el_ms.percentilez.p99", threshold=1),
         "percentilez",
     ),
+    "text threshold on an ordering": (
+        HEAD + RULE.format(field="load.capacity.result.capacity", threshold="fast"),
+        "numeric threshold",
+    ),
     "not a mapping": ("- just\n- a list\n", "YAML mapping"),
     "empty file": ("", "YAML mapping"),
     "two kinds in one rule": (
