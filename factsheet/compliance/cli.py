@@ -8,11 +8,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from factsheet.cli_common import guarded
 
-out = Console()
+out = Console(soft_wrap=True)  # one finding = one line in a CI log
 PolicyOpt = Annotated[
     list[str],
     typer.Option(
@@ -55,7 +54,7 @@ def check(
     )
     _print_summary(report)
     for p in written:
-        out.print(f"  {p}", highlight=False)
+        out.print(f"  {p}", highlight=False, markup=False)
     failure = gate_failure(report)
     if failure:
         from factsheet.errors import CheckFailed
@@ -65,12 +64,12 @@ def check(
 
 def _print_summary(report) -> None:
     counts = ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in report.counts.items() if n)
-    out.print(f"compliance: {report.verdict.upper()} ({counts})", highlight=False)
+    out.print(f"compliance: {report.verdict.upper()} ({counts})", highlight=False, markup=False)
     for r in report.results:
         if r.outcome != "pass":
             mark = "✗" if r.gating else "·"
             out.print(
-                f"  {mark} {r.policy}/{r.rule} [{r.severity}] {r.outcome}: {escape(r.reason)}",
+                f"  {mark} {r.policy}/{r.rule} ({r.severity}) {r.outcome}: {r.reason}",
                 highlight=False,
             )
 
@@ -105,7 +104,7 @@ def diff(
     written = write_diff(result, output or new.parent)
     out.print(result.markdown(), highlight=False, markup=False)
     for p in written:
-        out.print(f"  {p}", highlight=False)
+        out.print(f"  {p}", highlight=False, markup=False)
     if result.verdict == "regression":
         names = ", ".join(f.figure for f in result.figures if f.regression)
         raise CheckFailed(f"regression beyond noise and threshold: {names}")
@@ -134,16 +133,22 @@ def policies(
         for n in names:
             p = load_policy(n)
             params = ", ".join(f"{a.name}={a.value}" for a in p.parameters) or "no parameters"
-            out.print(f"{n}  {p.version}  {p.title}: {len(p.rules)} rules; {params}", highlight=False)
+            out.print(
+                f"{n}  {p.version}  {p.title}: {len(p.rules)} rules; {params}", highlight=False, markup=False
+            )
         return
     if name not in names:
         raise PolicyError(f"{name}: no such built-in profile (profiles: {', '.join(names)})")
     p = load_policy(name)
-    out.print(f"{p.id} {p.version}: {p.title}", highlight=False)
+    out.print(f"{p.id} {p.version}: {p.title}", highlight=False, markup=False)
     if p.description:
-        out.print(p.description, highlight=False)
+        out.print(p.description, highlight=False, markup=False)
     for a in p.parameters:
-        out.print(f"  parameter {a.name} = {a.value} {a.unit or ''} — {a.description}", highlight=False)
+        out.print(
+            f"  parameter {a.name} = {a.value} {a.unit or ''} — {a.description}",
+            highlight=False,
+            markup=False,
+        )
     for r in p.rules:
         what = (
             r.field
@@ -153,7 +158,9 @@ def policies(
         refs = "; ".join(f"{x.source} {x.item}" for x in r.references)
         req = f" {r.op} {r.threshold if r.threshold is not None else r.threshold_field or ''}" if r.op else ""
         out.print(
-            f"  [{r.severity}] {r.id}: {escape(what)}{req}{f'  ({refs})' if refs else ''}", highlight=False
+            f"  ({r.severity}) {r.id}: {what}{req}{f'  ({refs})' if refs else ''}",
+            highlight=False,
+            markup=False,
         )
 
 
