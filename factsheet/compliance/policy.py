@@ -331,6 +331,8 @@ def _substitute(rule: Rule, values: dict[str, Scalar], source: str) -> Rule:
         try:
             if whole:
                 return values[whole.group(1)]
+            if where in ("title", "description"):  # prose may hold a '$' of its own
+                return Template(text).safe_substitute(values)
             return Template(text).substitute(values)
         except KeyError as exc:
             raise PolicyError(f"{source}: rules.{rule.id}.{where}: unknown parameter {exc}") from None
