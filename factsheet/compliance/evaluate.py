@@ -224,6 +224,8 @@ def _documents(ctx: _Context, rule: Rule) -> RuleResult:
 
 def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
     r = resolve(ctx.sheet, rule.field)
+    if r.missing and r.not_measured is None and rule.op == "exists":
+        return _result(rule, "fail", f"not recorded: {r.missing}", [_plain_figure(r)])
     if not r.ok:
         return _result(rule, "not_measured", _why(r), [_plain_figure(r)])
     threshold, figures = rule.threshold, []
