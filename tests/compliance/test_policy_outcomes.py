@@ -206,3 +206,25 @@ def test_altered_records_fail_the_records_rule(sheet_dir, tmp_path):
     by_rule = {r["rule"]: r for r in json.loads((tmp_path / "r" / "compliance.json").read_text())["results"]}
     assert by_rule["raw-records"]["outcome"] == "fail" and "load-02.jsonl" in by_rule["raw-records"]["reason"]
     assert result.exit_code == 1
+
+
+def test_factsheet_without_its_records_is_insufficient_evidence(sheet_dir, tmp_path):
+    """The JSON alone: figures are there, but a claim demanding raw records or recounted samples cannot pass."""
+    (tmp_path / "alone").mkdir()
+    shutil.copy(sheet_dir / "factsheet.json", tmp_path / "alone" / "factsheet.json")
+    result = runner.invoke(
+        app,
+        [
+            "check",
+            str(tmp_path / "alone" / "factsheet.json"),
+            "-p",
+            "release-gate",
+            "-o",
+            str(tmp_path / "r"),
+        ],
+    )
+    by_rule = {r["rule"]: r for r in json.loads((tmp_path / "r" / "compliance.json").read_text())["results"]}
+    assert by_rule["raw-records"]["outcome"] == "insufficient_evidence"
+    assert by_rule["slo-p99"]["outcome"] == "insufficient_evidence"
+    assert by_rule["slo-p99"]["figures"][0]["records"][0]["status"] == "missing"
+    assert result.exit_code == 1
