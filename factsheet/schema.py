@@ -23,7 +23,7 @@ from probes.targets import EngineInfo, PreparedModel
 from tuner import TuningResult
 
 SCHEMA_VERSION = (
-    "1.0.0"  # semver: bump the minor when adding, the major when changing (factsheet/versions.py)
+    "1.1.0"  # semver: bump the minor when adding, the major when changing (factsheet/versions.py)
 )
 
 

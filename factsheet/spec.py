@@ -19,7 +19,7 @@ from probes.targets import TargetConfig
 from tuner import TunerConfig
 
 SPEC_VERSION = 1
-SPEC_SCHEMA_VERSION = "1.0.0"  # semver of the published spec schema; its major is SPEC_VERSION
+SPEC_SCHEMA_VERSION = "1.1.0"  # semver of the published spec schema; its major is SPEC_VERSION
 
 
 class ModelIdentity(Model):
