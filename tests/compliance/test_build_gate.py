@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
-from compliance_builds import MIN_E2EL_MS, build, spec_text
+from compliance_builds import MIN_E2EL_MS, build, runner, spec_text
+
+from factsheet.cli import app
+from factsheet.provenance import sha256_bytes
 
 POLICY = """\
     policy_version: 1
@@ -38,13 +41,14 @@ def test_build_passes_its_own_policy(tmp_path, mock_url):
     report = json.loads((out / "compliance.json").read_text())
     assert report["verdict"] == "pass" and report["counts"]["pass"] == 2
     # The report names the factsheet as written, summary included.
-    from factsheet.provenance import sha256_bytes
-
     assert report["factsheet"]["sha256"] == sha256_bytes((out / "factsheet.json").read_bytes())
     html = (out / "factsheet.html").read_text()
     assert 'id="compliance"' in html and 'href="#compliance">Compliance</a>' in html
     for name in ("compliance.html", "compliance.pdf", "compliance-junit.xml"):
         assert (out / name).stat().st_size > 0
+    # The factsheet with its summary still validates: digests, and every figure re-derived from the records.
+    validated = runner.invoke(app, ["validate", str(out / "factsheet.json")])
+    assert validated.exit_code == 0, validated.output
 
 
 def test_build_fails_its_own_policy(tmp_path, mock_url):
