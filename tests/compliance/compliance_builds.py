@@ -37,7 +37,7 @@ def spec_text(base_url: str, points: str, extra: str = "", output_len: int = 8) 
     )
 
 
-def build(folder: Path, text: str, policies: dict[str, str] | None = None):
+def build(folder: Path, text: str, policies: dict[str, str] | None = None, *args: str):
     """`factsheet build` in-process; policies are written beside the spec. Returns (result, out folder)."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, body in (policies or {}).items():
@@ -45,4 +45,4 @@ def build(folder: Path, text: str, policies: dict[str, str] | None = None):
     spec = folder / "model.yaml"
     spec.write_text(text)
     out = folder / "out"
-    return runner.invoke(app, ["build", str(spec), "-o", str(out)]), out
+    return runner.invoke(app, ["build", str(spec), "-o", str(out), *args]), out

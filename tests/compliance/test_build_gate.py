@@ -85,3 +85,24 @@ def test_policy_unusable_on_the_figure_keeps_the_measured_factsheet(tmp_path, mo
         sheet["compliance"]["status"] == "not_measured"
         and "could not be applied" in sheet["compliance"]["reason"]
     )
+
+
+def test_signed_gated_build_carries_the_verdict(tmp_path, mock_url):
+    """With `--sign-key`, the attestation covers the factsheet as written (summary included) and carries the
+    gate's verdict in in-toto Test Result terms, with the digest of compliance.json."""
+    import base64
+
+    from factsheet.attest.keys import generate
+
+    private, public, _ = generate(tmp_path / "keys")
+    policy = {"gate.yaml": POLICY.format(name="generous", threshold=5000)}
+    signed, folder = build(
+        tmp_path / "b", spec_text(mock_url, POINTS, GATE), policy, "--sign-key", str(private)
+    )
+    assert signed.exit_code == 0, signed.output
+    envelope = json.loads((folder / "factsheet.intoto.jsonl").read_text())
+    verdict = json.loads(base64.b64decode(envelope["payload"]))["predicate"]["compliance"]
+    assert verdict["result"] == "PASSED" and verdict["policy"] == "p99-generous 1"
+    assert verdict["report_sha256"] == sha256_bytes((folder / "compliance.json").read_bytes())
+    verified = runner.invoke(app, ["verify", str(folder / "factsheet.json"), "--pubkey", str(public)])
+    assert verified.exit_code == 0, verified.output
