@@ -23,6 +23,7 @@ from factsheet.schema import (
     Provenance,
     RecordsFile,
     SystemSpec,
+    headline_index,
 )
 from factsheet.spec import BuildSpec
 from factsheet.store import OutputDir
@@ -262,10 +263,9 @@ def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection 
 
 
 def energy_point(points: list[LoadPointEntry]) -> LoadPointEntry | None:
-    """Energy and performance from the same run: the steady window of the highest-load point."""
-    return max(
-        (p for p in points if p.result.window_epoch), key=lambda p: p.result.metrics.completed, default=None
-    )
+    """Energy and performance from the same run: the steady window of the headline load point."""
+    i = headline_index(points)
+    return points[i] if i is not None and points[i].result.window_epoch else None
 
 
 def _accuracy(run: _Run) -> AccuracySection | NotMeasured:

@@ -21,6 +21,7 @@ from factsheet.attest.cli import register as register_attest
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_probe import probe_app
+from factsheet.compliance.cli import register as register_compliance
 from factsheet.export.cli import register as register_export
 from factsheet.progress import bars
 
@@ -71,6 +72,7 @@ def build(
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
     from factsheet.attest.attestation import build_signer, key_id, sign_factsheet
     from factsheet.build import build as run_build
+    from factsheet.compliance.gate import BuildGate
     from factsheet.errors import InputError
     from factsheet.render import render_all
     from factsheet.spec import load_spec
@@ -79,16 +81,20 @@ def build(
         raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
     parsed, raw = load_spec(spec)
     signer = build_signer(parsed.sign, spec, sign_key)
+    gate = BuildGate(parsed, spec)  # policies checked before anything is measured
     out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
     with bars(err) as bar:
         log = lambda m: err.print(m, highlight=False)  # noqa: E731
         sheet = run_build(parsed, spec, raw, out_dir, log=log, bar=bar, resume=resume, overwrite=overwrite)
+    sheet = gate.attach(sheet, out_dir)
     paths = render_all(sheet, out_dir, signing_key_id=signer and key_id(signer.public_key()))
+    paths += gate.write(out_dir)
     if signer is not None:
-        paths.append(sign_factsheet(out_dir / "factsheet.json", signer, sheet=sheet))
+        paths.append(sign_factsheet(out_dir / "factsheet.json", signer, gate.verdict(), sheet=sheet))
     out.print("factsheet written:")
     for p in paths:
         out.print(f"  {p}")
+    gate.raise_if_failed()  # exit 1 when the gate fails; the files above are written either way
 
 
 @app.command()
@@ -141,6 +147,7 @@ app.add_typer(probe_app, name="probe", help="Run a probe on its own.")
 app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhere.")
 register_attest(app)  # keygen, sign, verify
 register_export(app)  # export
+register_compliance(app)  # check, diff, policies
 
 
 @app.command("mock-server")

@@ -21,6 +21,7 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from factsheet.charts import Chart, Series, line_chart
+from factsheet.glance import glance_rows
 from factsheet.pdfa import AssociatedFile, archival_pdf
 from factsheet.provenance import sha256_bytes
 from factsheet.resources import TEMPLATES, data_file, package_data
@@ -43,6 +44,7 @@ SECTIONS = (
     "tuning",
     "predictor",
     "provenance",
+    "compliance",
     "definitions",
 )  # the partials under templates/sections/, in page order
 CSS_FILE = "factsheet.css"
@@ -72,6 +74,7 @@ def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
         figures=figures(sheet),
         records_files=sheet.records_files(),
         metric_names=_METRIC_NAMES,
+        glance=glance_rows(sheet),
     )
 
 

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from factsheet.compliance.summary import ComplianceSummary
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
@@ -22,7 +23,8 @@ from probes.targets import EngineInfo, PreparedModel
 from tuner import TuningResult
 
 # semver: bump the minor when adding (with a default, so older documents stay valid), the major when changing.
-# 1.1.0: energy.records (the counters' samples). See factsheet/versions.py.
+# 1.1.0: energy.records (the counters' samples), compliance (the gate's summary), and the other additions of
+# this release. See factsheet/versions.py.
 SCHEMA_VERSION = "1.1.0"
 
 
@@ -62,6 +64,13 @@ class SystemSpec(Model):
 class LoadPointEntry(Model):
     result: PointResult
     records: RecordsFile
+
+
+def headline_index(points: list[LoadPointEntry]) -> int | None:
+    """The headline load point: the most completed requests in a steady window (the first of equals). The
+    energy section measures its window; At a glance and the release gate's `[headline]` quote it."""
+    windowed = [i for i, p in enumerate(points) if p.result.window_epoch] or list(range(len(points)))
+    return max(windowed, key=lambda i: points[i].result.metrics.completed, default=None)
 
 
 class CapacitySection(Model):
@@ -116,6 +125,10 @@ class Factsheet(Model):
     energy: EnergySection | NotMeasured
     tuning: TuningResult | NotMeasured
     predictor: NotMeasured
+    compliance: ComplianceSummary | NotMeasured = Field(
+        default_factory=lambda: NotMeasured(reason="no compliance policy in the build spec"),
+        description="the gate run at the end of the build (full report: compliance.json)",
+    )
     provenance: Provenance
 
     def records_files(self) -> list[tuple[str, RecordsFile]]:

@@ -23,6 +23,9 @@ def schema_id(name: str, version: str) -> str:
 
 def json_schemas() -> dict[str, dict]:
     """Path under schemas/ (e.g. 'v1/factsheet.schema.json') → schema of the current version."""
+    from factsheet.compliance.diff import DIFF_VERSION, DiffReport
+    from factsheet.compliance.policy import POLICY_SCHEMA_VERSION, Policy
+    from factsheet.compliance.report import REPORT_VERSION, ComplianceReport
     from factsheet.schema import SCHEMA_VERSION, Factsheet
     from factsheet.spec import SPEC_SCHEMA_VERSION, BuildSpec
 
@@ -30,6 +33,9 @@ def json_schemas() -> dict[str, dict]:
     for name, version, schema in (
         ("build-spec", SPEC_SCHEMA_VERSION, BuildSpec.model_json_schema(mode="validation")),
         ("factsheet", SCHEMA_VERSION, Factsheet.model_json_schema(mode="serialization")),
+        ("policy", POLICY_SCHEMA_VERSION, Policy.model_json_schema(mode="validation")),
+        ("compliance-report", REPORT_VERSION, ComplianceReport.model_json_schema(mode="serialization")),
+        ("diff", DIFF_VERSION, DiffReport.model_json_schema(mode="serialization")),
     ):
         schema = {"$schema": DIALECT, "$id": schema_id(name, version), "version": version, **schema}
         out[f"v{parse(version).major}/{name}.schema.json"] = schema

@@ -9,6 +9,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from factsheet.attest.spec import SignSpec
+from factsheet.compliance.config import ComplianceSpec
 from factsheet.errors import InputError, describe_validation_error
 from probes.accuracy import HumanEvalConfig
 from probes.energy import EnergyConfig
@@ -18,7 +19,7 @@ from probes.targets import TargetConfig
 from tuner import TunerConfig
 
 SPEC_VERSION = 1
-SPEC_SCHEMA_VERSION = "1.0.0"  # semver of the published spec schema; its major is SPEC_VERSION
+SPEC_SCHEMA_VERSION = "1.1.0"  # semver of the published spec schema; its major is SPEC_VERSION
 
 
 class ModelIdentity(Model):
@@ -127,6 +128,9 @@ class BuildSpec(Model):
     accuracy: HumanEvalConfig | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
     energy: EnergyConfig | None = Field(None, description="energy and carbon; omitted = not measured")
     tuning: TunerConfig | None = Field(None, description="SLO-Tuner run; omitted = not run")
+    compliance: ComplianceSpec | None = Field(
+        None, description="policies gating the build; omitted = no gate"
+    )
     output_dir: str | None = Field(None, description="default output folder (the CLI's -o wins)")
     sign: SignSpec | None = Field(None, description="sign the outputs (in-toto/DSSE); omitted = unsigned")
 

@@ -112,6 +112,15 @@ def request_latencies(r: RequestRecord) -> dict[str, float]:
     return out
 
 
+def latency_samples(records: list[RequestRecord]) -> dict[str, list[float]]:
+    """Per latency metric, the samples its distribution is summarized from (completed requests only)."""
+    ok = [r for r in records if r.ok]
+    lats = [request_latencies(r) for r in ok]
+    samples = {k: [lat[k] for lat in lats if k in lat] for k in ("ttft_ms", "tpot_ms", "e2el_ms")}
+    samples["itl_ms"] = [_ms(b - a) for r in ok for a, b in zip(r.chunk_s, r.chunk_s[1:], strict=False)]
+    return samples
+
+
 def is_good(lat: dict[str, float], slo: SLO) -> bool:
     # A threshold on tpot for a one-token reply cannot be checked; vLLM counts tpot as 0 there.
     return all(lat.get(k, 0.0) <= v for k, v in slo.thresholds().items())
@@ -139,8 +148,7 @@ def pool_metrics(
     records = [r for run in runs for r in run]
     ok = [r for r in records if r.ok]
     lats = [request_latencies(r) for r in ok]
-    samples = {k: [lat[k] for lat in lats if k in lat] for k in ("ttft_ms", "tpot_ms", "e2el_ms")}
-    samples["itl_ms"] = [_ms(b - a) for r in ok for a, b in zip(r.chunk_s, r.chunk_s[1:], strict=False)]
+    samples = latency_samples(ok)
     windows = [_window(run) for run in runs]
     spans = [w[1] - w[0] for w in windows if w is not None and w[1] > w[0]]
     duration = sum(spans) if spans else None

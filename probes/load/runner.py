@@ -232,7 +232,8 @@ async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) 
     return sorted(records, key=lambda r: r.index)
 
 
-def _steady(records: list[RequestRecord], point: LoadPoint) -> list[RequestRecord]:
+def steady_records(records: list[RequestRecord], point: LoadPoint) -> list[RequestRecord]:
+    """The steady window's records: warm-up and cool-down requests left out (the metrics rest on these)."""
     end = len(records) - point.cooldown_requests
     return records[point.warmup_requests : max(point.warmup_requests, end)]
 
@@ -284,7 +285,7 @@ def point_figures(
 ) -> tuple[LoadMetrics, tuple[float, float] | None, Arrivals | None]:
     """What a run's raw records determine: its metrics, steady window (epoch s) and arrival fidelity.
     The run itself and `factsheet validate`'s re-derivation both call this."""
-    metrics = compute_metrics(_steady(records, point), slo, percentiles=percentiles)
+    metrics = compute_metrics(steady_records(records, point), slo, percentiles=percentiles)
     window = None
     if metrics.window_start_s is not None and metrics.window_end_s is not None:
         window = (started_at + metrics.window_start_s, started_at + metrics.window_end_s)
@@ -313,4 +314,4 @@ def pool_points(
     results: list[PointResult], slo: SLO, *, percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
 ) -> LoadMetrics:
     """Repetitions of one point combined honestly: their steady-window raw records pooled."""
-    return pool_metrics([_steady(r.records, r.point) for r in results], slo, percentiles=percentiles)
+    return pool_metrics([steady_records(r.records, r.point) for r in results], slo, percentiles=percentiles)

@@ -77,6 +77,21 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
         ["{missing}", "--pubkey", "{missing}"],
         ["{binary}", "--pubkey", "{empty}"],
     ],
+    ("check",): [
+        ["{notjson}", "-p", "release-gate", "-o", "{out}"],
+        ["{missing}", "-p", "release-gate", "-o", "{out}"],
+        ["{binary}", "-p", "release-gate", "-o", "{out}"],
+        ["{notjson}", "-p", "{binary}", "-o", "{out}"],
+        ["{notjson}", "-o", "{out}"],  # no --policy
+    ],
+    ("diff",): [
+        ["{notjson}", "{notjson}", "-o", "{out}"],
+        ["{missing}", "{missing}", "-o", "{out}"],
+        ["{binary}", "{binary}", "-o", "{out}"],
+        ["{notjson}", "{notjson}", "-p", "{empty}", "-o", "{out}"],
+        ["{notjson}", "{notjson}", "--max-regression", "e2el_ms.p99", "-o", "{out}"],
+    ],
+    ("policies",): [["no-such-profile"]],
 }
 
 

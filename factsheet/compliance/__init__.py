@@ -1,0 +1,10 @@
+"""The compliance reporter: policies checked against a factsheet, with evidence rules, and a release gate.
+
+- `policy`: the policy model (versioned, schema published), loading, built-in profiles, parameters;
+- `paths`: readable field paths over the factsheet, checked against its JSON Schema;
+- `evidence`: what a figure rests on (raw records, samples, confidence intervals);
+- `evaluate`: rules -> outcomes (pass, fail, insufficient evidence, not measured, not applicable);
+- `report`: the report model; `junit`, `render`: its outputs; `diff`: the regression gate between builds.
+
+Kept light: `factsheet.spec` and `factsheet.schema` import `config` and `summary` from here.
+"""

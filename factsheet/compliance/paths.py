@@ -1,0 +1,233 @@
+"""Readable field paths over a factsheet: `load.points[concurrency=4].result.metrics.e2el_ms.percentiles.p99`.
+
+A path is dotted names; a list is entered with `[N]` (index), `[headline]` (the headline load point) or
+`[LABEL]` (the item whose label is LABEL: a load point's `concurrency=4`, a capacity point's value).
+Paths are checked against the factsheet's JSON Schema when a policy is loaded (a renamed field is a bad
+policy, found before anything runs), then resolved over a factsheet, where any section on the way may be
+"not measured" with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from probes.errors import InputError
+from probes.measurement import NotMeasured
+
+HEADLINE = "headline"
+
+
+class PathError(InputError):
+    """A path that is malformed or names no field of the factsheet schema."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    name: str
+    selector: str | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.selector is None else f"{self.name}[{self.selector}]"
+
+
+def parse(path: str) -> list[Segment]:
+    """Split on dots outside brackets; a selector may hold dots and spaces (`rate=2.5/s (constant)`)."""
+    if not isinstance(path, str) or not path.strip():
+        raise PathError("a field path must be a non-empty string")
+    parts, buf, depth = [], "", 0
+    for ch in path:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise PathError(f"path {path!r}: unbalanced ']'")
+        if ch == "." and depth == 0:
+            parts.append(buf)
+            buf = ""
+        else:
+            buf += ch
+    if depth:
+        raise PathError(f"path {path!r}: unbalanced '['")
+    parts.append(buf)
+    segments = []
+    for part in parts:
+        name, sep, rest = part.partition("[")
+        if not name or (sep and (not rest.endswith("]") or "[" in rest[:-1] or not rest[:-1].strip())):
+            raise PathError(f"path {path!r}: malformed segment {part!r}")
+        segments.append(Segment(name, rest[:-1].strip() if sep else None))
+    return segments
+
+
+# --- checking against the schema -------------------------------------------------------------------
+
+
+@cache
+def _factsheet_schema() -> dict:
+    from factsheet.schema import Factsheet
+
+    return Factsheet.model_json_schema(mode="serialization")
+
+
+def check_path(path: str) -> list[Segment]:
+    """The parsed path, or PathError naming the first segment the factsheet schema does not have."""
+    segments = parse(path)
+    root = _factsheet_schema()
+    if not _walk(root, root, segments):
+        raise PathError(f"{path!r} names no field of the factsheet schema ({_first_bad(root, segments)})")
+    return segments
+
+
+def _first_bad(root: dict, segments: list[Segment]) -> str:
+    for i in range(1, len(segments) + 1):
+        if not _walk(root, root, segments[:i]):
+            return f"no '{segments[i - 1]}' after '{'.'.join(map(str, segments[: i - 1])) or '(top)'}'"
+    return "?"
+
+
+def _deref(root: dict, node: dict) -> dict:
+    while "$ref" in node:
+        node = root["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def _walk(root: dict, node: dict, segments: list[Segment]) -> bool:
+    node = _deref(root, node)
+    if not segments:
+        return True
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in node:
+            return any(_walk(root, branch, segments) for branch in node[key])
+    seg, rest = segments[0], segments[1:]
+    props = node.get("properties", {})
+    if seg.name in props:
+        child = props[seg.name]
+    elif isinstance(node.get("additionalProperties"), dict):
+        child = node["additionalProperties"]
+    elif (
+        node.get("type") in (None,)
+        and not props
+        and "additionalProperties" not in node
+        and "items" not in node
+    ):
+        return True  # an untyped value (Any): nothing more to check
+    else:
+        return False
+    if seg.selector is None:
+        return _walk(root, child, rest)
+    return _walk_items(root, child, rest)
+
+
+def _walk_items(root: dict, node: dict, rest: list[Segment]) -> bool:
+    node = _deref(root, node)
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            return any(_walk_items(root, branch, rest) for branch in node[key])
+    if node.get("type") != "array":
+        return False
+    if "items" in node and node["items"] is not False:
+        return _walk(root, node["items"], rest)
+    return any(_walk(root, item, rest) for item in node.get("prefixItems", []))
+
+
+# --- resolving over a factsheet --------------------------------------------------------------------
+
+
+@dataclass
+class Resolved:
+    """A path's value with the objects it passed through (the evidence a figure rests on is found there)."""
+
+    path: str
+    value: Any = None
+    trail: list[tuple[str, Any]] = field(default_factory=list)
+    not_measured: str | None = None  # the factsheet's own reason
+    missing: str | None = None  # the path leads to no value in this factsheet (an absent item, a null)
+
+    @property
+    def ok(self) -> bool:
+        return self.not_measured is None and self.missing is None
+
+
+def resolve(sheet: BaseModel, path: str) -> Resolved:
+    out = Resolved(path=path)
+    node: Any = sheet
+    walked = ""
+    for seg in parse(path):
+        node = _child(node, seg.name)
+        walked = f"{walked}.{seg.name}" if walked else seg.name
+        if node is _ABSENT:
+            out.missing = f"{walked} has no value in this factsheet"
+            return out
+        if isinstance(node, NotMeasured):
+            out.not_measured = f"{walked}: not measured — {node.reason}"
+            return out
+        if seg.selector is not None:
+            if not isinstance(node, list | tuple):
+                out.missing = f"{walked} is not a list"
+                return out
+            index = _select(node, seg.selector, walked, sheet)
+            walked = f"{walked}[{seg.selector}]"
+            if index is None:
+                out.missing = f"{walked}: no such item in this factsheet"
+                return out
+            out.trail.append((walked, node))
+            node = node[index]
+            if isinstance(node, NotMeasured):
+                out.not_measured = f"{walked}: not measured — {node.reason}"
+                return out
+        out.trail.append((walked, node))
+    if node is None:
+        out.missing = f"{walked} is empty (null) in this factsheet"
+    out.value = node
+    return out
+
+
+_ABSENT = object()
+
+
+def _child(node: Any, name: str) -> Any:
+    if isinstance(node, BaseModel):
+        return getattr(node, name, _ABSENT) if name in type(node).model_fields else _ABSENT
+    if isinstance(node, dict):
+        return node.get(name, _ABSENT)
+    return _ABSENT
+
+
+def _select(items: list | tuple, selector: str, walked: str, sheet: BaseModel) -> int | None:
+    if selector.lstrip("-").isdigit():
+        i = int(selector)
+        return i % len(items) if -len(items) <= i < len(items) else None
+    if selector == HEADLINE:
+        if walked != "load.points":
+            raise PathError(f"[{HEADLINE}] selects a load point: only load.points[{HEADLINE}] is defined")
+        return headline_index(sheet.load)
+    for i, item in enumerate(items):
+        if selector in _labels(item):
+            return i
+    return None
+
+
+def _labels(item: Any) -> set[str]:
+    labels = set()
+    for name in ("label", "name", "knob"):
+        v = _child(item, name)
+        if isinstance(v, str):
+            labels.add(v)
+    result = _child(item, "result")
+    if result is not _ABSENT and isinstance(_child(result, "label"), str):
+        labels.add(result.label)
+    value = _child(item, "value")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        labels |= {f"{value:g}", str(value)}
+    return labels
+
+
+def headline_index(load: Any) -> int | None:
+    """The headline load point of a load section (see factsheet.schema.headline_index)."""
+    from factsheet.schema import headline_index as of_points
+
+    return None if isinstance(load, NotMeasured) else of_points(load.points)

@@ -1,0 +1,54 @@
+"""compliance.json, compliance.html, compliance.pdf and JUnit XML, made with the factsheet's own machinery
+(the same jinja2 environment, filters, stylesheet and weasyprint printing; the PDF carries the JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from markupsafe import Markup
+
+from factsheet.compliance.junit import junit_bytes
+from factsheet.compliance.report import ComplianceReport
+from factsheet.render import CSS_FILE, RenderError, _environment, render_pdf
+from factsheet.resources import TEMPLATES, data_file
+from factsheet.store import write_atomic
+
+JSON_NAME = "compliance.json"
+HTML_NAME = "compliance.html"
+PDF_NAME = "compliance.pdf"
+JUNIT_NAME = "compliance-junit.xml"
+TEMPLATE = "compliance.html.j2"
+
+
+def render_html(report: ComplianceReport, factsheet_href: str = "factsheet.html") -> str:
+    css = Markup(data_file(TEMPLATES, CSS_FILE).read_text(encoding="utf-8"))  # our own file: trusted
+    return _environment().get_template(TEMPLATE).render(report=report, css=css, factsheet_href=factsheet_href)
+
+
+def write_report(
+    report: ComplianceReport,
+    out_dir: Path,
+    *,
+    junit: Path | None = None,
+    factsheet_href: str = "factsheet.html",
+) -> list[Path]:
+    """JSON first (the record), then HTML, PDF (JSON attached) and JUnit; returns the paths written."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RenderError(f"output folder {out_dir}: exists and is not a folder")
+    if junit is not None and junit.is_dir():
+        raise RenderError(f"--junit {junit}: is a folder, not a file")
+    data = report.model_dump_json(indent=2).encode()
+    write_atomic(out_dir / JSON_NAME, data)
+    html = render_html(report, factsheet_href)
+    write_atomic(out_dir / HTML_NAME, html.encode())
+    render_pdf(
+        html,
+        data,
+        out_dir / PDF_NAME,
+        name=JSON_NAME,
+        description="The compliance report as JSON (the record this document was rendered from)",
+    )
+    junit = junit or out_dir / JUNIT_NAME
+    write_atomic(junit, junit_bytes(report))
+    return [out_dir / JSON_NAME, out_dir / HTML_NAME, out_dir / PDF_NAME, junit]

@@ -1,0 +1,175 @@
+"""The reviewer's first page: the headline figures, each with its CI or sufficiency and a link to its section.
+
+Every value is read from the factsheet (nothing computed here is new evidence, except pass@1's
+Clopper–Pearson interval over tasks); a figure that is absent says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from factsheet.compliance.paths import headline_index
+from factsheet.schema import Factsheet
+from probes.load.stats import proportion_ci
+from probes.measurement import NotMeasured
+
+Status = Literal["ok", "bad", "nm", "plain"]
+
+
+@dataclass(frozen=True)
+class GlanceRow:
+    label: str
+    value: str
+    detail: str
+    href: str
+    status: Status = "plain"
+
+
+def _num(v: float, digits: int = 1) -> str:
+    return f"{v:,.{digits}f}"
+
+
+def glance_rows(sheet: Factsheet) -> list[GlanceRow]:
+    return [
+        _capacity(sheet),
+        *_headline(sheet),
+        _pass_at_1(sheet),
+        _energy(sheet),
+        _tuning(sheet),
+        _compliance(sheet),
+    ]
+
+
+def _nm(label: str, reason: str, href: str) -> GlanceRow:
+    return GlanceRow(label, "not measured", reason, href, "nm")
+
+
+def _capacity(sheet: Factsheet) -> GlanceRow:
+    label = "Capacity at SLO"
+    if isinstance(sheet.load, NotMeasured):
+        return _nm(label, sheet.load.reason, "#load")
+    cap = sheet.load.capacity
+    if isinstance(cap, NotMeasured):
+        return _nm(label, cap.reason, "#load")
+    r = cap.result
+    if r.capacity is None:
+        return GlanceRow(label, "none found", f"no probed {r.knob} passed ({r.stop_reason})", "#load", "bad")
+    enough = "rests on too few samples" if r.insufficient_samples else "rests on enough samples"
+    unit = "req/s" if r.knob == "rate" else "concurrent users"
+    return GlanceRow(
+        label,
+        f"{r.capacity:g} {unit}",
+        f"p99 {r.slo.p99_metric} at that point {enough} (MLPerf early stopping); {len(r.points)} points probed",
+        "#load",
+        "bad" if r.insufficient_samples else "ok",
+    )
+
+
+def _headline(sheet: Factsheet) -> list[GlanceRow]:
+    i = headline_index(sheet.load)
+    if i is None:
+        reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
+        return [_nm("Goodput", reason, "#load"), _nm("p99 E2EL", reason, "#load")]
+    res = sheet.load.points[i].result
+    m, where = res.metrics, f"at {res.label} (headline load point: most requests completed)"
+    if m.goodput is None:
+        goodput = GlanceRow("Goodput", "not computed", "the spec sets no SLO threshold", "#load", "nm")
+    else:
+        ci = m.goodput_ci
+        bounds = (
+            f"95 % CI [{_num(ci.lower, 2)}, {_num(ci.upper, 2)}]" if ci and ci.lower is not None else "no CI"
+        )
+        att = f"SLO attainment {m.slo_attainment:.1%}" if m.slo_attainment is not None else ""
+        goodput = GlanceRow(
+            "Goodput", f"{_num(m.goodput, 2)} req/s", f"{bounds}; {att}; n {m.measured}; {where}", "#load"
+        )
+    p99 = m.e2el_ms.p(99)
+    if p99 is None:
+        e2el = GlanceRow("p99 E2EL", "no completed request", where, "#load", "nm")
+    else:
+        ci = m.percentile_ci.get("e2el_ms.p99")
+        bounds = (
+            f"95 % CI [{_num(ci.lower)}, {_num(ci.upper)}] ms"
+            if ci and ci.lower is not None and ci.upper is not None
+            else "95 % CI not defined at this n"
+        )
+        suff = m.sample_sufficiency.get("e2el_ms")
+        enough = (
+            ""
+            if suff is None
+            else ("; enough samples" if suff.sufficient else f"; too few samples ({suff.n_required} needed)")
+        )
+        e2el = GlanceRow(
+            "p99 E2EL",
+            f"{_num(p99)} ms",
+            f"{bounds}; n {m.e2el_ms.n}{enough}; {where}",
+            "#load",
+            "bad" if suff is not None and not suff.sufficient else "plain",
+        )
+    return [goodput, e2el]
+
+
+def _pass_at_1(sheet: Factsheet) -> GlanceRow:
+    if isinstance(sheet.accuracy, NotMeasured):
+        return _nm("pass@1", sheet.accuracy.reason, "#accuracy")
+    r = sheet.accuracy.result
+    rates = r.pass_rates.plus or r.pass_rates.base
+    tests = "base+plus" if r.pass_rates.plus else "base"
+    v = rates.get("pass@1")
+    if v is None:
+        return _nm("pass@1", "pass@1 not reported", "#accuracy")
+    n = r.pass_rates.n_tasks
+    detail = f"{r.benchmark}, {tests} tests, {n} tasks × {r.pass_rates.n_samples_per_task} sample(s)"
+    if r.pass_rates.n_samples_per_task == 1 and n:
+        ci = proportion_ci(round(v * n), n)
+        detail = f"95 % CI [{ci.lower:.1%}, {ci.upper:.1%}] (Clopper–Pearson over tasks); {detail}"
+    return GlanceRow("pass@1", f"{v:.1%}", detail, "#accuracy")
+
+
+def _energy(sheet: Factsheet) -> GlanceRow:
+    label = "Energy per 1,000 requests"
+    en = sheet.energy
+    for x in (en, getattr(en, "energy", None)):
+        if isinstance(x, NotMeasured):
+            return _nm(label, x.reason, "#energy")
+    total = en.energy.total
+    if isinstance(total, NotMeasured):
+        return _nm(label, total.reason, "#energy")
+    q = total.gross.wh_per_1000_requests
+    if isinstance(q, NotMeasured):
+        return _nm(label, q.reason, "#energy")
+    return GlanceRow(
+        label, f"{q.value:.4g} {q.unit}", f"gross, {total.boundary}; n {q.n} requests", "#energy"
+    )
+
+
+def _tuning(sheet: Factsheet) -> GlanceRow:
+    label = "Tuner recommendation"
+    if isinstance(sheet.tuning, NotMeasured):
+        return _nm(label, sheet.tuning.reason, "#tuning")
+    rec = sheet.tuning.recommended
+    if isinstance(rec, NotMeasured):
+        return GlanceRow(label, "none", rec.reason, "#tuning", "nm")
+    ratio = sheet.tuning.goodput_ratio
+    detail = (
+        f"goodput × {ratio.value:.2f} vs default (95 % CI [{ratio.ci_low:.2f}, {ratio.ci_high:.2f}])"
+        if not isinstance(ratio, NotMeasured)
+        else f"goodput ratio not measured: {ratio.reason}"
+    )
+    return GlanceRow(label, rec.point.label(), f"{detail}; {rec.source}", "#tuning")
+
+
+def _compliance(sheet: Factsheet) -> GlanceRow:
+    c = sheet.compliance
+    if isinstance(c, NotMeasured):
+        return GlanceRow("Compliance", "no policy run", c.reason, "#compliance", "nm")
+    counts = ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in c.counts.items() if n)
+    names = ", ".join(f"{p.id} {p.version}" for p in c.policies)
+    return GlanceRow(
+        "Compliance",
+        c.verdict.upper(),
+        f"{names}: {counts}",
+        "#compliance",
+        "ok" if c.verdict == "pass" else "bad",
+    )

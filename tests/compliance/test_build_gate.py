@@ -1,0 +1,108 @@
+"""`factsheet build` with a `compliance:` section: the gate runs at the end, the factsheet carries its
+summary, and the build's exit code follows it — two policies either side of what the mock serves."""
+
+from __future__ import annotations
+
+import json
+
+from compliance_builds import MIN_E2EL_MS, build, runner, spec_text
+
+from factsheet.cli import app
+from factsheet.provenance import sha256_bytes
+
+POLICY = """\
+    policy_version: 1
+    id: p99-{name}
+    title: p99 E2EL within {threshold} ms
+    version: "1"
+    rules:
+      - id: p99-e2el
+        title: p99 E2EL within {threshold} ms
+        field: load.points[headline].result.metrics.e2el_ms.percentiles.p99
+        op: "<="
+        threshold: {threshold}
+        unit: ms
+        evidence: {{measured: true, raw_records: true}}
+      - id: records
+        title: raw records verify
+        check: raw_records
+    """
+POINTS = "- {concurrency: 4, num_requests: 24}\n"
+GATE = "compliance: {policies: [gate.yaml]}\n"
+
+
+def test_build_passes_its_own_policy(tmp_path, mock_url):
+    policy = {"gate.yaml": POLICY.format(name="generous", threshold=5000)}
+    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    assert result.exit_code == 0, result.output
+    sheet = json.loads((out / "factsheet.json").read_text())
+    assert sheet["compliance"]["verdict"] == "pass"
+    assert sheet["compliance"]["policies"][0]["id"] == "p99-generous"
+    report = json.loads((out / "compliance.json").read_text())
+    assert report["verdict"] == "pass" and report["counts"]["pass"] == 2
+    # The report names the factsheet as written, summary included.
+    assert report["factsheet"]["sha256"] == sha256_bytes((out / "factsheet.json").read_bytes())
+    html = (out / "factsheet.html").read_text()
+    assert 'id="compliance"' in html and 'href="#compliance">Compliance</a>' in html
+    for name in ("compliance.html", "compliance.pdf", "compliance-junit.xml"):
+        assert (out / name).stat().st_size > 0
+    # The factsheet with its summary still validates: digests, and every figure re-derived from the records.
+    validated = runner.invoke(app, ["validate", str(out / "factsheet.json")])
+    assert validated.exit_code == 0, validated.output
+
+
+def test_build_fails_its_own_policy(tmp_path, mock_url):
+    policy = {"gate.yaml": POLICY.format(name="impossible", threshold=MIN_E2EL_MS - 15)}
+    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    assert result.exit_code == 1, result.output
+    assert "compliance gate failed" in result.output and "p99-impossible/p99-e2el" in result.output
+    sheet = json.loads(
+        (out / "factsheet.json").read_text()
+    )  # the factsheet is still written, with the verdict
+    assert sheet["compliance"]["verdict"] == "fail"
+    assert sheet["compliance"]["findings"][0]["outcome"] == "fail"
+
+
+def test_bad_policy_stops_the_build_before_measuring(tmp_path, mock_url):
+    policy = {
+        "gate.yaml": POLICY.format(name="x", threshold=1).replace("e2el_ms.percentiles", "e2el.percentiles")
+    }
+    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    assert result.exit_code == 2, result.output
+    assert "gate.yaml" in result.output and "e2el" in result.output
+    assert not out.exists()
+
+
+def test_policy_unusable_on_the_figure_keeps_the_measured_factsheet(tmp_path, mock_url):
+    """A unit that does not match the figure shows only once the figure exists: bad input (exit 2), but
+    the measurements are not thrown away."""
+    policy = {"gate.yaml": POLICY.format(name="seconds", threshold=5).replace("unit: ms", "unit: s")}
+    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    assert result.exit_code == 2, result.output
+    assert "unit 's'" in result.output
+    sheet = json.loads((out / "factsheet.json").read_text())
+    assert (
+        sheet["compliance"]["status"] == "not_measured"
+        and "could not be applied" in sheet["compliance"]["reason"]
+    )
+
+
+def test_signed_gated_build_carries_the_verdict(tmp_path, mock_url):
+    """With `--sign-key`, the attestation covers the factsheet as written (summary included) and carries the
+    gate's verdict in in-toto Test Result terms, with the digest of compliance.json."""
+    import base64
+
+    from factsheet.attest.keys import generate
+
+    private, public, _ = generate(tmp_path / "keys")
+    policy = {"gate.yaml": POLICY.format(name="generous", threshold=5000)}
+    signed, folder = build(
+        tmp_path / "b", spec_text(mock_url, POINTS, GATE), policy, "--sign-key", str(private)
+    )
+    assert signed.exit_code == 0, signed.output
+    envelope = json.loads((folder / "factsheet.intoto.jsonl").read_text())
+    verdict = json.loads(base64.b64decode(envelope["payload"]))["predicate"]["compliance"]
+    assert verdict["result"] == "PASSED" and verdict["policy"] == "p99-generous 1"
+    assert verdict["report_sha256"] == sha256_bytes((folder / "compliance.json").read_bytes())
+    verified = runner.invoke(app, ["verify", str(folder / "factsheet.json"), "--pubkey", str(public)])
+    assert verified.exit_code == 0, verified.output

@@ -1,0 +1,85 @@
+"""`factsheet diff` flags a regression only beyond noise: two builds of the same mock server differ by noise
+alone; a server with +30 % inter-token latency regresses TPOT and E2EL.
+
+The mock streams 8 tokens, the first after 100 ms and one every 40 ms after it (E2EL ≥ 380 ms); +30 % ITL
+makes that 52 ms (E2EL ≥ 464 ms, +22 %). Timings this long keep a busy host's scheduling jitter (a few ms)
+well inside the 10 % limits between two builds of the same server.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from compliance_builds import build, runner, spec_text
+
+from factsheet.cli import app
+from probes.targets.mock_server import MockServerConfig, running
+
+POINTS = "- {concurrency: 4, num_requests: 48}\n"
+
+
+def _build_with(tmp, itl_ms: float):
+    with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=itl_ms)) as url:
+        result, out = build(tmp, spec_text(url, POINTS))
+    assert result.exit_code == 0, result.output
+    return out / "factsheet.json"
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("diff")
+    return {
+        "base": _build_with(tmp / "base", 40),
+        "again": _build_with(tmp / "again", 40),
+        "slower": _build_with(tmp / "slower", 52),
+    }
+
+
+def _diff(old, new, out, *extra):
+    result = runner.invoke(app, ["diff", str(old), str(new), "-o", str(out), *extra])
+    return result, json.loads((out / "diff.json").read_text())
+
+
+def test_same_server_is_no_regression(builds, tmp_path):
+    result, report = _diff(builds["base"], builds["again"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert report["verdict"] == "no_regression"
+    compared = [f for f in report["figures"] if f["status"] == "compared"]
+    assert {f["figure"] for f in compared} >= {"tpot_ms.p99", "e2el_ms.p99", "goodput", "slo_attainment"}
+    assert (tmp_path / "diff.md").read_text().startswith("### factsheet diff: No regression")
+
+
+def test_slower_itl_regresses_tpot_and_e2el(builds, tmp_path):
+    result, report = _diff(builds["base"], builds["slower"], tmp_path)
+    assert result.exit_code == 1, result.output
+    regressed = {f["figure"] for f in report["figures"] if f["regression"]}
+    assert {"tpot_ms.p50", "e2el_ms.p50"} <= regressed
+    tpot = next(f for f in report["figures"] if f["figure"] == "tpot_ms.p50")
+    assert tpot["change_rel"] > 0.2 and tpot["noise"]["lower"] > 0
+    assert "regression" in (tmp_path / "diff.html").read_text()
+
+
+def test_limit_above_the_change_is_no_regression(builds, tmp_path):
+    # p50s move by 22-30 %; p99s and goodput get limits no jitter can reach (a p99 rests on a few samples).
+    metrics = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
+    limits = [f"--max-regression={m}.p50=80%" for m in metrics] + [
+        f"--max-regression={m}.p99=1000%" for m in metrics
+    ]
+    limits.append("--max-regression=goodput=100%")
+    result, report = _diff(builds["base"], builds["slower"], tmp_path, *limits)
+    assert result.exit_code == 0, result.output
+    tpot = next(f for f in report["figures"] if f["figure"] == "tpot_ms.p50")
+    assert tpot["beyond_noise"] and not tpot["beyond_limit"]
+
+
+def test_different_workload_is_not_comparable(builds, tmp_path, mock_url):
+    result, out = build(tmp_path / "other", spec_text(mock_url, "- {concurrency: 2, num_requests: 12}\n"))
+    assert result.exit_code == 0, result.output
+    result, report = _diff(builds["base"], out / "factsheet.json", tmp_path / "d")
+    assert result.exit_code == 0, result.output
+    reasons = {f["reason"] for f in report["figures"] if f["status"] == "not_comparable"}
+    assert (
+        "no such load point in the old factsheet" in reasons
+        and "no such load point in the new factsheet" in reasons
+    )
