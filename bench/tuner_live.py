@@ -40,8 +40,9 @@ def _load() -> float:
 
 def _row(point: OperatingPoint, ev, **extra) -> dict:
     runs = ev.runs
-    e2 = np.concatenate([r.e2el_s for r in runs]) if runs else np.array([])
-    tt = np.concatenate([r.ttft_s for r in runs]) if runs else np.array([])
+    # Rows keep seconds, as the results already recorded in bench/tuner_results.md do.
+    e2 = np.concatenate([r.e2el_ms for r in runs]) / 1000 if runs else np.array([])
+    tt = np.concatenate([r.ttft_ms for r in runs]) / 1000 if runs else np.array([])
     dur = sum(r.duration_s for r in runs)
     tokens = sum(sum(r.output_tokens) for r in runs)
     row = dict(point=point.label(), n=int(e2.size), failed=sum(r.failed for r in runs),
@@ -115,7 +116,7 @@ def _confirm(target, cfg: TunerConfig, default: OperatingPoint, tuned: Operating
         g, p = fig.goodput, fig.p99
         print(json.dumps({"confirm": name, "point": point.label(), "n": g.n, "runs": fig.runs,
                           "goodput": [round(g.value, 3), round(g.ci_low, 3), round(g.ci_high, 3)],
-                          "p99_s": [round(p.value, 2), round(p.ci_low, 2), round(p.ci_high, 2)],
+                          "p99_s": [round(p.value / 1000, 2), round(p.ci_low / 1000, 2), round(p.ci_high / 1000, 2)],
                           "slo_attainment": round(fig.slo_attainment, 3), "load1": _load()}), flush=True)  # fmt: skip
 
 

@@ -29,7 +29,7 @@ from factsheet.schema import Factsheet, LoadSection
 from factsheet.store import write_atomic
 from probes.errors import InputError
 from probes.load.metrics import LoadMetrics
-from probes.measurement import NotMeasured
+from probes.measurement import MS_PER_S, NotMeasured
 from tuner import TuningResult
 
 HTML_TEMPLATE = "factsheet.html.j2"
@@ -360,15 +360,17 @@ def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
     entries = [e for e in tuning.trace if e.figures is not None]
     names = [f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" for e in entries]
 
-    def figure(source: str, what: str) -> list[float | None]:
-        return [getattr(e.figures, what).value if e.source == source else None for e in entries]
+    def figure(source: str, what: str, scale: float = 1.0) -> list[float | None]:
+        return [getattr(e.figures, what).value * scale if e.source == source else None for e in entries]
 
-    slo_s = tuning.score.slo_p99_ms / 1000
+    # One axis for goodput (req/s) and p99: p99 is drawn in seconds, which shares its scale.
+    to_s = 1 / MS_PER_S
+    slo_s = tuning.score.slo_p99_ms * to_s
     series = [
         Series("goodput, live", figure("live", "goodput"), "#1f6f43"),
         Series("goodput, sim.", figure("simulator", "goodput"), "#1f6f43", dashed=True),
-        Series("p99, live", figure("live", "p99"), "#a23b2a"),
-        Series("p99, sim.", figure("simulator", "p99"), "#a23b2a", dashed=True),
+        Series("p99, live", figure("live", "p99", to_s), "#a23b2a"),
+        Series("p99, sim.", figure("simulator", "p99", to_s), "#a23b2a", dashed=True),
         Series("SLO (p99)", [slo_s] * len(entries), "#777777", dashed=True),
     ]
     return line_chart(

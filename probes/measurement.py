@@ -11,6 +11,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+MS_PER_S = 1000.0  # latencies are milliseconds at every boundary; run times and budgets are seconds
 PERCENTILE_METHOD = "linear interpolation between closest ranks (numpy.percentile method='linear')"
 DEFAULT_PERCENTILES: tuple[float, ...] = (50.0, 90.0, 95.0, 99.0)
 

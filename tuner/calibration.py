@@ -15,6 +15,7 @@ import numpy as np
 from scipy.optimize import brentq, nnls
 
 from probes.errors import InputError
+from probes.measurement import MS_PER_S
 from tuner.config import Workload
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
@@ -29,7 +30,7 @@ def fit_step_model(
     runs: list[tuple[OperatingPoint, RunSample]], workload: Workload, *, restart_s: float, jitter: bool = True
 ) -> SimParams:
     """Simulator parameters from closed-loop runs at ≥ 2 concurrencies (speculation off)."""
-    usable = [(p, r) for p, r in runs if p.spec_k == 0 and p.concurrency <= p.max_num_seqs and len(r.e2el_s)]
+    usable = [(p, r) for p, r in runs if p.spec_k == 0 and p.concurrency <= p.max_num_seqs and len(r.e2el_ms)]
     if len({p.concurrency for p, _ in usable}) < 2:
         raise CalibrationError("calibration needs runs at ≥ 2 concurrencies with speculation off")
     if workload.output_len < 2:
@@ -42,7 +43,7 @@ def fit_step_model(
         rows.append([1.0, c, 0.0])
         targets.append(float(np.median(tpot)))
         rows.append([1.0, c, c * n_in])
-        targets.append(float(np.median(run.ttft_s)))
+        targets.append(float(np.median(run.ttft_ms)) / MS_PER_S)
         cvs.append(float(np.std(tpot) / np.mean(tpot)) if np.mean(tpot) > 0 else 0.0)
     # Relative residuals: TTFTs (seconds) would otherwise outweigh TPOTs (tens of ms) and let the TTFT
     # rows, which also carry scheduling waits the model lacks, decide the decode costs (seen live).
@@ -60,10 +61,9 @@ def fit_step_model(
 
 
 def _tpot(run: RunSample) -> np.ndarray:
-    e2el, ttft = np.asarray(run.e2el_s), np.asarray(run.ttft_s)
-    tokens = np.asarray(run.output_tokens, dtype=float)
-    keep = tokens > 1
-    return (e2el[keep] - ttft[keep]) / (tokens[keep] - 1)
+    """Per-request TPOT in seconds (the step model's unit), single-token replies left out."""
+    tpot = run.values("tpot_ms")
+    return tpot[~np.isnan(tpot)] / MS_PER_S
 
 
 def acceptance_rate(num_drafts: float, num_draft_tokens: float, num_accepted_tokens: float) -> float:

@@ -260,7 +260,7 @@ class Climb:
         fig = compute_figures(ev.runs, ev.point, self.cfg, seed=seed)
         if fig is None:
             self.failed.add(ev.point.key())
-            n = sum(len(r.e2el_s) for r in ev.runs)
+            n = sum(len(r.e2el_ms) for r in ev.runs)
             return "too_few_samples", f"{n} completed requests < min_samples {self.cfg.min_samples}", None
         self.measured[ev.point.key()] = fig
         return "accepted", "", fig  # provisional: `_judge` decides against the current point

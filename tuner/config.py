@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from probes.errors import InputError
+from probes.load.point import LatencyMetric
 from probes.measurement import Model
 from tuner.knobs import KNOBS, OperatingPoint
 
@@ -16,7 +17,7 @@ class TunerConfigError(InputError):
     """A `tuning:` setting that cannot be honoured; the message names the field."""
 
 
-SloMetric = Literal["e2el", "ttft", "tpot"]
+SloMetric = LatencyMetric  # "e2el_ms" etc., as the load probe's SLO names them
 
 
 class HwCost(Model):
@@ -100,7 +101,9 @@ class Workload(Model):
 class TunerConfig(Model):
     """Settings of the SLO-Tuner (the spec's `tuning:` section)."""
 
-    slo_metric: SloMetric = Field("e2el", description="latency the SLO is set on: e2el, ttft or tpot")
+    slo_metric: SloMetric = Field(
+        "e2el_ms", description="latency the SLO is set on: e2el_ms, ttft_ms or tpot_ms (ms, vLLM definitions)"
+    )
     slo_p99_ms: float = Field(gt=0, description="SLO: p99 of `slo_metric` must stay at or below this (ms)")
     penalty_lambda: float = Field(
         10.0,
@@ -137,6 +140,12 @@ class TunerConfig(Model):
     )
     bootstrap_resamples: int = Field(200, ge=20, description="resamples for SE and 95 % CI")
     seed: int = 0
+
+    @field_validator("slo_metric", mode="before")
+    @classmethod
+    def _metric_name(cls, value):
+        # Specs written before the names were unified say e2el/ttft/tpot: the same metrics, in ms.
+        return f"{value}_ms" if value in ("e2el", "ttft", "tpot") else value
 
     @model_validator(mode="after")
     def _consistent(self) -> TunerConfig:

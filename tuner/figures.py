@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.measurement import MS_PER_S, Model
 from tuner.config import TunerConfig
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
@@ -41,33 +43,39 @@ class Figures(Model):
 
 
 def slo_values(run: RunSample, metric: str) -> np.ndarray:
-    """Per-request values of the SLO metric, in seconds."""
-    ttft = np.asarray(run.ttft_s, dtype=float)
-    if metric == "ttft":
-        return ttft
-    e2el = np.asarray(run.e2el_s, dtype=float)
-    if metric == "e2el":
-        return e2el
-    tokens = np.asarray(run.output_tokens, dtype=float)
-    # TPOT is undefined for single-token responses; vLLM's bench excludes them the same way.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tpot = (e2el - ttft) / (tokens - 1)
-    return np.where(tokens > 1, tpot, 0.0)
+    """Per-request values of the SLO metric (ms), from the run's latencies (the probe's definitions);
+    NaN where the metric is undefined (TPOT of a single-token response)."""
+    return run.values(metric)
 
 
-def score_value(goodput_rps: float, p99_s: float, point: OperatingPoint, cfg: TunerConfig) -> float:
-    """S(K) = goodput − λ·max(0, p99 − SLO) − hw_cost, in req/s (p99 and SLO in seconds)."""
-    slo_s = cfg.slo_p99_ms / 1000.0
-    return goodput_rps - cfg.penalty_lambda * max(0.0, p99_s - slo_s) - cfg.hw_cost.of(point)
+def good_mask(values: np.ndarray, slo_ms: float) -> np.ndarray:
+    """Requests meeting the SLO: not above the threshold. An undefined TPOT (NaN) meets it, as in the
+    load probe's goodput and vLLM's (which counts a single-token response's TPOT as 0)."""
+    return ~(values > slo_ms)
+
+
+def p99_of(values: np.ndarray, axis: int | None = None):
+    """p99 over the requests where the metric is defined (vLLM leaves single-token TPOT out)."""
+    if np.isnan(values).any():
+        return np.nanpercentile(values, 99, axis=axis, method="linear")
+    return np.percentile(values, 99, axis=axis, method="linear")
+
+
+def score_value(goodput_rps: float, p99_ms: float, point: OperatingPoint, cfg: TunerConfig) -> float:
+    """S(K) = goodput − λ·max(0, p99 − SLO) − hw_cost, in req/s (p99 and SLO in ms, λ per second)."""
+    excess_s = max(0.0, p99_ms - cfg.slo_p99_ms) / MS_PER_S
+    return goodput_rps - cfg.penalty_lambda * excess_s - cfg.hw_cost.of(point)
 
 
 def compute_figures(
     runs: list[RunSample], point: OperatingPoint, cfg: TunerConfig, *, seed: int
 ) -> Figures | None:
-    """Figures of the pooled runs, or None when fewer than `cfg.min_samples` requests completed."""
+    """Figures of the pooled runs, or None when fewer than `cfg.min_samples` requests completed (or
+    none has the SLO metric defined)."""
     values = [slo_values(r, cfg.slo_metric) for r in runs]
     completed = sum(v.size for v in values)
-    if completed < cfg.min_samples or completed == 0:
+    defined = sum(int((~np.isnan(v)).sum()) for v in values)
+    if completed < cfg.min_samples or completed == 0 or defined == 0:
         return None
     boot = _bootstrap(values, runs, point, cfg, seed)
     point_est = _point_estimates(values, runs, point, cfg)
@@ -76,10 +84,10 @@ def compute_figures(
     slo_ms = cfg.slo_p99_ms
     defs = {
         "goodput": ("req/s", f"completed requests with {metric} ≤ {slo_ms:g} ms per second of run time"),
-        "p99": ("s", f"99th percentile of per-request {metric} over completed requests"),
+        "p99": ("ms", f"99th percentile of per-request {metric} over completed requests"),
         "score": ("req/s", "S(K) = goodput − λ·max(0, p99 − SLO) − hw_cost(K)"),
     }
-    seg_se = segment_goodput_se(runs, values, slo_ms / 1000.0, cfg.min_samples, point.concurrency)
+    seg_se = segment_goodput_se(runs, values, slo_ms, cfg.min_samples, point.concurrency)
     estimates = {
         name: _estimate(
             point_est[i],
@@ -87,14 +95,14 @@ def compute_figures(
             None if per_run is None else per_run[:, i],
             0.0 if name == "p99" else seg_se,
             *defs[name],
-            completed,
+            defined if name == "p99" else completed,
             nonnegative=name != "score",
         )
         for i, name in enumerate(("goodput", "p99", "score"))
     }
     failed = sum(r.failed for r in runs)
     duration = sum(r.duration_s for r in runs)
-    good = sum(int((v <= slo_ms / 1000.0).sum()) for v in values)
+    good = sum(int(good_mask(v, slo_ms).sum()) for v in values)
     return Figures(
         **estimates,
         throughput_rps=completed / duration,
@@ -109,10 +117,9 @@ def compute_figures(
 
 
 def _triple(values: list[np.ndarray], durations: list[float], point, cfg) -> tuple[float, float, float]:
-    slo_s = cfg.slo_p99_ms / 1000.0
     pooled = np.concatenate(values)
-    goodput = float(sum(int((v <= slo_s).sum()) for v in values) / sum(durations))
-    p99 = float(np.percentile(pooled, 99, method="linear"))
+    goodput = float(sum(int(good_mask(v, cfg.slo_p99_ms).sum()) for v in values) / sum(durations))
+    p99 = float(p99_of(pooled))
     return goodput, p99, score_value(goodput, p99, point, cfg)
 
 
@@ -122,7 +129,11 @@ def _point_estimates(values, runs, point, cfg) -> tuple[float, float, float]:
 
 def _per_run(values, runs, point, cfg) -> np.ndarray:
     return np.array(
-        [_triple([v], [r.duration_s], point, cfg) for v, r in zip(values, runs, strict=True) if v.size]
+        [
+            _triple([v], [r.duration_s], point, cfg)
+            for v, r in zip(values, runs, strict=True)
+            if (~np.isnan(v)).any()
+        ]
     )
 
 
@@ -130,12 +141,16 @@ def _bootstrap(values, runs, point, cfg, seed: int) -> np.ndarray:
     """(B, 3) bootstrap replicates of (goodput, p99, score), resampling requests within each run."""
     rng = np.random.default_rng(seed)
     b = cfg.bootstrap_resamples
-    slo_s = cfg.slo_p99_ms / 1000.0
+    slo_ms = cfg.slo_p99_ms
     samples = [v[rng.integers(0, v.size, size=(b, v.size))] for v in values if v.size]
     pooled = np.concatenate(samples, axis=1)
-    goodput = (pooled <= slo_s).sum(axis=1) / sum(r.duration_s for r in runs)
-    p99 = np.percentile(pooled, 99, axis=1, method="linear")
-    penalty = cfg.penalty_lambda * np.maximum(0.0, p99 - slo_s)
+    goodput = good_mask(pooled, slo_ms).sum(axis=1) / sum(r.duration_s for r in runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample may hold only one-token replies
+        p99 = p99_of(pooled, axis=1)
+    keep = ~np.isnan(p99)
+    goodput, p99 = goodput[keep], p99[keep]
+    penalty = cfg.penalty_lambda * np.maximum(0.0, p99 - slo_ms) / MS_PER_S
     score = goodput - penalty - cfg.hw_cost.of(point)
     return np.column_stack([goodput, p99, score])
 
@@ -149,7 +164,7 @@ def _segment_size(min_samples: int, concurrency: int = 1) -> int:
 
 
 def segment_goodput_se(
-    runs: list[RunSample], values: list[np.ndarray], slo_s: float, min_samples: int, concurrency: int = 1
+    runs: list[RunSample], values: list[np.ndarray], slo_ms: float, min_samples: int, concurrency: int = 1
 ) -> float:
     """Batch-means SE of goodput: rate of good completions over consecutive segments of completions.
 
@@ -161,9 +176,9 @@ def segment_goodput_se(
     for run, v in zip(runs, values, strict=True):
         if run.sent_s is None or v.size < 2 * seg:
             continue
-        done = np.asarray(run.sent_s) + np.asarray(run.e2el_s)
+        done = np.asarray(run.sent_s) + np.asarray(run.e2el_ms) / MS_PER_S
         order = np.argsort(done, kind="stable")
-        good = (v[order] <= slo_s).astype(float)
+        good = good_mask(v[order], slo_ms).astype(float)
         t = done[order]
         edges = np.arange(0, v.size + 1, seg)
         for a, b in zip(edges[:-1], edges[1:], strict=False):

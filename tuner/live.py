@@ -148,17 +148,10 @@ class LiveEvaluator:
             run_point(live.base_url, live.model, lp, self.slo, api_key=live.api_key,
                       tokenizer_path=live.tokenizer_path)
         )  # fmt: skip
-        ok = [r for r in res.records if r.ok and r.first_chunk_s is not None and r.end_s is not None]
-        if not ok or not res.metrics.duration_s:
+        if not any(r.ok for r in res.records) or not res.metrics.duration_s:
             return None
-        t0 = min(r.sent_s for r in ok)
-        return RunSample(
-            duration_s=res.metrics.duration_s,
-            ttft_s=[r.first_chunk_s - r.sent_s for r in ok],
-            e2el_s=[r.end_s - r.sent_s for r in ok],
-            output_tokens=[r.output_tokens or workload.output_len for r in ok],
-            failed=res.metrics.failed,
-            sent_s=[r.sent_s - t0 for r in ok],
+        return RunSample.from_records(
+            res.records, duration_s=res.metrics.duration_s, failed=res.metrics.failed
         )
 
 

@@ -39,7 +39,7 @@ def run_tuning(
 ) -> TuningResult:
     """Calibrate, climb and report within `config.time_budget_s`; always stops the servers it started."""
     t0 = time.perf_counter()
-    slo_e2el = config.slo_p99_ms if config.slo_metric == "e2el" else None
+    slo_e2el = config.slo_p99_ms if config.slo_metric == "e2el_ms" else None
     with LiveEvaluator(target, slo_e2el_ms=slo_e2el) as live:
         prior, calibration, params = _calibrate(live, target, config, log)
         sim = SimulatorEvaluator(params) if params is not None else None
@@ -69,7 +69,7 @@ def _fixed(target, config: TunerConfig) -> list[FixedKnob]:
 def _progress(log: Callable[[str], None]) -> Callable[[TraceEntry], None]:
     def show(e: TraceEntry) -> None:
         fig = e.figures
-        figs = "" if fig is None else f" goodput {fig.goodput.value:.3g} req/s, p99 {fig.p99.value:.3g} s;"
+        figs = "" if fig is None else f" goodput {fig.goodput.value:.3g} req/s, p99 {fig.p99.value:.4g} ms;"
         log(f"tuning {e.index}: [{e.source}] {e.point.label()}:{figs} {e.decision} — {e.reason}")
 
     return show

@@ -182,8 +182,8 @@ def _point_row(p: OperatingPoint, live: Figures, sim: Figures, sample: str) -> d
     return {
         "point": p.label(),
         "sample": sample,
-        "live_p99_s": live.p99.value,
-        "sim_p99_s": sim.p99.value,
+        "live_p99_ms": live.p99.value,
+        "sim_p99_ms": sim.p99.value,
         "live_goodput_rps": live.goodput.value,
         "sim_goodput_rps": sim.goodput.value,
     }
@@ -246,11 +246,11 @@ def _compare(d: PointFigures, r: PointFigures, ratio, restarts: int = 0) -> str:
         rivals = "no neighbour, nor any later climb's optimum," if restarts else "no neighbour"
         return (
             f"The default point ({d.point.label()}) is recommended: {rivals} beat it beyond noise "
-            f"(goodput {gd.value:.3g} req/s [{gd.ci_low:.3g}, {gd.ci_high:.3g}], p99 {pd.value:.3g} s, n={gd.n})."
+            f"(goodput {gd.value:.3g} req/s [{gd.ci_low:.3g}, {gd.ci_high:.3g}], p99 {pd.value:.4g} ms, n={gd.n})."
         )
     ratio_txt = f" (×{ratio.value:.2f})" if isinstance(ratio, Estimate) else ""
     return (
         f"Recommended {r.point.label()} over the default {d.point.label()}: goodput {gr.value:.3g} req/s "
         f"[95 % CI {gr.ci_low:.3g}–{gr.ci_high:.3g}, n={gr.n}] vs {gd.value:.3g} [{gd.ci_low:.3g}–{gd.ci_high:.3g}, "
-        f"n={gd.n}]{ratio_txt}; p99 {pr.value:.3g} s [{pr.ci_low:.3g}–{pr.ci_high:.3g}] vs {pd.value:.3g} s."
+        f"n={gd.n}]{ratio_txt}; p99 {pr.value:.4g} ms [{pr.ci_low:.4g}–{pr.ci_high:.4g}] vs {pd.value:.4g} ms."
     )

@@ -27,7 +27,8 @@ class ScoreDefinition(Model):
     hw_cost: str = Field(description="hw_cost(K) as configured, in req/s")
     formula: str = (
         "S(K) = goodput(K) − λ·max(0, p99(K) − SLO) − hw_cost(K); goodput in req/s (requests meeting the "
-        "SLO threshold per second), p99 and SLO in seconds, λ in (req/s)/s, hw_cost in req/s"
+        "SLO threshold per second), p99 and SLO in ms, λ in (req/s) per second of p99 above the SLO, "
+        "hw_cost in req/s"
     )
     acceptance_rule: str
 

@@ -26,13 +26,13 @@ class SimulatorEvaluator:
             sim = simulate(self.params, point, workload, seed=seed * 1000 + r)
             self.events += sim.events
             runs.append(
-                RunSample.model_construct(
+                RunSample.from_seconds(
                     duration_s=sim.duration_s,
                     ttft_s=sim.ttft_s.tolist(),
                     e2el_s=sim.e2el_s.tolist(),
                     output_tokens=sim.output_tokens.tolist(),
-                    failed=0,
                     sent_s=sim.sent_s.tolist(),
+                    validate=False,
                 )
             )
         return Evaluation(

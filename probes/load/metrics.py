@@ -14,7 +14,7 @@ from probes.load.stats import (
     quantile_ci,
     sample_sufficiency,
 )
-from probes.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+from probes.measurement import DEFAULT_PERCENTILES, MS_PER_S, Distribution, Model, summarize
 
 LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
 CLAIM_CONFIDENCE = 0.99  # MLPerf's confidence for a tail-latency claim
@@ -99,17 +99,24 @@ class LoadMetrics(Model):
 
 
 def _ms(seconds: float) -> float:
-    return seconds * 1000.0
+    return seconds * MS_PER_S
+
+
+def latencies_ms(ttft_s: float, e2el_s: float, output_tokens: int | None) -> dict[str, float]:
+    """ttft/tpot/e2el (ms) of one completed request from its times since sending (vLLM's definitions).
+
+    The one place a request's latencies are computed: the load probe, the tuner's live runs and the
+    simulator all come through here. tpot is absent with fewer than 2 output tokens, as vLLM's bench
+    leaves such requests out of TPOT (and counts them as meeting a TPOT threshold, see `is_good`)."""
+    out = {"ttft_ms": _ms(ttft_s), "e2el_ms": _ms(e2el_s)}
+    if output_tokens and output_tokens > 1:
+        out["tpot_ms"] = _ms((e2el_s - ttft_s) / (output_tokens - 1))
+    return out
 
 
 def request_latencies(r: RequestRecord) -> dict[str, float]:
-    """ttft/tpot/e2el (ms) of one completed request; tpot absent with fewer than 2 output tokens."""
-    ttft = r.first_chunk_s - r.sent_s
-    e2el = r.end_s - r.sent_s
-    out = {"ttft_ms": _ms(ttft), "e2el_ms": _ms(e2el)}
-    if r.output_tokens and r.output_tokens > 1:
-        out["tpot_ms"] = _ms((e2el - ttft) / (r.output_tokens - 1))
-    return out
+    """ttft/tpot/e2el (ms) of one completed request record (see `latencies_ms`)."""
+    return latencies_ms(r.first_chunk_s - r.sent_s, r.end_s - r.sent_s, r.output_tokens)
 
 
 def latency_samples(records: list[RequestRecord]) -> dict[str, list[float]]:

@@ -9,6 +9,9 @@ from pydantic import Field, model_validator
 
 from probes.measurement import Model
 
+# The latency metrics an SLO can be set on, named as everywhere else (load metrics, tuner, factsheet).
+LatencyMetric = Literal["ttft_ms", "tpot_ms", "e2el_ms"]
+
 
 class SLO(Model):
     """Per-request thresholds (vLLM `--goodput` semantics): a request is good only if it meets all."""
@@ -16,7 +19,7 @@ class SLO(Model):
     ttft_ms: float | None = Field(None, gt=0, description="time to first token threshold, ms")
     tpot_ms: float | None = Field(None, gt=0, description="time per output token threshold, ms")
     e2el_ms: float | None = Field(None, gt=0, description="end-to-end latency threshold, ms")
-    p99_metric: Literal["ttft_ms", "tpot_ms", "e2el_ms"] = Field(
+    p99_metric: LatencyMetric = Field(
         "e2el_ms", description="metric whose p99 is checked against its threshold (MLPerf-style validity)"
     )
 

@@ -19,7 +19,7 @@ W = Workload(input_len=128, output_len=64, num_requests=300)
 
 def _run(point: OperatingPoint, params=TRUE) -> RunSample:
     sim = simulate(params, point, W, seed=1)
-    return RunSample(
+    return RunSample.from_seconds(
         duration_s=sim.duration_s, ttft_s=sim.ttft_s.tolist(), e2el_s=sim.e2el_s.tolist(),
         output_tokens=sim.output_tokens.tolist(),
     )  # fmt: skip
@@ -35,7 +35,7 @@ def test_fit_recovers_step_costs():
 
 def _measured(c: int, tpot: float, ttft: float, n: int = 24) -> RunSample:
     e2el = ttft + (W.output_len - 1) * tpot
-    return RunSample(
+    return RunSample.from_seconds(
         duration_s=n * e2el / c, ttft_s=[ttft] * n, e2el_s=[e2el] * n, output_tokens=[W.output_len] * n
     )
 

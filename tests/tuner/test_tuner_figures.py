@@ -14,7 +14,7 @@ def _waves(n_waves: int, width: int, period_s: float, rng) -> RunSample:
         for _ in range(width):
             sent.append(start)
             e2el.append(period_s + rng.uniform(-0.01, 0.01))
-    return RunSample(
+    return RunSample.from_seconds(
         duration_s=n_waves * period_s, ttft_s=[0.5] * len(e2el), e2el_s=e2el,
         output_tokens=[64] * len(e2el), sent_s=sent,
     )  # fmt: skip

@@ -49,7 +49,7 @@ class SyntheticEvaluator:
         gaps = rng.exponential(1.0 / g, size=n) if self.noise else np.full(n, 1.0 / g)
         done = np.cumsum(gaps)
         lat = np.full(n, self.latency_s(point))
-        return RunSample(
+        return RunSample.from_seconds(
             duration_s=float(done[-1]), ttft_s=(lat / 2).tolist(), e2el_s=lat.tolist(),
             output_tokens=[16] * n, sent_s=(done - lat).tolist(),
         )  # fmt: skip
