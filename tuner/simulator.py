@@ -10,8 +10,10 @@ Model (every assumption is here, so the fidelity report can be read against it):
 - Without speculation each running request gains one token per step; with n-gram width k it gains
   1 + a tokens, a = min(k, G), P(G ≥ j) = α^j (α = per-position conditional acceptance rate).
 - Clients: the load probe's semantics. Requests become ready at their arrival time (closed loop: all
-  at t = 0; open loop: gamma inter-arrivals with mean 1/rate and shape `burstiness`) and are sent while
-  fewer than `concurrency` are in flight; latency is measured from sending.
+  at t = 0; open loop: the probe's own schedule, `probes.load.arrivals.arrival_offsets`: first send at
+  t = 0, gamma gaps with mean 1/rate and shape `burstiness`, constant gaps for infinite burstiness; for
+  a seed, the same send times the probe draws) and are sent while fewer than `concurrency` are in
+  flight; latency is measured from sending.
 Between events (arrival that can be admitted, completion) the batch is constant, so runs of identical
 decode steps are advanced in one jump; that is what makes the model fast.
 """
@@ -27,6 +29,7 @@ import numpy as np
 from pydantic import Field
 
 from probes.errors import InputError
+from probes.load.arrivals import arrival_offsets
 from probes.measurement import Model
 from tuner.config import Workload
 from tuner.knobs import OperatingPoint
@@ -87,12 +90,12 @@ class SimRun:
 
 
 def arrival_times(workload: Workload, rng: np.random.Generator) -> np.ndarray:
+    """Closed loop: every request ready at 0. Open loop: the load probe's own arrival process, drawn
+    from `rng` (a fresh `default_rng(seed)` gives the probe's schedule for that seed)."""
     n = workload.num_requests
     if workload.mode == "closed":
         return np.zeros(n)
-    shape = workload.burstiness
-    scale = 1.0 / (workload.rate_rps * shape)
-    return np.cumsum(rng.gamma(shape, scale, size=n))
+    return arrival_offsets(n, workload.rate_rps, workload.burstiness, rng=rng)
 
 
 class _SpecStream:

@@ -91,3 +91,16 @@ def test_client_limit_holds_requests_back_from_the_server():
     run = simulate(_params(), _point(2, 64), w)
     # Latency is measured from sending, and at most 2 are in flight: TTFT never sees a queue of 300.
     assert run.ttft_s.max() < 2 * STEP.duration(2, 64, 0)
+
+
+@pytest.mark.parametrize("burstiness", [0.5, 1.0, math.inf])
+def test_open_loop_sends_on_the_load_probes_own_schedule(burstiness):
+    from probes.load.arrivals import arrival_offsets
+
+    w = Workload(
+        input_len=16, output_len=4, num_requests=50, mode="open", rate_rps=2.0, burstiness=burstiness
+    )
+    run = simulate(_params(), _point(64, 64), w, seed=11)  # far from saturated: sent on arrival
+    expected = arrival_offsets(50, 2.0, burstiness, seed=11)
+    assert expected[0] == 0.0  # the first request is sent at the run's start, not one gap late
+    np.testing.assert_allclose(run.sent_s, expected, rtol=0, atol=1e-12)
