@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from probes.files import write_atomic
 from probes.targets import VllmTarget
 from tuner import LiveEvaluator, OperatingPoint, TunerConfig, Workload, run_tuning
 from tuner.figures import compute_figures
@@ -89,8 +90,8 @@ def tune(args) -> None:
         cfg = cfg.model_copy(update={"time_budget_s": args.time_budget_s})
     print(json.dumps({"event": "tune", "load1": _load(), "slo_p99_ms": cfg.slo_p99_ms}), flush=True)
     result = run_tuning(target, cfg, log=lambda s: print(s, f"[load {_load()}]", flush=True))
-    args.out.parent.mkdir(parents=True, exist_ok=True)  # out/ is git-ignored: results stay in the checkout
-    args.out.write_text(result.model_dump_json(indent=1))
+    # out/ is git-ignored: results stay in the checkout
+    write_atomic(args.out, result.model_dump_json(indent=1))
     print(result.justification, flush=True)
     if result.recommended.__class__.__name__ == "NotMeasured" or args.confirm_runs == 0:
         return

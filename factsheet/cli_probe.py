@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +17,7 @@ from factsheet.cli_common import err, guarded
 from factsheet.errors import InputError, describe_validation_error
 from factsheet.progress import bars
 from factsheet.provenance import tool_version
+from probes.files import write_atomic
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_digest, records_jsonl
@@ -61,12 +61,6 @@ def parse_percentiles(text: str) -> tuple[float, ...]:
     if not qs or any(not 0 < q < 100 for q in qs):
         raise ProbeInputError(f"--metric-percentiles: each must be in (0, 100), got '{text}'")
     return qs
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)  # readers never see a half-written file
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
@@ -231,8 +225,8 @@ def load(
     doc["records_file"] = "records.jsonl"
     doc["records_digest"] = records_digest(records)
     doc["tool_version"] = tool_version()  # from the installed package's metadata
-    _write_atomic(output / "records.jsonl", records)
-    _write_atomic(output / "result.json", json.dumps(doc, indent=2).encode())
+    write_atomic(output / "records.jsonl", records)
+    write_atomic(output / "result.json", json.dumps(doc, indent=2).encode())
     console.print(_table(result, percentiles))
     for line in _summary(result):
         console.print(line)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -11,22 +10,9 @@ from pydantic import BaseModel
 from factsheet.errors import InputError
 from factsheet.provenance import sha256_bytes
 from factsheet.schema import RecordsFile
+from probes.files import write_atomic
 
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Readers see the old file or the whole new one, never a torn write."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes 0600; outputs are for others to read
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+__all__ = ["OutputDir", "write_atomic"]
 
 
 class OutputDir:

@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError
 
 from probes.accuracy.errors import AccuracyError
 from probes.errors import describe_validation_error
+from probes.files import write_atomic
 from probes.measurement import Model
 
 HUMANEVALPLUS_VERSION = "v0.1.10"
@@ -108,10 +109,7 @@ def download_dataset(target: Path) -> str:
         raise AccuracyError(
             f"dataset download from {url} has sha256 {digest}, expected pinned {HUMANEVALPLUS_SHA256}; rejected"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_bytes(response.content)
-    os.replace(tmp, target)
+    write_atomic(target, response.content)
     return url
 
 

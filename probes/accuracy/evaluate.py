@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from probes.accuracy.harness import Job, expected_outputs, judge_many, program_f
 from probes.accuracy.result import EvalReport
 from probes.accuracy.run import pass_rates, tests_run
 from probes.accuracy.sandbox import SandboxLimits
+from probes.files import write_atomic
 
 
 def evaluate_samples(
@@ -46,22 +46,13 @@ def evaluate_samples(
 def write_eval_report(report: EvalReport, out_dir: Path, *, tool_version: str | None = None) -> list[Path]:
     """eval_report.json (summary, with the writing tool's version when given) and eval_samples.jsonl (one
     verdict a line), each written atomically."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     summary = report.model_dump(mode="json", exclude={"per_sample"})
     if tool_version is not None:
         summary["tool_version"] = tool_version
     lines = "".join(v.model_dump_json() + "\n" for v in report.per_sample)
-    return [
-        _atomic_write(out_dir / "eval_report.json", json.dumps(summary, indent=2) + "\n"),
-        _atomic_write(out_dir / "eval_samples.jsonl", lines),
-    ]
-
-
-def _atomic_write(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return path
+    # The verdicts first: a report on disk always has its verdicts beside it.
+    samples = write_atomic(out_dir / "eval_samples.jsonl", lines)
+    return [write_atomic(out_dir / "eval_report.json", json.dumps(summary, indent=2) + "\n"), samples]
 
 
 def _read(path: Path) -> bytes:

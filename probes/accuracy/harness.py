@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from probes.accuracy import _runner
 from probes.accuracy.compare import outputs_match
 from probes.accuracy.dataset import Dataset, HumanEvalTask, cache_dir
 from probes.accuracy.sandbox import Record, SandboxLimits, SandboxRun, decode_output
+from probes.files import write_atomic
 from probes.measurement import Model
 
 # EvalPlus defaults (min 4 s, 4 × the canonical time): a 1 s floor failed correct code on a loaded host.
@@ -106,11 +106,8 @@ def _write_expected(path, computed: dict[str, Expected]) -> None:
         }
         for tid, e in computed.items()
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
     # ~300 MB of JSON: one dump and the fastest gzip level (gzip's default 9 took 25 s, level 1 takes 1.5 s).
-    tmp.write_bytes(gzip.compress(json.dumps(doc).encode(), compresslevel=1))
-    os.replace(tmp, path)
+    write_atomic(path, gzip.compress(json.dumps(doc).encode(), compresslevel=1))
 
 
 def _read_expected(path) -> dict[str, Expected]:
