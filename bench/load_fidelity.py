@@ -254,7 +254,7 @@ def main() -> None:
     ap.add_argument("--tries", type=int, default=2, help="attempts per client and rate; the best counts")
     ap.add_argument("--tokenizer", help="tokenizer folder for vLLM's client (default: the embedded model's)")
     args = ap.parse_args()
-    from probes.targets.mock_server import free_port
+    from probes.targets.ports import free_port
 
     rates = [float(x) for x in args.rates.split(",")]
     port = free_port()

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from factsheet import provenance as prov
 from factsheet.checkpoint import Checkpoints, Key, digest, prepare_output
-from factsheet.progress import Bars, no_bars
 from factsheet.schema import (
     AccuracySection,
     CapacitySection,
@@ -33,6 +32,7 @@ from probes.load.capacity import find_capacity, point_runner
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.measurement import NotMeasured
+from probes.progress import Bars, no_bars
 from probes.targets import LiveTarget, VllmTarget, open_target
 from tuner import TuningResult, run_tuning
 

@@ -6,17 +6,14 @@ Bars are shown only on an interactive terminal; in CI logs and pipes the line lo
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-Update = Callable[[int, int], None]
-Bars = Callable[[str], Update | None]  # label -> update(done, total), or None: no bar
+from probes.progress import Bars, Update, no_bars
 
-
-def no_bars(label: str) -> None:
-    return None
+__all__ = ["Bars", "Update", "bars", "no_bars"]
 
 
 @contextlib.contextmanager

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field
@@ -19,6 +18,7 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.workload import Workload, synthetic_prompts
 from probes.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+from probes.progress import Update
 
 
 class LoadProbeError(InputError):
@@ -61,7 +61,7 @@ class PointResult(Model):
     records: list[RequestRecord] = Field(exclude=True, default_factory=list)
 
 
-Progress = Callable[[int, int], None]
+Progress = Update
 
 
 class _Run:

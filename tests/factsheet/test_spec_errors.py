@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli import app
-from probes.targets.mock_server import free_port
+from probes.targets.ports import free_port
 
 runner = CliRunner()
 

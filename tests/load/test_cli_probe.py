@@ -6,7 +6,8 @@ from typer.testing import CliRunner
 
 from factsheet.cli_probe import parse_goodput, probe_app
 from probes.load.records import load_records, records_digest
-from probes.targets.mock_server import MockServerConfig, free_port, running
+from probes.targets.mock_server import MockServerConfig, running
+from probes.targets.ports import free_port
 
 runner = CliRunner()
 
