@@ -25,6 +25,22 @@ class LoadProbeError(InputError):
     """A load run asked for in a way that cannot work (names the argument)."""
 
 
+# When the client, not the server, decides a figure. The load reported is the schedule's rate, so the
+# sends must keep to it; a latency figure is stated to within LATENCY_RESOLUTION of itself, so the
+# client's own delay must stay below that. The client's delay is read from its send lag: an event loop
+# that sends late also stamps responses late, by about as much, and TTFT and E2EL run from a send to a
+# response stamp. (Gaps between two response stamps, ITL and TPOT, see the difference of two such
+# delays, so a steady delay cancels there.)
+MIN_ACHIEVED_FRACTION = 0.98
+LATENCY_RESOLUTION = 0.05
+CLIENT_BOUND_RULE = (
+    f"client-bound when sends achieved < {MIN_ACHIEVED_FRACTION:.0%} of the scheduled rate, or the "
+    f"client's own delay (send lag) at p50 or p99 > {LATENCY_RESOLUTION:.0%} of the smallest TTFT or "
+    f"E2EL figure at that percentile (the resolution latency figures are stated to): either could move "
+    "a reported figure by more than that"
+)
+
+
 class Arrivals(Model):
     """How faithfully the client applied the open-loop schedule (None for closed loop)."""
 
@@ -36,10 +52,8 @@ class Arrivals(Model):
     send_lag_ms: Distribution
     client_queue_ms: Distribution
     achieved_fraction: float | None = Field(None, description="achieved rate / scheduled rate")
-    client_bound: bool = Field(
-        description="achieved < 98 % of scheduled or send-lag p99 > 1 ms: "
-        "the run measured the client, not the server"
-    )
+    client_bound: bool = Field(description="the client's own delay could move a reported figure (see rule)")
+    client_bound_rule: str = CLIENT_BOUND_RULE
     client_bound_reasons: list[str] = Field(default_factory=list)
 
 
@@ -243,7 +257,9 @@ def _rate(times: list[float]) -> float | None:
     return (len(times) - 1) / span if span > 0 else None
 
 
-def _arrivals(records: list[RequestRecord], point: LoadPoint) -> Arrivals | None:
+def _arrivals(
+    records: list[RequestRecord], point: LoadPoint, metrics: LoadMetrics | None = None
+) -> Arrivals | None:
     if point.mode != "open" or not records:
         return None
     achieved = _rate([r.sent_s for r in records])
@@ -260,10 +276,9 @@ def _arrivals(records: list[RequestRecord], point: LoadPoint) -> Arrivals | None
     reasons = []
     if fraction is None:
         reasons.append("fewer than two requests sent: no achieved rate")
-    elif fraction < 0.98:
+    elif fraction < MIN_ACHIEVED_FRACTION:
         reasons.append(f"achieved rate {achieved:.3g}/s is {100 * (1 - fraction):.1f} % below the schedule")
-    if (lag.p(99) or 0.0) > 1.0:
-        reasons.append(f"send-lag p99 {lag.p(99):.3g} ms > 1 ms")
+    reasons += _client_delay_reasons(lag, metrics)
     return Arrivals(
         target_rate=point.rate,
         scheduled_rate=scheduled,
@@ -274,6 +289,24 @@ def _arrivals(records: list[RequestRecord], point: LoadPoint) -> Arrivals | None
         client_bound=bool(reasons),
         client_bound_reasons=reasons,
     )
+
+
+def _client_delay_reasons(lag: Distribution, metrics: LoadMetrics | None) -> list[str]:
+    """Where the client's delay exceeds the resolution of the smallest latency figure it enters."""
+    reasons = []
+    for q in (50, 99):
+        delay = lag.p(q)
+        figures = [(getattr(metrics, k).p(q), k) for k in ("ttft_ms", "e2el_ms")] if metrics else []
+        figures = [(v, k) for v, k in figures if v is not None]
+        if delay is None or not figures:
+            continue
+        smallest, name = min(figures)
+        if delay > LATENCY_RESOLUTION * smallest:
+            reasons.append(
+                f"send-lag p{q} {delay:.3g} ms > {LATENCY_RESOLUTION:.0%} of {name.removesuffix('_ms')} "
+                f"p{q} {smallest:.4g} ms"
+            )
+    return reasons
 
 
 def point_figures(
@@ -289,7 +322,7 @@ def point_figures(
     window = None
     if metrics.window_start_s is not None and metrics.window_end_s is not None:
         window = (started_at + metrics.window_start_s, started_at + metrics.window_end_s)
-    return metrics, window, _arrivals(records, point)
+    return metrics, window, _arrivals(records, point, metrics)
 
 
 def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -> PointResult:

@@ -102,22 +102,30 @@ def test_duration_bounds_the_run():
 
 
 def test_client_bound_flag_names_its_reasons():
+    from probes.load.metrics import compute_metrics
+    from probes.load.point import SLO
     from probes.load.records import RequestRecord
     from probes.load.runner import _arrivals
 
     lp = point(mode="open", rate=100, burstiness=math.inf, num_requests=100)
 
-    def recs(lag_s, stretch):
-        return [
-            RequestRecord(index=i, scheduled_s=i / 100, sent_s=i / 100 * stretch + lag_s) for i in range(100)
-        ]
+    def arrivals(lag_s, stretch, ttft_s):
+        recs = []
+        for i in range(100):
+            sent = i / 100 * stretch + lag_s
+            recs.append(RequestRecord(index=i, scheduled_s=i / 100, sent_s=sent, first_chunk_s=sent + ttft_s,
+                                      chunk_s=[sent + ttft_s], end_s=sent + ttft_s, output_tokens=1))  # fmt: skip
+        return _arrivals(recs, lp, compute_metrics(recs, SLO()))
 
-    on_time = _arrivals(recs(0.0002, 1.0), lp)
+    on_time = arrivals(0.0002, 1.0, 0.020)
     assert not on_time.client_bound and on_time.achieved_fraction == pytest.approx(1.0)
-    slow = _arrivals(recs(0.0002, 1.03), lp)  # sends 3 % slower than scheduled
+    slow = arrivals(0.0002, 1.03, 0.020)  # sends 3 % slower than scheduled
     assert slow.client_bound and "below the schedule" in slow.client_bound_reasons[0]
-    laggy = _arrivals(recs(0.002, 1.0), lp)  # every send 2 ms late
-    assert laggy.client_bound and "send-lag p99" in laggy.client_bound_reasons[0]
+    laggy = arrivals(0.002, 1.0, 0.020)  # every send 2 ms late: 10 % of a 20 ms TTFT
+    assert laggy.client_bound and laggy.client_bound_reasons[0].startswith("send-lag p50 2 ms > 5% of ")
+    # The same 2 ms against a 200 ms TTFT is 1 %: within the resolution figures are stated to.
+    assert not arrivals(0.002, 1.0, 0.200).client_bound
+    assert "5%" in on_time.client_bound_rule and "98%" in on_time.client_bound_rule
 
 
 def test_chat_endpoint_streams_deltas():
