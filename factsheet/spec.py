@@ -13,6 +13,7 @@ from factsheet.compliance.config import ComplianceSpec
 from factsheet.errors import InputError, describe_validation_error
 from probes.accuracy import HumanEvalConfig
 from probes.energy import EnergyConfig
+from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
 from probes.measurement import Model
 from probes.targets import TargetConfig
@@ -57,11 +58,13 @@ class CapacitySpec(Model):
     knob: Literal["rate", "concurrency"] = Field(
         "concurrency", description="open-loop rate or closed-loop users"
     )
-    start: float = Field(1.0, gt=0, description="first value probed")
-    max_value: float = Field(64.0, gt=0, description="largest value probed")
+    start: float = Field(capacity.DEFAULT_START, gt=0, description="first value probed")
+    max_value: float = Field(capacity.DEFAULT_MAX_VALUE, gt=0, description="largest value probed")
     min_attainment: float | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
-    tolerance: float = Field(0.05, gt=0, description="rate: stop when the bracket is this narrow (relative)")
-    max_points: int = Field(8, ge=2, description="probed points at most")
+    tolerance: float = Field(
+        capacity.DEFAULT_TOLERANCE, gt=0, description="rate: stop when the bracket is this narrow (relative)"
+    )
+    max_points: int = Field(capacity.DEFAULT_MAX_POINTS, ge=2, description="probed points at most")
     num_requests: int = Field(32, ge=2, description="requests per probed point")
     confirm_requests: int | None = Field(
         None,
@@ -70,7 +73,9 @@ class CapacitySpec(Model):
         "(≥ 459 measured for a p99 at 99 % confidence); none: the answer rests on its short probe",
     )
     max_confirmations: int = Field(
-        2, ge=1, description="confirmation runs at most (stepping down on a failure)"
+        capacity.DEFAULT_MAX_CONFIRMATIONS,
+        ge=1,
+        description="confirmation runs at most (stepping down on a failure)",
     )
 
 

@@ -24,6 +24,16 @@ from probes.load.runner import PointResult, Progress, run_point
 from probes.measurement import Model
 
 Knob = Literal["rate", "concurrency"]
+
+# The search's defaults, here only: the build spec's `load.capacity` section takes them from here.
+DEFAULT_START = 1.0
+DEFAULT_MAX_VALUE = 64.0
+DEFAULT_TOLERANCE = 0.05
+DEFAULT_MAX_POINTS = 8
+DEFAULT_MAX_CONFIRMATIONS = 2
+# A point with more failed requests than this fraction of those measured fails (failures are violations).
+MAX_FAILED_FRACTION = 0.01
+
 SEARCH_METHOD = (
     "doubling from the start value while the point passes (halving while it fails), then bisection of "
     "[highest pass, lowest fail] until its width ≤ tolerance × highest pass (concurrency: width 1)"
@@ -31,12 +41,12 @@ SEARCH_METHOD = (
 RANGE_METHOD = (
     "low: the largest probed value that passed with the 95 % interval of its p99 wholly within the "
     "threshold; high: the smallest probed value that failed with that interval wholly above it (or with "
-    "> 1 % of requests failed). The capacity is ≥ low and < high; values in between are not told apart "
+    f"> {MAX_FAILED_FRACTION * 100:g} % of requests failed). The capacity is ≥ low and < high; values in between are not told apart "
     "by the probes (None: no probe was that clear)"
 )
 PASS_RULE = (
-    "p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ 1 % of measured (a failure is a "
-    "violation), attainment ≥ min_attainment when given, and the client kept up with the schedule"
+    f"p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ {MAX_FAILED_FRACTION * 100:g} % of measured "
+    "(a failure is a violation), attainment ≥ min_attainment when given, and the run not client-bound"
 )
 
 
@@ -130,12 +140,12 @@ def judge(metrics: LoadMetrics, min_attainment: float | None, client_bound: bool
         reasons.append("nothing completed: no p99")
     elif not check.met:
         reasons.append(f"{check.metric} p99 {check.p99_ms:.4g} ms > {check.threshold_ms:g} ms")
-    if metrics.measured and metrics.failed > 0.01 * metrics.measured:
+    if metrics.measured and metrics.failed > MAX_FAILED_FRACTION * metrics.measured:
         reasons.append(f"{metrics.failed} of {metrics.measured} requests failed")
     if min_attainment is not None and (metrics.slo_attainment or 0.0) < min_attainment:
         reasons.append(f"attainment {metrics.slo_attainment} < {min_attainment:g}")
     if client_bound:
-        reasons.append("client-bound: the client did not keep to the schedule")
+        reasons.append("client-bound: the client's own delay could move the figures")
     return reasons
 
 
@@ -144,14 +154,14 @@ def find_capacity(
     slo: SLO,
     *,
     knob: Knob = "rate",
-    start: float = 1.0,
-    max_value: float = 1024.0,
+    start: float = DEFAULT_START,
+    max_value: float = DEFAULT_MAX_VALUE,
     min_value: float | None = None,
     min_attainment: float | None = None,
-    tolerance: float = 0.05,
-    max_points: int = 16,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_points: int = DEFAULT_MAX_POINTS,
     confirm: Callable[[float], _Measured] | None = None,
-    max_confirmations: int = 2,
+    max_confirmations: int = DEFAULT_MAX_CONFIRMATIONS,
 ) -> CapacityResult:
     """`run(value)` runs one point (rate in req/s or concurrency) and returns its result; `confirm(value)`,
     when given, runs the long confirmation of an answer (at most `max_confirmations`, stepping down)."""
@@ -287,7 +297,7 @@ def capacity_range(points: list[CapacityPoint], slo: SLO) -> tuple[float | None,
         if not p.passed
         and (
             (bounds(p)[0] is not None and bounds(p)[0] > threshold)
-            or (p.metrics.measured and p.metrics.failed > 0.01 * p.metrics.measured)
+            or (p.metrics.measured and p.metrics.failed > MAX_FAILED_FRACTION * p.metrics.measured)
         )
     ]
     high = min(clear_fail) if clear_fail else None

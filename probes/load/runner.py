@@ -34,8 +34,8 @@ class LoadProbeError(InputError):
 MIN_ACHIEVED_FRACTION = 0.98
 LATENCY_RESOLUTION = 0.05
 CLIENT_BOUND_RULE = (
-    f"client-bound when sends achieved < {MIN_ACHIEVED_FRACTION:.0%} of the scheduled rate, or the "
-    f"client's own delay (send lag) at p50 or p99 > {LATENCY_RESOLUTION:.0%} of the smallest TTFT or "
+    f"client-bound when sends achieved < {MIN_ACHIEVED_FRACTION * 100:g} % of the scheduled rate, or the "
+    f"client's own delay (send lag) at p50 or p99 > {LATENCY_RESOLUTION * 100:g} % of the smallest TTFT or "
     f"E2EL figure at that percentile (the resolution latency figures are stated to): either could move "
     "a reported figure by more than that"
 )
@@ -303,7 +303,7 @@ def _client_delay_reasons(lag: Distribution, metrics: LoadMetrics | None) -> lis
         smallest, name = min(figures)
         if delay > LATENCY_RESOLUTION * smallest:
             reasons.append(
-                f"send-lag p{q} {delay:.3g} ms > {LATENCY_RESOLUTION:.0%} of {name.removesuffix('_ms')} "
+                f"send-lag p{q} {delay:.3g} ms > {LATENCY_RESOLUTION * 100:g} % of {name.removesuffix('_ms')} "
                 f"p{q} {smallest:.4g} ms"
             )
     return reasons

@@ -38,7 +38,7 @@ class _Fake:
 
 def test_doubling_then_bisection_finds_the_known_capacity():
     fake = _Fake()
-    res = find_capacity(fake, SLO(e2el_ms=200), start=4, tolerance=0.02)
+    res = find_capacity(fake, SLO(e2el_ms=200), start=4, tolerance=0.02, max_points=16)
     assert fake.calls[:4] == [4, 8, 16, 32]  # doubling until the first failure
     assert res.bracket[0] <= 25 <= res.bracket[1]
     assert res.capacity == pytest.approx(25, rel=0.02)

@@ -122,10 +122,10 @@ def test_client_bound_flag_names_its_reasons():
     slow = arrivals(0.0002, 1.03, 0.020)  # sends 3 % slower than scheduled
     assert slow.client_bound and "below the schedule" in slow.client_bound_reasons[0]
     laggy = arrivals(0.002, 1.0, 0.020)  # every send 2 ms late: 10 % of a 20 ms TTFT
-    assert laggy.client_bound and laggy.client_bound_reasons[0].startswith("send-lag p50 2 ms > 5% of ")
+    assert laggy.client_bound and laggy.client_bound_reasons[0].startswith("send-lag p50 2 ms > 5 % of ")
     # The same 2 ms against a 200 ms TTFT is 1 %: within the resolution figures are stated to.
     assert not arrivals(0.002, 1.0, 0.200).client_bound
-    assert "5%" in on_time.client_bound_rule and "98%" in on_time.client_bound_rule
+    assert "5 %" in on_time.client_bound_rule and "98 %" in on_time.client_bound_rule
 
 
 def test_chat_endpoint_streams_deltas():
