@@ -82,8 +82,7 @@ def _ours_once(url: str, rate: float, n: int) -> dict:
     from probes.load.point import SLO, LoadPoint
     from probes.load.runner import run_point
 
-    point = LoadPoint(
-        mode="open",
+    point = LoadPoint.at(
         rate=rate,
         burstiness=math.inf,
         num_requests=n,

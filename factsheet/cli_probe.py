@@ -126,7 +126,7 @@ def _summary(result: PointResult) -> list[str]:
 
 def _point(**kw) -> LoadPoint:
     try:
-        return LoadPoint(**kw)
+        return LoadPoint.at(**kw)
     except ValidationError as exc:
         raise ProbeInputError(describe_validation_error(exc)) from None
 
@@ -182,7 +182,6 @@ def load(
             raise ProbeInputError(f"--slo-p99-metric: '{slo_p99_metric}' is not ttft, tpot or e2el")
         slo = SLO(**thresholds, p99_metric=f"{slo_p99_metric}_ms")
         point = _point(
-            mode="closed" if concurrency is not None else "open",
             concurrency=concurrency,
             rate=request_rate,
             burstiness=burstiness,

@@ -51,6 +51,12 @@ class PointSpec(Model):
     num_requests: int = Field(64, ge=1)
     duration_s: float | None = Field(None, gt=0)
 
+    @model_validator(mode="after")
+    def _one_load(self) -> PointSpec:
+        if (self.concurrency is None) == (self.rate is None):
+            raise ValueError("a point takes exactly one of concurrency (closed loop) or rate (open loop)")
+        return self
+
 
 class CapacitySpec(Model):
     """Capacity at SLO: the largest rate or concurrency whose p99 meets the SLO (doubling, then bisection)."""
@@ -101,8 +107,7 @@ class LoadSpec(Model):
 
     def load_points(self, supports_ignore_eos: bool) -> list[LoadPoint]:
         return [
-            LoadPoint(
-                mode="closed" if p.concurrency is not None else "open",
+            LoadPoint.at(
                 concurrency=p.concurrency,
                 rate=p.rate,
                 burstiness=p.burstiness,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tuner.config import TunerConfig
-from tuner.evaluation import Evaluation, Evaluator
+from tuner.evaluation import Evaluation, Evaluator, evaluation_seed
 from tuner.figures import Figures, compute_figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs, needs_restart
 from tuner.result import Decision, FixedKnob, TraceEntry
@@ -223,7 +223,7 @@ class Climb:
         self, point: OperatingPoint, decision: Decision | None = None, why: str = ""
     ) -> Figures | None:
         """Evaluate `point`; a scored candidate is recorded by `_judge`, a climb's start (`decision`) here."""
-        seed = self.cfg.seed * 7919 + self.evals_used
+        seed = evaluation_seed(self.cfg.seed, self.evals_used)
         ev = self.prior.pop(point.key(), None)
         if ev is not None:
             restart = ev.restart_s > 0  # charged when it was measured

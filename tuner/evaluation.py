@@ -17,6 +17,21 @@ from tuner.knobs import OperatingPoint
 
 Source = Literal["simulator", "live"]
 
+# Seeds, mixed one way: an evaluation's seed from the tuning seed and the evaluation's index (a prime
+# stride, so two tuning seeds share no evaluation seed within 7919 evaluations), and each repeat's run
+# seed from the evaluation's. Live and simulated runs use the same run seeds, so a simulated open-loop
+# run draws the arrivals of the live run it stands for.
+EVALUATION_SEED_STRIDE = 7919
+RUN_SEED_STRIDE = 1000
+
+
+def evaluation_seed(tuning_seed: int, index: int) -> int:
+    return tuning_seed * EVALUATION_SEED_STRIDE + index
+
+
+def run_seed(evaluation: int, repeat: int) -> int:
+    return evaluation * RUN_SEED_STRIDE + repeat
+
 
 class RunSample(Model):
     """Per-request latencies of one run at one operating point (ms, vLLM definitions).

@@ -18,7 +18,7 @@ from probes.load.runner import run_point
 from probes.targets import EndpointTarget, TargetError, VllmTarget, open_target
 from tuner.calibration import CalibrationError
 from tuner.config import Workload
-from tuner.evaluation import Evaluation, RunSample, Unsupported
+from tuner.evaluation import Evaluation, RunSample, Unsupported, run_seed
 from tuner.knobs import OperatingPoint, needs_restart, vllm_server_flags
 from tuner.spec_metrics import SpecDecodeCounters, read_spec_decode_counters
 
@@ -90,7 +90,7 @@ class LiveEvaluator:
                 )  # fmt: skip
             restart_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        runs = [self._run(point, workload, seed + r) for r in range(repeats)]
+        runs = [self._run(point, workload, run_seed(seed, r)) for r in range(repeats)]
         return Evaluation(
             point=point, source="live", runs=[r for r in runs if r is not None],
             restart_s=restart_s, run_s=time.perf_counter() - t0,
@@ -132,12 +132,12 @@ class LiveEvaluator:
         self._stack, self._live, self._server = None, None, None
 
     def _run(self, point: OperatingPoint, workload: Workload, seed: int) -> RunSample | None:
-        lp = LoadPoint(
-            mode=workload.mode,
-            concurrency=point.concurrency if workload.mode == "closed" else None,
-            rate=workload.rate_rps,
+        closed = workload.mode == "closed"
+        lp = LoadPoint.at(
+            concurrency=point.concurrency if closed else None,
+            rate=None if closed else workload.rate_rps,
             burstiness=workload.burstiness,
-            max_concurrency=point.concurrency if workload.mode == "open" else None,
+            max_concurrency=None if closed else point.concurrency,
             num_requests=workload.num_requests,
             input_len=workload.input_len,
             output_len=workload.output_len,

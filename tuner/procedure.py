@@ -20,7 +20,7 @@ from probes.targets import EndpointTarget, VllmTarget
 from tuner.calibration import CalibrationError, fit_speculation, fit_step_model
 from tuner.climb import Climb
 from tuner.config import TunerConfig
-from tuner.evaluation import Evaluation
+from tuner.evaluation import Evaluation, evaluation_seed
 from tuner.knobs import KNOBS, OperatingPoint
 from tuner.live import LiveEvaluator
 from tuner.report import build_result
@@ -116,7 +116,9 @@ def _calibrate(live: LiveEvaluator, target, config: TunerConfig, log):
     counters: SpecDecodeCounters | None | NotMeasured = None
     for i, point in enumerate(calibration_points(target, config)):
         log(f"tuning: calibration run at {point.label()}")
-        ev = live.evaluate(point, config.workload, repeats=config.repeats, seed=config.seed * 7919 + i)
+        ev = live.evaluate(
+            point, config.workload, repeats=config.repeats, seed=evaluation_seed(config.seed, i)
+        )
         if point.spec_k and ev.unsupported is None:
             # The speculation server was started for this run, so its counters count this run alone.
             counters = _read_counters(live)

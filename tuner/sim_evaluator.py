@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tuner.config import Workload
-from tuner.evaluation import Evaluation, RunSample
+from tuner.evaluation import Evaluation, RunSample, run_seed
 from tuner.knobs import OperatingPoint, needs_restart
 from tuner.simulator import SimParams, simulate
 
@@ -23,7 +23,7 @@ class SimulatorEvaluator:
         self._server = point
         runs = []
         for r in range(repeats):
-            sim = simulate(self.params, point, workload, seed=seed * 1000 + r)
+            sim = simulate(self.params, point, workload, seed=run_seed(seed, r))
             self.events += sim.events
             runs.append(
                 RunSample.from_seconds(

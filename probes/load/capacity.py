@@ -106,10 +106,9 @@ def point_runner(
 
 def knob_point(template: LoadPoint, knob: Knob, value: float) -> LoadPoint:
     """`template` at that rate (open loop) or concurrency (closed loop)."""
-    update = (
-        {"mode": "open", "rate": value} if knob == "rate" else {"mode": "closed", "concurrency": int(value)}
-    )
-    return LoadPoint.model_validate({**template.model_dump(), **update})
+    shape = template.model_dump(exclude={"mode", "concurrency", "rate"})
+    load = {"rate": value} if knob == "rate" else {"concurrency": int(value)}
+    return LoadPoint.at(**shape, **load)
 
 
 def judge_point(

@@ -7,7 +7,13 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from probes.errors import InputError
 from probes.measurement import Model
+
+
+class LoadPointError(InputError):
+    """A load point asked for in a way that cannot run (names the field)."""
+
 
 # The latency metrics an SLO can be set on, named as everywhere else (load metrics, tuner, factsheet).
 LatencyMetric = Literal["ttft_ms", "tpot_ms", "e2el_ms"]
@@ -65,6 +71,18 @@ class LoadPoint(Model):
         if self.warmup_requests + self.cooldown_requests >= self.num_requests:
             raise ValueError("warmup_requests + cooldown_requests must leave requests to measure")
         return self
+
+    @classmethod
+    def at(cls, *, concurrency: int | None = None, rate: float | None = None, **shape) -> LoadPoint:
+        """The one way a load point is assembled (build spec, `probe load`, tuner): closed loop with
+        `concurrency` users, or open loop at `rate` req/s (`max_concurrency` caps requests in flight);
+        `shape` holds the other fields. Exactly one of `concurrency` and `rate`."""
+        if (concurrency is None) == (rate is None):
+            raise LoadPointError(
+                "a load point takes exactly one of concurrency (closed loop) or rate (open loop)"
+            )
+        mode = "closed" if concurrency is not None else "open"
+        return cls(mode=mode, concurrency=concurrency, rate=rate, **shape)
 
     @property
     def label(self) -> str:
