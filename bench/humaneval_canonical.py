@@ -26,6 +26,7 @@ from pathlib import Path
 from probes.accuracy.dataset import HUMANEVALPLUS_FILE, cache_dir, load_dataset
 from probes.accuracy.harness import Job, expected_outputs, judge_many, program_for
 from probes.accuracy.sandbox import SandboxLimits
+from probes.files import write_atomic
 
 WORKERS = 2
 
@@ -128,8 +129,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+        write_atomic(args.out, text + "\n")
 
 
 if __name__ == "__main__":
