@@ -26,7 +26,7 @@ import optuna
 from tuner_common import EMBEDDED_LIKE, WORKLOAD, bench_config
 
 from tuner import OperatingPoint, SimParams, SimulatorEvaluator, TunerConfig, tune
-from tuner.figures import compute_figures, good_mask, p99_of, score_value, slo_values
+from tuner.figures import compute_figures, good_mask, p99_of, score_value, slo_values_ms
 
 SEEDS = range(10)
 SLOS_MS = (5000.0, 7000.0, 10000.0)
@@ -60,10 +60,12 @@ def _expected_scores(cfgs: list[TunerConfig]) -> list[dict[tuple, float]]:
         for r in range(VALUE_RUNS):
             run = sim.evaluate(p, WORKLOAD, repeats=1, seed=7_000_003 + r).runs[0]
             for cfg, total in zip(cfgs, sums, strict=True):
-                values = slo_values(run, cfg.slo_metric)  # ms
+                values = slo_values_ms(run, cfg.slo_metric)
                 goodput = good_mask(values, cfg.slo_p99_ms).sum() / run.duration_s
                 p99 = float(p99_of(values))
-                total[p.key()] = total.get(p.key(), 0.0) + score_value(goodput, p99, p, cfg) / VALUE_RUNS
+                total[p.key()] = (
+                    total.get(p.key(), 0.0) + score_value(goodput, p99_ms=p99, point=p, cfg=cfg) / VALUE_RUNS
+                )
     return sums
 
 

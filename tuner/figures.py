@@ -42,7 +42,7 @@ class Figures(Model):
     method: str
 
 
-def slo_values(run: RunSample, metric: str) -> np.ndarray:
+def slo_values_ms(run: RunSample, metric: str) -> np.ndarray:
     """Per-request values of the SLO metric (ms), from the run's latencies (the probe's definitions);
     NaN where the metric is undefined (TPOT of a single-token response)."""
     return run.values(metric)
@@ -61,7 +61,8 @@ def p99_of(values: np.ndarray, axis: int | None = None):
     return np.percentile(values, 99, axis=axis, method="linear")
 
 
-def score_value(goodput_rps: float, p99_ms: float, point: OperatingPoint, cfg: TunerConfig) -> float:
+def score_value(goodput_rps: float, *, p99_ms: float, point: OperatingPoint, cfg: TunerConfig) -> float:
+    # Keyword-only: p99 was in seconds here once; a positional call from that time fails loudly.
     """S(K) = goodput − λ·max(0, p99 − SLO) − hw_cost, in req/s (p99 and SLO in ms, λ per second)."""
     excess_s = max(0.0, p99_ms - cfg.slo_p99_ms) / MS_PER_S
     return goodput_rps - cfg.penalty_lambda * excess_s - cfg.hw_cost.of(point)
@@ -72,7 +73,7 @@ def compute_figures(
 ) -> Figures | None:
     """Figures of the pooled runs, or None when fewer than `cfg.min_samples` requests completed (or
     none has the SLO metric defined)."""
-    values = [slo_values(r, cfg.slo_metric) for r in runs]
+    values = [slo_values_ms(r, cfg.slo_metric) for r in runs]
     completed = sum(v.size for v in values)
     defined = sum(int((~np.isnan(v)).sum()) for v in values)
     if completed < cfg.min_samples or completed == 0 or defined == 0:
@@ -120,7 +121,7 @@ def _triple(values: list[np.ndarray], durations: list[float], point, cfg) -> tup
     pooled = np.concatenate(values)
     goodput = float(sum(int(good_mask(v, cfg.slo_p99_ms).sum()) for v in values) / sum(durations))
     p99 = float(p99_of(pooled))
-    return goodput, p99, score_value(goodput, p99, point, cfg)
+    return goodput, p99, score_value(goodput, p99_ms=p99, point=point, cfg=cfg)
 
 
 def _point_estimates(values, runs, point, cfg) -> tuple[float, float, float]:

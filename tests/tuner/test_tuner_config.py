@@ -52,8 +52,8 @@ def test_score_subtracts_penalty_and_hw_cost_in_stated_units():
     cfg = TunerConfig(slo_p99_ms=1000, penalty_lambda=4.0, hw_cost=HwCost(per_batch_slot_rps=0.01))
     point = OperatingPoint(concurrency=16, max_num_seqs=128, spec_k=0)
     # p99 1500 ms is 0.5 s over a 1000 ms SLO: 4 × 0.5 = 2 req/s; hw: 0.01 × 128 = 1.28 req/s.
-    assert score_value(10.0, 1500.0, point, cfg) == pytest.approx(10.0 - 2.0 - 1.28)
-    assert score_value(10.0, 500.0, point, cfg) == pytest.approx(10.0 - 1.28)
+    assert score_value(10.0, p99_ms=1500.0, point=point, cfg=cfg) == pytest.approx(10.0 - 2.0 - 1.28)
+    assert score_value(10.0, p99_ms=500.0, point=point, cfg=cfg) == pytest.approx(10.0 - 1.28)
 
 
 def test_figures_on_a_known_run():
