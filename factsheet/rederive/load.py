@@ -11,7 +11,7 @@ from factsheet.schema import LoadSection
 from probes.load.capacity import answer, answer_point, capacity_range, judge_point, knob_point
 from probes.load.metrics import LoadMetrics
 from probes.load.records import RequestRecord
-from probes.load.runner import Arrivals, point_figures
+from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures
 from probes.measurement import DEFAULT_PERCENTILES, NotMeasured
 
 
@@ -36,12 +36,26 @@ def load_points(load: LoadSection, folder: Path) -> list[Discrepancy]:
         )
         out += differences(res.metrics, metrics, f"{path}.result.metrics", src)
         out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
-        out += differences(res.arrivals, arrivals, f"{path}.result.arrivals", src)
+        out += differences(_judged_alike(res.arrivals), arrivals, f"{path}.result.arrivals", src)
         out += differences(res.sent, len(records), f"{path}.result.sent", src)
         out += differences(
             res.not_sent, res.point.num_requests - len(records), f"{path}.result.not_sent", src
         )
     return out
+
+
+def _judged_alike(stated: Arrivals | None):
+    """Arrivals as stated, less the client-bound verdict when the document was judged by another rule
+    (a 1.0.0 document states none): its rates and send lags are figures the records determine and are
+    compared; its verdict is that rule's, not a figure this tool's rule should reproduce."""
+    if stated is None or (
+        "client_bound_rule" in stated.model_fields_set and stated.client_bound_rule == CLIENT_BOUND_RULE
+    ):
+        return stated
+    data = stated.model_dump(mode="json", exclude_unset=True)
+    for key in ("client_bound", "client_bound_reasons", "client_bound_rule"):
+        data.pop(key, None)
+    return data
 
 
 @dataclass(frozen=True)
