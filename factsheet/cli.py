@@ -134,7 +134,7 @@ def schema(
     ] = None,
 ) -> None:
     """Print (or write) the JSON Schemas of the build spec and the factsheet."""
-    from factsheet.schemas import json_schemas, write_schemas
+    from factsheet.json_schemas import json_schemas, write_schemas
 
     if output is None:
         out.print_json(json.dumps(json_schemas()))

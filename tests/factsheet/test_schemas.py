@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+from factsheet.json_schemas import json_schemas, schema_bytes
 from factsheet.schema import SCHEMA_VERSION
-from factsheet.schemas import json_schemas, schema_bytes
 from factsheet.spec import SPEC_SCHEMA_VERSION, SPEC_VERSION
 
 ID = re.compile(r"^https://llm-factsheet\.dev/schemas/v(\d+)/([a-z-]+)-(\d+)\.(\d+)\.(\d+)\.schema\.json$")
