@@ -21,7 +21,7 @@ from factsheet.schema import (
     LoadSection,
     Provenance,
     RecordsFile,
-    SystemSpec,
+    SystemSection,
     headline_index,
 )
 from factsheet.spec import BuildSpec
@@ -306,10 +306,10 @@ def _tuning(run: _Run) -> TuningResult | NotMeasured:
     return result
 
 
-def _system(run: _Run) -> SystemSpec:
+def _system(run: _Run) -> SystemSection:
     live, target = run.live, run.spec.target
     python = target.serving_python() if isinstance(target, VllmTarget) else None
-    return SystemSpec(
+    return SystemSection(
         target_kind=live.kind,
         base_url=live.base_url if live.kind == "endpoint" else None,
         engine=live.engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),

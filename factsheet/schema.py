@@ -50,7 +50,9 @@ class Host(Model):
     gpus: list[str] | NotMeasured
 
 
-class SystemSpec(Model):
+class SystemSection(Model):
+    """The system measured: target kind, engine, host and software versions, as found at build time."""
+
     target_kind: Literal["vllm", "endpoint"]
     base_url: str | None = Field(None, description="endpoint targets only (API keys are never written)")
     engine: EngineInfo | NotMeasured
@@ -120,7 +122,7 @@ class Factsheet(Model):
     kind: Literal["llm-factsheet"] = "llm-factsheet"
     name: str
     identity: Identity
-    system: SystemSpec
+    system: SystemSection
     load: LoadSection | NotMeasured
     accuracy: AccuracySection | NotMeasured
     energy: EnergySection | NotMeasured

@@ -16,7 +16,7 @@ from factsheet.schema import (
     LoadSection,
     Provenance,
     RecordsFile,
-    SystemSpec,
+    SystemSection,
 )
 from probes.accuracy import AccuracyResult, DatasetInfo, PassRates, SampleRecord, TestVerdict
 from probes.accuracy.result import Timings
@@ -137,12 +137,12 @@ def tuning_result():
     return tune(SimulatorEvaluator(params), cfg)
 
 
-def _system() -> SystemSpec:
+def _system() -> SystemSection:
     host = Host(hostname_hash="sha256:" + "cd" * 32, os="Linux", kernel="6.1.0", cpu_model="Test CPU @ 2 GHz",
                 cpu_count=2, cpu_affinity=2, memory_gib=7.6, gpus=[])  # fmt: skip
     engine = EngineInfo(name="vllm", version="0.9.2", command=["python", "-m", "vllm.entrypoints.openai.api_server",
                         "--max-num-seqs", "8"], env={"VLLM_CPU_KVCACHE_SPACE": "1"})  # fmt: skip
-    return SystemSpec(target_kind="vllm", engine=engine, host=host, python="3.11.9",
+    return SystemSection(target_kind="vllm", engine=engine, host=host, python="3.11.9",
                       libraries={"numpy": "2.0.0", "weasyprint": "70.0"},
                       serving_libraries=NotMeasured(reason="serving environment not inspected (test)"))  # fmt: skip
 
