@@ -22,7 +22,7 @@ from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_digest, records_jsonl
 from probes.load.runner import PointResult, run_point
-from probes.load.workload import WorkloadSpec, build_workload
+from probes.load.workload import WorkloadConfig, build_workload
 
 probe_app = typer.Typer(help="Run one probe on its own, outside a factsheet build.", no_args_is_help=True)
 
@@ -197,7 +197,7 @@ def load(
             seed=seed,
             request_timeout_s=timeout,
         )
-        spec = WorkloadSpec(
+        spec = WorkloadConfig(
             source=dataset, input_len=input_len, output_len=output_len, path=dataset_path,
             tokenizer_path=tokenizer, seed=seed,
         )  # fmt: skip

@@ -18,8 +18,8 @@ from probes.load.stats import (
 from probes.load.workload import (
     Prompts,
     Workload,
+    WorkloadConfig,
     WorkloadError,
-    WorkloadSpec,
     build_workload,
     synthetic_prompts,
 )
@@ -42,7 +42,7 @@ __all__ = [
     "StatsError",
     "Workload",
     "WorkloadError",
-    "WorkloadSpec",
+    "WorkloadConfig",
     "build_workload",
     "compute_metrics",
     "find_capacity",

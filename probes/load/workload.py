@@ -34,8 +34,8 @@ class WorkloadError(InputError):
     """A workload that cannot be built: bad spec field, unreadable or malformed file."""
 
 
-class WorkloadSpec(Model):
-    """What to send, as a build spec states it."""
+class WorkloadConfig(Model):
+    """What to send (the prompts' source and lengths), as the user configures it; builds a `Workload`."""
 
     source: Literal["synthetic", "humaneval", "jsonl"] = "synthetic"
     input_len: int = Field(128, ge=1, description="synthetic: mean prompt length, tokens")
@@ -53,7 +53,7 @@ class WorkloadSpec(Model):
     seed: int = 0
 
     @model_validator(mode="after")
-    def _check(self) -> WorkloadSpec:
+    def _check(self) -> WorkloadConfig:
         if self.source == "jsonl" and not self.path:
             raise WorkloadError("workload.path: required when source is 'jsonl'")
         if self.length_distribution == "fixed" and self.length_spread:
@@ -72,7 +72,7 @@ class Workload(Model):
     output_lens_digest: str | None = Field(None, description="sha256 of the per-request max_tokens list")
     output_len_method: str | None = None
     file_digest: str | None = Field(None, description="sha256 of the source file (humaneval, jsonl)")
-    spec: WorkloadSpec | None = None
+    spec: WorkloadConfig | None = Field(None, description="the configuration it was built from")
 
 
 class Prompts(Model):
@@ -108,7 +108,7 @@ def _fit_to_tokens(words: list[str], target: int, tokenizer) -> str:
     return " ".join(words[:lo])
 
 
-def _lengths(rng: np.random.Generator, mean: int, count: int, spec: WorkloadSpec) -> list[int]:
+def _lengths(rng: np.random.Generator, mean: int, count: int, spec: WorkloadConfig) -> list[int]:
     if spec.length_distribution == "uniform":
         lo, hi = round(mean * (1 - spec.length_spread)), round(mean * (1 + spec.length_spread))
         vals = rng.integers(max(1, lo), max(1, hi) + 1, size=count)
@@ -119,7 +119,7 @@ def _lengths(rng: np.random.Generator, mean: int, count: int, spec: WorkloadSpec
     return [int(max(1, v)) for v in vals]
 
 
-def _length_desc(spec: WorkloadSpec, what: str, mean: int) -> str:
+def _length_desc(spec: WorkloadConfig, what: str, mean: int) -> str:
     if spec.length_distribution == "fixed":
         return f"{what} {mean}"
     return (
@@ -131,12 +131,12 @@ def synthetic_prompts(
     count: int, input_len: int, seed: int = 0, tokenizer_path: str | None = None
 ) -> tuple[list[str], Workload]:
     """`count` prompts of `input_len` tokens (the lead's original entry point; fixed lengths)."""
-    spec = WorkloadSpec(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path)
+    spec = WorkloadConfig(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path)
     built = _synthetic(spec, count, fixed_output=True)
     return built.prompts, built.workload
 
 
-def _synthetic(spec: WorkloadSpec, count: int, *, fixed_output: bool = False) -> Prompts:
+def _synthetic(spec: WorkloadConfig, count: int, *, fixed_output: bool = False) -> Prompts:
     rng = np.random.default_rng(spec.seed)
     tok = _tokenizer(spec.tokenizer_path)
     in_lens = _lengths(rng, spec.input_len, count, spec)
@@ -196,7 +196,7 @@ def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
     return raw, rows
 
 
-def _humaneval(spec: WorkloadSpec, count: int) -> Prompts:
+def _humaneval(spec: WorkloadConfig, count: int) -> Prompts:
     path = spec.path or DEFAULT_HUMANEVAL_PATH
     raw, rows = _read(path, "prompt")
     # Shuffled with the seed, then cycled: a run longer than the 164 tasks repeats them in that order.
@@ -207,7 +207,7 @@ def _humaneval(spec: WorkloadSpec, count: int) -> Prompts:
     return _prompts(prompts, out, spec, desc, "humaneval", _digest_bytes(raw))
 
 
-def _jsonl(spec: WorkloadSpec, count: int) -> Prompts:
+def _jsonl(spec: WorkloadConfig, count: int) -> Prompts:
     raw, rows = _read(spec.path or "", "prompt")
     picked = [rows[i % len(rows)] for i in range(count)]
     out = []
@@ -226,7 +226,7 @@ def _digest_bytes(raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def build_workload(spec: WorkloadSpec, count: int) -> Prompts:
+def build_workload(spec: WorkloadConfig, count: int) -> Prompts:
     """The `count` prompts (and max_tokens) a point sends, from `spec`."""
     if count < 1:
         raise WorkloadError(f"workload: count must be ≥ 1, got {count}")
