@@ -34,7 +34,7 @@ _PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 # Stack depth of the candidate's function frame (itself included) when the `evalplus.evaluate` console
 # script calls it (evalplus 0.3.1, CPython 3.11; bench/humaneval_parity.py measures it): called as deep,
 # a recursive program meets the recursion limit at the same depth as there.
-_REFERENCE_DEPTH = 28
+REFERENCE_DEPTH = 28
 
 
 def _libc():
@@ -195,7 +195,7 @@ def _run_set(fd: int, program: str, entry_point: str, inputs: list) -> None:
         _write(fd, "X " + json.dumps(f"{type(exc).__name__}: {exc}"[:500]))
         return
     _write(fd, "L")
-    pad = max(0, _REFERENCE_DEPTH - _depth() - 2)  # fn's frame and the first _call_at_depth's
+    pad = max(0, REFERENCE_DEPTH - _depth() - 2)  # fn's frame and the first _call_at_depth's
     for args in inputs:
         try:
             args = copy.deepcopy(args)

@@ -30,7 +30,9 @@ SETUP_GRACE_S = 10.0
 class SandboxLimits(Model):
     """OS limits applied to each sandboxed program."""
 
-    address_space_bytes: int = Field(2 << 30, gt=0, description="RLIMIT_AS per sandbox process")
+    address_space_bytes: int = Field(
+        4 << 30, gt=0, description="RLIMIT_AS per sandbox process (EvalPlus: 4 GiB)"
+    )
     file_size_bytes: int = Field(1 << 20, ge=0, description="RLIMIT_FSIZE: largest file it may write")
     open_files: int = Field(64, gt=8, description="RLIMIT_NOFILE")
     processes: int = Field(

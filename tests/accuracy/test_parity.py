@@ -107,7 +107,7 @@ def test_plus_inputs_run_in_a_fresh_process(small_tasks, small_expected):
 def test_recursion_depth_is_evalplus_s(small_tasks, small_expected):
     # The candidate's frame sits as deep as under `evalplus.evaluate`, so recursion fails at the same n.
     task = small_tasks.tasks[1]
-    check = f"assert len(__import__('inspect').stack(0)) == {_runner._REFERENCE_DEPTH}\n"
+    check = f"assert len(__import__('inspect').stack(0)) == {_runner.REFERENCE_DEPTH}\n"
     verdict = _judge(small_tasks, small_expected, 1, _with_first_lines(task, check) + task.canonical_solution)
     assert verdict.plus.status == "pass", verdict
 
@@ -162,3 +162,19 @@ def test_find_zero_uses_evalplus_residual():
     assert compare(1.0, 5.0, [[-1.0, 1.0]])  # a root other than the canonical one
     assert not compare(1.1, 5.0, [[-1.0, 1.0]])
     assert compare(5.0, 5.0, [[-1.0, 3.0]])  # not a root, but the canonical answer
+
+
+def test_subset_in_parts_covers_every_task_once(small_tasks):
+    from probes.accuracy.config import SubsetConfig
+    from probes.accuracy.run import select_tasks
+
+    parts = [select_tasks(small_tasks, SubsetConfig(first=4, offset=o)) for o in (0, 4, 8)]
+    ids = [t.task_id for tasks, _ in parts for t in tasks]
+    assert ids == [t.task_id for t in small_tasks.tasks]
+    assert [s for _, s in parts] == [
+        "first 4 of 10 tasks in dataset order",
+        "tasks 5-8 of 10 in dataset order",
+        "tasks 9-10 of 10 in dataset order",
+    ]
+    with pytest.raises(ValueError, match="offset"):
+        SubsetConfig(offset=4)
