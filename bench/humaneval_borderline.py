@@ -10,13 +10,12 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from probes.accuracy._runner import REFERENCE_DEPTH
+from probes.accuracy._runner import REFERENCE_HEADROOM
 from probes.accuracy.dataset import HumanEvalTask
 from probes.accuracy.harness import MIN_TIME_LIMIT_S
 
-# Deepest plain recursion on top of the candidate's function that stays under Python's limit of 1000
-# frames, given the EvalPlus call depth the runner reproduces (itself included).
-RECURSION_HEADROOM = 1000 - REFERENCE_DEPTH - 1
+# _deep(k) pushes k + 1 frames: k = the headroom is the deepest that fits.
+_DIVE = "def _dive(k):\n    try:\n        return _dive(k + 1)\n    except RecursionError:\n        return k\n"
 
 
 @dataclass(frozen=True)
@@ -90,17 +89,20 @@ BORDERLINE: list[Borderline] = [
         _first("", prelude="str(10 ** 5000)\n"),
         "Python's 4300-digit cap applies",
     ),
-    Borderline(
-        "stack depth probe",
-        "HumanEval/13",
-        _first(f"assert len(__import__('inspect').stack(0)) == {REFERENCE_DEPTH}\n"),
-        "passes only where the candidate's frame is as deep as under evalplus.evaluate",
+    *(
+        Borderline(
+            f"recursion headroom == {h}",
+            "HumanEval/13",
+            _first(f"assert _dive(0) == {h}\n", prelude=_DIVE),
+            "passes only where the entry point's recursion headroom is this (as under evalplus.evaluate)",
+        )
+        for h in (REFERENCE_HEADROOM - 1, REFERENCE_HEADROOM, REFERENCE_HEADROOM + 1)
     ),
     Borderline(
         "recursion to the limit",
         "HumanEval/13",
         _first(
-            f"_deep({RECURSION_HEADROOM})\n",
+            f"_deep({REFERENCE_HEADROOM})\n",
             prelude="def _deep(k):\n    return 0 if k == 0 else _deep(k - 1)\n",
         ),
         "the deepest recursion that fits",
@@ -109,7 +111,7 @@ BORDERLINE: list[Borderline] = [
         "recursion one frame past the limit",
         "HumanEval/13",
         _first(
-            f"_deep({RECURSION_HEADROOM + 1})\n",
+            f"_deep({REFERENCE_HEADROOM + 1})\n",
             prelude="def _deep(k):\n    return 0 if k == 0 else _deep(k - 1)\n",
         ),
         "RecursionError in both",
@@ -223,10 +225,16 @@ BORDERLINE: list[Borderline] = [
     ),
     # Environment
     Borderline(
-        "3 GiB of address space",
+        "1.75 GiB of address space",
         "HumanEval/13",
-        _first("", prelude="import mmap\n_M = mmap.mmap(-1, 3 << 30)\n"),
-        "EvalPlus's limit is 4 GiB (RLIMIT_AS)",
+        _first("", prelude="import mmap\n_M = mmap.mmap(-1, 7 << 28)\n"),
+        "fits: EvalPlus's 4 GiB RLIMIT_AS leaves ~1.9-2.0 GiB beside its own worker",
+    ),
+    Borderline(
+        "2.25 GiB of address space",
+        "HumanEval/13",
+        _first("", prelude="import mmap\n_M = mmap.mmap(-1, 9 << 28)\n"),
+        "does not fit in either",
     ),
     Borderline(
         "scratch file with open()",

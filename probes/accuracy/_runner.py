@@ -31,10 +31,12 @@ _NOBODY = 65534
 _PR_SET_DUMPABLE = 4
 _BIG_INT = 1 << 1000
 _PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
-# Stack depth of the candidate's function frame (itself included) when the `evalplus.evaluate` console
-# script calls it (evalplus 0.3.1, CPython 3.11; bench/humaneval_parity.py measures it): called as deep,
-# a recursive program meets the recursion limit at the same depth as there.
-REFERENCE_DEPTH = 28
+# Recursion headroom of the candidate's entry point (frames it can still push before RecursionError)
+# when the `evalplus.evaluate` console script calls it (evalplus 0.3.1, CPython 3.11; measured with
+# probe programs through bench/humaneval_parity.py): called with as much, a recursive program stops at
+# the same depth as there.
+REFERENCE_HEADROOM = 969
+_CALL_COST = 2  # headroom the call itself takes: _call_at_depth's first frame, fn's frame
 
 
 def _libc():
@@ -195,7 +197,7 @@ def _run_set(fd: int, program: str, entry_point: str, inputs: list) -> None:
         _write(fd, "X " + json.dumps(f"{type(exc).__name__}: {exc}"[:500]))
         return
     _write(fd, "L")
-    pad = max(0, REFERENCE_DEPTH - _depth() - 2)  # fn's frame and the first _call_at_depth's
+    pad = max(0, _headroom() - REFERENCE_HEADROOM - _CALL_COST)
     for args in inputs:
         try:
             args = copy.deepcopy(args)
@@ -217,12 +219,12 @@ def _call_at_depth(pad: int, fn, args: list):
     return fn(*args)
 
 
-def _depth() -> int:
-    frame, depth = sys._getframe(1), 0
-    while frame is not None:
-        depth += 1
-        frame = frame.f_back
-    return depth
+def _headroom(depth: int = 0) -> int:
+    """Frames the caller could still push before RecursionError."""
+    try:
+        return _headroom(depth + 1)
+    except RecursionError:
+        return depth
 
 
 def _supervise(fd: int, payload: dict) -> None:

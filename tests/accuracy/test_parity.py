@@ -104,11 +104,15 @@ def test_plus_inputs_run_in_a_fresh_process(small_tasks, small_expected):
     assert (verdict.base.status, verdict.plus.status) == ("pass", "pass"), verdict
 
 
-def test_recursion_depth_is_evalplus_s(small_tasks, small_expected):
-    # The candidate's frame sits as deep as under `evalplus.evaluate`, so recursion fails at the same n.
+def test_recursion_headroom_is_evalplus_s(small_tasks, small_expected):
+    # The entry point can push as many frames as under `evalplus.evaluate`, so recursion fails at the same n.
     task = small_tasks.tasks[1]
-    check = f"assert len(__import__('inspect').stack(0)) == {_runner.REFERENCE_DEPTH}\n"
-    verdict = _judge(small_tasks, small_expected, 1, _with_first_lines(task, check) + task.canonical_solution)
+    dive = (
+        "def _dive(k):\n    try:\n        return _dive(k + 1)\n    except RecursionError:\n        return k\n"
+    )
+    check = f"assert _dive(0) == {_runner.REFERENCE_HEADROOM}\n"
+    program = dive + _with_first_lines(task, check) + task.canonical_solution
+    verdict = _judge(small_tasks, small_expected, 1, program)
     assert verdict.plus.status == "pass", verdict
 
 
@@ -178,3 +182,13 @@ def test_subset_in_parts_covers_every_task_once(small_tasks):
     ]
     with pytest.raises(ValueError, match="offset"):
         SubsetConfig(offset=4)
+
+
+@pytest.mark.parametrize(("quarter_gib", "status"), [(7, "pass"), (9, "fail")])
+def test_memory_a_program_gets_is_what_evalplus_leaves(small_tasks, small_expected, quarter_gib, status):
+    # EvalPlus's 4 GiB RLIMIT_AS covers its own ~2.1 GiB worker; a program gets ~1.9-2.0 GiB there.
+    task = small_tasks.tasks[1]
+    program = (
+        f"import mmap\n_M = mmap.mmap(-1, {quarter_gib} << 28)\n" + task.prompt + task.canonical_solution
+    )
+    assert _judge(small_tasks, small_expected, 1, program).base.status == status
