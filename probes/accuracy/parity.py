@@ -34,13 +34,12 @@ class JudgeParity(Model):
 
 EVALPLUS_PARITY = JudgeParity(
     reference="evalplus 0.3.1",
-    measured_on="PENDING",
-    samples=0,
-    samples_counted=0,
-    verdicts=0,
-    verdicts_agreeing=0,
-    scope="the 164 canonical solutions, the embedded SmolLM2-135M's chat and completion generations (also "
-    "as EvalPlus's sanitizer extracts the chat replies) and borderline programs (float tolerance, output "
-    "types, None returns, mutated inputs, time limits, recursion depth, memory, leaked names)",
-    bench="python bench/humaneval_parity.py --generate (bench/humaneval_parity_results.md)",
+    measured_on="2026-11-30",
+    samples=203,
+    samples_counted=199,
+    verdicts=398,
+    verdicts_agreeing=398,
+    scope="the 164 canonical solutions and 39 borderline programs (float tolerance, output types, None "
+    "returns, mutated inputs, time limits, recursion headroom, memory, names leaked by a runner)",
+    bench="python bench/humaneval_parity.py --modes (bench/humaneval_parity_results.md)",
 )
