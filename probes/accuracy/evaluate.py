@@ -11,7 +11,7 @@ from probes.accuracy.dataset import Dataset, load_dataset
 from probes.accuracy.errors import AccuracyError
 from probes.accuracy.harness import Job, expected_outputs, judge_many, program_for
 from probes.accuracy.result import EvalReport
-from probes.accuracy.run import pass_rates, tests_run
+from probes.accuracy.run import judge_parity, pass_rates, tests_run
 from probes.accuracy.sandbox import SandboxLimits
 from probes.files import write_atomic
 
@@ -38,6 +38,7 @@ def evaluate_samples(
         samples_sha256=hashlib.sha256(raw).hexdigest(),
         pass_rates=pass_rates(verdicts, data.info),
         isolation=isolation,
+        judge_parity=judge_parity(data),
         evaluation_s=time.monotonic() - start,
         per_sample=verdicts,
     )

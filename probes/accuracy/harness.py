@@ -3,7 +3,8 @@
 The expected outputs come from running the canonical solution once in the same sandbox; they are
 cached per dataset sha256 together with the canonical time per input (as the parent sees it: call,
 encoding and transfer of the output), from which each input's deadline is derived, as EvalPlus does:
-max(1 s, 4 x canonical time).
+max(4 s, 4 x canonical time). As in EvalPlus, base and plus inputs each run in a fresh process that
+has min(60 s, sum of its inputs' limits) + 2 s in all, loading the program included.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,15 +21,21 @@ from typing import Literal
 from pydantic import Field
 
 from probes.accuracy import _runner
-from probes.accuracy.compare import outputs_match
+from probes.accuracy.compare import SetComparison
 from probes.accuracy.dataset import Dataset, HumanEvalTask, cache_dir
-from probes.accuracy.sandbox import Record, SandboxLimits, SandboxRun, decode_output
+from probes.accuracy.sandbox import SETUP_GRACE_S, Record, SandboxLimits, SandboxRun, decode_output
 from probes.files import write_atomic
 from probes.measurement import Model
 
-# EvalPlus defaults (min 4 s, 4 × the canonical time): a 1 s floor failed correct code on a loaded host.
+# EvalPlus's defaults since 2025-04 (af49138; 0.3.1 had a 1 s floor, which failed correct code on a
+# loaded host): min 4 s, 4 × the canonical time per input.
 MIN_TIME_LIMIT_S = 4.0
 TIME_LIMIT_FACTOR = 4.0
+# EvalPlus: a test set's process gets min(EVALPLUS_TIMEOUT_PER_TASK = 60 s, sum of limits) + 1 s, and is
+# joined 1 s more before it counts as timed out.
+SET_TIME_CAP_S = 60.0
+SET_GRACE_S = 2.0
+_EXPECTED_FORMAT = 2  # bump when the cached expected outputs or times change meaning
 _CANONICAL_LIMIT_S = 60.0
 _CHECK_LIMIT_S = 20.0
 _CHECK_ENTRY = "__factsheet_check__"
@@ -66,7 +74,7 @@ def program_for(task: HumanEvalTask, *, completion: str | None = None, solution:
 
 def expected_outputs(dataset: Dataset, limits: SandboxLimits, *, concurrency: int = 2) -> dict[str, Expected]:
     """Canonical outputs and times for every task with inputs, from cache or computed and cached."""
-    path = cache_dir() / f"expected-{dataset.info.sha256}.json.gz"
+    path = cache_dir() / f"expected-v{_EXPECTED_FORMAT}-{dataset.info.sha256}.json.gz"
     if path.is_file():
         return _read_expected(path)
     tasks = [t for t in dataset.tasks if t.base_input is not None]
@@ -80,20 +88,25 @@ def expected_outputs(dataset: Dataset, limits: SandboxLimits, *, concurrency: in
 
 def _canonical(task: HumanEvalTask, limits: SandboxLimits) -> Expected:
     base, plus = task.base_input or [], task.plus_input or []
-    inputs = base + plus
-    run = SandboxRun(task.prompt + task.canonical_solution, task.entry_point, inputs, limits, cpu_s=600)
-    outputs, seconds = [], []
+    program = task.prompt + task.canonical_solution
+    run = SandboxRun(program, task.entry_point, [base, plus], limits, cpu_s=600)
+    sets: list[tuple[list, list[float]]] = []
     run.start()
     try:
-        for record in run.records(_CANONICAL_LIMIT_S for _ in inputs):
-            if record.kind != "R":
-                raise RuntimeError(f"{task.task_id}: canonical solution failed in the sandbox: {record}")
-            outputs.append(record.output)
-            seconds.append(record.gap)
+        if not run.header():
+            raise RuntimeError(f"{task.task_id}: sandbox failed to start")
+        for inputs in (base, plus):
+            kinds = ["L"] + ["R"] * len(inputs) + ["D", "C"]
+            records = [run.next(_CANONICAL_LIMIT_S) for _ in kinds]
+            if [r.kind for r in records] != kinds:
+                bad = next(r for r, k in zip(records, kinds, strict=True) if r.kind != k)
+                raise RuntimeError(f"{task.task_id}: canonical solution failed in the sandbox: {bad}")
+            outputs = records[1 : 1 + len(inputs)]
+            sets.append(([r.output for r in outputs], [r.gap for r in outputs]))
     finally:
         run.close()
-    n = len(base)
-    return Expected(outputs[:n], outputs[n:], seconds[:n], seconds[n:])
+    (base_out, base_s), (plus_out, plus_s) = sets
+    return Expected(base_out, plus_out, base_s, plus_s)
 
 
 def _write_expected(path, computed: dict[str, Expected]) -> None:
@@ -128,6 +141,11 @@ def time_limits(seconds: list[float]) -> list[float]:
     return [max(MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR * t) for t in seconds]
 
 
+def set_budget(deadlines: list[float]) -> float:
+    """Seconds a test set's process has in all, from its start (EvalPlus's untrusted_check)."""
+    return min(SET_TIME_CAP_S, sum(deadlines)) + SET_GRACE_S
+
+
 def judge(
     task: HumanEvalTask, program: str, expected: Expected | None, limits: SandboxLimits, *, sample: int = 0
 ) -> tuple[SampleVerdict, list[str]]:
@@ -135,65 +153,108 @@ def judge(
     if expected is None:
         return _judge_by_check(task, program, limits, sample)
     base_in, plus_in = task.base_input or [], task.plus_input or []
-    inputs = base_in + plus_in
-    deadlines = time_limits(expected.base_seconds + expected.plus_seconds)
-    cpu_s = math.ceil(sum(deadlines)) + 2
-    run = SandboxRun(program, task.entry_point, inputs, limits, cpu_s=cpu_s)
-    verdict_index, cause = _first_failure(run, task, inputs, expected.base + expected.plus, deadlines)
-    n_base = len(base_in)
-    base, plus = _split_verdicts(verdict_index, cause, n_base, len(plus_in))
-    seconds = run.wall_seconds
-    return SampleVerdict(
-        task_id=task.task_id, sample=sample, base=base, plus=plus, seconds=seconds
-    ), run.isolation
+    sets = [
+        _Set(base_in, expected.base, time_limits(expected.base_seconds)),
+        _Set(plus_in, expected.plus, time_limits(expected.plus_seconds)),
+    ]
+    cpu_s = math.ceil(max(set_budget(s.deadlines) for s in sets)) + 1
+    run = SandboxRun(program, task.entry_point, [s.inputs for s in sets], limits, cpu_s=cpu_s)
+    failure = _first_failure(run, task, sets)
+    base, plus = _split_verdicts(failure, len(base_in), len(plus_in))
+    verdict = SampleVerdict(
+        task_id=task.task_id, sample=sample, base=base, plus=plus, seconds=run.wall_seconds
+    )
+    return verdict, run.isolation
 
 
-def _first_failure(
-    run: SandboxRun, task: HumanEvalTask, inputs: list, expected: list, deadlines: list[float]
-) -> tuple[int | None, str | None]:
-    """Index of the first failing input (None if all pass) and why; stops the sandbox at once."""
+@dataclass(frozen=True)
+class _Set:
+    inputs: list
+    expected: list
+    deadlines: list[float]
+
+
+def _first_failure(run: SandboxRun, task: HumanEvalTask, sets: list[_Set]) -> tuple[int, str] | None:
+    """(set index, why) for the first set with a failure, None if every set passes; stops the sandbox
+    at the first failure (a failed base makes plus a failure too, so plus is not run)."""
     run.start()
     try:
-        index = 0
-        for record in run.records(iter(deadlines)):
-            if index >= len(inputs):
-                break
-            problem = _problem(record, task, inputs[index], expected[index])
+        if not run.header():
+            return 0, "sandbox failed to start"
+        for index, test_set in enumerate(sets):
+            problem = _run_set(run, task, test_set)
             if problem:
                 return index, problem
-            index += 1
-        if index < len(inputs):
-            return index, "sandbox produced no result"
-        return None, None
+        return None
     finally:
         run.close()
 
 
-def _problem(record: Record, task: HumanEvalTask, args: list, expected: object) -> str | None:
-    if record.kind == "R":
-        if outputs_match(record.output, expected, atol=task.atol, entry_point=task.entry_point, args=args):
-            return None
-        return "wrong output"
-    if record.kind == "E":
-        return f"raised {record.message}"
+def _run_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set) -> str | None:
+    budget = set_budget(test_set.deadlines)
+    end = time.monotonic() + budget
+    over = f"test set over its {budget:.3g} s budget (min({SET_TIME_CAP_S:g} s, sum of limits) + {SET_GRACE_S:g} s)"
+
+    def _next(limit: float) -> Record:
+        remaining = end - time.monotonic()
+        record = run.next(min(limit, max(remaining, 0.0)))
+        if record.kind == "K" and remaining < limit:
+            record.message = over
+        return record
+
+    loaded = _next(budget)
+    if loaded.kind != "L":
+        return _load_problem(loaded)
+    compare = SetComparison(task.atol, task.entry_point)
+    for i, (args, want, limit) in enumerate(
+        zip(test_set.inputs, test_set.expected, test_set.deadlines, strict=True)
+    ):
+        problem = _problem(_next(limit), compare, args, want)
+        if problem:
+            return f"input #{i}: {problem}"
+    done = _next(budget)
+    if done.kind != "D":
+        return f"after the last input: {_problem(done, compare, None, None) or 'no end of set'}"
+    ended = run.next(SETUP_GRACE_S)
+    if ended.kind != "C":
+        return f"set process did not end: {ended.message or ended.kind}"
+    return None
+
+
+def _load_problem(record: Record) -> str:
     if record.kind == "X":
         return f"program failed to load: {record.message}"
-    if record.kind == "D":
-        return "runner reported done before all inputs (protocol violation)"
+    if record.kind == "C":
+        return f"program ended ({record.message}) while loading"
+    if record.kind == "K":
+        return f"program did not load: {record.message}"
+    return f"protocol violation while loading ({record.kind})"
+
+
+def _problem(record: Record, compare: SetComparison, args: list | None, expected: object) -> str | None:
+    if record.kind == "R":
+        return None if compare(record.output, expected, args) else "wrong output"
+    if record.kind == "E":
+        return f"raised {record.message}"
+    if record.kind == "C":
+        return f"program's process ended ({record.message}) before returning"
+    if record.kind in ("D", "L", "X"):
+        return f"runner sent {record.kind} out of turn (protocol violation)"
     return record.message
 
 
 def _split_verdicts(
-    index: int | None, cause: str | None, n_base: int, n_plus: int
+    failure: tuple[int, str] | None, n_base: int, n_plus: int
 ) -> tuple[TestVerdict, TestVerdict]:
-    if index is None:
+    if failure is None:
         return TestVerdict(status="pass", n_inputs=n_base), TestVerdict(status="pass", n_inputs=n_plus)
-    if index < n_base:
-        base = TestVerdict(status="fail", cause=f"base input #{index}: {cause}", n_inputs=n_base)
+    index, cause = failure
+    if index == 0:
+        base = TestVerdict(status="fail", cause=f"base {cause}", n_inputs=n_base)
         plus = TestVerdict(status="fail", cause="base tests failed", n_inputs=n_plus)
         return base, plus
     base = TestVerdict(status="pass", n_inputs=n_base)
-    return base, TestVerdict(status="fail", cause=f"plus input #{index - n_base}: {cause}", n_inputs=n_plus)
+    return base, TestVerdict(status="fail", cause=f"plus {cause}", n_inputs=n_plus)
 
 
 def _judge_by_check(
@@ -202,11 +263,11 @@ def _judge_by_check(
     """Original HumanEval: the dataset's assert-based `check` runs in the sandbox (base tests only)."""
     harness = f"\n\n{task.test}\n\ndef {_CHECK_ENTRY}():\n    check({task.entry_point})\n    return True\n"
     check_task = task.model_copy(update={"entry_point": _CHECK_ENTRY, "atol": 0.0})
-    run = SandboxRun(program + harness, _CHECK_ENTRY, [[]], limits, cpu_s=int(_CHECK_LIMIT_S) + 2)
-    index, cause = _first_failure(run, check_task, [[]], [True], [_CHECK_LIMIT_S])
+    run = SandboxRun(program + harness, _CHECK_ENTRY, [[[]]], limits, cpu_s=int(_CHECK_LIMIT_S) + 2)
+    failure = _first_failure(run, check_task, [_Set([[]], [True], [_CHECK_LIMIT_S])])
     base = TestVerdict(
-        status="pass" if index is None else "fail",
-        cause=None if index is None else f"check(): {cause}",
+        status="pass" if failure is None else "fail",
+        cause=None if failure is None else f"check(): {failure[1]}",
         n_inputs=1,
     )
     plus = TestVerdict(status="not_run", cause="dataset has no plus inputs", n_inputs=0)

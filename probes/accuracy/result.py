@@ -8,6 +8,7 @@ from pydantic import Field
 
 from probes.accuracy.dataset import DatasetInfo
 from probes.accuracy.harness import SampleVerdict
+from probes.accuracy.parity import JudgeParity
 from probes.accuracy.passk import ESTIMATOR
 from probes.measurement import Model
 
@@ -52,6 +53,9 @@ class AccuracyResult(Model):
     pass_rates: PassRates
     generation_failures: int = Field(ge=0, description="samples with no reply (counted as failing)")
     isolation: list[str] = Field(description="sandbox mechanisms in force for every judged sample")
+    judge_parity: JudgeParity | None = Field(
+        None, description="this judge's measured agreement with EvalPlus (HumanEval+ only; None: not stated)"
+    )
     timings: Timings
     per_task: list[SampleRecord] = Field(description="raw per-sample records (written as JSONL)")
 
@@ -65,5 +69,8 @@ class EvalReport(Model):
     samples_sha256: str
     pass_rates: PassRates
     isolation: list[str]
+    judge_parity: JudgeParity | None = Field(
+        None, description="this judge's measured agreement with EvalPlus"
+    )
     evaluation_s: float = Field(ge=0)
     per_sample: list[SampleVerdict]

@@ -13,6 +13,7 @@ from probes.accuracy.config import HumanEvalConfig, SubsetConfig
 from probes.accuracy.dataset import Dataset, DatasetInfo, HumanEvalTask, load_dataset
 from probes.accuracy.generate import PROMPTING, generate_all
 from probes.accuracy.harness import Job, SampleVerdict, expected_outputs, judge_many
+from probes.accuracy.parity import EVALPLUS_PARITY, JudgeParity
 from probes.accuracy.passk import pass_at_ks
 from probes.accuracy.result import AccuracyResult, PassRates, SampleRecord, Timings
 
@@ -72,6 +73,7 @@ async def run_humaneval(
         pass_rates=pass_rates(verdicts, dataset.info),
         generation_failures=sum(g.error is not None for g in generations),
         isolation=isolation,
+        judge_parity=judge_parity(dataset),
         timings=Timings(
             generation_s=generation_s, expected_outputs_s=expected_s, evaluation_s=time.monotonic() - start
         ),
@@ -82,8 +84,11 @@ async def run_humaneval(
 def select_tasks(dataset: Dataset, subset: SubsetConfig) -> tuple[list[HumanEvalTask], str]:
     total = len(dataset.tasks)
     if subset.first is not None:
-        k = min(subset.first, total)
-        return dataset.tasks[:k], f"first {k} of {total} tasks in dataset order"
+        start = min(subset.offset, total)
+        picked = dataset.tasks[start : start + subset.first]
+        if start == 0:
+            return picked, f"first {len(picked)} of {total} tasks in dataset order"
+        return picked, f"tasks {start + 1}-{start + len(picked)} of {total} in dataset order"
     if subset.sample is not None:
         k = min(subset.sample, total)
         picked = sorted(random.Random(subset.seed).sample(range(total), k))
@@ -91,6 +96,11 @@ def select_tasks(dataset: Dataset, subset: SubsetConfig) -> tuple[list[HumanEval
             dataset.tasks[i] for i in picked
         ], f"random sample of {k} of {total} tasks (seed {subset.seed})"
     return list(dataset.tasks), f"all {total} tasks"
+
+
+def judge_parity(dataset: Dataset) -> JudgeParity | None:
+    """The measured parity applies to HumanEval+ (base and plus inputs), not to the assert-based fallback."""
+    return EVALPLUS_PARITY if dataset.info.tests == "base+plus" else None
 
 
 def tests_run(dataset: Dataset) -> list[str]:

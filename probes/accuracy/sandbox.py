@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,13 +24,17 @@ from probes.measurement import Model
 
 _RUNNER = Path(__file__).with_name("_runner.py")
 _READ_CHUNK = 1 << 16
-_SETUP_GRACE_S = 10.0
+SETUP_GRACE_S = 10.0
 
 
 class SandboxLimits(Model):
     """OS limits applied to each sandboxed program."""
 
-    address_space_bytes: int = Field(2 << 30, gt=0, description="RLIMIT_AS per sandbox process")
+    # EvalPlus sets 4 GiB on its own worker, whose imports already map ~2.1 GiB (measured through the
+    # parity bench), so a program gets ~1.9-2.0 GiB there; this runner maps 14 MiB.
+    address_space_bytes: int = Field(
+        2 << 30, gt=0, description="RLIMIT_AS per sandbox process (what EvalPlus leaves a program)"
+    )
     file_size_bytes: int = Field(1 << 20, ge=0, description="RLIMIT_FSIZE: largest file it may write")
     open_files: int = Field(64, gt=8, description="RLIMIT_NOFILE")
     processes: int = Field(
@@ -47,7 +50,9 @@ class SandboxLimits(Model):
 class Record:
     """One line from the runner, already decoded to pure data."""
 
-    kind: str  # "R" output, "E" exception, "X" setup failure, "D" done, "K" killed/closed
+    # "L" program loaded, "R" output, "E" exception, "X" load failure, "D" set done, "C" the set's
+    # process ended (message: how), "K" nothing usable before the deadline (killed, closed, malformed)
+    kind: str
     output: object = None
     seconds: float | None = None
     message: str = ""
@@ -56,11 +61,15 @@ class Record:
 
 @dataclass
 class SandboxRun:
-    """Handle on a running sandbox: iterate `records(deadlines)`, then `close()`."""
+    """Handle on a running sandbox: `start()`, `header()`, `next(limit)` per record, then `close()`.
+
+    Each of `sets` (base inputs, plus inputs) runs in a fresh process; per set the runner sends L (or X),
+    an R (or E) per input, D, then C once that process has ended.
+    """
 
     program: str
     entry_point: str
-    inputs: list
+    sets: list[list]
     limits: SandboxLimits
     cpu_s: int
     isolation: list[str] = field(default_factory=list)
@@ -78,7 +87,7 @@ class SandboxRun:
         payload = {
             "program": self.program,
             "entry_point": self.entry_point,
-            "inputs": self.inputs,
+            "sets": self.sets,
             "workdir": self._workdir,
             "namespaces": self.limits.namespaces,
             "limits": {
@@ -109,21 +118,20 @@ class SandboxRun:
         except (BrokenPipeError, OSError):
             pass
 
-    def records(self, deadlines: Iterator[float]) -> Iterator[Record]:
-        """Yields the header-validated records; each must arrive within its next deadline (seconds)."""
-        header = self._next_line(time.monotonic() + _SETUP_GRACE_S)
+    def header(self) -> bool:
+        """Reads the isolation header; False if the sandbox did not come up."""
+        header = self._next_line(time.monotonic() + SETUP_GRACE_S)
         if header is None or not header.startswith(b"H "):
-            yield Record("K", message="sandbox failed to start")
-            return
+            return False
         self.isolation = _decode_isolation(header[2:])
-        for limit in deadlines:
-            begin = time.monotonic()
-            line = self._next_line(begin + limit)
-            record = _parse(line, limit)
-            record.gap = time.monotonic() - begin
-            yield record
-            if record.kind != "R":
-                return
+        return True
+
+    def next(self, limit: float) -> Record:
+        """The next record, which must arrive within `limit` seconds."""
+        begin = time.monotonic()
+        record = _parse(self._next_line(begin + limit), limit)
+        record.gap = time.monotonic() - begin
+        return record
 
     def close(self) -> None:
         if self._proc is not None:
@@ -181,10 +189,10 @@ def _parse(line: bytes | None, limit: float) -> Record:
         if tag == b"R":
             seconds, _, data = rest.partition(b" ")
             return Record("R", output=decode_output(json.loads(data)), seconds=float(seconds))
-        if tag in (b"E", b"X"):
+        if tag in (b"E", b"X", b"C"):
             return Record(tag.decode(), message=str(json.loads(rest)))
-        if tag == b"D":
-            return Record("D")
+        if tag in (b"L", b"D"):
+            return Record(tag.decode())
     except (ValueError, RecursionError, TypeError, KeyError, IndexError) as exc:
         return Record("K", message=f"malformed result line: {type(exc).__name__}")
     return Record("K", message="malformed result line")
@@ -203,6 +211,51 @@ class Opaque:
 
     def __repr__(self) -> str:
         return f"<opaque {self.type_name}>"
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+class _List(list):
+    pass
+
+
+class _Tuple(tuple):
+    pass
+
+
+class _Dict(dict):
+    pass
+
+
+class _Set(set):
+    pass
+
+
+class _FrozenSet(frozenset):
+    pass
+
+
+# `$like`: a returned subclass of a builtin (numpy scalars too) -> equal to its value, not of its type.
+_LIKE = {
+    "int": _Int,
+    "float": _Float,
+    "str": _Str,
+    "list": _List,
+    "tuple": _Tuple,
+    "dict": _Dict,
+    "set": _Set,
+    "frozenset": _FrozenSet,
+}
 
 
 def decode_output(value: object) -> object:
@@ -224,6 +277,9 @@ def decode_output(value: object) -> object:
         return int(inner, 16)
     if tag == "$opaque":
         return Opaque(str(inner))
+    if tag == "$like":
+        base, value = inner
+        return _LIKE[base](decode_output(value))
     raise ValueError("bad tag")
 
 
