@@ -2,15 +2,8 @@ import gzip
 from pathlib import Path
 
 import pytest
+from humaneval_path import DATASET
 
-DATASET = (
-    Path(__file__).resolve().parents[2]
-    / ".."
-    / "shared"
-    / "data"
-    / "humanevalplus"
-    / "HumanEvalPlus-v0.1.10.jsonl.gz"
-).resolve()
 SMALL_TASKS = 10
 
 

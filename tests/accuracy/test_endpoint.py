@@ -8,7 +8,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import DATASET
+from humaneval_path import DATASET
 
 from probes.accuracy import AccuracyError, HumanEvalConfig, SubsetConfig, run_humaneval
 from probes.accuracy.dataset import HUMANEVALPLUS_FILE, HUMANEVALPLUS_VERSION, load_dataset

@@ -4,7 +4,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import DATASET
+from humaneval_path import DATASET
 
 from probes.accuracy import AccuracyError, evaluate_samples, write_eval_report
 from probes.accuracy.dataset import HUMANEVALPLUS_SHA256, load_dataset
