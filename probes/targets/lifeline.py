@@ -8,7 +8,10 @@ for any reason, so the wrapper reads end-of-file and stops the whole group: SIGT
 SIGKILL (which ends the wrapper too). The server itself also gets a parent-death signal, so that if the
 wrapper is killed on its own the server does not linger.
 
-    python lifeline.py FD GRACE_S -- COMMAND...
+    python lifeline.py FD GRACE_S [STATE_DIR] -- COMMAND...
+
+STATE_DIR (the server's temporary folder: its log and caches) is removed before the final SIGKILL,
+since the tool that would have removed it is gone.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,7 +41,7 @@ def _server_preexec() -> None:
     parent_death_signal()
 
 
-def _stop_group(child: subprocess.Popen, grace_s: float) -> None:
+def _stop_group(child: subprocess.Popen, grace_s: float, state_dir: str | None) -> None:
     group = os.getpgrp()
     try:
         os.killpg(group, signal.SIGTERM)  # this wrapper ignores SIGTERM; the server shuts down cleanly
@@ -46,14 +50,18 @@ def _stop_group(child: subprocess.Popen, grace_s: float) -> None:
     deadline = time.monotonic() + grace_s
     while child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    if state_dir:
+        shutil.rmtree(state_dir, ignore_errors=True)
     os.killpg(group, signal.SIGKILL)  # the stragglers, and this wrapper with them
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 4 or argv[2] != "--":
-        print("usage: lifeline.py FD GRACE_S -- COMMAND...", file=sys.stderr)
+    if "--" not in argv or argv.index("--") not in (2, 3) or argv.index("--") == len(argv) - 1:
+        print("usage: lifeline.py FD GRACE_S [STATE_DIR] -- COMMAND...", file=sys.stderr)
         return 2
-    fd, grace_s, command = int(argv[0]), float(argv[1]), argv[3:]
+    split = argv.index("--")
+    fd, grace_s, command = int(argv[0]), float(argv[1]), argv[split + 1 :]
+    state_dir = argv[2] if split == 3 else None
     # The group gets the tool's SIGTERM on a normal stop: the server handles it, the wrapper waits.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
@@ -65,7 +73,7 @@ def main(argv: list[str]) -> int:
     while True:
         ready, _, _ = select.select([fd], [], [], 0.2)
         if ready and os.read(fd, 1) == b"":
-            _stop_group(child, grace_s)
+            _stop_group(child, grace_s, state_dir)
             return 0  # not reached: SIGKILL above ends the wrapper
         code = child.poll()
         if code is not None:

@@ -151,6 +151,7 @@ class VllmServer:
             lifeline.__file__,
             str(read_end),
             f"{self.target.stop_grace_s:g}",
+            str(self._state),  # the wrapper removes it if the tool cannot
             "--",
         ]
         try:

@@ -71,6 +71,15 @@ def _kill_and_expect_no_survivor(proc: subprocess.Popen, marker: str, sig=signal
     _wait(lambda: not _tree(marker), 20, f"the server tree to go ({_tree(marker)} still live)")
 
 
+def _state_dir(marker: str) -> Path:
+    """The server's temporary folder, as its lifeline wrapper was told (python -I lifeline.py FD GRACE DIR --)."""
+    for pid in _tree(marker):
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+        if len(args) > 5 and args[2].endswith("lifeline.py"):
+            return Path(args[5])
+    raise AssertionError("no lifeline wrapper found")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_server_dies_with_a_killed_owner(tmp_path, sig):
     """A process that opened a server and is then killed outright takes the whole tree with it."""
@@ -90,7 +99,10 @@ def test_server_dies_with_a_killed_owner(tmp_path, sig):
     try:
         _wait(lambda: "up " in log.read_text() or owner.poll() is not None, 60, "the server")
         assert owner.poll() is None, log.read_text()
+        state = _state_dir(marker)
+        assert state.is_dir() and state.name.startswith("factsheet-vllm-")
         _kill_and_expect_no_survivor(owner, marker, sig)
+        assert not state.exists()  # the server's temporary folder goes with it
     finally:
         owner.kill()
         for pid in _tree(marker):  # never leave a tree behind, even when the assertion failed
