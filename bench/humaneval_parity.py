@@ -11,8 +11,9 @@ plus, every disagreement with both verdicts and its explanation.
 Usage (from the repository root):
   python bench/humaneval_parity.py [--dataset PATH] [--generate [--parts N] [--lock FILE]]
                                    [--chat FILE...] [--completion FILE...] [--modes [chat] [completion]]
---generate builds with vLLM (on a shared host pass --lock /tmp/vllm.lock; --parts 2 keeps each hold
-short); FILE: a build's records/humaneval.jsonl (default: bench/out/parity-<mode>*/records/).
+--generate builds with vLLM (on a shared host pass --lock /tmp/vllm.lock and --parts 3: on the 2-core
+host under load ~14, one 164-task build of either mode ran past 20 min and was stopped);
+FILE: a build's records/humaneval.jsonl (default: bench/out/parity-<mode>*/records/).
 Needs the bench extra (`pip install -e .[bench]`: evalplus).
 """
 
