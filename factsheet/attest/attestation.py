@@ -89,14 +89,9 @@ def build_signer(
 
 def consistency_checks(sheet: Factsheet, folder: Path) -> list[str]:
     """What `factsheet validate` checks of a factsheet folder, before signing and after verifying: the raw
-    records match their digests and, once re-derivation is merged (`factsheet.verify.check_figures`,
-    branch exchange-core), every figure they determine recomputes to the stated value. CheckFailed otherwise.
-    The getattr wires re-derivation in as soon as it is on main; replace it with a plain call then."""
-    notes = checks.check_records(sheet, folder)
-    check_figures = getattr(checks, "check_figures", None)
-    if check_figures is not None:
-        notes += check_figures(sheet, folder)
-    return notes
+    records match their digests and every figure they determine recomputes to the stated value
+    (CheckFailed naming each that differs)."""
+    return checks.check_records(sheet, folder) + checks.check_figures(sheet, folder)
 
 
 @dataclass

@@ -13,7 +13,6 @@ import pytest
 from attest_helpers import run_cli, run_entry_point
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-import factsheet.verify
 from factsheet.attest.attestation import dsse, key_id, load_private, load_public, sign_factsheet
 from factsheet.attest.statement import statement
 from factsheet.verify import load_factsheet
@@ -216,10 +215,6 @@ def test_sign_api_matches_cli(fresh, keys):
     assert dsse.verify(dsse.parse(path.read_bytes()), load_public(keys[1]))
 
 
-@pytest.mark.skipif(
-    not hasattr(factsheet.verify, "check_figures"),
-    reason="re-derivation (branch exchange-core) not on this branch yet",
-)
 def test_a_validly_signed_figure_that_the_records_do_not_give_fails(fresh, keys):
     path = fresh / "factsheet.json"
     data = json.loads(path.read_text())
