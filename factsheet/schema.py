@@ -23,9 +23,9 @@ from probes.targets import EngineInfo, PreparedModel
 from tuner import TuningResult
 
 # semver: bump the minor when adding (with a default, so older documents stay valid), the major when changing.
-# 1.1.0: energy.records (the counters' samples), compliance (the gate's summary), arrivals.client_bound_rule,
-# tuning.score.slo_metric's unified names (older ones still read), and the other additions of
-# this release. See factsheet/versions.py.
+# 1.1.0: energy.records (the counters' samples), load.capacity.result.search (its parameters), compliance (the
+# gate's summary), arrivals.client_bound_rule, tuning.score.slo_metric's unified names (older ones still
+# read), and the other additions of this release. See factsheet/versions.py.
 SCHEMA_VERSION = "1.1.0"
 
 

@@ -8,7 +8,15 @@ from pathlib import Path
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import read_records
 from factsheet.schema import LoadSection
-from probes.load.capacity import answer, answer_point, capacity_range, judge_point, knob_point
+from probes.load.capacity import (
+    CapacityResult,
+    answer,
+    answer_point,
+    capacity_range,
+    find_capacity,
+    judge_point,
+    knob_point,
+)
 from probes.load.metrics import LoadMetrics
 from probes.load.records import RequestRecord
 from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures
@@ -65,36 +73,40 @@ class _Replayed:
 
 
 def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
-    """Each probed point's metrics and verdict through the probe's own judge, then the capacity itself:
-    the highest passing probed value (the result's definition) and the bracket's lowest fail above it."""
+    """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
+    the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
+    bracket, capacity, range and stop reason. Without (1.0.0): each verdict through the probe's own judge,
+    and the answer through the probe's own `answer`."""
     if isinstance(load.capacity, NotMeasured) or not load.points:
         return []
     cap, base = load.capacity.result, "load.capacity.result"
-    template = load.points[0].result.point  # the build probes the first point's shape at each value
-    out: list[Discrepancy] = []
     if len(cap.points) != len(load.capacity.records):
         n_points, n_records = len(cap.points), len(load.capacity.records)
         return [
             Discrepancy(figure=f"{base}.points", stated=n_points, recomputed=f"{n_records} records files")
         ]
-    judged = []
+    template = load.points[0].result.point  # the build probes the first point's shape at each value
+    out: list[Discrepancy] = []
+    replayed: list[_Replayed] = []
     for i, (stated, rec) in enumerate(zip(cap.points, load.capacity.records, strict=True)):
-        path = f"{base}.points[{i}]"
         records, problems = read_records(
             folder, rec, RequestRecord.model_validate, f"load.capacity.records[{i}]"
         )
         out += problems
         if records is None:
-            judged.append(stated)
-            continue
+            return out
         point = knob_point(template, cap.knob, stated.value)
         # A capacity point keeps no epoch window (0.0 origin: only the relative window is in its metrics).
         metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics))
-        point_now = judge_point(
-            stated.value, _Replayed(metrics, arrivals), cap.min_attainment, confirmation=stated.confirmation
-        )
-        judged.append(point_now)
-        out += differences(stated, point_now, path, rec.path)
+        replayed.append(_Replayed(metrics, arrivals))
+    if cap.search is not None:
+        return out + _replay(cap, replayed, base, ", ".join(r.path for r in load.capacity.records))
+    judged = [
+        judge_point(p.value, r, cap.min_attainment, confirmation=p.confirmation)
+        for p, r in zip(cap.points, replayed, strict=True)
+    ]
+    for i, (stated, again) in enumerate(zip(cap.points, judged, strict=True)):
+        out += differences(stated, again, f"{base}.points[{i}]", load.capacity.records[i].path)
     highest, lowest_fail = answer(judged)
     at = answer_point(judged, highest)
     sources = "the probed points' verdicts"
@@ -108,3 +120,54 @@ def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
     )
     out += differences(list(cap.range), list(capacity_range(judged, cap.slo)), f"{base}.range", sources)
     return out
+
+
+class _OffPath(Exception):
+    def __init__(self, index: int, value: float, confirmation: bool):
+        self.index, self.value, self.confirmation = index, value, confirmation
+
+
+def _replay(cap: CapacityResult, replayed: list[_Replayed], base: str, src: str) -> list[Discrepancy]:
+    """find_capacity itself, fed the recorded runs in order: it must ask for the values (and the kind of
+    run: search probe or confirmation) that were recorded."""
+    asked: list[float] = []
+
+    def runner(confirmation: bool):
+        def run(value: float) -> _Replayed:
+            i = len(asked)
+            asked.append(float(value))
+            p = cap.points[i] if i < len(cap.points) else None
+            if p is None or p.value != float(value) or p.confirmation != confirmation:
+                raise _OffPath(i, float(value), confirmation)
+            return replayed[i]
+
+        return run
+
+    s = cap.search
+    try:
+        again = find_capacity(
+            runner(False),
+            cap.slo,
+            knob=cap.knob,
+            start=s.start,
+            max_value=s.max_value,
+            min_value=s.min_value,
+            min_attainment=cap.min_attainment,
+            tolerance=s.tolerance,
+            max_points=s.max_points,
+            # Whether the build asked for confirmations shows only through the runs it made.
+            confirm=runner(True) if any(p.confirmation for p in cap.points) else None,
+            max_confirmations=s.max_confirmations,
+        )
+    except _OffPath as off:
+        stated = cap.points[off.index].value if off.index < len(cap.points) else None
+        kind = "a confirmation run" if off.confirmation else "a search probe"
+        return [
+            Discrepancy(
+                figure=f"{base}.points[{off.index}].value",
+                stated=stated,
+                recomputed=f"the search runs {kind} at {off.value:g} here",
+                source=src,
+            )
+        ]
+    return differences(cap, again, base, src)

@@ -15,8 +15,8 @@ REDERIVED = (
     "load points: every metric (counts, throughputs, TTFT/TPOT/ITL/E2EL distributions and percentiles, their "
     "95 % CIs, p99 sample sufficiency, goodput and its CI, SLO attainment, the p99 check), the steady window "
     "and open-loop arrival fidelity, from each point's per-request records",
-    "capacity: each probed point's metrics and pass/fail verdict with its reasons, the capacity (highest "
-    "passing value), the bracket and the sample-sufficiency flag, from each probed point's records",
+    "capacity: each probed run's metrics from its records, then the probe's search replayed on them (schema "
+    ">= 1.1.0): every verdict, the order of probing, confirmations, bracket, capacity, range, stop reason",
     "accuracy: pass@k (base and plus) from the per-sample verdicts, the per-sample records the JSON repeats, "
     "generation failures",
     "energy: each component's window energy and the idle power from the counters' samples (schema >= "

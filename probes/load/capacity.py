@@ -71,6 +71,17 @@ class CapacityPoint(Model):
     metrics: LoadMetrics
 
 
+class CapacitySearch(Model):
+    """The search's parameters: with the probed points' records they determine the whole result."""
+
+    start: float
+    max_value: float
+    min_value: float = Field(description="the floor the search halves down to")
+    tolerance: float
+    max_points: int
+    max_confirmations: int
+
+
 class CapacityResult(Model):
     knob: Knob
     method: str = SEARCH_METHOD
@@ -89,6 +100,10 @@ class CapacityResult(Model):
         (None, None), description="(low, high): the capacity is ≥ low and < high (see range_method)"
     )
     range_method: str = RANGE_METHOD
+    search: CapacitySearch | None = Field(
+        None,
+        description="start, bounds, tolerance and budgets, so the search can be replayed (schema >= 1.1.0)",
+    )
 
 
 def point_runner(
@@ -184,7 +199,15 @@ def find_capacity(
         confirmed = _confirm(search, confirm, lo, floor, max_confirmations, tolerance)
         if not confirmed:
             stop += "; the answer was not confirmed by a long run"
-    return _result(search, slo, stop, min_attainment, confirmed)
+    params = CapacitySearch(
+        start=start,
+        max_value=max_value,
+        min_value=floor,
+        tolerance=tolerance,
+        max_points=max_points,
+        max_confirmations=max_confirmations,
+    )
+    return _result(search, slo, stop, min_attainment, confirmed).model_copy(update={"search": params})
 
 
 def _confirm(search: _Search, confirm, lo, floor, attempts: int, tolerance: float) -> bool:

@@ -49,3 +49,40 @@ def test_capacity_without_p99_threshold_is_bad_input(tmp_path, endpoint_spec):
     spec.write_text(spec.read_text().replace("  points:\n", CAPACITY + "  points:\n"))
     result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and "capacity needs a threshold on slo.e2el_ms" in result.output
+
+
+def test_validate_replays_the_search_with_its_confirmation(tmp_path, endpoint_spec):
+    """The result states the search's parameters (schema 1.1.0), so validate replays find_capacity on the
+    recorded runs: a flipped verdict, a reordered probe, an edited stop reason or capacity is each named."""
+    with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)) as url:
+        spec = endpoint_spec(tmp_path, url)
+        text = spec.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 450}")
+        capacity = "  capacity: {knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 24}\n"
+        spec.write_text(text.replace("  points:\n", capacity + "  points:\n"))
+        out = tmp_path / "out"
+        assert CliRunner().invoke(app, ["build", str(spec), "-o", str(out)]).exit_code == 0
+    sheet = json.loads((out / "factsheet.json").read_text())
+    result = sheet["load"]["capacity"]["result"]
+    assert result["search"] == {
+        "start": 2, "max_value": 8, "min_value": 1, "tolerance": 0.05, "max_points": 8, "max_confirmations": 2
+    }  # fmt: skip
+    assert result["points"][-1]["confirmation"] and result["capacity"] == 4
+    ok = CliRunner().invoke(app, ["validate", str(out / "factsheet.json")])
+    assert ok.exit_code == 0, ok.output
+    original = json.dumps(sheet)
+    last = len(result["points"]) - 1
+    edits = {
+        f"load.capacity.result.points[{last}].passed": lambda c: c["points"][-1].update(passed=False),
+        "load.capacity.result.points[1].value": lambda c: c["points"][1].update(value=3.0),
+        "load.capacity.result.stop_reason": lambda c: c.update(
+            stop_reason="bracket narrowed to the tolerance!"
+        ),
+        "load.capacity.result.capacity": lambda c: c.update(capacity=8),
+        "load.capacity.result.confirmed": lambda c: c.update(confirmed=False),
+    }
+    for name, edit in edits.items():
+        doc = json.loads(original)
+        edit(doc["load"]["capacity"]["result"])
+        (out / "factsheet.json").write_text(json.dumps(doc))
+        edited = CliRunner().invoke(app, ["validate", str(out / "factsheet.json")])
+        assert edited.exit_code == 1 and name in edited.output, f"{name}: {edited.output}"
