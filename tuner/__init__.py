@@ -26,9 +26,7 @@ def tune(
     progress: Callable[[TraceEntry], None] | None = None,
 ) -> TuningResult:
     """Hill-climb from `config.start` on `evaluator`; `simulator`, if given, pre-screens neighbours."""
-    climb = Climb(evaluator, config, simulator, progress)
-    climb.run()
-    return build_result(climb)
+    return build_result(Climb(evaluator, config, simulator, progress).run())
 
 
 __all__ = [

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from tuner.config import TunerConfig
-from tuner.evaluation import Evaluation, Evaluator, evaluation_seed
+from tuner.evaluation import Evaluation, Evaluator, Source, evaluation_seed
 from tuner.figures import Figures, compute_figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs, needs_restart
 from tuner.result import Decision, FixedKnob, TraceEntry
@@ -24,11 +26,25 @@ ACCEPTANCE_RULE = (
 )
 
 
-class Climb:
-    """State of a tuning search: one climb from the default, then restarts.
+@dataclass(frozen=True)
+class ClimbOutcome:
+    """What a finished search hands to the report: read-only, so the report cannot disturb the search."""
 
-    `run()` fills `trace`, `measured`, `incumbent` (the recommended point) and `stop_reason`.
-    """
+    config: TunerConfig
+    source: Source  # the evaluator's: "live" or "simulator"
+    trace: tuple[TraceEntry, ...]
+    measured: Mapping[Key, Figures]  # first scored evaluation of each point
+    # Simulator predictions at the measured points; None when no simulator screened the search.
+    predicted: Mapping[Key, Figures | None] | None
+    recommended: OperatingPoint | None  # None when the default could not be scored
+    fixed_knobs: tuple[FixedKnob, ...]
+    evaluations_used: int
+    time_used_s: float
+    stop_reason: str
+
+
+class Climb:
+    """State of a tuning search: one climb from the default, then restarts. `run()` returns its outcome."""
 
     def __init__(
         self,
@@ -69,11 +85,29 @@ class Climb:
 
     # -- the climb --------------------------------------------------------------------------------
 
-    def run(self) -> None:
+    def run(self) -> ClimbOutcome:
         try:
             self._climb()
         finally:
             self._score_unused_prior()
+        return self._outcome_of_run()
+
+    def _outcome_of_run(self) -> ClimbOutcome:
+        predicted = None
+        if self.sim is not None:
+            predicted = MappingProxyType({k: self._predict(_point(k)) for k in self.measured})
+        return ClimbOutcome(
+            config=self.cfg,
+            source=self.ev.source,
+            trace=tuple(self.trace),
+            measured=MappingProxyType(dict(self.measured)),
+            predicted=predicted,
+            recommended=self.incumbent,
+            fixed_knobs=tuple(self.fixed.values()),
+            evaluations_used=self.evals_used,
+            time_used_s=self.time_used,
+            stop_reason=self.stop_reason,
+        )
 
     def _climb(self) -> None:
         start = self.cfg.start
@@ -353,6 +387,10 @@ class Climb:
         self.trace.append(entry)
         if self.progress is not None:
             self.progress(entry)
+
+
+def _point(key: Key) -> OperatingPoint:
+    return OperatingPoint(**dict(zip(KNOBS, key, strict=True)))
 
 
 def _score(fig: Figures | None) -> float:

@@ -46,9 +46,9 @@ def run_tuning(
         climb = Climb(
             live, config, sim, _progress(log), prior=prior, server=live.server, fixed=_fixed(target, config)
         )
-        climb.run()
-    log(f"tuning: {climb.stop_reason} ({time.perf_counter() - t0:.0f} s)")
-    return build_result(climb, calibration=calibration)
+        outcome = climb.run()
+    log(f"tuning: {outcome.stop_reason} ({time.perf_counter() - t0:.0f} s)")
+    return build_result(outcome, calibration=calibration)
 
 
 def _fixed(target, config: TunerConfig) -> list[FixedKnob]:

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from probes.measurement import NotMeasured
-from tuner.climb import ACCEPTANCE_RULE, Climb
+from tuner.climb import ACCEPTANCE_RULE, ClimbOutcome
 from tuner.figures import Estimate, Figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs
 from tuner.result import (
@@ -21,11 +21,13 @@ from tuner.result import (
 )
 
 
-def build_result(climb: Climb, *, calibration: Calibration | NotMeasured | None = None) -> TuningResult:
-    cfg = climb.cfg
-    default = _point_figures(climb, cfg.start)
-    recommended = _point_figures(climb, climb.incumbent) if climb.incumbent else default
-    effects = knob_effects(climb)
+def build_result(
+    outcome: ClimbOutcome, *, calibration: Calibration | NotMeasured | None = None
+) -> TuningResult:
+    cfg = outcome.config
+    default = _point_figures(outcome, cfg.start)
+    recommended = _point_figures(outcome, outcome.recommended) if outcome.recommended else default
+    effects = knob_effects(outcome)
     result = TuningResult(
         score=ScoreDefinition(
             slo_metric=cfg.slo_metric,
@@ -38,18 +40,18 @@ def build_result(climb: Climb, *, calibration: Calibration | NotMeasured | None 
         default=default,
         recommended=recommended,
         goodput_ratio=goodput_ratio(default, recommended),
-        trace=climb.trace,
+        trace=list(outcome.trace),
         knob_effects=effects,
-        fixed_knobs=list(climb.fixed.values()),
-        fidelity=fidelity(climb, calibration),
+        fixed_knobs=list(outcome.fixed_knobs),
+        fidelity=fidelity(outcome, calibration),
         calibration=calibration
         if calibration is not None
         else NotMeasured(reason="tuned on the evaluators given, without live calibration"),
-        stop_reason=climb.stop_reason,
+        stop_reason=outcome.stop_reason,
         budget=Budget(
-            evaluations_used=climb.evals_used,
+            evaluations_used=outcome.evaluations_used,
             evaluations_allowed=cfg.max_evaluations,
-            time_used_s=climb.time_used,
+            time_used_s=outcome.time_used_s,
             time_allowed_s=cfg.time_budget_s,
         ),
         justification="",
@@ -58,11 +60,11 @@ def build_result(climb: Climb, *, calibration: Calibration | NotMeasured | None 
     return result
 
 
-def _point_figures(climb: Climb, point: OperatingPoint) -> PointFigures | NotMeasured:
-    fig = climb.measured.get(point.key())
+def _point_figures(outcome: ClimbOutcome, point: OperatingPoint) -> PointFigures | NotMeasured:
+    fig = outcome.measured.get(point.key())
     if fig is None:
         return NotMeasured(reason=f"{point.label()} was not scored (see the trace)")
-    return PointFigures(point=point, source=climb.ev.source, figures=fig)
+    return PointFigures(point=point, source=outcome.source, figures=fig)
 
 
 def goodput_ratio(default, recommended) -> Estimate | NotMeasured:
@@ -81,14 +83,14 @@ def goodput_ratio(default, recommended) -> Estimate | NotMeasured:
     )  # fmt: skip
 
 
-def knob_effects(climb: Climb) -> list[KnobEffect]:
+def knob_effects(outcome: ClimbOutcome) -> list[KnobEffect]:
     """Per knob, the largest measured score change between points that differ only in that knob."""
     pts = [
         (OperatingPoint(concurrency=k[0], max_num_seqs=k[1], spec_k=k[2]), f)
-        for k, f in climb.measured.items()
+        for k, f in outcome.measured.items()
     ]
-    z = climb.cfg.noise_z
-    rec = climb.incumbent or climb.cfg.start
+    z = outcome.config.noise_z
+    rec = outcome.recommended or outcome.config.start
     out = []
     for knob in KNOBS:
         best: tuple[float, float] | None = None
@@ -100,14 +102,15 @@ def knob_effects(climb: Climb) -> list[KnobEffect]:
                 noise = z * float(np.hypot(fa.score.se, fb.score.se))
                 if best is None or delta > best[0]:
                     best = (delta, noise)
-        out.append(_effect(knob, climb, rec, best))
+        out.append(_effect(knob, outcome, rec, best))
     return out
 
 
-def _effect(knob, climb, rec, best) -> KnobEffect:
-    d, r = getattr(climb.cfg.start, knob), getattr(rec, knob)
-    if knob in climb.fixed:
-        basis = f"fixed: {climb.fixed[knob].reason}"
+def _effect(knob, outcome: ClimbOutcome, rec, best) -> KnobEffect:
+    d, r = getattr(outcome.config.start, knob), getattr(rec, knob)
+    fixed = {f.knob: f for f in outcome.fixed_knobs}
+    if knob in fixed:
+        basis = f"fixed: {fixed[knob].reason}"
     elif best is None:
         basis = "no two measured points differ only in this knob"
     else:
@@ -121,15 +124,17 @@ def _effect(knob, climb, rec, best) -> KnobEffect:
     )  # fmt: skip
 
 
-def fidelity(climb: Climb, calibration: Calibration | NotMeasured | None = None) -> Fidelity | NotMeasured:
-    if climb.sim is None:
+def fidelity(
+    outcome: ClimbOutcome, calibration: Calibration | NotMeasured | None = None
+) -> Fidelity | NotMeasured:
+    if outcome.predicted is None:
         return NotMeasured(reason="no simulator was given to the tuner")
-    if climb.ev.source != "live":
+    if outcome.source != "live":
         return NotMeasured(reason="evaluations were simulated; fidelity needs live measurements")
     rows = []
-    for key, live in climb.measured.items():
+    for key, live in outcome.measured.items():
         point = OperatingPoint(concurrency=key[0], max_num_seqs=key[1], spec_k=key[2])
-        pred = climb._predict(point)
+        pred = outcome.predicted.get(key)
         if pred is not None:
             rows.append((point, live, pred))
     if len(rows) < 2:

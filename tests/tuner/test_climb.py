@@ -158,9 +158,7 @@ def test_prior_evaluations_are_charged_once_and_reused_not_remeasured():
     pre = SyntheticEvaluator(peaked, restart_s=30.0)
     prior = [pre.evaluate(p, cfg.workload, repeats=1, seed=i) for i, p in enumerate([OPT, cfg.start])]
     ev = SyntheticEvaluator(peaked)
-    climb = Climb(ev, cfg, None, None, prior=prior, server=cfg.start)
-    climb.run()
-    result = build_result(climb)
+    result = build_result(Climb(ev, cfg, None, None, prior=prior, server=cfg.start).run())
     # Neither the start nor OPT (a neighbour, measured beforehand) was measured again.
     assert cfg.start not in ev.calls and OPT not in ev.calls
     assert result.recommended.point == OPT
@@ -178,10 +176,9 @@ def test_prior_unsupported_fixes_the_knob_before_the_climb():
         unsupported=Unsupported(knob="spec_k", value=1, reason="server did not start: ngram unsupported"),
     )  # fmt: skip
     ev = SyntheticEvaluator(peaked)
-    climb = Climb(ev, cfg, None, None, prior=[refused])
-    climb.run()
-    assert "spec_k" in climb.fixed and all(p.spec_k == 0 for p in ev.calls)
-    assert climb.trace[0].decision == "unsupported" and climb.time_used >= 40.0
+    outcome = Climb(ev, cfg, None, None, prior=[refused]).run()
+    assert [f.knob for f in outcome.fixed_knobs] == ["spec_k"] and all(p.spec_k == 0 for p in ev.calls)
+    assert outcome.trace[0].decision == "unsupported" and outcome.time_used_s >= 40.0
 
 
 # -- restarts -------------------------------------------------------------------------------------
@@ -323,3 +320,17 @@ def _all_points() -> list[OperatingPoint]:
         for m in SPACE.max_num_seqs
         for k in SPACE.spec_k
     ]
+
+
+def test_run_returns_a_read_only_outcome():
+    import dataclasses
+
+    from tuner.climb import Climb
+
+    outcome = Climb(SyntheticEvaluator(peaked), _cfg(max_evaluations=5), None, None).run()
+    assert outcome.evaluations_used == 5 and len(outcome.trace) >= 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.recommended = OPT
+    with pytest.raises(TypeError):
+        outcome.measured[OPT.key()] = None
+    assert isinstance(outcome.trace, tuple) and outcome.predicted is None
