@@ -9,7 +9,8 @@ from types import MappingProxyType
 import numpy as np
 
 from tuner.config import TunerConfig
-from tuner.evaluation import Evaluation, Evaluator, Source, evaluation_seed
+from tuner.confirm import Confirmation, confirm, restarts_needed, schedule
+from tuner.evaluation import Evaluation, Evaluator, RunSample, Source, evaluation_seed
 from tuner.figures import Figures, compute_figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs, needs_restart
 from tuner.result import Decision, FixedKnob, TraceEntry
@@ -22,7 +23,8 @@ ACCEPTANCE_RULE = (
     "a climb ends when no unmeasured neighbour passes; while restarts and budget remain, a new climb starts "
     "from the unmeasured point with the best predicted score (with a simulator) or the one farthest from "
     "every evaluated point (without); a climb's optimum replaces the best so far only if it beats it by the "
-    "same rule; stop when restarts are used up or the next evaluation would exceed a budget"
+    "same rule; stop when restarts are used up or the next evaluation would exceed a budget, keeping what "
+    "confirming the best point and the default needs (see the confirmation rule)"
 )
 
 
@@ -34,9 +36,12 @@ class ClimbOutcome:
     source: Source  # the evaluator's: "live" or "simulator"
     trace: tuple[TraceEntry, ...]
     measured: Mapping[Key, Figures]  # first scored evaluation of each point
+    runs: Mapping[Key, tuple[RunSample, ...]]  # the runs behind `measured`
     # Simulator predictions at the measured points; None when no simulator screened the search.
     predicted: Mapping[Key, Figures | None] | None
-    recommended: OperatingPoint | None  # None when the default could not be scored
+    search_best: OperatingPoint | None  # the search's best as measured; None when the default was not scored
+    confirmation: Confirmation | None  # None when confirm_runs = 0 or nothing was scored
+    recommended: OperatingPoint | None  # the confirmation's choice, else the search's best
     fixed_knobs: tuple[FixedKnob, ...]
     evaluations_used: int
     time_used_s: float
@@ -60,6 +65,8 @@ class Climb:
         self.ev, self.cfg, self.sim, self.progress = evaluator, cfg, simulator, progress
         self.trace: list[TraceEntry] = []
         self.measured: dict[Key, Figures] = {}
+        self.runs: dict[Key, list[RunSample]] = {}
+        self.confirmation: Confirmation | None = None
         self.predicted: dict[Key, Figures] = {}
         self.fixed: dict[str, FixedKnob] = {f.knob: f for f in fixed}
         self.failed: set[Key] = set()
@@ -90,6 +97,8 @@ class Climb:
             self._climb()
         finally:
             self._score_unused_prior()
+        if self.incumbent is not None and self.cfg.confirm_runs > 0:
+            self._confirm()
         return self._outcome_of_run()
 
     def _outcome_of_run(self) -> ClimbOutcome:
@@ -101,8 +110,11 @@ class Climb:
             source=self.ev.source,
             trace=tuple(self.trace),
             measured=MappingProxyType(dict(self.measured)),
+            runs=MappingProxyType({k: tuple(v) for k, v in self.runs.items()}),
             predicted=predicted,
-            recommended=self.incumbent,
+            search_best=self.incumbent,
+            confirmation=self.confirmation,
+            recommended=self.confirmation.chosen if self.confirmation else self.incumbent,
             fixed_knobs=tuple(self.fixed.values()),
             evaluations_used=self.evals_used,
             time_used_s=self.time_used,
@@ -297,6 +309,7 @@ class Climb:
             n = sum(len(r.e2el_ms) for r in ev.runs)
             return "too_few_samples", f"{n} completed requests < min_samples {self.cfg.min_samples}", None
         self.measured[ev.point.key()] = fig
+        self.runs[ev.point.key()] = list(ev.runs)
         return "accepted", "", fig  # provisional: `_judge` decides against the current point
 
     def _beats(self, new: OperatingPoint, old: OperatingPoint) -> tuple[bool, float, float]:
@@ -338,7 +351,41 @@ class Climb:
             fig = compute_figures(ev.runs, ev.point, self.cfg, seed=self.cfg.seed)
             if fig is not None:
                 self.measured[key] = fig
+                self.runs[key] = list(ev.runs)
         self.prior.clear()
+
+    # -- confirmation -----------------------------------------------------------------------------
+
+    def _confirm(self) -> None:
+        """Fresh, interleaved runs of the best point, the default and its rivals; see tuner.confirm."""
+        self._halt = ""  # the search's budget stop does not stop the confirmation its reserve paid for
+        left = self.cfg.max_evaluations - self.evals_used
+        self.confirmation = confirm(
+            self._replicate,
+            self.measured,
+            self.incumbent,
+            self.cfg.start,
+            self.cfg,
+            server=self.server,
+            max_points=max(1, left // self.cfg.confirm_runs),
+        )
+
+    def _replicate(self, point: OperatingPoint, why: str) -> tuple[list[RunSample], float] | None:
+        if not self._fits_budget(point, reserve=False):
+            return None
+        seed = self.cfg.seed * 7919 + self.evals_used
+        restart = needs_restart(self.server, point)
+        ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
+        self.evals_used += 1
+        self.time_used += ev.cost_s
+        self._note_costs(point, ev, restart)
+        fig = None
+        if ev.unsupported is None:
+            self.server = point
+            fig = compute_figures(ev.runs, point, self.cfg, seed=seed)
+        note = "" if fig is not None else " (no figures: too few completed requests or refused)"
+        self._record(point, ev.source, fig, "confirm", why + note, restart=restart, cost=ev.cost_s)
+        return (list(ev.runs) if ev.unsupported is None else [], ev.cost_s)
 
     # -- budget -----------------------------------------------------------------------------------
 
@@ -350,22 +397,43 @@ class Climb:
     def _estimated_cost(self, cand: OperatingPoint) -> float:
         if cand.key() in self.prior:
             return 0.0
+        restart = self._restart_s if needs_restart(self.server, cand) else 0.0
+        return self._estimated_run(cand) + restart
+
+    def _estimated_run(self, point: OperatingPoint) -> float:
+        if point.key() in self._run_s:
+            return self._run_s[point.key()]
         # Run time grows as concurrency falls (lower throughput), so scale the slowest run seen by it.
         worst = max(self._run_s.values(), default=0.0)
-        scale = max(1.0, self.current.concurrency / cand.concurrency)
-        restart = self._restart_s if needs_restart(self.server, cand) else 0.0
-        return worst * scale + restart
+        return worst * max(1.0, (self.current or self.cfg.start).concurrency / point.concurrency)
 
-    def _fits_budget(self, cand: OperatingPoint) -> bool:
-        if self.evals_used >= self.cfg.max_evaluations:
-            self._halt = f"evaluation budget spent ({self.evals_used} of {self.cfg.max_evaluations})"
+    def _reserve(self, cand: OperatingPoint) -> tuple[int, float]:
+        """Evaluations and time that confirming the default and the best point would need, were `cand`
+        (or the current point, or the best so far: the dearest of them) to be the best."""
+        runs = self.cfg.confirm_runs
+        if runs == 0:
+            return 0, 0.0
+        start = self.cfg.start
+        rivals = {p.key(): p for p in (cand, self.current, self.incumbent) if p is not None and p != start}
+        best = max(rivals.values(), key=self._estimated_run, default=None)
+        points = [start] if best is None else [best, start]
+        order = schedule(points, runs, best or start)
+        time = runs * sum(self._estimated_run(p) for p in points) + self._restart_s * restarts_needed(
+            order, cand
+        )
+        return runs * len(points), time
+
+    def _fits_budget(self, cand: OperatingPoint, *, reserve: bool = True) -> bool:
+        keep_evals, keep_s = self._reserve(cand) if reserve else (0, 0.0)
+        kept = f", {keep_evals} kept for confirmation" if keep_evals else ""
+        if self.evals_used + 1 + keep_evals > self.cfg.max_evaluations:
+            self._halt = f"evaluation budget spent ({self.evals_used} of {self.cfg.max_evaluations}{kept})"
             return False
         need = self._estimated_cost(cand)
         left = self.cfg.time_budget_s - self.time_used
-        if need > left:
-            self._halt = (
-                f"time budget: next evaluation ({cand.label()}) estimated at {need:.0f} s, {left:.0f} s left"
-            )
+        if need + keep_s > left:
+            kept = f"; {keep_s:.0f} s kept for confirmation" if keep_s else ""
+            self._halt = f"time budget: next evaluation ({cand.label()}) estimated at {need:.0f} s, {left:.0f} s left{kept}"
             return False
         return True
 

@@ -144,6 +144,23 @@ class TunerConfig(Model):
         "point with the best predicted score (with a simulator) or the one farthest from every evaluated "
         "point (without); 0 = a single climb from the default",
     )
+    confirm_runs: int = Field(
+        3,
+        ge=0,
+        description="before recommending, fresh evaluations of the search's best point, the default and the "
+        "contenders within noise of the best, in interleaved rounds (charged to the budget); the "
+        "recommendation is chosen from these alone; 0 = recommend the search's best as measured",
+    )
+    confirm_contenders: int = Field(
+        2, ge=0, description="measured points within noise of the best confirmed besides it and the default"
+    )
+    slo_probability: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="a recommended point must be estimated to meet the p99 SLO in a fresh run with at "
+        "least this probability (from its confirmation runs); if none does, the most likely one is chosen",
+    )
     bootstrap_resamples: int = Field(200, ge=20, description="resamples for SE and 95 % CI")
     seed: int = 0
 

@@ -7,6 +7,7 @@ from scipy.stats import spearmanr
 
 from probes.measurement import NotMeasured
 from tuner.climb import ACCEPTANCE_RULE, ClimbOutcome
+from tuner.confirm import Confirmation, ConfirmedPoint, slo_probability
 from tuner.figures import Estimate, Figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs
 from tuner.result import (
@@ -40,6 +41,9 @@ def build_result(
         default=default,
         recommended=recommended,
         goodput_ratio=goodput_ratio(default, recommended),
+        confirmation=outcome.confirmation
+        if outcome.confirmation is not None
+        else NotMeasured(reason=_no_confirmation_reason(outcome)),
         trace=list(outcome.trace),
         knob_effects=effects,
         fixed_knobs=list(outcome.fixed_knobs),
@@ -60,11 +64,41 @@ def build_result(
     return result
 
 
+def _no_confirmation_reason(outcome: ClimbOutcome) -> str:
+    if outcome.config.confirm_runs == 0:
+        return "confirm_runs is 0: the search's best is recommended as measured"
+    return "no point was scored, so there was nothing to confirm"
+
+
 def _point_figures(outcome: ClimbOutcome, point: OperatingPoint) -> PointFigures | NotMeasured:
     fig = outcome.measured.get(point.key())
     if fig is None:
         return NotMeasured(reason=f"{point.label()} was not scored (see the trace)")
-    return PointFigures(point=point, source=outcome.source, figures=fig)
+    conf = _confirmed(outcome.confirmation, point)
+    if conf is not None:
+        return PointFigures(
+            point=point, source=outcome.source, figures=conf.figures, slo_probability=conf.slo_probability,
+            basis=f"pooled over {conf.fresh_runs} fresh confirmation run(s), interleaved with the other "
+            "confirmed points (the search's own evaluation, selection-biased, is in the trace)",
+        )  # fmt: skip
+    runs = list(outcome.runs.get(point.key(), ()))
+    basis = f"the search's own evaluation ({len(runs)} run(s)), not confirmed"
+    if point == outcome.search_best and len(outcome.measured) > 1:
+        basis += f"; chosen as the best of {len(outcome.measured)} measured points, so biased upward"
+    prob = slo_probability(runs, outcome.config, seed=outcome.config.seed, basis=basis)
+    return PointFigures(
+        point=point, source=outcome.source, figures=fig, basis=basis,
+        slo_probability=prob if prob is not None else NotMeasured(reason="no completed requests"),
+    )  # fmt: skip
+
+
+def _confirmed(confirmation: Confirmation | None, point: OperatingPoint) -> ConfirmedPoint | None:
+    if confirmation is None:
+        return None
+    return next(
+        (c for c in confirmation.points if c.point == point and c.figures is not None and c.slo_probability),
+        None,
+    )
 
 
 def goodput_ratio(default, recommended) -> Estimate | NotMeasured:
@@ -210,10 +244,12 @@ def justify(result: TuningResult) -> str:
         return " ".join(parts)
     restarts = sum(e.decision == "restart" for e in result.trace)
     parts.append(_compare(d, r, result.goodput_ratio, restarts))
+    parts.append(_confirmation_sentence(result.confirmation, d, r))
     accepted = [e for e in result.trace if e.decision == "accepted"]
     measured = [e for e in result.trace if e.source != "simulator" or e.decision not in ("screened_out",)]
     parts.append(
-        f"{len(measured)} evaluations ({len(accepted)} accepted moves) within "
+        f"{len(measured)} evaluations ({len(accepted)} accepted moves"
+        f"{_confirm_count(result.confirmation)}) within "
         f"{result.budget.time_used_s:.0f} s of {result.budget.time_allowed_s:g} s; stopped because: "
         f"{result.stop_reason}."
     )
@@ -233,6 +269,31 @@ def justify(result: TuningResult) -> str:
         parts.append(f"Knob {f.knob} was held at {f.value}: {f.reason}.")
     parts.append(_calibration_sentence(result.calibration))
     return " ".join(p for p in parts if p)
+
+
+def _confirm_count(conf: Confirmation | NotMeasured) -> str:
+    return f", {conf.evaluations} confirmation runs" if isinstance(conf, Confirmation) else ""
+
+
+def _confirmation_sentence(conf: Confirmation | NotMeasured, d: PointFigures, r: PointFigures) -> str:
+    def p(pf: PointFigures) -> str:
+        sp = pf.slo_probability
+        if isinstance(sp, NotMeasured):
+            return "not estimated"
+        return f"{sp.value:.2f} ({sp.runs_met} of {sp.runs} run(s) met it; {sp.basis})"
+
+    probs = f"Estimated probability of meeting the SLO in a fresh run: recommended {p(r)}" + (
+        "." if d.point == r.point else f"; default {p(d)}."
+    )
+    if not isinstance(conf, Confirmation):
+        return f"Not confirmed ({conf.reason}). {probs}"
+    n = len(conf.points)
+    return (
+        f"Before recommending, {n} point(s) (the search's best, the default and rivals within noise) were "
+        f"measured again, {conf.runs_per_point} fresh run(s) each in interleaved rounds "
+        f"({conf.evaluations} evaluations, {conf.time_s:.0f} s, charged to the budget); chosen from those "
+        f"runs alone: {conf.reason}. {probs}"
+    )
 
 
 def _calibration_sentence(cal: Calibration | NotMeasured) -> str:

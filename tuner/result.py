@@ -8,15 +8,25 @@ from pydantic import Field
 
 from probes.measurement import Model, NotMeasured
 from tuner.config import SloMetric
+from tuner.confirm import Confirmation, SloProbability
 from tuner.evaluation import Source
 from tuner.figures import Estimate, Figures
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams
 from tuner.spec_metrics import SpecDecodeCounters
 
-# "start": the default, measured first; "restart": the first point of a later climb (see TunerConfig.restarts).
+# "start": the default, measured first; "restart": the first point of a later climb (see TunerConfig.restarts);
+# "confirm": a fresh run of a point measured before, made to choose the recommendation (tuner.confirm).
 Decision = Literal[
-    "start", "restart", "accepted", "rejected", "screened_out", "unsupported", "too_few_samples", "predicted"
+    "start",
+    "restart",
+    "accepted",
+    "rejected",
+    "screened_out",
+    "unsupported",
+    "too_few_samples",
+    "predicted",
+    "confirm",
 ]
 
 
@@ -52,6 +62,10 @@ class PointFigures(Model):
     point: OperatingPoint
     source: Source
     figures: Figures
+    basis: str = Field(description="which runs the figures pool: fresh confirmation runs or the search's own")
+    slo_probability: SloProbability | NotMeasured = Field(
+        description="estimated probability that a fresh run of this point meets the p99 SLO"
+    )
 
 
 class FixedKnob(Model):
@@ -115,6 +129,9 @@ class TuningResult(Model):
     default: PointFigures | NotMeasured
     recommended: PointFigures | NotMeasured
     goodput_ratio: Estimate | NotMeasured = Field(description="recommended / default goodput")
+    confirmation: Confirmation | NotMeasured = Field(
+        description="fresh, interleaved runs of the search's best point and its rivals, and the choice made"
+    )
     trace: list[TraceEntry]
     knob_effects: list[KnobEffect]
     fixed_knobs: list[FixedKnob]

@@ -22,7 +22,7 @@ tuning:
   knobs: {concurrency: [1, 2, 4, 8], max_num_seqs: [16, 32], spec_k: [0]}
   workload: {mode: closed, input_len: 16, output_len: 8, num_requests: 32}
   min_samples: 16
-  max_evaluations: 8
+  max_evaluations: 16  # the search, plus 3 confirmation runs each of the default and the best
   time_budget_s: 120
 """
 
@@ -45,3 +45,10 @@ def test_tuning_section(tmp_path, mock_url, endpoint_spec):
     html = (tmp_path / "out" / "factsheet.html").read_text()
     assert "Tuning trajectory: goodput and p99 per evaluation" in html
     assert "Simulator fidelity" in html and "Out of sample" in html
+    # The recommendation was confirmed by fresh runs, and the factsheet says how likely each point meets the SLO.
+    conf = tuning["confirmation"]
+    assert conf["evaluations"] == sum(e["decision"] == "confirm" for e in tuning["trace"]) > 0
+    for side in ("default", "recommended"):
+        assert 0.9 <= tuning[side]["slo_probability"]["value"] <= 1.0  # the mock meets the SLO everywhere
+        assert "fresh confirmation run" in tuning[side]["basis"]
+    assert "P(meets SLO) in a fresh run" in html and "two-stage bootstrap" in html

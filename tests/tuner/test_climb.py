@@ -23,6 +23,7 @@ def _cfg(**kw) -> TunerConfig:
     base = dict(
         slo_p99_ms=1000.0, workload=Workload(num_requests=4000), min_samples=64,
         start=OperatingPoint(concurrency=1, max_num_seqs=64, spec_k=0), max_evaluations=60, time_budget_s=1e7,
+        confirm_runs=0,  # the search alone; tests/tuner/test_confirm.py covers the confirmation
     )  # fmt: skip
     base.update(kw)
     return TunerConfig(**base)
@@ -30,7 +31,11 @@ def _cfg(**kw) -> TunerConfig:
 
 def _check_acceptances(result, z):
     """Every accepted move beat the point before it by more than z × SE of the difference."""
-    figs = {e.point.key(): e.figures for e in result.trace if e.source == "live" and e.figures}
+    figs = {
+        e.point.key(): e.figures
+        for e in result.trace
+        if e.source == "live" and e.figures and e.decision != "confirm"
+    }
     current = result.trace[0]
     for e in result.trace:
         if e.decision == "restart" and e.figures:  # a new climb: later moves are judged against its start

@@ -1,0 +1,308 @@
+"""Confirm before recommending: fresh, interleaved replicates of the search's best point and its rivals.
+
+A search keeps the point whose one noisy evaluation scored best. Where the best points sit on the p99
+SLO's edge, that evaluation is the lucky draw (winner's curse): the point misses the SLO in most fresh
+runs. So the incumbent, the default and every measured point whose score is within noise of the incumbent
+are measured again, in rounds that visit each once (serpentine order, so a drift of the host's load hits
+all alike and the server restarts at most once a round), and the recommendation is chosen from the fresh
+runs alone by the rule in `CONFIRM_RULE`. The search's own evaluation of a point is never used to choose:
+it is the biased one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+from pydantic import Field
+
+from probes.measurement import Model
+from tuner.config import TunerConfig
+from tuner.evaluation import RunSample
+from tuner.figures import Estimate, Figures, compute_figures, score_value, slo_values
+from tuner.knobs import OperatingPoint
+
+Key = tuple[int, int, int]
+
+CONFIRM_RULE = (
+    "confirm the incumbent (the search's best point), the default and up to `confirm_contenders` other "
+    "measured points whose score is within noise of the incumbent's (score ≥ incumbent − z·sqrt(SE² + "
+    "SE_incumbent²)), each with `confirm_runs` fresh evaluations in interleaved rounds; from the fresh runs "
+    "alone estimate each point's probability P(SLO) that a fresh run's p99 meets the SLO and the lower "
+    "confidence bound of its score in a fresh run (mean of the per-run scores − z·SE); recommend, among "
+    "points with P(SLO) ≥ `slo_probability`, the highest lower bound; if none reaches it, the highest "
+    "P(SLO) (ties: the higher lower bound)"
+)
+
+PROBABILITY_METHOD = (
+    "two-stage bootstrap of a fresh run ({b} draws): draw one of the point's {r} run(s), resample its "
+    "requests with replacement, compute that run's p99 (numpy 'linear'); P(SLO) = share of draws with "
+    "p99 ≤ {slo:g} ms. With one run it reflects only the sampling of requests, not run-to-run spread"
+)
+
+
+class SloProbability(Model):
+    """Estimated probability that a fresh run of the point meets the p99 SLO, and what it rests on."""
+
+    value: float = Field(ge=0, le=1, description="estimated P(p99 of a fresh run ≤ SLO)")
+    runs: int = Field(ge=0, description="runs the estimate rests on")
+    runs_met: int = Field(ge=0, description="of those, runs whose own p99 met the SLO")
+    requests: int = Field(ge=0, description="completed requests over those runs")
+    basis: str = Field(description="which runs: fresh confirmation runs or the search's own evaluation")
+    method: str
+
+
+class ConfirmedPoint(Model):
+    """One point of the confirmation: its fresh figures and how the rule judged it."""
+
+    point: OperatingPoint
+    roles: list[str] = Field(description="incumbent (the search's best), default, contender")
+    search_score: float = Field(description="score of the search's own evaluation (req/s; selection-biased)")
+    fresh_runs: int = Field(ge=0, description="fresh confirmation runs of this point")
+    figures: Figures | None = Field(description="pooled over the fresh runs; None when there were none")
+    fresh_score: Estimate | None = Field(
+        description="score of a fresh run: mean of the per-run scores, SE over runs and requests"
+    )
+    score_lower_bound: float | None = Field(description="fresh_score − z·SE (req/s)")
+    slo_probability: SloProbability | None
+    eligible: bool = Field(description="P(SLO) ≥ slo_probability")
+
+
+class Confirmation(Model):
+    rule: str
+    runs_per_point: int
+    slo_probability_required: float
+    points: list[ConfirmedPoint]
+    chosen: OperatingPoint
+    reason: str
+    evaluations: int = Field(description="fresh evaluations made (charged to the budget, in the trace)")
+    time_s: float = Field(description="time charged to the budget for them, restarts included (s)")
+
+
+def rule_text(cfg: TunerConfig) -> str:
+    return (
+        CONFIRM_RULE + f" (z = {cfg.noise_z:g}, confirm_runs = {cfg.confirm_runs}, "
+        f"confirm_contenders = {cfg.confirm_contenders}, slo_probability = {cfg.slo_probability:g})"
+    )
+
+
+# -- which points, in which order ---------------------------------------------------------------------
+
+
+def within_noise(fig: Figures, best: Figures, z: float) -> bool:
+    """The acceptance rule's noise band, seen from below: `fig` is not beaten beyond noise by `best`."""
+    return fig.score.value >= best.score.value - z * float(np.hypot(fig.score.se, best.score.se))
+
+
+def plan(
+    measured: Mapping[Key, Figures],
+    incumbent: OperatingPoint,
+    default: OperatingPoint,
+    cfg: TunerConfig,
+    *,
+    max_points: int | None = None,
+) -> list[OperatingPoint]:
+    """Points to confirm, most important first: incumbent, default, then contenders by search score."""
+    best = measured[incumbent.key()]
+    points = [incumbent]
+    if default != incumbent and default.key() in measured:
+        points.append(default)
+    rivals = sorted(
+        (
+            (f.score.value, k)
+            for k, f in measured.items()
+            if k not in {p.key() for p in points} and within_noise(f, best, cfg.noise_z)
+        ),
+        reverse=True,
+    )
+    points += [_point(k) for _, k in rivals[: cfg.confirm_contenders]]
+    return points[: max_points if max_points is not None else len(points)]
+
+
+def schedule(points: list[OperatingPoint], runs: int, server: OperatingPoint | None) -> list[OperatingPoint]:
+    """`runs` rounds, each visiting every point once; points sharing a server stay together, and every
+    other round is reversed so that a round begins on the server the last one ended on."""
+    groups: dict[tuple, list[OperatingPoint]] = {}
+    for p in points:
+        groups.setdefault(p.server_key(), []).append(p)
+    order = sorted(groups, key=lambda g: server is None or g != server.server_key())  # stable
+    forward = [p for g in order for p in groups[g]]
+    return [p for r in range(runs) for p in (forward if r % 2 == 0 else forward[::-1])]
+
+
+def restarts_needed(order: list[OperatingPoint], server: OperatingPoint | None) -> int:
+    keys = [server.server_key() if server else None] + [p.server_key() for p in order]
+    return sum(a != b for a, b in zip(keys[:-1], keys[1:], strict=True))
+
+
+# -- judging the fresh runs -------------------------------------------------------------------------------
+
+
+def slo_probability(
+    runs: list[RunSample], cfg: TunerConfig, *, seed: int, basis: str
+) -> SloProbability | None:
+    values = [v for v in (slo_values(r, cfg.slo_metric) for r in runs) if v.size]
+    if not values:
+        return None
+    slo_s = cfg.slo_p99_ms / 1000.0
+    b = cfg.bootstrap_resamples
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(values), size=b)
+    met = 0
+    for i, v in enumerate(values):
+        m = int((picks == i).sum())
+        if m:
+            p99 = np.percentile(v[rng.integers(0, v.size, size=(m, v.size))], 99, axis=1, method="linear")
+            met += int((p99 <= slo_s).sum())
+    own = [float(np.percentile(v, 99, method="linear")) for v in values]
+    return SloProbability(
+        value=met / b,
+        runs=len(values),
+        runs_met=sum(p <= slo_s for p in own),
+        requests=sum(v.size for v in values),
+        basis=basis,
+        method=PROBABILITY_METHOD.format(b=b, r=len(values), slo=cfg.slo_p99_ms),
+    )
+
+
+def fresh_score(
+    runs: list[RunSample], point: OperatingPoint, cfg: TunerConfig, *, seed: int
+) -> Estimate | None:
+    """Score of one fresh run: mean of the per-run scores; SE from a bootstrap over runs, then requests
+    within each run (floored at the per-run spread's SE)."""
+    pairs = [(v, r) for v, r in ((slo_values(r, cfg.slo_metric), r) for r in runs) if v.size]
+    if not pairs:
+        return None
+    slo_s = cfg.slo_p99_ms / 1000.0
+
+    def run_score(v: np.ndarray, duration: float) -> float:
+        p99 = float(np.percentile(v, 99, method="linear"))
+        return score_value(int((v <= slo_s).sum()) / duration, p99, point, cfg)
+
+    scores = np.array([run_score(v, r.duration_s) for v, r in pairs])
+    rng = np.random.default_rng(seed)
+    b, n = cfg.bootstrap_resamples, len(pairs)
+    means = np.empty(b)
+    for i in range(b):
+        means[i] = np.mean(
+            [
+                run_score(
+                    pairs[j][0][rng.integers(0, pairs[j][0].size, pairs[j][0].size)], pairs[j][1].duration_s
+                )
+                for j in rng.integers(0, n, n)
+            ]  # fmt: skip
+        )
+    se = float(means.std(ddof=1))
+    if n >= 2:
+        se = max(se, float(scores.std(ddof=1) / np.sqrt(n)))
+    mean = float(scores.mean())
+    return Estimate(
+        value=mean, se=se, ci_low=mean - 1.96 * se, ci_high=mean + 1.96 * se, unit="req/s",
+        definition=f"mean over {n} fresh run(s) of each run's S(K) = goodput − λ·max(0, p99 − SLO) − hw_cost",
+        n=sum(v.size for v, _ in pairs),
+    )  # fmt: skip
+
+
+def assess(
+    point: OperatingPoint,
+    roles: list[str],
+    search_fig: Figures,
+    runs: list[RunSample],
+    cfg: TunerConfig,
+    *,
+    seed: int,
+) -> ConfirmedPoint:
+    fig = compute_figures(runs, point, cfg, seed=seed) if runs else None
+    score = fresh_score(runs, point, cfg, seed=seed) if fig is not None else None
+    prob = (
+        slo_probability(runs, cfg, seed=seed, basis=f"{len(runs)} fresh confirmation run(s)")
+        if fig is not None
+        else None
+    )
+    return ConfirmedPoint(
+        point=point,
+        roles=roles,
+        search_score=search_fig.score.value,
+        fresh_runs=len(runs),
+        figures=fig,
+        fresh_score=score,
+        score_lower_bound=None if score is None else score.value - cfg.noise_z * score.se,
+        slo_probability=prob,
+        eligible=prob is not None and prob.value >= cfg.slo_probability,
+    )
+
+
+def choose(points: list[ConfirmedPoint], cfg: TunerConfig) -> tuple[OperatingPoint, str]:
+    """The stated rule; points without fresh figures are not chosen (their only figure is the biased one)."""
+    judged = [p for p in points if p.slo_probability is not None and p.score_lower_bound is not None]
+    if not judged:
+        return points[
+            0
+        ].point, "no point has fresh figures (budget spent): the search's best stands, unconfirmed"
+    eligible = [p for p in judged if p.eligible]
+    need = f"P(SLO) ≥ {cfg.slo_probability:g}"
+    if eligible:
+        best = max(eligible, key=lambda p: p.score_lower_bound)
+        why = (
+            f"highest score lower bound ({best.score_lower_bound:.3f} req/s) among the {len(eligible)} of "
+            f"{len(judged)} confirmed points with {need} (its P(SLO) = {best.slo_probability.value:.2f})"
+        )
+    else:
+        best = max(judged, key=lambda p: (p.slo_probability.value, p.score_lower_bound))
+        why = (
+            f"no confirmed point reached {need}; highest P(SLO) ({best.slo_probability.value:.2f}) of the "
+            f"{len(judged)} confirmed points"
+        )
+    return best.point, why
+
+
+def confirm(
+    measure: Callable[[OperatingPoint, str], tuple[list[RunSample], float] | None],
+    measured: Mapping[Key, Figures],
+    incumbent: OperatingPoint,
+    default: OperatingPoint,
+    cfg: TunerConfig,
+    *,
+    server: OperatingPoint | None,
+    max_points: int | None = None,
+) -> Confirmation:
+    """Measure the planned points in interleaved rounds and choose by the rule. `measure(point, why)` makes
+    one fresh evaluation (charging the budget, recording the trace) and returns its runs and cost (s), or
+    None when the budget cannot pay for it (confirmation then ends: later points would get fewer runs)."""
+    points = plan(measured, incumbent, default, cfg, max_points=max_points)
+    fresh: dict[Key, list[RunSample]] = {p.key(): [] for p in points}
+    order = schedule(points, cfg.confirm_runs, server)
+    evaluations, cost = 0, 0.0
+    for i, p in enumerate(order):
+        rnd = i // len(points) + 1
+        got = measure(
+            p, f"confirmation round {rnd} of {cfg.confirm_runs} ({len(points)} points, interleaved)"
+        )
+        if got is None:
+            break
+        fresh[p.key()] += got[0]
+        evaluations, cost = evaluations + 1, cost + got[1]
+    judged = [
+        assess(p, roles_of(p, incumbent, default), measured[p.key()], fresh[p.key()], cfg, seed=cfg.seed + i)
+        for i, p in enumerate(points)
+    ]
+    chosen, reason = choose(judged, cfg)
+    return Confirmation(
+        rule=rule_text(cfg),
+        runs_per_point=cfg.confirm_runs,
+        slo_probability_required=cfg.slo_probability,
+        points=judged,
+        chosen=chosen,
+        reason=reason,
+        evaluations=evaluations,
+        time_s=cost,
+    )
+
+
+def roles_of(point: OperatingPoint, incumbent: OperatingPoint, default: OperatingPoint) -> list[str]:
+    roles = [r for r, p in (("incumbent", incumbent), ("default", default)) if p == point]
+    return roles or ["contender"]
+
+
+def _point(key: Key) -> OperatingPoint:
+    return OperatingPoint(concurrency=key[0], max_num_seqs=key[1], spec_k=key[2])
