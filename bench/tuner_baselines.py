@@ -8,11 +8,15 @@ acceptance ×0.5) as pre-screen, and with an exact one (the target's own paramet
 noise), counting only the evaluations made on the "target". It runs with the configured number of
 restarts (TunerConfig.restarts); `--restarts 0,2` compares several.
 
-Second figure, "pick": seeds in which the point the method would recommend (its best measured score;
-the climber's recommended point) has an expected score (mean over 100 fresh simulated runs) ≥ 98 % of
-the best expected score in the grid; "pick S" is the median expected score of the picks (req/s). It
-judges the choice, not the luckiest evaluation, which matters where the best-goodput points sit on the
-p99 SLO's edge: goodput counts their requests within the SLO, the score also charges their p99 beyond it.
+Second figure, "pick": seeds in which the point the method would recommend has an expected score (mean
+over 100 fresh simulated runs) ≥ 98 % of the best expected score in the grid; "pick S" is the median
+expected score of the picks (req/s). It judges the choice, not the luckiest evaluation, which matters
+where the best-goodput points sit on the p99 SLO's edge: goodput counts their requests within the SLO,
+the score also charges their p99 beyond it. Two picks per method: "best" = its best measured score (the
+climber's search_best), "conf" = after the same confirmation (tuner.confirm: fresh interleaved runs of
+the best, the default and rivals within noise; TunerConfig.confirm_runs), which the climber runs itself
+within its budget and which the bench applies to grid, random and TPE after their search. "evals" counts
+every evaluation on the target, confirmation included.
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ import optuna
 from tuner_common import EMBEDDED_LIKE, WORKLOAD, bench_config
 
 from tuner import OperatingPoint, SimParams, SimulatorEvaluator, TunerConfig, tune
+from tuner.confirm import confirm
 from tuner.figures import compute_figures, good_mask, p99_of, score_value, slo_values_ms
 
 SEEDS = range(10)
-SLOS_MS = (5000.0, 7000.0, 10000.0)
+SLOS_MS = (4000.0, 5000.0, 7000.0, 10000.0)
 VALUE_RUNS = 100  # fresh runs per point for its expected score (SE ≤ 0.1 req/s even on the SLO's edge)
 
 
@@ -43,13 +48,32 @@ class _Counted:
     def __init__(self, cfg, seed: int):
         self.cfg, self.seed, self.sim = cfg, seed, SimulatorEvaluator(EMBEDDED_LIKE)
         self.log: list[Evaluated] = []
+        self.best_figures: dict[tuple, object] = {}  # per point, the figures of its best-scoring evaluation
 
     def __call__(self, point: OperatingPoint) -> float:
         """One noisy evaluation; returns the score (what every method here maximises)."""
         ev = self.sim.evaluate(point, WORKLOAD, repeats=1, seed=self.seed * 100_003 + len(self.log))
         fig = compute_figures(ev.runs, point, self.cfg, seed=len(self.log))
         self.log.append((point, fig.goodput.value, fig.score.value))
+        kept = self.best_figures.get(point.key())
+        if kept is None or fig.score.value > kept.score.value:
+            self.best_figures[point.key()] = fig
         return fig.score.value
+
+    def confirmed(self) -> tuple[OperatingPoint, int]:
+        """The same confirmation the climber runs, on fresh seeds: (chosen point, evaluations it made)."""
+
+        def measure(point, why):
+            ev = self.sim.evaluate(
+                point, WORKLOAD, repeats=1, seed=self.seed * 100_003 + 50_000 + len(self.log)
+            )
+            self.log.append((point, 0.0, float("-inf")))  # counted as an evaluation, not as a search result
+            return ev.runs, ev.cost_s
+
+        n = len(self.log)
+        best = _best_measured(self.log)
+        conf = confirm(measure, self.best_figures, best, self.cfg.start, self.cfg, server=None)
+        return conf.chosen, len(self.log) - n
 
 
 def _expected_scores(cfgs: list[TunerConfig]) -> list[dict[tuple, float]]:
@@ -77,22 +101,22 @@ def _best_measured(log: list[Evaluated]) -> OperatingPoint:
     return max(log, key=lambda e: e[2])[0]
 
 
-def _grid(cfg, seed) -> list[Evaluated]:
+def _grid(cfg, seed) -> _Counted:
     f = _Counted(cfg, seed)
     for p in cfg.knobs.points():
         f(p)
-    return f.log
+    return f
 
 
-def _random(cfg, seed, budget) -> list[Evaluated]:
+def _random(cfg, seed, budget) -> _Counted:
     f = _Counted(cfg, seed)
     pts = cfg.knobs.points()
     for i in np.random.default_rng(seed).permutation(len(pts))[:budget]:
         f(pts[i])
-    return f.log
+    return f
 
 
-def _tpe(cfg, seed, budget) -> list[Evaluated]:
+def _tpe(cfg, seed, budget) -> _Counted:
     f = _Counted(cfg, seed)
     space = cfg.knobs
 
@@ -107,7 +131,7 @@ def _tpe(cfg, seed, budget) -> list[Evaluated]:
 
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
     study.optimize(objective, n_trials=budget)
-    return f.log
+    return f
 
 
 class _TargetEvaluator(SimulatorEvaluator):
@@ -140,37 +164,46 @@ SCREENS: dict[str, Callable[[], SimParams] | None] = {
 }
 
 
-def _climb(cfg, seed, budget, screen, restarts) -> tuple[list[Evaluated], OperatingPoint, int]:
+def _climb(cfg, seed, budget, screen, restarts):
+    """(search log, search's best, confirmed pick, evaluations incl. confirmation, restarts used)."""
     c = cfg.model_copy(update={"max_evaluations": budget, "seed": seed, "restarts": restarts})
     sim = _Screen(screen()) if screen else None
     result = tune(_TargetEvaluator(EMBEDDED_LIKE), c, simulator=sim)
+    live = [e for e in result.trace if e.source == "live"]
     log = [
         (e.point, e.figures.goodput.value, e.figures.score.value) if e.figures else (e.point, 0.0, -np.inf)
-        for e in result.trace
-        if e.source == "live"
+        for e in live
+        if e.decision != "confirm"
     ]
+    conf = result.confirmation
+    best = conf.points[0].point if hasattr(conf, "points") else result.recommended.point
     restarts_used = sum(e.decision == "restart" for e in result.trace)
-    return log, result.recommended.point, restarts_used
+    return log, best, result.recommended.point, len(live), restarts_used
 
 
 class _Tally:
-    """Per method and seed: evaluations to the target, the pick's expected score, evaluations, restarts."""
+    """Per method and seed: evaluations to the target, both picks' expected scores, evaluations, restarts."""
 
     def __init__(self, best: float):
         self.best = best  # best expected score in the grid (> 0 at the bench's SLOs)
-        self.rows: dict[str, list[tuple[int | None, float, int, int | None]]] = {}
+        self.rows: dict[str, list[tuple[int | None, float, float, int, int | None]]] = {}
 
-    def add(self, name, log, target, pick_score, restarts=None) -> None:
-        self.rows.setdefault(name, []).append((_first_reaching(log, target), pick_score, len(log), restarts))
+    def add(self, name, log, target, best_score, pick_score, evals, restarts=None) -> None:
+        row = (_first_reaching(log, target), best_score, pick_score, evals, restarts)
+        self.rows.setdefault(name, []).append(row)
 
 
 def main() -> None:
     default = TunerConfig.model_fields["restarts"].default
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--restarts", default=str(default), help="comma-separated restart counts for the climber")
-    restarts = [int(r) for r in ap.parse_args().restarts.split(",")]
+    ap.add_argument(
+        "--slos", default=",".join(f"{s:g}" for s in SLOS_MS), help="p99 SLOs (ms), comma-separated"
+    )
+    args = ap.parse_args()
+    restarts = [int(r) for r in args.restarts.split(",")]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    cfgs = [bench_config(slo) for slo in SLOS_MS]
+    cfgs = [bench_config(float(slo)) for slo in args.slos.split(",")]
     for cfg, value in zip(cfgs, _expected_scores(cfgs), strict=True):
         _compare_at(cfg, value, restarts)
 
@@ -182,17 +215,20 @@ def _compare_at(cfg: TunerConfig, value: dict[tuple, float], restarts: list[int]
     tally = _Tally(best)
     for seed in SEEDS:
         grid = _grid(cfg, seed)
-        target = 0.98 * max(g for _, g, _ in grid)
-        for name, log in (
+        target = 0.98 * max(g for _, g, _ in grid.log)
+        for name, f in (
             ("grid", grid),
             ("random", _random(cfg, seed, budget)),
             ("tpe", _tpe(cfg, seed, budget)),
         ):
-            tally.add(name, log, target, value[_best_measured(log).key()])
+            log = list(f.log)
+            best = _best_measured(log)
+            pick, _ = f.confirmed()
+            tally.add(name, log, target, value[best.key()], value[pick.key()], len(f.log))
         for r in restarts:
             for name, screen in SCREENS.items():
-                log, pick, used = _climb(cfg, seed, budget, screen, r)
-                tally.add(f"{name} r={r}", log, target, value[pick.key()], used)
+                log, best, pick, evals, used = _climb(cfg, seed, budget, screen, r)
+                tally.add(f"{name} r={r}", log, target, value[best.key()], value[pick.key()], evals, used)
     _print(cfg.slo_p99_ms, n_grid, budget, tally)
 
 
@@ -203,17 +239,19 @@ def _print(slo, n_grid, budget, tally: _Tally) -> None:
     )
     print(
         f"{'method':19s} {'reached':>8s} {'median evals':>13s} {'mean':>6s} {'max':>4s} {'% of grid':>10s}"
-        f" {'pick':>6s} {'pick S':>7s} {'evals used':>10s} {'restarts':>8s}"
+        f" {'pick best':>9s} {'pick conf':>9s} {'pick S':>7s} {'evals used':>10s} {'max':>4s} {'restarts':>8s}"
     )
     for name, seeds in tally.rows.items():
-        first, pick, used, restarts = zip(*seeds, strict=True)
+        first, best, pick, used, restarts = zip(*seeds, strict=True)
         hit = [v for v in first if v is not None]
         med = statistics.median(hit) if hit else float("nan")
+        ok = 0.98 * tally.best
         line = (
             f"{name:19s} {len(hit):>4d}/{len(first):<3d} {med:>13.1f} "
             f"{(statistics.mean(hit) if hit else float('nan')):>6.1f} {max(hit, default=0):>4d} "
-            f"{100 * med / n_grid:>9.1f}% {sum(p >= 0.98 * tally.best for p in pick):>3d}/{len(pick):<2d} "
-            f"{statistics.median(pick):>7.3f} {statistics.mean(used):>10.1f}"
+            f"{100 * med / n_grid:>9.1f}% {sum(p >= ok for p in best):>6d}/{len(best):<2d} "
+            f"{sum(p >= ok for p in pick):>6d}/{len(pick):<2d} "
+            f"{statistics.median(pick):>7.3f} {statistics.mean(used):>10.1f} {max(used):>4d}"
         )
         if restarts[0] is not None:
             line += f" {statistics.mean(restarts):>8.1f}"

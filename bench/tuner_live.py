@@ -6,6 +6,8 @@ Sub-commands (each starts at most one vLLM server at a time and stops it; run th
   tune     — run_tuning with the spec's `tuning:` section, then default vs recommended re-measured
              (fresh runs, interleaved where no restart is needed) with 95 % CIs
   grid     — a reduced grid in vLLM auto_tune order, given the climber's time budget
+  fresh    — the default and recommended points of a `tune` result, each re-measured in N fresh
+             server starts (alternating order): how often each meets the SLO, side by side
 Every figure line carries the 1-minute load average: the host is shared, so figures are noisy.
 """
 
@@ -22,7 +24,7 @@ import yaml
 
 from probes.files import write_atomic
 from probes.targets import VllmTarget
-from tuner import LiveEvaluator, OperatingPoint, TunerConfig, Workload, run_tuning
+from tuner import LiveEvaluator, OperatingPoint, TunerConfig, TuningResult, Workload, run_tuning
 from tuner.figures import compute_figures
 from tuner.live import iomp_library
 
@@ -121,6 +123,42 @@ def _confirm(target, cfg: TunerConfig, default: OperatingPoint, tuned: Operating
                           "slo_attainment": round(fig.slo_attainment, 3), "load1": _load()}), flush=True)  # fmt: skip
 
 
+def fresh(args) -> None:
+    """Each run on a server started for it alone: the run-to-run spread a user of the point will see."""
+    target, cfg = _spec(args.spec)
+    result = TuningResult.model_validate_json(Path(args.result).read_text())
+    points = {"default": result.default.point, "recommended": result.recommended.point}
+    if points["default"] == points["recommended"]:
+        points = {"default = recommended": points["default"]}
+    slo_s = cfg.slo_p99_ms / 1000
+    print(json.dumps({"event": "fresh", "points": {k: p.label() for k, p in points.items()},
+                      "starts": args.starts, "slo_p99_ms": cfg.slo_p99_ms, "load1": _load()}), flush=True)  # fmt: skip
+    samples: dict[str, list] = {name: [] for name in points}
+    names = list(points)
+    for i in range(args.starts):
+        for name in names if i % 2 == 0 else names[::-1]:
+            with LiveEvaluator(target, slo_e2el_ms=cfg.slo_p99_ms) as live:
+                ev = live.evaluate(points[name], cfg.workload, repeats=1, seed=30_000 + i)
+            samples[name] += ev.runs
+            p99 = float(np.percentile(ev.runs[0].e2el_s, 99)) if ev.runs and ev.runs[0].e2el_s else None
+            print(json.dumps(_row(points[name], ev, fresh=name, start=i + 1,
+                                  meets_slo=p99 is not None and p99 <= slo_s)), flush=True)  # fmt: skip
+    for name, point in points.items():
+        runs = samples[name]
+        p99s = [float(np.percentile(r.e2el_s, 99)) for r in runs if r.e2el_s]
+        fig = compute_figures(runs, point, cfg, seed=1)
+        side = result.recommended if name != "default" else result.default
+        est = side.slo_probability
+        row = {"fresh": name, "point": point.label(), "starts": len(runs),
+               "met_slo": sum(p <= slo_s for p in p99s), "p99_s_per_start": [round(p, 2) for p in p99s],
+               "tuner_slo_probability": getattr(est, "value", None), "tuner_basis": side.basis}  # fmt: skip
+        if fig is not None:
+            g, p = fig.goodput, fig.p99
+            row |= {"goodput": [round(g.value, 3), round(g.ci_low, 3), round(g.ci_high, 3)],
+                    "p99_s": [round(p.value, 2), round(p.ci_low, 2), round(p.ci_high, 2)], "n": g.n}  # fmt: skip
+        print(json.dumps(row | {"load1": _load()}), flush=True)
+
+
 def grid(args) -> None:
     """vLLM auto_tune order (server settings outer, concurrency inner) until the budget is spent."""
     target, cfg = _spec(args.spec)
@@ -163,14 +201,23 @@ def main() -> None:
     t = sub.add_parser("tune")
     t.add_argument("--out", type=Path, default=ROOT / "out" / "bench" / "tuning_result.json")
     t.add_argument("--time-budget-s", type=float, default=None)
-    t.add_argument("--confirm-runs", type=int, default=2)
+    t.add_argument(
+        "--confirm-runs",
+        type=int,
+        default=0,
+        help="extra ABBA runs after tuning (the tuner "
+        "confirms its own pick now; `fresh` re-measures on fresh servers)",
+    )
     g = sub.add_parser("grid")
     g.add_argument("--budget-s", type=float, required=True)
     g.add_argument("--max-num-seqs", type=ints, default=[8, 16, 32])
     g.add_argument("--spec-k", type=ints, default=[0])
     g.add_argument("--concurrency", type=ints, default=[4, 8, 16, 32])
+    f = sub.add_parser("fresh")
+    f.add_argument("--result", default="/tmp/tuning_result.json", help="a `tune` sub-command's output")
+    f.add_argument("--starts", type=int, default=5, help="fresh server starts per point")
     args = ap.parse_args()
-    {"explore": explore, "iomp": iomp, "tune": tune, "grid": grid}[args.cmd](args)
+    {"explore": explore, "iomp": iomp, "tune": tune, "grid": grid, "fresh": fresh}[args.cmd](args)
 
 
 if __name__ == "__main__":

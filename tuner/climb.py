@@ -357,17 +357,47 @@ class Climb:
     # -- confirmation -----------------------------------------------------------------------------
 
     def _confirm(self) -> None:
-        """Fresh, interleaved runs of the best point, the default and its rivals; see tuner.confirm."""
-        self._halt = ""  # the search's budget stop does not stop the confirmation its reserve paid for
-        left = self.cfg.max_evaluations - self.evals_used
-        self.confirmation = confirm(
-            self._replicate,
-            self.measured,
-            self.incumbent,
-            self.cfg.start,
-            self.cfg,
-            server=self.server,
-            max_points=max(1, left // self.cfg.confirm_runs),
+        """Fresh, interleaved runs of the best point, the default and its rivals; see tuner.confirm.
+
+        If no confirmed point met the required P(SLO) and the confirmation backed off to a lower
+        concurrency that does, the search never explored that region (it climbed past it on lucky runs):
+        one more climb starts there, with the points that failed confirmation excluded, and its optimum
+        is confirmed again together with the back-off point."""
+        first: Confirmation | None = None
+        for attempt in (1, 2):
+            self._halt = ""  # the search's budget stop does not stop the confirmation its reserve paid for
+            left = self.cfg.max_evaluations - self.evals_used
+            self._fresh: dict[Key, list[RunSample]] = {}
+            done = frozenset(p.point.key() for p in first.points) if first else frozenset()
+            conf = confirm(
+                self._replicate,
+                self.measured,
+                self.incumbent,
+                self.cfg.start,
+                self.cfg,
+                server=self.server,
+                max_points=max(1, left // self.cfg.confirm_runs),
+                exclude=done,
+            )
+            self.confirmation = conf if first is None else _merge(conf, first)
+            chosen = next(p for p in conf.points if p.point == conf.chosen)
+            if attempt == 2 or "back-off" not in chosen.roles or not chosen.eligible:
+                return
+            first = conf
+            self._climb_below_the_edge(chosen)
+
+    def _climb_below_the_edge(self, start) -> None:
+        for p in self.confirmation.points:
+            if not p.eligible:
+                self.failed.add(p.point.key())
+        key = start.point.key()
+        self.measured[key], self.runs[key] = start.figures, self._fresh[key]
+        self.incumbent = self.current = start.point
+        self.last_move = None
+        ended = self._ascend()
+        self._keep_best()
+        self.stop_reason += (
+            f"; confirmation backed off to {start.point.label()}, and a climb from there ended: {ended}"
         )
 
     def _replicate(self, point: OperatingPoint, why: str) -> tuple[list[RunSample], float] | None:
@@ -385,6 +415,7 @@ class Climb:
             fig = compute_figures(ev.runs, point, self.cfg, seed=seed)
         note = "" if fig is not None else " (no figures: too few completed requests or refused)"
         self._record(point, ev.source, fig, "confirm", why + note, restart=restart, cost=ev.cost_s)
+        self._fresh.setdefault(point.key(), []).extend(ev.runs if ev.unsupported is None else [])
         return (list(ev.runs) if ev.unsupported is None else [], ev.cost_s)
 
     # -- budget -----------------------------------------------------------------------------------
@@ -455,6 +486,20 @@ class Climb:
         self.trace.append(entry)
         if self.progress is not None:
             self.progress(entry)
+
+
+def _merge(second: Confirmation, first: Confirmation) -> Confirmation:
+    """The confirmation after a climb below the SLO's edge, keeping the first one's points and costs."""
+    again = {p.point.key() for p in second.points}
+    return second.model_copy(
+        update={
+            "points": second.points + [p for p in first.points if p.point.key() not in again],
+            "evaluations": first.evaluations + second.evaluations,
+            "time_s": first.time_s + second.time_s,
+            "reason": f"{second.reason}; after the first confirmation ({first.reason}) backed off and a "
+            "climb started from the back-off point",
+        }
+    )
 
 
 def _point(key: Key) -> OperatingPoint:

@@ -30,8 +30,10 @@ CONFIRM_RULE = (
     "SE_incumbent²)), each with `confirm_runs` fresh evaluations in interleaved rounds; from the fresh runs "
     "alone estimate each point's probability P(SLO) that a fresh run's p99 meets the SLO and the lower "
     "confidence bound of its score in a fresh run (mean of the per-run scores − z·SE); recommend, among "
-    "points with P(SLO) ≥ `slo_probability`, the highest lower bound; if none reaches it, the highest "
-    "P(SLO) (ties: the higher lower bound)"
+    "points with P(SLO) ≥ `slo_probability`, the highest lower bound; while none reaches it and the budget "
+    "allows, back off: confirm the most likely point's neighbour one concurrency step lower (less load, "
+    "lower p99) with as many fresh runs, and judge again; if none reaches it in the end, the highest P(SLO) "
+    "(ties: the higher lower bound)"
 )
 
 PROBABILITY_METHOD = (
@@ -56,8 +58,13 @@ class ConfirmedPoint(Model):
     """One point of the confirmation: its fresh figures and how the rule judged it."""
 
     point: OperatingPoint
-    roles: list[str] = Field(description="incumbent (the search's best), default, contender")
-    search_score: float = Field(description="score of the search's own evaluation (req/s; selection-biased)")
+    roles: list[str] = Field(
+        description="incumbent (the search's best), default, contender (within noise of the incumbent), "
+        "back-off (one concurrency step below the most likely point when none met the required P(SLO))"
+    )
+    search_score: float | None = Field(
+        description="score of the search's own evaluation (req/s; selection-biased); None if it had none"
+    )
     fresh_runs: int = Field(ge=0, description="fresh confirmation runs of this point")
     figures: Figures | None = Field(description="pooled over the fresh runs; None when there were none")
     fresh_score: Estimate | None = Field(
@@ -101,17 +108,20 @@ def plan(
     cfg: TunerConfig,
     *,
     max_points: int | None = None,
+    exclude: frozenset[Key] = frozenset(),
 ) -> list[OperatingPoint]:
-    """Points to confirm, most important first: incumbent, default, then contenders by search score."""
+    """Points to confirm, most important first: incumbent, default, then contenders by search score;
+    points in `exclude` (already confirmed) only if they are the incumbent."""
     best = measured[incumbent.key()]
     points = [incumbent]
-    if default != incumbent and default.key() in measured:
+    if default != incumbent and default.key() in measured and default.key() not in exclude:
         points.append(default)
+    taken = {p.key() for p in points} | exclude
     rivals = sorted(
         (
             (f.score.value, k)
             for k, f in measured.items()
-            if k not in {p.key() for p in points} and within_noise(f, best, cfg.noise_z)
+            if k not in taken and within_noise(f, best, cfg.noise_z)
         ),
         reverse=True,
     )
@@ -206,7 +216,7 @@ def fresh_score(
 def assess(
     point: OperatingPoint,
     roles: list[str],
-    search_fig: Figures,
+    search_fig: Figures | None,
     runs: list[RunSample],
     cfg: TunerConfig,
     *,
@@ -222,7 +232,7 @@ def assess(
     return ConfirmedPoint(
         point=point,
         roles=roles,
-        search_score=search_fig.score.value,
+        search_score=None if search_fig is None else search_fig.score.value,
         fresh_runs=len(runs),
         figures=fig,
         fresh_score=score,
@@ -265,11 +275,12 @@ def confirm(
     *,
     server: OperatingPoint | None,
     max_points: int | None = None,
+    exclude: frozenset[Key] = frozenset(),
 ) -> Confirmation:
     """Measure the planned points in interleaved rounds and choose by the rule. `measure(point, why)` makes
     one fresh evaluation (charging the budget, recording the trace) and returns its runs and cost (s), or
     None when the budget cannot pay for it (confirmation then ends: later points would get fewer runs)."""
-    points = plan(measured, incumbent, default, cfg, max_points=max_points)
+    points = plan(measured, incumbent, default, cfg, max_points=max_points, exclude=exclude)
     fresh: dict[Key, list[RunSample]] = {p.key(): [] for p in points}
     order = schedule(points, cfg.confirm_runs, server)
     evaluations, cost = 0, 0.0
@@ -286,6 +297,27 @@ def confirm(
         assess(p, roles_of(p, incumbent, default), measured[p.key()], fresh[p.key()], cfg, seed=cfg.seed + i)
         for i, p in enumerate(points)
     ]
+    spent = evaluations == len(order)  # every planned run was paid for; else the budget is gone
+    while spent and not any(p.eligible for p in judged):
+        step = backoff_point(judged, cfg)
+        if step is None:
+            break
+        runs: list[RunSample] = []
+        for r in range(cfg.confirm_runs):
+            why = (
+                f"back-off run {r + 1} of {cfg.confirm_runs}: no confirmed point reached P(SLO) ≥ "
+                f"{cfg.slo_probability:g}; one concurrency step below the most likely one"
+            )
+            got = measure(step, why)
+            if got is None:
+                spent = False
+                break
+            runs += got[0]
+            evaluations, cost = evaluations + 1, cost + got[1]
+        if runs:
+            judged.append(
+                assess(step, ["back-off"], measured.get(step.key()), runs, cfg, seed=cfg.seed + len(judged))
+            )
     chosen, reason = choose(judged, cfg)
     return Confirmation(
         rule=rule_text(cfg),
@@ -297,6 +329,21 @@ def confirm(
         evaluations=evaluations,
         time_s=cost,
     )
+
+
+def backoff_point(judged: list[ConfirmedPoint], cfg: TunerConfig) -> OperatingPoint | None:
+    """One concurrency step below the most likely judged point (below that, if it was judged too)."""
+    scored = [p for p in judged if p.slo_probability is not None and p.score_lower_bound is not None]
+    if not scored:
+        return None
+    base = max(scored, key=lambda p: (p.slo_probability.value, p.score_lower_bound)).point
+    done = {p.point.key() for p in judged}
+    values = cfg.knobs.concurrency
+    for c in reversed(values[: values.index(base.concurrency)]):
+        step = base.with_knob("concurrency", c)
+        if step.key() not in done:
+            return step
+    return None
 
 
 def roles_of(point: OperatingPoint, incumbent: OperatingPoint, default: OperatingPoint) -> list[str]:

@@ -186,3 +186,20 @@ def test_slo_probability_known_truth():
     # Binomial sd of the share over 200 draws ≈ 0.033: 4 sd either side of 2/3.
     assert math.isclose(one_in_three.value, 2 / 3, abs_tol=0.14)
     assert "two-stage bootstrap" in one_in_three.method
+
+
+def test_with_no_rival_confirmed_it_backs_off_below_the_edge_and_climbs_from_there():
+    # Only the lucky point and the default are confirmed; neither meets the SLO in most fresh runs, so the
+    # confirmation backs off one concurrency step (to 2, the safe point) and climbs from there.
+    cfg = _cfg(confirm_contenders=0)
+    ev = EdgeEvaluator()
+    result = tune(ev, cfg)
+    conf = result.confirmation
+    assert result.recommended.point.concurrency == 2
+    assert result.recommended.slo_probability.value >= cfg.slo_probability
+    assert any(e.decision == "confirm" and e.reason.startswith("back-off run") for e in result.trace)
+    assert "backed off" in conf.reason and "confirmation backed off" in result.stop_reason
+    assert conf.evaluations == sum(e.decision == "confirm" for e in result.trace)
+    assert len(ev.calls) == result.budget.evaluations_used <= cfg.max_evaluations
+    lucky = next(p for p in conf.points if p.point == LUCKY)
+    assert not lucky.eligible
