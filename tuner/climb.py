@@ -379,6 +379,10 @@ class Climb:
                 max_points=max(1, left // self.cfg.confirm_runs),
                 exclude=done,
             )
+            if first is not None and conf.evaluations == 0:
+                self.confirmation = first  # nothing left to confirm the new climb with: the back-off stands
+                self.stop_reason += "; no budget was left to confirm that climb's optimum"
+                return
             self.confirmation = conf if first is None else _merge(conf, first)
             chosen = next(p for p in conf.points if p.point == conf.chosen)
             if attempt == 2 or "back-off" not in chosen.roles or not chosen.eligible:

@@ -84,6 +84,9 @@ def _cfg(**kw) -> TunerConfig:
         workload=Workload(input_len=8, output_len=8, num_requests=24),
         start=OperatingPoint(concurrency=4, max_num_seqs=128, spec_k=0),
         knobs={"concurrency": [1, 2, 4, 8], "max_num_seqs": [64, 128], "spec_k": [0, 1]},
+        # The search's answer (2): a late mock on a loaded host may rightly fail confirmation there;
+        # tests/factsheet/test_build_tuning.py runs the confirmation end to end with wide SLO slack.
+        confirm_runs=0,
     )  # fmt: skip
     return TunerConfig(**(base | kw))
 
