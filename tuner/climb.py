@@ -67,6 +67,9 @@ class Climb:
         self.measured: dict[Key, Figures] = {}
         self.runs: dict[Key, list[RunSample]] = {}
         self.confirmation: Confirmation | None = None
+        # Set for the climb from a confirmation's back-off point: the simulator's screening led the search
+        # to points that failed confirmation, so there every neighbour is measured instead.
+        self._below_edge = False
         self.predicted: dict[Key, Figures] = {}
         self.fixed: dict[str, FixedKnob] = {f.knob: f for f in fixed}
         self.failed: set[Key] = set()
@@ -141,7 +144,7 @@ class Climb:
             candidates = self._candidates()
             if not candidates:
                 return "every neighbour of the current point was already evaluated or excluded"
-            if self.sim is not None:
+            if self.sim is not None and not self._below_edge:
                 candidates = self._screen(candidates)
             if not self._try(candidates) and not self._halt:
                 return (
@@ -398,6 +401,7 @@ class Climb:
         self.measured[key], self.runs[key] = start.figures, self._fresh[key]
         self.incumbent = self.current = start.point
         self.last_move = None
+        self._below_edge = True
         ended = self._ascend()
         self._keep_best()
         self.stop_reason += (

@@ -32,8 +32,10 @@ CONFIRM_RULE = (
     "confidence bound of its score in a fresh run (mean of the per-run scores − z·SE); recommend, among "
     "points with P(SLO) ≥ `slo_probability`, the highest lower bound; while none reaches it and the budget "
     "allows, back off: confirm the most likely point's neighbour one concurrency step lower (less load, "
-    "lower p99) with as many fresh runs, and judge again; if none reaches it in the end, the highest P(SLO) "
-    "(ties: the higher lower bound)"
+    "lower p99) with as many fresh runs, and judge again; if the back-off point reaches it, climb from it "
+    "(every neighbour measured, no simulator screening; points that failed confirmation excluded) and "
+    "confirm that climb's optimum with its rivals the same way; if none reaches it in the end, the highest "
+    "P(SLO) (ties: the higher lower bound)"
 )
 
 PROBABILITY_METHOD = (
