@@ -30,6 +30,11 @@ Decision = Literal[
 ]
 
 
+BEFORE_CONFIRMATION = (
+    "not estimated: written by a tuner that did not confirm its recommendation (schema < 1.1.0)"
+)
+
+
 class ScoreDefinition(Model):
     slo_metric: SloMetric
     slo_p99_ms: float
@@ -62,9 +67,13 @@ class PointFigures(Model):
     point: OperatingPoint
     source: Source
     figures: Figures
-    basis: str = Field(description="which runs the figures pool: fresh confirmation runs or the search's own")
+    # Both added in factsheet schema 1.1.0; a 1.0.0 document has neither.
+    basis: str | None = Field(
+        None, description="which runs the figures pool: fresh confirmation runs or the search's own"
+    )
     slo_probability: SloProbability | NotMeasured = Field(
-        description="estimated probability that a fresh run of this point meets the p99 SLO"
+        default_factory=lambda: NotMeasured(reason=BEFORE_CONFIRMATION),
+        description="estimated probability that a fresh run of this point meets the p99 SLO",
     )
 
 
@@ -130,7 +139,8 @@ class TuningResult(Model):
     recommended: PointFigures | NotMeasured
     goodput_ratio: Estimate | NotMeasured = Field(description="recommended / default goodput")
     confirmation: Confirmation | NotMeasured = Field(
-        description="fresh, interleaved runs of the search's best point and its rivals, and the choice made"
+        default_factory=lambda: NotMeasured(reason=BEFORE_CONFIRMATION),
+        description="fresh, interleaved runs of the search's best point and its rivals, and the choice made",
     )
     trace: list[TraceEntry]
     knob_effects: list[KnobEffect]
