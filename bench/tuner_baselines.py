@@ -29,9 +29,11 @@ import numpy as np
 import optuna
 from tuner_common import EMBEDDED_LIKE, WORKLOAD, bench_config
 
-from tuner import OperatingPoint, SimParams, SimulatorEvaluator, TunerConfig, tune
+from tuner import OperatingPoint, SimParams, SimulatorEvaluator, TunerConfig
+from tuner.climb import Climb
 from tuner.confirm import confirm
 from tuner.figures import compute_figures, good_mask, p99_of, score_value, slo_values_ms
+from tuner.report import build_result
 
 SEEDS = range(10)
 SLOS_MS = (4000.0, 5000.0, 7000.0, 10000.0)
@@ -168,15 +170,15 @@ def _climb(cfg, seed, budget, screen, restarts):
     """(search log, search's best, confirmed pick, evaluations incl. confirmation, restarts used)."""
     c = cfg.model_copy(update={"max_evaluations": budget, "seed": seed, "restarts": restarts})
     sim = _Screen(screen()) if screen else None
-    result = tune(_TargetEvaluator(EMBEDDED_LIKE), c, simulator=sim)
+    outcome = Climb(_TargetEvaluator(EMBEDDED_LIKE), c, sim, None).run()
+    result = build_result(outcome)
     live = [e for e in result.trace if e.source == "live"]
     log = [
         (e.point, e.figures.goodput.value, e.figures.score.value) if e.figures else (e.point, 0.0, -np.inf)
         for e in live
         if e.decision != "confirm"
     ]
-    conf = result.confirmation
-    best = conf.points[0].point if hasattr(conf, "points") else result.recommended.point
+    best = outcome.search_best
     restarts_used = sum(e.decision == "restart" for e in result.trace)
     return log, best, result.recommended.point, len(live), restarts_used
 

@@ -100,6 +100,7 @@ class Climb:
             self._climb()
         finally:
             self._score_unused_prior()
+        self._search_best = self.incumbent
         if self.incumbent is not None and self.cfg.confirm_runs > 0:
             self._confirm()
         return self._outcome_of_run()
@@ -115,7 +116,7 @@ class Climb:
             measured=MappingProxyType(dict(self.measured)),
             runs=MappingProxyType({k: tuple(v) for k, v in self.runs.items()}),
             predicted=predicted,
-            search_best=self.incumbent,
+            search_best=self._search_best,
             confirmation=self.confirmation,
             recommended=self.confirmation.chosen if self.confirmation else self.incumbent,
             fixed_knobs=tuple(self.fixed.values()),

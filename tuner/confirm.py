@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 from pydantic import Field
+from scipy.stats import t as student_t
 
 from probes.measurement import Model
 from tuner.config import TunerConfig
@@ -39,9 +40,15 @@ CONFIRM_RULE = (
 )
 
 PROBABILITY_METHOD = (
-    "two-stage bootstrap of a fresh run ({b} draws): draw one of the point's {r} run(s), resample its "
-    "requests with replacement, compute that run's p99 (numpy 'linear'); P(SLO) = share of draws with "
-    "p99 ≤ {slo:g} ms. With one run it reflects only the sampling of requests, not run-to-run spread"
+    "Student-t predictive distribution of a fresh run's p99 from the point's {r} run(s): mean m of the "
+    "runs' p99s (numpy 'linear'), scale s·sqrt(1 + 1/n) with s = max(sd of the runs' p99s, RMS of their "
+    "within-run bootstrap SE ({b} resamples of requests)), n − 1 degrees of freedom; P(SLO) = "
+    "P(p99 ≤ {slo:g} ms). Run-to-run spread is what decides near the SLO's edge, and a t with few runs "
+    "does not let three lucky runs pass for certainty"
+)
+ONE_RUN_METHOD = (
+    "one run: bootstrap of its requests ({b} resamples); P(SLO) = share of resampled p99s ≤ {slo:g} ms. "
+    "It reflects only the sampling of requests, not run-to-run spread"
 )
 
 
@@ -159,21 +166,30 @@ def slo_probability(
     slo_s = cfg.slo_p99_ms / 1000.0
     b = cfg.bootstrap_resamples
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(values), size=b)
-    met = 0
-    for i, v in enumerate(values):
-        m = int((picks == i).sum())
-        if m:
-            p99 = np.percentile(v[rng.integers(0, v.size, size=(m, v.size))], 99, axis=1, method="linear")
-            met += int((p99 <= slo_s).sum())
-    own = [float(np.percentile(v, 99, method="linear")) for v in values]
+    own = np.array([np.percentile(v, 99, method="linear") for v in values])
+    boot = [
+        np.percentile(v[rng.integers(0, v.size, size=(b, v.size))], 99, axis=1, method="linear")
+        for v in values
+    ]
+    if len(values) == 1:
+        value, method = float((boot[0] <= slo_s).mean()), ONE_RUN_METHOD
+    else:
+        n = len(values)
+        within = float(np.sqrt(np.mean([x.var(ddof=1) for x in boot])))
+        scale = max(float(own.std(ddof=1)), within) * np.sqrt(1 + 1 / n)
+        value = (
+            float(student_t.cdf((slo_s - own.mean()) / scale, df=n - 1))
+            if scale > 0
+            else float(own.mean() <= slo_s)
+        )
+        method = PROBABILITY_METHOD
     return SloProbability(
-        value=met / b,
+        value=value,
         runs=len(values),
-        runs_met=sum(p <= slo_s for p in own),
+        runs_met=int((own <= slo_s).sum()),
         requests=sum(v.size for v in values),
         basis=basis,
-        method=PROBABILITY_METHOD.format(b=b, r=len(values), slo=cfg.slo_p99_ms),
+        method=method.format(b=b, r=len(values), slo=cfg.slo_p99_ms),
     )
 
 
