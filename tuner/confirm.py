@@ -20,7 +20,7 @@ from scipy.stats import t as student_t
 from probes.measurement import Model
 from tuner.config import TunerConfig
 from tuner.evaluation import RunSample
-from tuner.figures import Estimate, Figures, compute_figures, score_value, slo_values
+from tuner.figures import Estimate, Figures, compute_figures, good_mask, p99_of, score_value, slo_values_ms
 from tuner.knobs import OperatingPoint
 
 Key = tuple[int, int, int]
@@ -160,33 +160,30 @@ def restarts_needed(order: list[OperatingPoint], server: OperatingPoint | None) 
 def slo_probability(
     runs: list[RunSample], cfg: TunerConfig, *, seed: int, basis: str
 ) -> SloProbability | None:
-    values = [v for v in (slo_values(r, cfg.slo_metric) for r in runs) if v.size]
+    values = [v for v in (slo_values_ms(r, cfg.slo_metric) for r in runs) if v.size]
     if not values:
         return None
-    slo_s = cfg.slo_p99_ms / 1000.0
+    slo_ms = cfg.slo_p99_ms
     b = cfg.bootstrap_resamples
     rng = np.random.default_rng(seed)
-    own = np.array([np.percentile(v, 99, method="linear") for v in values])
-    boot = [
-        np.percentile(v[rng.integers(0, v.size, size=(b, v.size))], 99, axis=1, method="linear")
-        for v in values
-    ]
+    own = np.array([p99_of(v) for v in values])
+    boot = [p99_of(v[rng.integers(0, v.size, size=(b, v.size))], axis=1) for v in values]
     if len(values) == 1:
-        value, method = float((boot[0] <= slo_s).mean()), ONE_RUN_METHOD
+        value, method = float((boot[0] <= slo_ms).mean()), ONE_RUN_METHOD
     else:
         n = len(values)
         within = float(np.sqrt(np.mean([x.var(ddof=1) for x in boot])))
         scale = max(float(own.std(ddof=1)), within) * np.sqrt(1 + 1 / n)
         value = (
-            float(student_t.cdf((slo_s - own.mean()) / scale, df=n - 1))
+            float(student_t.cdf((slo_ms - own.mean()) / scale, df=n - 1))
             if scale > 0
-            else float(own.mean() <= slo_s)
+            else float(own.mean() <= slo_ms)
         )
         method = PROBABILITY_METHOD
     return SloProbability(
         value=value,
         runs=len(values),
-        runs_met=int((own <= slo_s).sum()),
+        runs_met=int((own <= slo_ms).sum()),
         requests=sum(v.size for v in values),
         basis=basis,
         method=method.format(b=b, r=len(values), slo=cfg.slo_p99_ms),
@@ -198,14 +195,13 @@ def fresh_score(
 ) -> Estimate | None:
     """Score of one fresh run: mean of the per-run scores; SE from a bootstrap over runs, then requests
     within each run (floored at the per-run spread's SE)."""
-    pairs = [(v, r) for v, r in ((slo_values(r, cfg.slo_metric), r) for r in runs) if v.size]
+    pairs = [(v, r) for v, r in ((slo_values_ms(r, cfg.slo_metric), r) for r in runs) if v.size]
     if not pairs:
         return None
-    slo_s = cfg.slo_p99_ms / 1000.0
 
     def run_score(v: np.ndarray, duration: float) -> float:
-        p99 = float(np.percentile(v, 99, method="linear"))
-        return score_value(int((v <= slo_s).sum()) / duration, p99, point, cfg)
+        good = int(good_mask(v, cfg.slo_p99_ms).sum()) / duration
+        return score_value(good, p99_ms=float(p99_of(v)), point=point, cfg=cfg)
 
     scores = np.array([run_score(v, r.duration_s) for v, r in pairs])
     rng = np.random.default_rng(seed)

@@ -57,7 +57,7 @@ class EdgeEvaluator:
         tail = self.tail_s(point, i)
         if tail is not None:
             lat[rng.choice(n, size=n // 20, replace=False)] = tail
-        return RunSample(
+        return RunSample.from_seconds(
             duration_s=float(done[-1]), ttft_s=(lat / 2).tolist(), e2el_s=lat.tolist(),
             output_tokens=[16] * n, sent_s=(done - lat).tolist(),
         )  # fmt: skip
@@ -78,7 +78,7 @@ def expected_score(point: OperatingPoint, cfg: TunerConfig) -> float:
         tail = EdgeEvaluator.tail_s(point, i)
         good = RATE[point.concurrency] * (0.95 if tail is not None and tail > 1.0 else 1.0)
         p99 = tail if tail is not None else 0.5
-        scores.append(score_value(good, p99, point, cfg))
+        scores.append(score_value(good, p99_ms=1000 * p99, point=point, cfg=cfg))
     return sum(scores) / 3
 
 
@@ -170,7 +170,9 @@ def test_schedule_interleaves_rounds_and_keeps_servers_together():
 
 def _run(latencies: list[float]) -> RunSample:
     n = len(latencies)
-    return RunSample(duration_s=float(n), ttft_s=[0.01] * n, e2el_s=latencies, output_tokens=[8] * n)
+    return RunSample.from_seconds(
+        duration_s=float(n), ttft_s=[0.01] * n, e2el_s=latencies, output_tokens=[8] * n
+    )
 
 
 def test_slo_probability_known_truth():
