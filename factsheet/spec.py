@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from factsheet.attest.spec import SignSpec
 from factsheet.compliance.config import ComplianceSpec
-from factsheet.errors import InputError, describe_validation_error
+from factsheet.errors import InputError
 from probes.accuracy import HumanEvalConfig
+from probes.documents import parse_yaml_model
 from probes.energy import EnergyConfig
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
@@ -151,13 +151,5 @@ def load_spec(path: Path) -> tuple[BuildSpec, bytes]:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read spec: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: a spec is a YAML mapping with name, model, target, load")
-    try:
-        return BuildSpec.model_validate(data), raw
-    except ValidationError as exc:
-        raise InputError(f"{path}: {describe_validation_error(exc)}") from exc
+    shape = "a spec is a YAML mapping with name, model, target, load"
+    return parse_yaml_model(raw, BuildSpec, str(path), shape), raw

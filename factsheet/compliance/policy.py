@@ -15,11 +15,11 @@ from pathlib import Path
 from string import Template
 from typing import Literal
 
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from factsheet.compliance.paths import PathError, check_path
-from probes.errors import InputError, describe_validation_error
+from probes.documents import parse_yaml_model
+from probes.errors import InputError
 from probes.measurement import Model
 
 POLICY_VERSION = 1
@@ -217,16 +217,8 @@ def _read(ref: str, base: Path | None) -> tuple[bytes, str, Path | None]:
 
 
 def _parse(data: bytes, source: str) -> Policy:
-    try:
-        doc = yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        raise PolicyError(f"{source}: not valid YAML: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise PolicyError(f"{source}: a policy is a YAML mapping with id, title, version and rules")
-    try:
-        return Policy.model_validate(doc)
-    except ValidationError as exc:
-        raise PolicyError(f"{source}: {describe_validation_error(exc)}") from exc
+    shape = "a policy is a YAML mapping with id, title, version and rules"
+    return parse_yaml_model(data, Policy, source, shape, error=PolicyError)
 
 
 def load_policy(ref: str, base: Path | None = None) -> LoadedPolicy:
