@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from tuner.calibration import CalibrationError, acceptance_rate, fit_speculation, fit_step_model
 from tuner.climb import Climb
-from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, Workload
+from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, TuningLoad
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Unsupported
 from tuner.knobs import OperatingPoint, vllm_server_flags
 from tuner.live import LiveEvaluator
@@ -57,7 +57,7 @@ __all__ = [
     "TunerConfigError",
     "TuningResult",
     "Unsupported",
-    "Workload",
+    "TuningLoad",
     "simulate",
     "tune",
     "vllm_server_flags",

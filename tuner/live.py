@@ -17,7 +17,7 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
 from probes.targets import EndpointTarget, TargetError, VllmTarget, open_target
 from tuner.calibration import CalibrationError
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.evaluation import Evaluation, RunSample, Unsupported, run_seed
 from tuner.knobs import OperatingPoint, needs_restart, vllm_server_flags
 from tuner.spec_metrics import SpecDecodeCounters, read_spec_decode_counters
@@ -74,7 +74,7 @@ class LiveEvaluator:
             raise CalibrationError("no server is running to read /metrics from")
         return read_spec_decode_counters(self._live.base_url, api_key=self._live.api_key)
 
-    def evaluate(self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int) -> Evaluation:
+    def evaluate(self, point: OperatingPoint, workload: TuningLoad, *, repeats: int, seed: int) -> Evaluation:
         restart_s = 0.0
         if needs_restart(self._server, point):
             refused = self._refuses(point)
@@ -131,7 +131,7 @@ class LiveEvaluator:
             self._stack.close()
         self._stack, self._live, self._server = None, None, None
 
-    def _run(self, point: OperatingPoint, workload: Workload, seed: int) -> RunSample | None:
+    def _run(self, point: OperatingPoint, workload: TuningLoad, seed: int) -> RunSample | None:
         closed = workload.mode == "closed"
         lp = LoadPoint.at(
             concurrency=point.concurrency if closed else None,

@@ -5,10 +5,10 @@ import pytest
 
 from probes.targets import EndpointTarget
 from probes.targets.mock_server import MockServerConfig, running
-from tuner import OperatingPoint, TunerConfig, Workload, tune
+from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
 from tuner.live import LiveEvaluator
 
-W = Workload(input_len=8, output_len=8, num_requests=24)
+W = TuningLoad(input_len=8, output_len=8, num_requests=24)
 
 
 @pytest.fixture(scope="module")
