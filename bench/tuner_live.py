@@ -76,7 +76,7 @@ def iomp(args) -> None:
     for preload in args.order:
         env = {"LD_PRELOAD": iomp_library(base)} if preload == "iomp" else {"LD_PRELOAD": ""}
         target = base.model_copy(update={"env": env})
-        with LiveEvaluator(target, spec_env={}) as live:
+        with LiveEvaluator(target, speculation_env={}) as live:
             ev = live.evaluate(point, w, repeats=1, seed=1)
             counters = live.spec_decode_counters() if ev.unsupported is None else None
         alpha = counters.acceptance_rate() if counters and counters.num_drafts else None

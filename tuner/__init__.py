@@ -15,7 +15,7 @@ from tuner.report import build_result
 from tuner.result import Calibration, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams, StepTimeModel, simulate
-from tuner.spec_metrics import SpecDecodeCounters, parse_spec_decode_counters, read_spec_decode_counters
+from tuner.speculation import SpecDecodeCounters, parse_spec_decode_counters, read_spec_decode_counters
 
 
 def tune(
