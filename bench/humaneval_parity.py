@@ -41,6 +41,7 @@ from humaneval_borderline import BORDERLINE  # noqa: E402
 from probes.accuracy.dataset import Dataset, load_dataset  # noqa: E402
 from probes.accuracy.evaluate import evaluate_samples  # noqa: E402
 from probes.accuracy.harness import MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR  # noqa: E402
+from probes.files import write_atomic  # noqa: E402
 
 DEFAULT_DATASET = ROOT / ".." / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz"
 OUT = ROOT / "bench" / "out"
@@ -114,7 +115,7 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report = _report(samples, ours, theirs, dataset, args, ours_s, theirs_s, depth_note)
-    args.results.write_text(report)
+    write_atomic(args.results, report)
     print(report)
 
 

@@ -24,7 +24,7 @@ import yaml
 
 from probes.files import write_atomic
 from probes.targets import VllmTarget
-from tuner import LiveEvaluator, OperatingPoint, TunerConfig, TuningResult, Workload, run_tuning
+from tuner import LiveEvaluator, OperatingPoint, TunerConfig, TuningLoad, TuningResult, run_tuning
 from tuner.figures import compute_figures
 from tuner.live import iomp_library
 
@@ -65,7 +65,7 @@ def explore(args) -> None:
         for c in args.concurrency:
             point = OperatingPoint(concurrency=c, max_num_seqs=args.max_num_seqs, spec_k=args.spec_k)
             n = args.requests or max(8, min(48, 3 * c))
-            w = Workload(input_len=128, output_len=64, num_requests=n)
+            w = TuningLoad(input_len=128, output_len=64, num_requests=n)
             ev = live.evaluate(point, w, repeats=1, seed=c)
             print(json.dumps(_row(point, ev)), flush=True)
 
@@ -74,11 +74,11 @@ def iomp(args) -> None:
     """Same workload, speculation on, with and without LD_PRELOAD of the venv's libiomp5.so."""
     base, _ = _spec(args.spec)
     point = OperatingPoint(concurrency=args.concurrency, max_num_seqs=16, spec_k=args.spec_k)
-    w = Workload(input_len=128, output_len=64, num_requests=args.requests)
+    w = TuningLoad(input_len=128, output_len=64, num_requests=args.requests)
     for preload in args.order:
         env = {"LD_PRELOAD": iomp_library(base)} if preload == "iomp" else {"LD_PRELOAD": ""}
         target = base.model_copy(update={"env": env})
-        with LiveEvaluator(target, spec_env={}) as live:
+        with LiveEvaluator(target, speculation_env={}) as live:
             ev = live.evaluate(point, w, repeats=1, seed=1)
             counters = live.spec_decode_counters() if ev.unsupported is None else None
         alpha = counters.acceptance_rate() if counters and counters.num_drafts else None

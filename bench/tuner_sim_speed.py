@@ -11,10 +11,10 @@ import time
 
 from tuner_common import EMBEDDED_LIKE, WORKLOAD
 
-from tuner import OperatingPoint, Workload, simulate
+from tuner import OperatingPoint, TuningLoad, simulate
 
 
-def _measure(point: OperatingPoint, workload: Workload, reps: int) -> tuple[float, float, float]:
+def _measure(point: OperatingPoint, workload: TuningLoad, reps: int) -> tuple[float, float, float]:
     events = requests = 0
     t0 = time.perf_counter()
     for seed in range(reps):
@@ -26,8 +26,8 @@ def _measure(point: OperatingPoint, workload: Workload, reps: int) -> tuple[floa
 
 
 def main() -> None:
-    big = Workload(mode="closed", input_len=128, output_len=64, num_requests=20_000)
-    open_big = Workload(mode="open", rate_rps=2.0, input_len=128, output_len=64, num_requests=20_000)
+    big = TuningLoad(mode="closed", input_len=128, output_len=64, num_requests=20_000)
+    open_big = TuningLoad(mode="open", rate_rps=2.0, input_len=128, output_len=64, num_requests=20_000)
     cases = [
         ("closed c=16 m=128 spec off", OperatingPoint(concurrency=16, max_num_seqs=128, spec_k=0), big),
         ("closed c=16 m=4 spec off", OperatingPoint(concurrency=16, max_num_seqs=4, spec_k=0), big),

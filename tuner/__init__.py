@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from tuner.calibration import CalibrationError, acceptance_rate, fit_speculation, fit_step_model
 from tuner.climb import Climb
-from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, Workload
+from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, TuningLoad
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Unsupported
 from tuner.knobs import OperatingPoint, vllm_server_flags
 from tuner.live import LiveEvaluator
@@ -15,7 +15,7 @@ from tuner.report import build_result
 from tuner.result import Calibration, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams, StepTimeModel, simulate
-from tuner.spec_metrics import SpecDecodeCounters, parse_spec_decode_counters, read_spec_decode_counters
+from tuner.speculation import SpecDecodeCounters, parse_spec_decode_counters, read_spec_decode_counters
 
 
 def tune(
@@ -55,7 +55,7 @@ __all__ = [
     "TunerConfigError",
     "TuningResult",
     "Unsupported",
-    "Workload",
+    "TuningLoad",
     "simulate",
     "tune",
     "vllm_server_flags",

@@ -16,7 +16,7 @@ from scipy.optimize import brentq, nnls
 
 from probes.errors import InputError
 from probes.measurement import MS_PER_S
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams, StepTimeModel
@@ -27,7 +27,11 @@ class CalibrationError(InputError):
 
 
 def fit_step_model(
-    runs: list[tuple[OperatingPoint, RunSample]], workload: Workload, *, restart_s: float, jitter: bool = True
+    runs: list[tuple[OperatingPoint, RunSample]],
+    workload: TuningLoad,
+    *,
+    restart_s: float,
+    jitter: bool = True,
 ) -> SimParams:
     """Simulator parameters from closed-loop runs at ≥ 2 concurrencies (speculation off)."""
     usable = [(p, r) for p, r in runs if p.spec_k == 0 and p.concurrency <= p.max_num_seqs and len(r.e2el_ms)]

@@ -273,18 +273,12 @@ class Climb:
         self, point: OperatingPoint, decision: Decision | None = None, why: str = ""
     ) -> Figures | None:
         """Evaluate `point`; a scored candidate is recorded by `_judge`, a climb's start (`decision`) here."""
-        seed = evaluation_seed(self.cfg.seed, self.evals_used)
         ev = self.prior.pop(point.key(), None)
         if ev is not None:
+            seed = evaluation_seed(self.cfg.seed, self.evals_used)
             restart = ev.restart_s > 0  # charged when it was measured
         else:
-            restart = needs_restart(self.server, point)
-            ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
-            self.evals_used += 1
-            self.time_used += ev.cost_s
-            if ev.unsupported is None:
-                self.server = point
-            self._note_costs(point, ev, restart)
+            ev, restart, seed = self._evaluate(point)
         outcome, reason, fig = self._outcome(ev, seed)
         self._pending = dict(point=point, source=ev.source, fig=fig, restart=restart, cost=ev.cost_s)
         if decision is not None and fig is not None:
@@ -295,6 +289,18 @@ class Climb:
         if self.time_used >= self.cfg.time_budget_s and not self._halt:
             self._halt = f"time budget spent ({self.time_used:.0f} s of {self.cfg.time_budget_s:g} s)"
         return fig
+
+    def _evaluate(self, point: OperatingPoint) -> tuple[Evaluation, bool, int]:
+        """One evaluation of `point`, charged to the budget: (evaluation, whether it restarted, seed)."""
+        seed = evaluation_seed(self.cfg.seed, self.evals_used)
+        restart = needs_restart(self.server, point)
+        ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
+        self.evals_used += 1
+        self.time_used += ev.cost_s
+        if ev.unsupported is None:
+            self.server = point
+        self._note_costs(point, ev, restart)
+        return ev, restart, seed
 
     def _outcome(self, ev: Evaluation, seed: int) -> tuple[Decision, str, Figures | None]:
         if ev.unsupported is not None:
@@ -412,16 +418,8 @@ class Climb:
     def _replicate(self, point: OperatingPoint, why: str) -> tuple[list[RunSample], float] | None:
         if not self._fits_budget(point, reserve=False):
             return None
-        seed = self.cfg.seed * 7919 + self.evals_used
-        restart = needs_restart(self.server, point)
-        ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
-        self.evals_used += 1
-        self.time_used += ev.cost_s
-        self._note_costs(point, ev, restart)
-        fig = None
-        if ev.unsupported is None:
-            self.server = point
-            fig = compute_figures(ev.runs, point, self.cfg, seed=seed)
+        ev, restart, seed = self._evaluate(point)
+        fig = compute_figures(ev.runs, point, self.cfg, seed=seed) if ev.unsupported is None else None
         note = "" if fig is not None else " (no figures: too few completed requests or refused)"
         self._record(point, ev.source, fig, "confirm", why + note, restart=restart, cost=ev.cost_s)
         self._fresh.setdefault(point.key(), []).extend(ev.runs if ev.unsupported is None else [])

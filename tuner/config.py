@@ -83,8 +83,9 @@ class KnobSpace(Model):
         return n
 
 
-class Workload(Model):
-    """The load each evaluation offers (mirrors the load probe's point; the knobs are set by the tuner)."""
+class TuningLoad(Model):
+    """The load each tuning evaluation offers: a load point less the knobs, which the tuner sets (the
+    prompts themselves are the load probe's synthetic workload). The spec calls it `tuning.workload`."""
 
     mode: Literal["closed", "open"] = Field(
         "closed",
@@ -98,7 +99,7 @@ class Workload(Model):
     num_requests: int = Field(64, ge=1, description="requests per evaluation run")
 
     @model_validator(mode="after")
-    def _rate_for_open(self) -> Workload:
+    def _rate_for_open(self) -> TuningLoad:
         if self.mode == "open" and self.rate_rps is None:
             raise TunerConfigError("tuning.workload.rate_rps: required when mode is 'open'")
         return self
@@ -123,7 +124,7 @@ class TunerConfig(Model):
         description="default operating point the climb starts from and is compared against "
         "(vLLM's CPU API-server default max_num_seqs is 128; speculation off)",
     )
-    workload: Workload = Field(default_factory=Workload)
+    workload: TuningLoad = Field(default_factory=TuningLoad)
     max_evaluations: int = Field(30, ge=1, description="budget: measured evaluations (each may repeat)")
     time_budget_s: float = Field(1800.0, gt=0, description="budget: wall time incl. restarts (s)")
     repeats: int = Field(1, ge=1, description="runs per evaluation; figures pool their requests")

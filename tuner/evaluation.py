@@ -12,7 +12,7 @@ from probes.load.metrics import latencies_ms, request_latencies
 from probes.load.point import LatencyMetric
 from probes.load.records import RequestRecord
 from probes.measurement import Model
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
 
 Source = Literal["simulator", "live"]
@@ -141,5 +141,5 @@ class Evaluator(Protocol):
     source: Source
 
     def evaluate(
-        self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int
+        self, point: OperatingPoint, workload: TuningLoad, *, repeats: int, seed: int
     ) -> Evaluation: ...

@@ -17,10 +17,10 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
 from probes.targets import EndpointTarget, TargetError, VllmTarget, open_target
 from tuner.calibration import CalibrationError
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.evaluation import Evaluation, RunSample, Unsupported, run_seed
 from tuner.knobs import OperatingPoint, needs_restart, vllm_server_flags
-from tuner.spec_metrics import SpecDecodeCounters, read_spec_decode_counters
+from tuner.speculation import SpecDecodeCounters, read_spec_decode_counters
 
 # Whether servers with n-gram speculation get LD_PRELOAD of the serving environment's libiomp5.so
 # (Intel OpenMP). Set from the measurement in bench/tuner_results.md ("Intel OpenMP preload").
@@ -47,11 +47,11 @@ class LiveEvaluator:
         target: VllmTarget | EndpointTarget,
         *,
         slo_e2el_ms: float | None = None,
-        spec_env: dict[str, str] | None = None,
+        speculation_env: dict[str, str] | None = None,
     ):
-        """`spec_env`: environment for servers with speculation on; None = this module's measured choice."""
+        """`speculation_env`: environment for servers with speculation on; None = this module's measured choice."""
         self.target = target
-        self.spec_env = spec_env
+        self.speculation_env = speculation_env
         self.slo = SLO(e2el_ms=slo_e2el_ms) if slo_e2el_ms else SLO()
         self._stack: contextlib.ExitStack | None = None
         self._live = None
@@ -74,7 +74,7 @@ class LiveEvaluator:
             raise CalibrationError("no server is running to read /metrics from")
         return read_spec_decode_counters(self._live.base_url, api_key=self._live.api_key)
 
-    def evaluate(self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int) -> Evaluation:
+    def evaluate(self, point: OperatingPoint, workload: TuningLoad, *, repeats: int, seed: int) -> Evaluation:
         restart_s = 0.0
         if needs_restart(self._server, point):
             refused = self._refuses(point)
@@ -110,7 +110,7 @@ class LiveEvaluator:
         stack = contextlib.ExitStack()
         if isinstance(self.target, VllmTarget):
             # The target's own --max-num-seqs is replaced; speculation flags are appended.
-            env = {**self.target.env, **self._spec_env(point)}
+            env = {**self.target.env, **self._speculation_env(point)}
             cfg = self.target.model_copy(update={"max_num_seqs": point.max_num_seqs, "env": env})
             flags = vllm_server_flags(point)[2:]
             self._live = stack.enter_context(open_target(cfg, flags=flags))
@@ -118,11 +118,11 @@ class LiveEvaluator:
             self._live = stack.enter_context(open_target(self.target))
         self._stack, self._server = stack, point
 
-    def _spec_env(self, point: OperatingPoint) -> dict[str, str]:
+    def _speculation_env(self, point: OperatingPoint) -> dict[str, str]:
         if point.spec_k == 0 or "LD_PRELOAD" in self.target.env:
             return {}  # the user's own preload wins
-        if self.spec_env is not None:
-            return self.spec_env
+        if self.speculation_env is not None:
+            return self.speculation_env
         lib = iomp_library(self.target) if PRELOAD_IOMP_FOR_SPECULATION else None
         return {"LD_PRELOAD": lib} if lib else {}
 
@@ -131,7 +131,7 @@ class LiveEvaluator:
             self._stack.close()
         self._stack, self._live, self._server = None, None, None
 
-    def _run(self, point: OperatingPoint, workload: Workload, seed: int) -> RunSample | None:
+    def _run(self, point: OperatingPoint, workload: TuningLoad, seed: int) -> RunSample | None:
         closed = workload.mode == "closed"
         lp = LoadPoint.at(
             concurrency=point.concurrency if closed else None,

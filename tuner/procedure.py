@@ -27,7 +27,7 @@ from tuner.report import build_result
 from tuner.result import Calibration, FixedKnob, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams
-from tuner.spec_metrics import SpecDecodeCounters
+from tuner.speculation import SpecDecodeCounters
 
 # Below this budget a speculation server start (≈ 1 min on the embedded CPU target) plus the default
 # server's would leave nothing for the climb; speculation is then calibrated by the climb not at all.

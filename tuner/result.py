@@ -13,7 +13,7 @@ from tuner.evaluation import Source
 from tuner.figures import Estimate, Figures
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams
-from tuner.spec_metrics import SpecDecodeCounters
+from tuner.speculation import SpecDecodeCounters
 
 # "start": the default, measured first; "restart": the first point of a later climb (see TunerConfig.restarts);
 # "confirm": a fresh run of a point measured before, made to choose the recommendation (tuner.confirm).

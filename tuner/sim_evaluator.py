@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.evaluation import Evaluation, RunSample, run_seed
 from tuner.knobs import OperatingPoint, needs_restart
 from tuner.simulator import SimParams, simulate
@@ -18,7 +18,7 @@ class SimulatorEvaluator:
         self._server: OperatingPoint | None = None
         self.events = 0
 
-    def evaluate(self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int) -> Evaluation:
+    def evaluate(self, point: OperatingPoint, workload: TuningLoad, *, repeats: int, seed: int) -> Evaluation:
         restart = needs_restart(self._server, point)
         self._server = point
         runs = []

@@ -31,7 +31,7 @@ from pydantic import Field
 from probes.errors import InputError
 from probes.load.arrivals import arrival_offsets
 from probes.measurement import Model
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
 
 
@@ -89,7 +89,7 @@ class SimRun:
     steps: int
 
 
-def arrival_times(workload: Workload, rng: np.random.Generator) -> np.ndarray:
+def arrival_times(workload: TuningLoad, rng: np.random.Generator) -> np.ndarray:
     """Closed loop: every request ready at 0. Open loop: the load probe's own arrival process, drawn
     from `rng` (a fresh `default_rng(seed)` gives the probe's schedule for that seed)."""
     n = workload.num_requests
@@ -128,14 +128,14 @@ class _SpecStream:
         return steps
 
 
-def simulate(params: SimParams, point: OperatingPoint, workload: Workload, *, seed: int = 0) -> SimRun:
+def simulate(params: SimParams, point: OperatingPoint, workload: TuningLoad, *, seed: int = 0) -> SimRun:
     """One run of `workload` at `point`; deterministic for a given seed."""
     rng = np.random.default_rng(seed)
     return _Engine(params, point, workload, rng).run()
 
 
 class _Engine:
-    def __init__(self, params: SimParams, point: OperatingPoint, workload: Workload, rng):
+    def __init__(self, params: SimParams, point: OperatingPoint, workload: TuningLoad, rng):
         self.p, self.pt, self.w = params, point, workload
         n = workload.num_requests
         self.arrivals = arrival_times(workload, rng).tolist()

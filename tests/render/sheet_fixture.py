@@ -37,8 +37,16 @@ from probes.load.runner import PointResult, run_point
 from probes.measurement import NotMeasured
 from probes.targets import EngineInfo, PreparedModel
 from probes.targets.mock_server import MockServerConfig, running
-from tuner import KnobSpace, OperatingPoint, SimParams, SimulatorEvaluator, StepTimeModel, TunerConfig, tune
-from tuner import Workload as TunerWorkload
+from tuner import (
+    KnobSpace,
+    OperatingPoint,
+    SimParams,
+    SimulatorEvaluator,
+    StepTimeModel,
+    TunerConfig,
+    TuningLoad,
+    tune,
+)
 
 NAME = "Mock-7B on the test bench"
 SLO_SPEC = SLO(ttft_ms=60.0, e2el_ms=120.0, p99_metric="e2el_ms")
@@ -131,7 +139,7 @@ def tuning_result():
     cfg = TunerConfig(
         slo_p99_ms=800.0, knobs=KnobSpace(concurrency=[1, 2, 4, 8], max_num_seqs=[2, 4, 8], spec_k=[0, 2]),
         start=OperatingPoint(concurrency=2, max_num_seqs=4, spec_k=0),
-        workload=TunerWorkload(num_requests=48, output_len=16, input_len=32),
+        workload=TuningLoad(num_requests=48, output_len=16, input_len=32),
         max_evaluations=6, bootstrap_resamples=50,
     )  # fmt: skip
     return tune(SimulatorEvaluator(params), cfg)

@@ -3,7 +3,7 @@
 import pytest
 
 from tuner.calibration import CalibrationError, acceptance_rate, fit_speculation, fit_step_model
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams, StepTimeModel, simulate
@@ -14,7 +14,7 @@ TRUE = SimParams(
     restart_s=50.0,
     provenance="truth",
 )
-W = Workload(input_len=128, output_len=64, num_requests=300)
+W = TuningLoad(input_len=128, output_len=64, num_requests=300)
 
 
 def _run(point: OperatingPoint, params=TRUE) -> RunSample:

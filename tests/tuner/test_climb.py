@@ -5,7 +5,7 @@ import math
 import pytest
 from tuner_synthetic import SyntheticEvaluator
 
-from tuner import OperatingPoint, TunerConfig, Workload, tune
+from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
 from tuner.config import KnobSpace
 from tuner.knobs import KNOBS
 
@@ -21,7 +21,7 @@ def peaked(p: OperatingPoint) -> float:
 
 def _cfg(**kw) -> TunerConfig:
     base = dict(
-        slo_p99_ms=1000.0, workload=Workload(num_requests=4000), min_samples=64,
+        slo_p99_ms=1000.0, workload=TuningLoad(num_requests=4000), min_samples=64,
         start=OperatingPoint(concurrency=1, max_num_seqs=64, spec_k=0), max_evaluations=60, time_budget_s=1e7,
         confirm_runs=0,  # the search alone; tests/tuner/test_confirm.py covers the confirmation
     )  # fmt: skip
@@ -61,7 +61,7 @@ def test_flat_surface_false_moves_stay_at_the_noise_rate():
     # expected 0.3 false moves in 40 climbs, so more than 2 means the noise rule is broken.
     moved = 0
     for seed in range(40):
-        cfg = _cfg(seed=seed, workload=Workload(num_requests=400), noise_z=3.0)
+        cfg = _cfg(seed=seed, workload=TuningLoad(num_requests=400), noise_z=3.0)
         result = tune(SyntheticEvaluator(lambda p: 10.0), cfg)
         _check_acceptances(result, cfg.noise_z)
         moved += result.recommended.point != cfg.start
@@ -69,7 +69,7 @@ def test_flat_surface_false_moves_stay_at_the_noise_rate():
 
 
 def test_flat_surface_knobs_do_not_matter():
-    cfg = _cfg(seed=3, workload=Workload(num_requests=400), noise_z=3.0)
+    cfg = _cfg(seed=3, workload=TuningLoad(num_requests=400), noise_z=3.0)
     result = tune(SyntheticEvaluator(lambda p: 10.0), cfg)
     assert result.recommended.point == cfg.start
     assert all(not k.mattered for k in result.knob_effects)

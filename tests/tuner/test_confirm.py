@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tuner import OperatingPoint, TunerConfig, Workload, tune
+from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
 from tuner.confirm import restarts_needed, schedule, slo_probability
 from tuner.evaluation import Evaluation, RunSample
 from tuner.figures import score_value
@@ -33,7 +33,7 @@ class EdgeEvaluator:
         self.calls: list[OperatingPoint] = []
         self.count: dict[tuple, int] = {}
 
-    def evaluate(self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int) -> Evaluation:
+    def evaluate(self, point: OperatingPoint, workload: TuningLoad, *, repeats: int, seed: int) -> Evaluation:
         self.calls.append(point)
         rng = np.random.default_rng(seed)
         runs = []
@@ -65,7 +65,7 @@ class EdgeEvaluator:
 
 def _cfg(**kw) -> TunerConfig:
     base = dict(
-        slo_p99_ms=1000.0, workload=Workload(num_requests=200), min_samples=32, start=DEFAULT, knobs=SPACE,
+        slo_p99_ms=1000.0, workload=TuningLoad(num_requests=200), min_samples=32, start=DEFAULT, knobs=SPACE,
         max_evaluations=40, time_budget_s=1e7, restarts=0, confirm_runs=3,
     )  # fmt: skip
     return TunerConfig(**(base | kw))

@@ -5,10 +5,10 @@ import pytest
 
 from probes.targets import EndpointTarget
 from probes.targets.mock_server import MockServerConfig, running
-from tuner import OperatingPoint, TunerConfig, Workload, tune
+from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
 from tuner.live import LiveEvaluator
 
-W = Workload(input_len=8, output_len=8, num_requests=24)
+W = TuningLoad(input_len=8, output_len=8, num_requests=24)
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +57,9 @@ def test_speculation_env_preload_follows_the_setting_and_the_users_own_preload_w
     monkeypatch.setattr(live, "iomp_library", lambda t: "/x/lib/libiomp5.so")
     monkeypatch.setattr(live, "PRELOAD_IOMP_FOR_SPECULATION", True)
     ev = LiveEvaluator(target)
-    assert ev._spec_env(on) == {"LD_PRELOAD": "/x/lib/libiomp5.so"} and ev._spec_env(off) == {}
-    assert LiveEvaluator(target, spec_env={})._spec_env(on) == {}
+    assert ev._speculation_env(on) == {"LD_PRELOAD": "/x/lib/libiomp5.so"} and ev._speculation_env(off) == {}
+    assert LiveEvaluator(target, speculation_env={})._speculation_env(on) == {}
     mine = target.model_copy(update={"env": {"LD_PRELOAD": "/my/tcmalloc.so"}})
-    assert LiveEvaluator(mine)._spec_env(on) == {}
+    assert LiveEvaluator(mine)._speculation_env(on) == {}
     monkeypatch.setattr(live, "PRELOAD_IOMP_FOR_SPECULATION", False)
-    assert LiveEvaluator(target)._spec_env(on) == {}
+    assert LiveEvaluator(target)._speculation_env(on) == {}

@@ -11,7 +11,7 @@ from tuner import (
     CalibrationError,
     OperatingPoint,
     TunerConfig,
-    Workload,
+    TuningLoad,
     calibration_points,
     parse_spec_decode_counters,
     run_tuning,
@@ -81,7 +81,7 @@ def mock_url():
 def _cfg(**kw) -> TunerConfig:
     base = dict(
         slo_p99_ms=150.0, min_samples=16, max_evaluations=10, time_budget_s=120,
-        workload=Workload(input_len=8, output_len=8, num_requests=24),
+        workload=TuningLoad(input_len=8, output_len=8, num_requests=24),
         start=OperatingPoint(concurrency=4, max_num_seqs=128, spec_k=0),
         knobs={"concurrency": [1, 2, 4, 8], "max_num_seqs": [64, 128], "spec_k": [0, 1]},
         # The search's answer (2): a late mock on a loaded host may rightly fail confirmation there;

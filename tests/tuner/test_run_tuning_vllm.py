@@ -14,7 +14,7 @@ import yaml
 
 from probes.measurement import NotMeasured
 from probes.targets import VllmTarget
-from tuner import OperatingPoint, SpecDecodeCounters, TunerConfig, Workload, run_tuning
+from tuner import OperatingPoint, SpecDecodeCounters, TunerConfig, TuningLoad, run_tuning
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
@@ -32,7 +32,7 @@ def test_run_tuning_on_the_embedded_vllm_target():
         slo_p99_ms=6000, penalty_lambda=2.0, min_samples=16, time_budget_s=300, max_evaluations=6,
         start=OperatingPoint(concurrency=8, max_num_seqs=8, spec_k=0),
         knobs={"concurrency": [4, 8], "max_num_seqs": [8], "spec_k": [0, 2]},
-        workload=Workload(input_len=128, output_len=32, num_requests=16),
+        workload=TuningLoad(input_len=128, output_len=32, num_requests=16),
     )  # fmt: skip
     result = run_tuning(target, cfg, log=lambda _: None)
     assert result.default.source == "live" and result.default.point == cfg.start

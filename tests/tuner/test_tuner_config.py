@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tuner import OperatingPoint, RunSample, TunerConfig, vllm_server_flags
-from tuner.config import HwCost, Workload
+from tuner.config import HwCost, TuningLoad
 from tuner.figures import compute_figures, score_value
 
 
@@ -22,7 +22,7 @@ def test_unordered_knob_values_name_the_field():
 
 def test_open_loop_needs_a_rate():
     with pytest.raises(ValueError, match=r"rate_rps"):
-        Workload(mode="open")
+        TuningLoad(mode="open")
 
 
 def test_unknown_setting_is_rejected():

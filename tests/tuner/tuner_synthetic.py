@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tuner.config import Workload
+from tuner.config import TuningLoad
 from tuner.evaluation import Evaluation, RunSample, Unsupported
 from tuner.knobs import OperatingPoint
 
@@ -29,7 +29,7 @@ class SyntheticEvaluator:
         self.calls: list[OperatingPoint] = []
         self._server: tuple | None = None
 
-    def evaluate(self, point: OperatingPoint, workload: Workload, *, repeats: int, seed: int) -> Evaluation:
+    def evaluate(self, point: OperatingPoint, workload: TuningLoad, *, repeats: int, seed: int) -> Evaluation:
         self.calls.append(point)
         restart = self._server != point.server_key()
         why = self.unsupported(point)
