@@ -1,0 +1,85 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tuner.campaign.runner import run_campaign
+from tuner.campaign.spec import CampaignSpec
+from tuner.campaign.store import CampaignError, CampaignStore
+
+HERE = Path(__file__).parent
+
+
+def spec(**kw) -> CampaignSpec:
+    base = {
+        "feature_model": "generation_config",
+        "sample": {"method": "uniform", "n": 6, "seed": 1},
+        "repetitions": 2,
+        "measurer": "campaign_measurers:synthetic",
+    }
+    return CampaignSpec.model_validate({**base, **kw})
+
+
+def test_local_campaign_measures_every_config_times_repetitions(tmp_path):
+    store = run_campaign(spec(), tmp_path / "c")
+    plan = store.plan()
+    assert len(plan["configs"]) == 6 and plan["repetitions"] == 2
+    assert sorted(plan["order"]) != plan["order"] or len(plan["order"]) < 3  # a random order
+    df = pd.read_parquet(tmp_path / "c" / "measurements.parquet")
+    assert len(df) == 12
+    assert set(df.groupby("config_id").size()) == {2}
+    assert {"e2el_p50_ms", "cpu_s", "pass_at_1", "node"} <= set(df.columns)
+    assert pd.read_csv(tmp_path / "c" / "measurements.csv").shape == df.shape
+    assert plan["valid_configurations"] == 63_846_792 and plan["library"].startswith("transformers")
+
+
+def test_rerun_measures_nothing_again(tmp_path):
+    log = tmp_path / "log"
+    s = spec(options={"log": str(log)})
+    run_campaign(s, tmp_path / "c")
+    run_campaign(s, tmp_path / "c")
+    assert len(log.read_text().splitlines()) == 12
+
+
+def test_other_plan_in_directory_is_refused(tmp_path):
+    run_campaign(spec(), tmp_path / "c")
+    store = CampaignStore(tmp_path / "c")
+    with pytest.raises(CampaignError, match="another campaign"):
+        store.create([{"id": "x", "features": []}], 1, 0, {})
+
+
+def test_kill_9_mid_campaign_loses_nothing_and_resumes(tmp_path):
+    log = tmp_path / "log"
+    s = spec(options={"log": str(log), "sleep_s": 0.3})
+    (tmp_path / "spec.json").write_text(s.model_dump_json())
+    code = (
+        "import sys, json; from pathlib import Path;"
+        "from tuner.campaign.runner import run_campaign; from tuner.campaign.spec import CampaignSpec;"
+        f"run_campaign(CampaignSpec.model_validate_json(Path({str(tmp_path / 'spec.json')!r}).read_text()),"
+        f" Path({str(tmp_path / 'c')!r}))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.getcwd()])}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    store = CampaignStore(tmp_path / "c")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not store.mdir.exists() or len(store.done()) < 4):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = store.done()
+    assert 4 <= len(done_before) < 12, "killed mid-campaign"
+    calls_before = len(log.read_text().splitlines())
+    sys.path.insert(0, str(HERE))
+    run_campaign(s, tmp_path / "c")
+    assert store.done() >= done_before and len(store.done()) == 12
+    # only what was not finished is measured again (at most the one in flight at the kill)
+    assert len(log.read_text().splitlines()) - calls_before == 12 - len(done_before)
+    assert not list((tmp_path / "c").rglob("*.tmp"))
+    rows = [json.loads(p.read_text()) for p in store.mdir.glob("*.json")]
+    assert len(rows) == 12

@@ -1,0 +1,126 @@
+"""Run a campaign: plan it once, then measure what is missing, locally or on Ray, persisting each result."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import platform
+import random
+import time
+from pathlib import Path
+
+from tuner.campaign.spec import CampaignSpec
+from tuner.campaign.store import CampaignError, CampaignStore
+from tuner.features import sampling
+from tuner.features.configs import BUNDLED, kwargs_of, library_of, load_bundled
+from tuner.features.space import FeatureSpace
+from tuner.features.uvl import UVLError, parse_uvl
+
+
+def load_model(ref: str):
+    try:
+        return load_bundled(ref) if ref in BUNDLED else parse_uvl(Path(ref).read_text(encoding="utf-8"))
+    except (UVLError, OSError) as exc:
+        raise CampaignError(f"feature_model: {ref}: {exc}") from None
+
+
+def build_measurer(factory: str, options: dict):
+    mod, _, attr = factory.partition(":")
+    try:
+        return getattr(importlib.import_module(mod), attr)(**options)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise CampaignError(f"measurer: cannot build '{factory}': {exc}") from None
+
+
+def config_id(features) -> str:
+    return hashlib.sha256("\n".join(sorted(features)).encode()).hexdigest()[:12]
+
+
+def plan_configs(spec: CampaignSpec) -> tuple[list[dict], dict]:
+    model = load_model(spec.feature_model)
+    space = FeatureSpace(model)
+    smp = (
+        sampling.twise(space, spec.sample.t, spec.sample.seed)
+        if spec.sample.method == "twise"
+        else sampling.uniform(space, spec.sample.n, spec.sample.seed)
+    )
+    chosen = [(c, smp.method) for c in smp.configs]
+    if spec.extra_uniform:
+        chosen += [(c, "uniform") for c in sampling.uniform(space, spec.extra_uniform, spec.seed + 1).configs]
+    seen, configs = set(), []
+    for c, how in chosen:
+        cid = config_id(c)
+        if cid not in seen:
+            seen.add(cid)
+            configs.append(
+                {"id": cid, "features": sorted(c), "kwargs": kwargs_of(model, c), "sampled_by": how}
+            )
+    if spec.max_configs:
+        configs = configs[: spec.max_configs]
+    lib, ver = library_of(model)
+    meta = {
+        "feature_model": spec.feature_model,
+        "library": f"{lib} {ver}",
+        "features": len(space.names),
+        "constraints": len(model.constraints),
+        "valid_configurations": space.count(),
+        "sampling": {
+            "method": smp.method,
+            "t": smp.t,
+            "seed": smp.seed,
+            "n": len(smp.configs),
+            "seconds": round(smp.seconds, 3),
+            "coverage_2wise": round(sampling.coverage(space, [set(c["features"]) for c in configs], 2), 4),
+        },
+        "measurer": spec.measurer,
+        "executor": spec.executor,
+    }
+    return configs, meta
+
+
+def measure_one(measurer, config: dict, rep: int, seed: int) -> dict:
+    t0 = time.perf_counter()
+    figures = measurer.measure(config["kwargs"], seed=seed)
+    return {
+        "config_id": config["id"],
+        "repetition": rep,
+        "node": platform.node(),
+        "seconds": round(time.perf_counter() - t0, 4),
+        "figures": figures,
+    }
+
+
+def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignStore:
+    """Measure every pending (configuration, repetition); an interrupted run resumes where it stopped."""
+    store = CampaignStore(root)
+    if (root / "plan.json").exists():
+        plan = store.plan()
+    else:
+        configs, meta = plan_configs(spec)
+        plan = store.create(configs, spec.repetitions, spec.seed, meta)
+    by_id = {c["id"]: c for c in plan["configs"]}
+    pending = store.pending()
+    t0 = time.perf_counter()
+    if spec.executor == "ray":
+        from tuner.campaign.ray_executor import run_on_ray
+
+        run_on_ray(spec, store, by_id, pending, progress=progress)
+    else:
+        measurer = build_measurer(spec.measurer, spec.options)
+        try:
+            for iid in pending:
+                cid, _, rep = iid.rpartition("-r")
+                seed = random.Random(f"{spec.seed}:{iid}").randrange(2**31)
+                store.record(iid, measure_one(measurer, by_id[cid], int(rep), seed))
+                if progress:
+                    progress(iid)
+        finally:
+            close = getattr(measurer, "close", None)
+            if close:
+                close()
+    wall = time.perf_counter() - t0
+    runs = store.root / "runs.jsonl"
+    with open(runs, "a", encoding="utf-8") as fh:  # append-only log of runs (resumes included)
+        fh.write(f'{{"executor": "{spec.executor}", "measured": {len(pending)}, "wall_s": {wall:.3f}}}\n')
+    store.save_table()
+    return store

@@ -1,0 +1,39 @@
+"""What a campaign measures: the feature model, the sample, repetitions, the measurer and the executor."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from probes.measurement import Model
+
+
+class SampleSpec(Model):
+    method: Literal["twise", "uniform"] = "twise"
+    t: int = Field(2, ge=1, le=3, description="strength of a t-wise sample")
+    n: int = Field(20, ge=1, description="size of a uniform sample")
+    seed: int = 0
+
+
+class CampaignSpec(Model):
+    """`measurer` is 'module:factory'; the factory takes `options` and returns an object with
+    `measure(kwargs, *, seed) -> {figure: value}` (kwargs by target: request, engine, model)."""
+
+    feature_model: str = Field(
+        description="bundled model name (generation_config, vllm_serving) or a .uvl path"
+    )
+    sample: SampleSpec = Field(default_factory=SampleSpec)
+    extra_uniform: int = Field(0, ge=0, description="uniform configurations added to the sample")
+    repetitions: int = Field(3, ge=1)
+    seed: int = 0
+    measurer: str = Field(description="'module:factory' building the measurer")
+    options: dict = Field(default_factory=dict, description="passed to the measurer's factory")
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(None, description="join this Ray cluster; else start a local one")
+    task_cpus: float | None = Field(
+        None,
+        gt=0,
+        description="CPUs each Ray task declares; default: a whole node, so measurements never share it",
+    )
+    max_configs: int | None = Field(None, ge=1, description="cap on configurations (tiny CI campaigns)")

@@ -1,0 +1,106 @@
+"""A campaign directory: the plan (configurations x repetitions in a random order) and one file per finished
+measurement, each written atomically (temporary file + rename), so that a run killed at any instant loses
+nothing already measured and a rerun measures only what is missing.
+
+    CAMPAIGN_DIR/plan.json            configurations, their features and keyword arguments, the order
+    CAMPAIGN_DIR/measurements/ID.json one finished measurement (config_id, repetition, figures, node)
+    CAMPAIGN_DIR/measurements.csv     the table (pandas), rewritten after each run; .parquet beside it
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pandas as pd
+
+
+class CampaignError(ValueError):
+    """A campaign directory or plan that cannot be used (exit 2 at the CLI)."""
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def item_id(config_id: str, rep: int) -> str:
+    return f"{config_id}-r{rep}"
+
+
+class CampaignStore:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.mdir = self.root / "measurements"
+
+    # --- plan --------------------------------------------------------------------------------------
+    def create(self, configs: list[dict], repetitions: int, seed: int, meta: dict) -> dict:
+        """Write the plan unless one exists (resume keeps the first plan: its order and its configurations)."""
+        if (self.root / "plan.json").exists():
+            plan = self.plan()
+            if [c["id"] for c in plan["configs"]] != [c["id"] for c in configs] or plan[
+                "repetitions"
+            ] != repetitions:
+                raise CampaignError(f"{self.root}: holds another campaign's plan (use a new directory)")
+            return plan
+        self.mdir.mkdir(parents=True, exist_ok=True)
+        order = [item_id(c["id"], r) for c in configs for r in range(repetitions)]
+        random.Random(seed).shuffle(order)  # repetitions in random order: drift does not align with configs
+        plan = {"configs": configs, "repetitions": repetitions, "seed": seed, "order": order, **meta}
+        atomic_write(self.root / "plan.json", json.dumps(plan, indent=1))
+        return plan
+
+    def plan(self) -> dict:
+        try:
+            return json.loads((self.root / "plan.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CampaignError(f"{self.root}: no plan.json (not a campaign directory)") from None
+        except json.JSONDecodeError as exc:
+            raise CampaignError(f"{self.root}/plan.json: not JSON ({exc.msg})") from None
+
+    # --- measurements ------------------------------------------------------------------------------
+    def done(self) -> set[str]:
+        return {p.stem for p in self.mdir.glob("*.json")} if self.mdir.exists() else set()
+
+    def pending(self) -> list[str]:
+        done = self.done()
+        return [i for i in self.plan()["order"] if i not in done]
+
+    def record(self, iid: str, row: dict) -> None:
+        atomic_write(self.mdir / f"{iid}.json", json.dumps(row))
+
+    def rows(self) -> list[dict]:
+        out = []
+        for p in sorted(self.mdir.glob("*.json")):
+            try:
+                out.append(json.loads(p.read_text(encoding="utf-8")))
+            except json.JSONDecodeError:
+                raise CampaignError(f"{p}: damaged measurement file") from None
+        return out
+
+    def table(self) -> pd.DataFrame:
+        """One row per measurement: config_id, repetition, node, the figures, and one 0/1 column per feature."""
+        plan = self.plan()
+        feats = {c["id"]: set(c["features"]) for c in plan["configs"]}
+        names = sorted(set().union(*feats.values())) if feats else []
+        rows = []
+        for r in self.rows():
+            flat = {k: v for k, v in r.items() if k != "figures"}
+            flat.update(r.get("figures", {}))
+            flat.update({f"f:{n}": int(n in feats[r["config_id"]]) for n in names})
+            rows.append(flat)
+        return pd.DataFrame(rows)
+
+    def save_table(self) -> pd.DataFrame:
+        df = self.table()
+        atomic_write(self.root / "measurements.csv", df.to_csv(index=False))
+        tmp = self.root / f".measurements.parquet.{os.getpid()}.tmp"
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, self.root / "measurements.parquet")
+        return df
