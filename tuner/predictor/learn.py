@@ -1,0 +1,151 @@
+"""Learn each measured figure from the configuration's features: Random Forest against a mean predictor and
+ridge regression, k-fold cross-validation (R², MAE, MAPE with their spread over folds), a learning curve,
+permutation importance, and a learnability check (does the figure vary across configurations more than
+its own repetition noise?).
+
+Input: the campaign table, one row per measurement, feature columns `f:NAME` (0/1). Models are trained on
+per-configuration means (the repetitions' average), which is what a recommendation predicts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.dummy import DummyRegressor
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.inspection import permutation_importance
+from sklearn.linear_model import Ridge
+from sklearn.metrics import mean_absolute_error, mean_absolute_percentage_error, r2_score
+from sklearn.model_selection import KFold
+
+MODELS = ("mean", "ridge", "random_forest")
+
+
+def make_model(kind: str, seed: int = 0):
+    if kind == "mean":
+        return DummyRegressor(strategy="mean")
+    if kind == "ridge":
+        return Ridge(alpha=1.0)
+    if kind == "random_forest":
+        return RandomForestRegressor(n_estimators=100, min_samples_leaf=1, random_state=seed, n_jobs=1)
+    raise ValueError(f"unknown model {kind}")
+
+
+def feature_columns(df: pd.DataFrame) -> list[str]:
+    cols = [c for c in df.columns if c.startswith("f:")]
+    return [c for c in cols if df[c].nunique() > 1]  # constant columns carry nothing
+
+
+def per_config(df: pd.DataFrame, target: str) -> tuple[pd.DataFrame, pd.Series]:
+    cols = feature_columns(df)
+    g = df.dropna(subset=[target]).groupby("config_id")
+    return g[cols].first(), g[target].mean()
+
+
+def learnability(df: pd.DataFrame, target: str, alpha: float = 0.05) -> dict:
+    """One-way ANOVA of the figure across configurations: learnable when the configurations' means differ
+    by more than the repetitions' noise explains (p < alpha). Needs at least 2 repetitions per config."""
+    groups = [g[target].dropna().to_numpy() for _, g in df.groupby("config_id")]
+    groups = [g for g in groups if len(g) >= 2]
+    if len(groups) < 2:
+        return {"learnable": None, "reason": "fewer than two configurations with two repetitions"}
+    f, p = stats.f_oneway(*groups)
+    means = np.array([g.mean() for g in groups])
+    sem = float(np.sqrt(np.mean([g.var(ddof=1) / len(g) for g in groups])))
+    return {
+        "learnable": bool(p < alpha),
+        "anova_p": float(p),
+        "between_config_sd": float(means.std(ddof=1)),
+        "repetition_sem": sem,
+        "reason": "varies across configurations beyond repetition noise"
+        if p < alpha
+        else "varies across configurations no more than its own sampling error: not learnable here",
+    }
+
+
+def cross_validate(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: int = 0) -> dict:
+    k = max(2, min(k, len(y)))
+    scores: dict[str, list[float]] = {"r2": [], "mae": [], "mape": []}
+    for train, test in KFold(n_splits=k, shuffle=True, random_state=seed).split(X):
+        m = make_model(kind, seed).fit(X.iloc[train], y.iloc[train])
+        pred = m.predict(X.iloc[test])
+        if len(test) >= 2:
+            scores["r2"].append(float(r2_score(y.iloc[test], pred)))
+        scores["mae"].append(float(mean_absolute_error(y.iloc[test], pred)))
+        if (y.iloc[test] != 0).all():
+            scores["mape"].append(float(mean_absolute_percentage_error(y.iloc[test], pred)))
+    return {
+        name: {
+            "mean": float(np.mean(v)),
+            "sd": float(np.std(v, ddof=1)) if len(v) > 1 else None,
+            "folds": len(v),
+        }
+        if v
+        else None
+        for name, v in scores.items()
+    }
+
+
+def learning_curve(
+    X: pd.DataFrame, y: pd.Series, sizes: list[int], *, repeats: int = 5, seed: int = 0
+) -> list[dict]:
+    """Random Forest R² on held-out configurations when trained on n of them (random subsets, repeated)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in sizes:
+        if n >= len(y) - 1:
+            continue
+        r2s = []
+        for _ in range(repeats):
+            idx = rng.permutation(len(y))
+            tr, te = idx[:n], idx[n:]
+            m = make_model("random_forest", seed).fit(X.iloc[tr], y.iloc[tr])
+            r2s.append(float(r2_score(y.iloc[te], m.predict(X.iloc[te]))))
+        out.append(
+            {"n": n, "r2_mean": float(np.mean(r2s)), "r2_sd": float(np.std(r2s, ddof=1)), "repeats": repeats}
+        )
+    return out
+
+
+def importance(X: pd.DataFrame, y: pd.Series, seed: int = 0, top: int = 10) -> list[dict]:
+    m = make_model("random_forest", seed).fit(X, y)
+    res = permutation_importance(m, X, y, n_repeats=10, random_state=seed)
+    order = np.argsort(-res.importances_mean)[:top]
+    return [
+        {
+            "feature": X.columns[i][2:],
+            "mean": float(res.importances_mean[i]),
+            "sd": float(res.importances_std[i]),
+        }
+        for i in order
+    ]
+
+
+CURVE_SIZES = (5, 10, 15, 20, 30, 40, 60, 80, 120, 160, 240)
+
+
+def evaluate(
+    df: pd.DataFrame,
+    targets: list[str],
+    k: int = 5,
+    seed: int = 0,
+    curve_sizes=CURVE_SIZES,
+    curve_repeats: int = 5,
+) -> dict:
+    """Per target: learnability, CV figures of every model, learning curve, importance."""
+    out = {}
+    for t in targets:
+        if t not in df.columns or df[t].dropna().empty:
+            out[t] = {"status": "not_measured", "reason": f"no measured values of {t}"}
+            continue
+        X, y = per_config(df, t)
+        entry = {"configurations": len(y), "learnability": learnability(df, t)}
+        if entry["learnability"]["learnable"] is False:
+            entry["status"] = "not_learnable"
+        entry["cv"] = {kind: cross_validate(X, y, kind, k, seed) for kind in MODELS}
+        sizes = sorted({s for s in curve_sizes if s < len(y) - 1})
+        entry["learning_curve"] = learning_curve(X, y, sizes, repeats=curve_repeats, seed=seed)
+        entry["importance"] = importance(X, y, seed)
+        out[t] = entry
+    return out
