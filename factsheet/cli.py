@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover - typer that depends on click
 from factsheet.attest.cli import register as register_attest
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
-from factsheet.cli_predictor import features_app
+from factsheet.cli_predictor import register as register_predictor
 from factsheet.cli_probe import probe_app
 from factsheet.compliance.cli import register as register_compliance
 from factsheet.export.cli import register as register_export
@@ -149,7 +149,7 @@ app.add_typer(eval_app, name="eval", help="Evaluate completions produced elsewhe
 register_attest(app)  # keygen, sign, verify
 register_export(app)  # export
 register_compliance(app)  # check, diff, policies
-app.add_typer(features_app, name="features", help="Feature models (UVL): count and sample configurations.")
+register_predictor(app)
 
 
 @app.command("mock-server")

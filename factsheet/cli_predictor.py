@@ -97,3 +97,102 @@ def sample(
             }
         )
     )
+
+
+def _campaign_errors():
+    from pydantic import ValidationError
+
+    from tuner.campaign.store import CampaignError
+
+    return CampaignError, ValidationError
+
+
+def campaign(
+    spec_path: Annotated[Path, typer.Argument(help="campaign spec (YAML or JSON)")],
+    output: Annotated[Path, typer.Option("-o", help="campaign directory (created; resumed if it exists)")],
+    executor: Annotated[str | None, typer.Option(help="local or ray (overrides the spec)")] = None,
+    ray_address: Annotated[str | None, typer.Option(help="join this Ray cluster")] = None,
+) -> None:
+    """Measure a sample of configurations (resumable: rerun the same command after an interruption)."""
+    import yaml
+
+    from factsheet.errors import describe_validation_error
+    from tuner.campaign.runner import run_campaign
+    from tuner.campaign.spec import CampaignSpec
+
+    campaign_error, validation_error = _campaign_errors()
+    try:
+        data = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+        if executor is not None:
+            data["executor"] = executor
+        if ray_address is not None:
+            data["ray_address"] = ray_address
+        spec = CampaignSpec.model_validate(data)
+    except OSError as exc:
+        raise InputError(f"{spec_path}: cannot read ({exc.strerror})") from None
+    except (yaml.YAMLError, TypeError) as exc:
+        raise InputError(f"{spec_path}: not a YAML mapping ({str(exc).splitlines()[0]})") from None
+    except validation_error as exc:
+        raise InputError(f"{spec_path}: {describe_validation_error(exc)}") from None
+    try:
+        store = run_campaign(spec, output, progress=lambda iid: typer.echo(f"measured {iid}", err=True))
+    except campaign_error as exc:
+        raise InputError(str(exc)) from None
+    plan = store.plan()
+    typer.echo(
+        json.dumps(
+            {
+                "campaign": str(output),
+                "configurations": len(plan["configs"]),
+                "repetitions": plan["repetitions"],
+                "measured": len(store.done()),
+            }
+        )
+    )
+
+
+def predict(
+    campaign_dir: Annotated[Path, typer.Argument(help="a campaign directory")],
+    targets: Annotated[
+        str, typer.Option(help="comma-separated figures to learn")
+    ] = "e2el_p50_ms,cpu_s,pass_at_1",
+    objective: Annotated[
+        str, typer.Option(help="figure to minimise (prefix max: to maximise)")
+    ] = "e2el_p50_ms",
+    constraint: Annotated[list[str] | None, typer.Option(help="e.g. 'pass_at_1>=0.05' (repeatable)")] = None,
+    verify_reps: Annotated[
+        int, typer.Option(help="live repetitions to verify the recommendation (0: none)")
+    ] = 0,
+) -> None:
+    """Learn the campaign's figures, find the Pareto front, recommend and (optionally) verify."""
+    from tuner.predictor.report import predict_campaign
+
+    campaign_error, _ = _campaign_errors()
+    cons = {}
+    for c in constraint or []:
+        for op in (">=", "<="):
+            if op in c:
+                name, _, value = c.partition(op)
+                try:
+                    cons[name.strip()] = (op, float(value))
+                except ValueError:
+                    raise InputError(f"--constraint: '{c}' needs a number after {op}") from None
+                break
+        else:
+            raise InputError(f"--constraint: '{c}' is not NAME>=X or NAME<=X")
+    try:
+        out = predict_campaign(
+            campaign_dir, [t for t in targets.split(",") if t], objective, cons, verify_reps
+        )
+    except campaign_error as exc:
+        raise InputError(str(exc)) from None
+    typer.echo(json.dumps(out["summary"]))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the predictor's commands to the main CLI (one line in factsheet/cli.py)."""
+    app.add_typer(
+        features_app, name="features", help="Feature models (UVL): count and sample configurations."
+    )
+    app.command("campaign")(guarded(campaign))
+    app.command("predict")(guarded(predict))

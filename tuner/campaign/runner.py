@@ -73,6 +73,7 @@ def plan_configs(spec: CampaignSpec) -> tuple[list[dict], dict]:
             "coverage_2wise": round(sampling.coverage(space, [set(c["features"]) for c in configs], 2), 4),
         },
         "measurer": spec.measurer,
+        "options": spec.options,
         "executor": spec.executor,
     }
     return configs, meta
