@@ -11,6 +11,7 @@ from pathlib import Path
 
 from factsheet import provenance as prov
 from factsheet.checkpoint import Checkpoints, Key, digest, prepare_output
+from factsheet.predictor_section import build_predictor
 from factsheet.schema import (
     AccuracySection,
     CapacitySection,
@@ -103,7 +104,7 @@ def build(
         accuracy=accuracy,
         energy=energy,
         tuning=tuning,
-        predictor=NotMeasured(reason="feature-model predictor not yet implemented in this tool version"),
+        predictor=build_predictor(spec.predictor, out_dir, log),  # after the build's server is stopped
         provenance=_provenance(spec_path, spec_raw, started, t0),
     )
 

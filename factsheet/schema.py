@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from factsheet.compliance.summary import ComplianceSummary
+from factsheet.predictor_section import PredictorSection
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
@@ -127,7 +128,7 @@ class Factsheet(Model):
     accuracy: AccuracySection | NotMeasured
     energy: EnergySection | NotMeasured
     tuning: TuningResult | NotMeasured
-    predictor: NotMeasured
+    predictor: PredictorSection | NotMeasured
     compliance: ComplianceSummary | NotMeasured = Field(
         default_factory=lambda: NotMeasured(reason="no compliance policy in the build spec"),
         description="the gate run at the end of the build (full report: compliance.json)",

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from factsheet.attest.spec import SignSpec
 from factsheet.compliance.config import ComplianceSpec
 from factsheet.errors import InputError
+from factsheet.predictor_section import PredictorSpec
 from probes.accuracy import HumanEvalConfig
 from probes.documents import parse_yaml_model
 from probes.energy import EnergyConfig
@@ -138,6 +139,7 @@ class BuildSpec(Model):
     accuracy: HumanEvalConfig | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
     energy: EnergyConfig | None = Field(None, description="energy and carbon; omitted = not measured")
     tuning: TunerConfig | None = Field(None, description="SLO-Tuner run; omitted = not run")
+    predictor: PredictorSpec | None = Field(None, description="feature-model predictor; omitted = not run")
     compliance: ComplianceSpec | None = Field(
         None, description="policies gating the build; omitted = no gate"
     )

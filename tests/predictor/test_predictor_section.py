@@ -1,0 +1,53 @@
+"""The factsheet's predictor section: built from a campaign, validated by the schema, rendered in HTML."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "render"))
+import sheet_fixture as fx  # noqa: E402
+
+from factsheet.predictor_section import PredictorSpec, build_predictor  # noqa: E402
+from factsheet.render import render_html  # noqa: E402
+from factsheet.schema import Factsheet  # noqa: E402
+
+
+def test_section_from_a_campaign_validates_and_renders(tmp_path):
+    spec = PredictorSpec.model_validate(
+        {
+            "campaign": {
+                "feature_model": "vllm_serving",
+                "sample": {"method": "uniform", "n": 10, "seed": 4},
+                "repetitions": 2,
+                "measurer": "campaign_measurers:synthetic",
+            },
+            "targets": ["e2el_p50_ms", "pass_at_1"],
+            "constraints": {"e2el_p50_ms": "<=1e9"},
+            "verify_repetitions": 2,
+        }
+    )
+    section = build_predictor(spec, tmp_path, log=lambda *_: None)
+    assert section.campaign["measurements"] == 20
+    assert section.model["valid_configurations"] == 594_864
+    sheet = fx.build_sheet(fx.load_points()).model_copy(update={"predictor": section})
+    sheet = Factsheet.model_validate_json(sheet.model_dump_json())  # round trip through the schema
+    html = render_html(sheet)
+    assert "594864 valid configurations" in html
+    assert "10 configurations × 2 repetitions" in html
+    assert "random_forest" in html and "not learnable" in html
+    assert "Relative error" in html
+
+
+def test_no_section_in_spec_is_not_measured(tmp_path):
+    assert build_predictor(None, tmp_path).status == "not_measured"
+
+
+def test_bad_constraint_in_spec_is_rejected():
+    with pytest.raises(ValueError, match="constraints.pass_at_1"):
+        PredictorSpec.model_validate(
+            {
+                "campaign": {"feature_model": "vllm_serving", "measurer": "a:b"},
+                "constraints": {"pass_at_1": "> 1"},
+            }
+        )
