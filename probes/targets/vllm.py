@@ -83,6 +83,11 @@ class VllmServer:
         self._state: Path | None = None
         self._lifeline: int | None = None  # write end; the kernel closes it when the tool dies
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id (it leads its own process group), while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
     def command(self) -> list[str]:
         t = self.target
         if t.command is not None:

@@ -1,0 +1,78 @@
+"""A real (small) campaign on the embedded vLLM target and what the predictor learns from it.
+
+    flock /tmp/vllm.lock python bench/predictor_live.py   (writes bench/predictor_live_results.txt)
+
+Model: bench/live_sampling.uvl (vLLM per-request sampling parameters; engine fixed, so one server start).
+Sample: pairwise (t-wise, seed 0) plus 24 uniform configurations, 2 repetitions each in random order;
+each measurement = 3 sequential streamed completions of up to 32 tokens (64-word prompts), latency
+percentiles and the CPU-seconds proxy of the server's process group. Resumable: rerun to finish.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tuner.campaign.runner import run_campaign  # noqa: E402
+from tuner.campaign.spec import CampaignSpec  # noqa: E402
+from tuner.predictor.learn import evaluate  # noqa: E402
+
+
+def main() -> None:
+    out_dir = ROOT / "out" / "bench-predictor-live"
+    spec = CampaignSpec.model_validate(
+        {
+            "feature_model": str(ROOT / "bench" / "live_sampling.uvl"),
+            "sample": {"method": "twise", "t": 2, "seed": 0},
+            "extra_uniform": 24,
+            "repetitions": 2,
+            "measurer": "tuner.campaign.vllm_measurer:from_options",
+            "options": {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 32},
+        }
+    )
+    t0 = time.perf_counter()
+    store = run_campaign(spec, out_dir, progress=lambda iid: print("measured", iid, flush=True))
+    wall = time.perf_counter() - t0
+    df = store.table()
+    plan = store.plan()
+    targets = ["e2el_p50_ms", "ttft_p50_ms", "tpot_p50_ms", "cpu_s"]
+    res = evaluate(df, targets, k=5, curve_sizes=(10, 20, 30, 40))
+    tw_ids = {c["id"] for c in plan["configs"] if c["sampled_by"] == "t-wise"}
+    lines = [
+        "# flock /tmp/vllm.lock python bench/predictor_live.py",
+        f"campaign: {len(plan['configs'])} configurations ({len(tw_ids)} pairwise + uniform) x {plan['repetitions']}"
+        f" repetitions = {len(df)} measurements, wall {wall:.0f} s this run, campaign dir {out_dir.relative_to(ROOT)}",
+        f"model: {plan['features']} features, {plan['valid_configurations']} valid configurations",
+    ]
+    for t in targets:
+        r = res[t]
+        if "cv" not in r:
+            lines.append(f"{t}: {r}")
+            continue
+        cv = {k: v["r2"] for k, v in r["cv"].items()}
+        lines.append(
+            f"{t}: learnable={r['learnability']['learnable']} (ANOVA p={r['learnability']['anova_p']:.2g}, "
+            f"between-config sd {r['learnability']['between_config_sd']:.3g}, repetition sem "
+            f"{r['learnability']['repetition_sem']:.3g}); CV R2 "
+            + ", ".join(f"{k} {v['mean']:.3f}±{v['sd']:.3f}" for k, v in cv.items() if v)
+        )
+        lines.append(
+            "  learning curve (RF, held-out R2): "
+            + "; ".join(f"n={c['n']}: {c['r2_mean']:.2f}±{c['r2_sd']:.2f}" for c in r["learning_curve"])
+        )
+        lines.append(
+            "  top features: " + ", ".join(f"{i['feature']} {i['mean']:.3f}" for i in r["importance"][:4])
+        )
+    text = "\n".join(lines) + "\n"
+    (ROOT / "bench" / "predictor_live_results.txt").write_text(text)
+    (out_dir / "bench_evaluation.json").write_text(json.dumps(res, indent=1, default=str))
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

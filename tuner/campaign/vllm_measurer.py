@@ -1,0 +1,164 @@
+"""Measure one configuration of the vLLM feature model on a live vLLM server.
+
+Engine arguments (max_num_seqs, max_num_batched_tokens, chunked prefill, prefix caching, dtype, n-gram
+speculation) need a restart: the server is (re)started when they change, and the start-up time is reported
+as `restart_s`. Sampling parameters go with each request. Per measurement: `requests` streamed completions
+sent one after another (closed loop, concurrency 1, so latency is the configuration's, not the queue's) with
+prompts from the load probe's workload; figures: TTFT, TPOT and E2EL p50/p90 (ms, with n) and the resource
+proxy `cpu_s` = CPU-seconds (user + system) of the server's process group read from /proc over the
+measurement. Energy is not measured here: a host without counters offers only this proxy, labelled so.
+
+    measurer: tuner.campaign.vllm_measurer:from_options
+    options: {spec: models/smollm2-cpu.yaml, requests: 4, input_len: 64, output_len: 32}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from probes.targets.model_source import prepare
+from probes.targets.vllm import VllmServer, VllmTarget
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """user + system CPU-seconds of every live process in process group `pgid` (Linux /proc)."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid:  # field 5 of stat: process group
+            total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
+    return total / CLK_TCK
+
+
+def engine_flags(engine: dict) -> list[str]:
+    flags = []
+    for key in ("max_num_batched_tokens",):
+        if key in engine:
+            flags += [f"--{key.replace('_', '-')}", str(engine[key])]
+    if engine.get("enable_chunked_prefill") is False:
+        flags.append("--no-enable-chunked-prefill")
+    if engine.get("enable_prefix_caching") is False:
+        flags.append("--no-enable-prefix-caching")
+    if engine.get("speculative_method"):
+        spec = {
+            "method": engine["speculative_method"],
+            "num_speculative_tokens": engine["num_speculative_tokens"],
+            "prompt_lookup_max": 4,
+            "prompt_lookup_min": 2,
+        }
+        flags += ["--speculative-config", json.dumps(spec, separators=(",", ":"))]
+    return flags
+
+
+class VllmMeasurer:
+    def __init__(self, target: VllmTarget, *, requests: int = 4, input_len: int = 64, output_len: int = 32):
+        self.target, self.requests, self.input_len, self.output_len = target, requests, input_len, output_len
+        self._stack: contextlib.ExitStack | None = None
+        self._server: VllmServer | None = None
+        self._engine: dict | None = None
+        self._prepared = None
+
+    def close(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+        self._stack, self._server, self._engine = None, None, None
+
+    def _ensure(self, engine: dict) -> float:
+        if self._server is not None and engine == self._engine:
+            return 0.0
+        self.close()
+        t0 = time.perf_counter()
+        if self._prepared is None:
+            self._prepared = prepare(self.target.model, self.target.serving_python())
+        update = {
+            "max_num_seqs": engine.get("max_num_seqs", self.target.max_num_seqs),
+            "dtype": engine.get("dtype", self.target.dtype),
+        }
+        cfg = self.target.model_copy(update=update)
+        stack = contextlib.ExitStack()
+        self._server = stack.enter_context(VllmServer(cfg, self._prepared, flags=engine_flags(engine)))
+        self._stack, self._engine = stack, dict(engine)
+        return time.perf_counter() - t0
+
+    def _prompt(self, seed: int) -> str:
+        rng = np.random.default_rng(seed)
+        words = [
+            "model",
+            "latency",
+            "token",
+            "server",
+            "batch",
+            "cache",
+            "prompt",
+            "answer",
+            "serving",
+            "tensor",
+        ]
+        return " ".join(rng.choice(words, size=self.input_len))
+
+    def measure(self, kwargs: dict, *, seed: int) -> dict:
+        restart_s = self._ensure(kwargs.get("engine", {}))
+        params = dict(kwargs.get("request", {}))
+        ttft, e2el, tpot = [], [], []
+        cpu0 = group_cpu_seconds(self._server.pid)
+        with httpx.Client(timeout=300) as client:
+            for i in range(self.requests):
+                body = {
+                    "model": self.target.served_model_name,
+                    "prompt": self._prompt(seed + i),
+                    "max_tokens": self.output_len,
+                    "stream": True,
+                    "seed": seed + i,
+                    **params,
+                }
+                t0 = time.perf_counter()
+                first, chunks = None, 0
+                with client.stream("POST", f"{self._server.base_url}/v1/completions", json=body) as r:
+                    r.raise_for_status()
+                    for line in r.iter_lines():
+                        if line.startswith("data: ") and line != "data: [DONE]":
+                            first = first or time.perf_counter()
+                            chunks += 1
+                end = time.perf_counter()
+                if first is None:
+                    continue
+                ttft.append((first - t0) * 1000)
+                e2el.append((end - t0) * 1000)
+                if chunks > 1:
+                    tpot.append((end - first) * 1000 / (chunks - 1))
+        cpu_s = group_cpu_seconds(self._server.pid) - cpu0
+
+        def pct(xs, q):
+            return float(np.percentile(xs, q)) if xs else None
+
+        return {
+            "ttft_p50_ms": pct(ttft, 50), "ttft_p90_ms": pct(ttft, 90),
+            "tpot_p50_ms": pct(tpot, 50), "e2el_p50_ms": pct(e2el, 50), "e2el_p90_ms": pct(e2el, 90),
+            "n_requests": len(e2el), "cpu_s": cpu_s, "restart_s": restart_s,
+        }  # fmt: skip
+
+
+def from_options(spec: str, requests: int = 4, input_len: int = 64, output_len: int = 32) -> VllmMeasurer:
+    """Build from a factsheet build spec's vLLM target (its model, environment and max_model_len)."""
+    import yaml
+
+    data = yaml.safe_load(Path(spec).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or (data.get("target") or {}).get("kind") != "vllm":
+        raise ValueError(f"{spec}: needs a 'target' of kind vllm")
+    target = VllmTarget.model_validate(data["target"])
+    return VllmMeasurer(target, requests=requests, input_len=input_len, output_len=output_len)
