@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from probes.errors import InputError
 
-class CampaignError(ValueError):
+
+class CampaignError(InputError):
     """A campaign directory or plan that cannot be used (exit 2 at the CLI)."""
 
 

@@ -15,8 +15,10 @@ from functools import cache
 from lark import Lark, Token, Transformer, UnexpectedInput
 from lark.indenter import Indenter
 
+from probes.errors import InputError
 
-class UVLError(ValueError):
+
+class UVLError(InputError):
     """A UVL text that does not parse, or a model that is not well formed (exit 2 at the CLI)."""
 
 
