@@ -28,6 +28,8 @@ def _space(model: str):
         raise InputError(f"{model}: {exc}") from None
     except OSError as exc:
         raise InputError(f"{model}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{model}: not UTF-8 text (a UVL file is)") from None
     return m, FeatureSpace(m)
 
 
@@ -130,6 +132,8 @@ def campaign(
         spec = CampaignSpec.model_validate(data)
     except OSError as exc:
         raise InputError(f"{spec_path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{spec_path}: not UTF-8 text (a campaign spec is YAML)") from None
     except (yaml.YAMLError, TypeError) as exc:
         raise InputError(f"{spec_path}: not a YAML mapping ({str(exc).splitlines()[0]})") from None
     except validation_error as exc:

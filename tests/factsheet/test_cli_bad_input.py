@@ -92,6 +92,15 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
         ["{notjson}", "{notjson}", "--max-regression", "e2el_ms.p99", "-o", "{out}"],
     ],
     ("policies",): [["no-such-profile"]],
+    ("features", "count"): [["{binary}"], ["{empty}"], ["{missing}"]],
+    ("features", "sample"): [
+        ["{binary}"],
+        ["{missing}"],
+        ["vllm_serving", "-t", "5"],
+        ["vllm_serving", "--method", "x"],
+    ],
+    ("campaign",): [["{binary}", "-o", "{out}"], ["{empty}", "-o", "{out}"], ["{missing}", "-o", "{out}"]],
+    ("predict",): [["{missing}"], ["{binary}"], ["{out}", "--constraint", "x>y"]],
 }
 
 

@@ -61,10 +61,12 @@ class CampaignStore:
     def plan(self) -> dict:
         try:
             return json.loads((self.root / "plan.json").read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise CampaignError(f"{self.root}: no plan.json (not a campaign directory)") from None
-        except json.JSONDecodeError as exc:
-            raise CampaignError(f"{self.root}/plan.json: not JSON ({exc.msg})") from None
+        except OSError as exc:
+            raise CampaignError(f"{self.root}/plan.json: cannot read ({exc.strerror})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise CampaignError(f"{self.root}/plan.json: not a campaign plan (not JSON)") from None
 
     # --- measurements ------------------------------------------------------------------------------
     def done(self) -> set[str]:
