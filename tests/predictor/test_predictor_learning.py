@@ -1,17 +1,22 @@
 """Learning and decisions on a campaign whose truth is known (tests/campaign/campaign_measurers.py):
 latency is a function of max_new_tokens, num_beams and temperature; pass@1 is constant plus noise."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
-from campaign_measurers import Synthetic
 
-from tuner.campaign.runner import run_campaign
-from tuner.campaign.spec import CampaignSpec
-from tuner.features.configs import load_bundled
-from tuner.features.space import FeatureSpace
-from tuner.predictor.decide import pareto_mask, recommend, verify
-from tuner.predictor.learn import evaluate
+sys.path.insert(0, str(Path(__file__).parent.parent / "campaign"))  # the known-truth measurers, by name
+from campaign_measurers import Synthetic  # noqa: E402
+
+from tuner.campaign.runner import run_campaign  # noqa: E402
+from tuner.campaign.spec import CampaignSpec  # noqa: E402
+from tuner.features.configs import load_bundled  # noqa: E402
+from tuner.features.space import FeatureSpace  # noqa: E402
+from tuner.predictor.decide import pareto_mask, recommend, verify  # noqa: E402
+from tuner.predictor.learn import evaluate  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "render"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "campaign"))  # the known-truth measurers, by name
 import sheet_fixture as fx  # noqa: E402
 
 from factsheet.predictor_section import PredictorSpec, build_predictor  # noqa: E402
