@@ -42,9 +42,10 @@ def test_run_tuning_on_the_embedded_vllm_target():
     assert 0 < cal.simulator.acceptance_rate <= 1
     assert cal.simulator.step.base_s + cal.simulator.step.per_seq_s > 0
     assert cal.simulator.restart_s > 5  # a vLLM start is tens of seconds, never instant
-    # Calibration runs are reused, never repeated: no point is measured live twice. (Which points the
-    # climb reaches beyond the calibration depends on the host's load, so that is not asserted.)
-    live = [e.point.key() for e in result.trace if e.source == "live"]
+    # Calibration runs are reused, never repeated: no point is searched live twice (confirmation runs
+    # re-measure on purpose and are entries of their own). Which points the climb reaches beyond the
+    # calibration depends on the host's load, so that is not asserted.
+    live = [e.point.key() for e in result.trace if e.source == "live" and e.decision != "confirm"]
     assert live[0] == cfg.start.key() and len(live) == len(set(live))
     assert result.budget.time_used_s <= cfg.time_budget_s
     assert not isinstance(result.fidelity, NotMeasured)
