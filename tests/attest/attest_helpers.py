@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import mock_spec
 from typer.testing import CliRunner
 
 from factsheet.cli import app
@@ -41,22 +42,5 @@ def run_entry_point(*args: str | Path) -> subprocess.CompletedProcess:
     )
 
 
-def endpoint_spec(folder: Path, base_url: str, extra: str = "") -> Path:
-    spec = folder / "model.yaml"
-    spec.write_text(
-        textwrap.dedent(f"""\
-        spec_version: 1
-        name: mock-endpoint
-        model: {{name: mock-model}}
-        target: {{kind: endpoint, base_url: "{base_url}", model: mock-model}}
-        load:
-          input_len: 16
-          output_len: 8
-          slo: {{ttft_ms: 80, tpot_ms: 10}}
-          points:
-            - {{concurrency: 2, num_requests: 6}}
-            - {{concurrency: 4, num_requests: 8}}
-        """)
-        + extra
-    )
-    return spec
+# Two short points: the signed files are what these tests are about, not the figures.
+endpoint_spec = functools.partial(mock_spec.endpoint_spec, points=((2, 6), (4, 8)))
