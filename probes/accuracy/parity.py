@@ -35,11 +35,13 @@ class JudgeParity(Model):
 EVALPLUS_PARITY = JudgeParity(
     reference="evalplus 0.3.1",
     measured_on="2026-11-30",
-    samples=203,
-    samples_counted=199,
-    verdicts=398,
-    verdicts_agreeing=398,
-    scope="the 164 canonical solutions and 39 borderline programs (float tolerance, output types, None "
-    "returns, mutated inputs, time limits, recursion headroom, memory, names leaked by a runner)",
-    bench="python bench/humaneval_parity.py --modes (bench/humaneval_parity_results.md)",
+    samples=531,
+    samples_counted=525,
+    verdicts=1050,
+    verdicts_agreeing=1050,
+    scope="the 164 canonical solutions, the embedded SmolLM2-135M's 164 greedy chat generations (as our "
+    "sanitizer and as EvalPlus's sanitizer extract them) and 39 borderline programs (float tolerance, "
+    "output types, None returns, mutated inputs, time limits, recursion headroom, memory, names leaked by a "
+    "runner)",
+    bench="python bench/humaneval_parity.py --modes chat (bench/humaneval_parity_results.md)",
 )
