@@ -63,7 +63,8 @@ DESIGN_NOTES = [
     "program runs as a file would, exec'd into an empty namespace (no `from __future__` flags, names or "
     "imports from the runner; `__name__` is not `'__main__'`; Python's 4300-digit int cap); base and plus "
     "inputs each in a fresh process; per input max(4 s, 4 × canonical time), per set min(60 s, sum) + 2 s, "
-    "loading counted against the set only; EvalPlus's comparison (`==`, else exact type, length and "
+    "loading counted against the set only, a time-out standing only when a fresh second run times out too "
+    "(a stall behind a busy process on the host is not the program's; EvalPlus judges once); EvalPlus's comparison (`==`, else exact type, length and "
     "`np.allclose(rtol=1e-7)` with the task's atol, which turns 1e-6 for the rest of a set once a float is "
     "expected); recursion headroom 969 frames and ~2 GiB of address space, as the `evalplus.evaluate` "
     "console script leaves a program (measured with probe programs).",

@@ -134,6 +134,32 @@ def test_a_set_over_its_total_budget_fails(small_tasks, small_expected, monkeypa
     verdict = _judge(small_tasks, small_expected, 0, program + task.canonical_solution)
     assert verdict.base.status == "pass"
     assert verdict.plus.status == "fail" and "budget" in verdict.plus.cause
+    assert "(in 2 runs)" in verdict.plus.cause  # a time-out stands only when a fresh run times out too
+
+
+def test_a_time_out_caused_by_the_host_is_judged_again(small_tasks, small_expected, monkeypatch):
+    # The first run of a correct program stalls (as behind a busy server on a loaded host): the fresh
+    # second run decides, and the correct program passes.
+    real, calls = harness._first_failure, []
+
+    def stalled_once(run, task, sets):
+        calls.append(task.task_id)
+        if len(calls) == 1:
+            return harness._Failure(0, "program did not load: test set over its budget", True)
+        return real(run, task, sets)
+
+    monkeypatch.setattr(harness, "_first_failure", stalled_once)
+    task = small_tasks.tasks[1]
+    verdict = _judge(small_tasks, small_expected, 1, task.prompt + task.canonical_solution)
+    assert (verdict.base.status, verdict.plus.status) == ("pass", "pass") and len(calls) == 2
+
+
+def test_a_wrong_output_is_not_judged_again(small_tasks, small_expected, monkeypatch):
+    real, calls = harness._first_failure, []
+    monkeypatch.setattr(harness, "_first_failure", lambda *a: calls.append(1) or real(*a))
+    task = small_tasks.tasks[1]
+    verdict = _judge(small_tasks, small_expected, 1, task.prompt + "    return None\n")
+    assert verdict.base.status == "fail" and "wrong output" in verdict.base.cause and len(calls) == 1
 
 
 @pytest.mark.parametrize(
