@@ -74,12 +74,19 @@ def test_empty_programs_and_failed_requests_score_zero(subset):
         figures[k] for k in ("pass_at_1", "pass_at_1_base", "graded_base_share", "graded_plus_share")
     ] == [0.0] * 4
 
+    def half_broken(task_id, prompt):
+        if task_id == "HumanEval/4":
+            raise ConnectionError("server gone")
+        return _canonical_body(subset, task_id)
+
+    figures = measure_accuracy(subset, half_broken, mode="completion")
+    assert figures["pass_at_1"] == 0.5 and figures["accuracy_generation_failures"] == 1
+
     def broken(task_id, prompt):
         raise ConnectionError("server gone")
 
-    figures = measure_accuracy(subset, broken, mode="completion")
-    assert figures["pass_at_1"] == 0.0 and figures["graded_plus_share"] == 0.0
-    assert figures["accuracy_generation_failures"] == 2
+    with pytest.raises(AccuracyError, match="every generation request failed.*server gone"):
+        measure_accuracy(subset, broken, mode="completion")
 
 
 def test_plus_only_bug_gives_the_hand_counted_share(subset):

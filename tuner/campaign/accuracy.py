@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from probes.accuracy.config import SubsetConfig
 from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
+from probes.accuracy.errors import AccuracyError
 from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.run import select_tasks
@@ -46,6 +47,9 @@ class AccuracySubset:
     statement: str
     expected: dict[str, Expected]
     limits: SandboxLimits
+
+    def task(self, task_id: str) -> HumanEvalTask:
+        return next(t for t in self.tasks if t.task_id == task_id)
 
     def describe(self, mode: str) -> dict:
         """What the campaign's plan records about the accuracy measurement."""
@@ -132,23 +136,29 @@ def measure_accuracy(
 ) -> dict:
     """Generate one program per task with `generate(task_id, prompt)`, judge them; the figures plus the
     seconds spent generating and judging (`accuracy_generation_s`, `accuracy_judge_s`) and the count of
-    generation failures (`accuracy_generation_failures`: no reply, counted as failing)."""
+    generation failures (`accuracy_generation_failures`: no reply, counted as failing, as in the probe).
+    Raises AccuracyError when no request at all succeeded (no figure is better than a zero made up)."""
     t0 = time.perf_counter()
+    errors: list[str] = []
 
     def _one(task: HumanEvalTask) -> str | None:
         try:
             return generate(task.task_id, prompt_for(task, mode))
-        except Exception:  # noqa: BLE001 - one failed request fails its task, as in the probe
+        except Exception as exc:  # noqa: BLE001 - one failed request fails its task, as in the probe
+            errors.append(f"{task.task_id}: {type(exc).__name__}: {exc}"[:300])
             return None
 
     with ThreadPoolExecutor(max(1, concurrency)) as pool:
         replies = dict(zip([t.task_id for t in subset.tasks], pool.map(_one, subset.tasks), strict=True))
+    if len(errors) == len(subset.tasks):
+        # Nothing was generated: that is no accuracy of the configuration, and not a zero.
+        raise AccuracyError(f"accuracy: every generation request failed (first: {errors[0]})")
     generation_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     figures, _ = judge_replies(subset, replies, mode=mode, concurrency=judge_concurrency)
     return {
         **figures,
-        "accuracy_generation_failures": sum(r is None for r in replies.values()),
+        "accuracy_generation_failures": len(errors),
         "accuracy_generation_s": round(generation_s, 3),
         "accuracy_judge_s": round(time.perf_counter() - t0, 3),
     }
