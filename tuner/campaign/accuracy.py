@@ -23,6 +23,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
 
 from probes.accuracy.config import SubsetConfig
 from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
@@ -31,11 +34,44 @@ from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.run import select_tasks
 from probes.accuracy.sandbox import SandboxLimits
+from probes.measurement import Model
 
-# The figures `measure_accuracy` returns, with the sense in which they are better (all: higher).
-FIGURES = ("pass_at_1", "pass_at_1_base", "graded_base_share", "graded_plus_share")
+# The figures `measure_accuracy` returns and what each means (higher is better for all).
+FIGURES = {
+    "pass_at_1": "share of tasks whose one program passes base and plus tests (HumanEval+ pass@1)",
+    "pass_at_1_base": "share of tasks whose one program passes the base tests",
+    "graded_base_share": "base test inputs passed / base test inputs, over the subset's tasks",
+    "graded_plus_share": "base and plus test inputs passed / all of them, over the subset's tasks",
+}
 Prompt = str | list[dict]
 Generate = Callable[[str, Prompt], str]
+
+
+class AccuracyOptions(Model):
+    """A measurer's `accuracy:` option: which HumanEval+ tasks, how long a generation, which endpoint."""
+
+    tasks: int | list[str] = Field(description="the first N tasks in dataset order, or a list of task ids")
+    max_tokens: int = Field(256, ge=1, description="generation cap per task, in tokens")
+    mode: Literal["chat", "completion"] = Field("chat", description="as the accuracy probe's mode")
+    dataset: str | None = Field(None, description="HumanEval+ path; else as the accuracy probe finds it")
+    concurrency: int = Field(1, ge=1, le=64, description="generation requests in flight")
+    request_timeout_s: float = Field(600.0, gt=0, description="HTTP timeout of one generation request")
+
+    def statement(self) -> dict:
+        """What the accuracy figures rest on, stated without loading anything (the report's view)."""
+        subset = (
+            f"the first {self.tasks} tasks of HumanEval+ in dataset order"
+            if isinstance(self.tasks, int)
+            else f"HumanEval+ tasks {', '.join(self.tasks)}"
+        )
+        return {
+            "subset": subset,
+            "mode": self.mode,
+            "prompting": PROMPTING[self.mode],
+            "max_tokens": self.max_tokens,
+            "samples_per_task": 1,
+            "figures": FIGURES,
+        }
 
 
 @dataclass(frozen=True)
@@ -61,7 +97,7 @@ class AccuracySubset:
             "task_ids": [t.task_id for t in self.tasks],
             "mode": mode,
             "prompting": PROMPTING[mode],
-            "figures": list(FIGURES),
+            "figures": FIGURES,
         }
 
 

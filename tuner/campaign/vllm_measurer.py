@@ -26,18 +26,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Literal
 
 import httpx
 import numpy as np
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from probes.accuracy.generate import request_for
 from probes.errors import describe_validation_error
-from probes.measurement import Model
 from probes.targets.model_source import prepare
 from probes.targets.vllm import VllmServer, VllmTarget
-from tuner.campaign.accuracy import AccuracySubset, load_subset, measure_accuracy
+from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_accuracy
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -76,17 +74,6 @@ def engine_flags(engine: dict) -> list[str]:
         }
         flags += ["--speculative-config", json.dumps(spec, separators=(",", ":"))]
     return flags
-
-
-class AccuracyOptions(Model):
-    """The measurer's `accuracy:` option: which HumanEval+ tasks, how long a generation, which endpoint."""
-
-    tasks: int | list[str] = Field(description="the first N tasks in dataset order, or a list of task ids")
-    max_tokens: int = Field(256, ge=1, description="generation cap per task, in tokens")
-    mode: Literal["chat", "completion"] = Field("chat", description="as the accuracy probe's mode")
-    dataset: str | None = Field(None, description="HumanEval+ path; else as the accuracy probe finds it")
-    concurrency: int = Field(1, ge=1, le=64, description="generation requests in flight")
-    request_timeout_s: float = Field(600.0, gt=0)
 
 
 class VllmMeasurer:
