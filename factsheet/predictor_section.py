@@ -46,6 +46,9 @@ class PredictorSection(Model):
     sampling: dict[str, Any] | None
     campaign: dict[str, Any]
     notes: list[str]
+    accuracy: dict[str, Any] | None = Field(
+        None, description="the HumanEval+ subset, prompting and figure definitions (None: not measured)"
+    )
     targets: dict[str, Any]
     pareto: dict[str, Any] | None
     recommendation: dict[str, Any] | None

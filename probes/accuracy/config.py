@@ -46,8 +46,30 @@ class HumanEvalConfig(Model):
     n_samples: int = Field(1, ge=1, le=200, description="completions per task (pass@k for k <= n)")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature; 0 = greedy")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling parameter")
+    sampling: dict[str, float | int | bool | str] = Field(
+        default_factory=dict,
+        description="further sampling parameters sent with each request as the server names them "
+        "(e.g. top_k, min_p, repetition_penalty, seed)",
+    )
     max_tokens: int = Field(512, ge=1, description="generation cap per completion, in tokens")
     concurrency: int = Field(4, ge=1, le=256, description="generation requests in flight")
     eval_concurrency: int = Field(2, ge=1, le=64, description="sandboxes running at once")
     request_timeout_s: float = Field(600.0, gt=0, description="HTTP timeout of one generation request")
     limits: SandboxLimits = Field(default_factory=SandboxLimits, description="sandbox OS limits")
+
+    @model_validator(mode="after")
+    def _sampling_not_reserved(self) -> HumanEvalConfig:
+        clash = sorted(set(self.sampling) & _RESERVED)
+        if clash:
+            raise ValueError(
+                f"sampling: {', '.join(clash)} set elsewhere (use the field of that name or none)"
+            )
+        return self
+
+    def sampling_params(self) -> dict:
+        """Every sampling parameter of a generation request."""
+        return {"temperature": self.temperature, "top_p": self.top_p, **self.sampling}
+
+
+# Request fields the probe sets itself.
+_RESERVED = {"temperature", "top_p", "n", "max_tokens", "model", "messages", "prompt", "stop", "stream"}

@@ -50,6 +50,20 @@ def chat_program(task: HumanEvalTask, reply: str) -> str:
     return task.prompt + code  # the reply held only a body or helpers
 
 
+def request_for(task: HumanEvalTask, mode: str) -> tuple[str, dict]:
+    """(endpoint path under /v1, the body's prompt part) for one task: the one prompt builder, shared by
+    the probe and the campaign's accuracy measurement."""
+    if mode == "chat":
+        messages = [{"role": "user", "content": CHAT_INSTRUCTION.format(prompt=task.prompt.strip())}]
+        return "/chat/completions", {"messages": messages}
+    return "/completions", {"prompt": task.prompt, "stop": list(STOP_SEQUENCES[:_SERVER_STOPS])}
+
+
+def program_from_reply(task: HumanEvalTask, text: str, mode: str) -> str:
+    """The program judged for a reply: extracted from a chat reply, or prompt + completion up to a stop."""
+    return chat_program(task, text) if mode == "chat" else task.prompt + truncate_at_stops(text)
+
+
 async def generate_all(
     client: httpx.AsyncClient,
     model: str,
@@ -57,19 +71,19 @@ async def generate_all(
     *,
     mode: str,
     n: int,
-    temperature: float,
-    top_p: float,
+    params: dict,
     max_tokens: int,
     concurrency: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Generation]:
+    """`params`: the sampling parameters sent with every request (temperature, top_p, top_k, ...)."""
     gate = asyncio.Semaphore(concurrency)
     done = 0
 
     async def _task(task: HumanEvalTask) -> list[Generation]:
         nonlocal done
         async with gate:
-            gens = await _generate(client, model, task, mode, n, temperature, top_p, max_tokens)
+            gens = await _generate(client, model, task, mode, n, params, max_tokens)
         done += 1
         if progress:
             progress(done, len(tasks))
@@ -85,24 +99,11 @@ async def _generate(
     task: HumanEvalTask,
     mode: str,
     n: int,
-    temperature: float,
-    top_p: float,
+    params: dict,
     max_tokens: int,
 ) -> list[Generation]:
-    body: dict = {
-        "model": model,
-        "n": n,
-        "temperature": temperature,
-        "top_p": top_p,
-        "max_tokens": max_tokens,
-    }
-    if mode == "chat":
-        body["messages"] = [{"role": "user", "content": CHAT_INSTRUCTION.format(prompt=task.prompt.strip())}]
-        path = "/chat/completions"
-    else:
-        body["prompt"] = task.prompt
-        body["stop"] = list(STOP_SEQUENCES[:_SERVER_STOPS])
-        path = "/completions"
+    path, prompt = request_for(task, mode)
+    body: dict = {"model": model, "n": n, **params, "max_tokens": max_tokens, **prompt}
     try:
         response = await client.post(path, json=body)
         response.raise_for_status()
@@ -124,6 +125,4 @@ def _choice_text(choice: dict, mode: str) -> str:
 def _generation(task: HumanEvalTask, index: int, text: str | None, mode: str) -> Generation:
     if text is None:
         return Generation(task, index, None, task.prompt, "endpoint returned fewer choices than n")
-    if mode == "chat":
-        return Generation(task, index, text, chat_program(task, text), None)
-    return Generation(task, index, text, task.prompt + truncate_at_stops(text), None)
+    return Generation(task, index, text, program_from_reply(task, text, mode), None)

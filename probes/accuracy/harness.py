@@ -6,11 +6,18 @@ encoding and transfer of the output), from which each input's deadline is derive
 max(4 s, 4 x canonical time). As in EvalPlus, base and plus inputs each run in a fresh process that
 has min(60 s, sum of its inputs' limits) + 2 s in all, loading the program included. A time-out (the one
 verdict a loaded host can cause) stands only when a fresh second run times out too.
+
+Graded mode (`graded=True`) also counts the inputs passed, as EvalPlus's per-input details do with its
+fast check off: a wrong output or an exception fails that input and the set goes on; base and plus each run
+in a sandbox of their own, so a set that hangs does not keep the other from being counted. The verdicts are
+the same as without it. Where EvalPlus would go on after an input's time limit, this judge cannot (the call
+is still running): the set's remaining inputs count as not passed, so a share is a lower bound there.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
 import time
@@ -48,6 +55,11 @@ class TestVerdict(Model):
     status: Literal["pass", "fail", "not_run"]
     cause: str | None = Field(None, description="why it failed or was not run; None on pass")
     n_inputs: int = Field(ge=0, description="inputs in this test set")
+    n_passed: int | None = Field(
+        None,
+        ge=0,
+        description="inputs passed (graded mode only; else None: judging stops at the first failure)",
+    )
 
 
 class SampleVerdict(Model):
@@ -73,12 +85,23 @@ def program_for(task: HumanEvalTask, *, completion: str | None = None, solution:
     return task.prompt + (completion or "")
 
 
-def expected_outputs(dataset: Dataset, limits: SandboxLimits, *, concurrency: int = 2) -> dict[str, Expected]:
-    """Canonical outputs and times for every task with inputs, from cache or computed and cached."""
-    path = cache_dir() / f"expected-v{_EXPECTED_FORMAT}-{dataset.info.sha256}.json.gz"
+def expected_outputs(
+    dataset: Dataset,
+    limits: SandboxLimits,
+    *,
+    concurrency: int = 2,
+    task_ids: list[str] | None = None,
+) -> dict[str, Expected]:
+    """Canonical outputs and times for every task with inputs (or only `task_ids`, cached apart: a subset
+    need not read the whole dataset's ~300 MB), from cache or computed and cached."""
+    key = dataset.info.sha256
+    if task_ids is not None:
+        key += "-" + hashlib.sha256("\n".join(sorted(task_ids)).encode()).hexdigest()[:16]
+    path = cache_dir() / f"expected-v{_EXPECTED_FORMAT}-{key}.json.gz"
     if path.is_file():
         return _read_expected(path)
-    tasks = [t for t in dataset.tasks if t.base_input is not None]
+    wanted = None if task_ids is None else set(task_ids)
+    tasks = [t for t in dataset.tasks if t.base_input is not None and (wanted is None or t.task_id in wanted)]
     with ThreadPoolExecutor(max(1, concurrency)) as pool:
         computed = dict(
             zip([t.task_id for t in tasks], pool.map(lambda t: _canonical(t, limits), tasks), strict=True)
@@ -148,16 +171,25 @@ def set_budget(deadlines: list[float]) -> float:
 
 
 def judge(
-    task: HumanEvalTask, program: str, expected: Expected | None, limits: SandboxLimits, *, sample: int = 0
+    task: HumanEvalTask,
+    program: str,
+    expected: Expected | None,
+    limits: SandboxLimits,
+    *,
+    sample: int = 0,
+    graded: bool = False,
 ) -> tuple[SampleVerdict, list[str]]:
-    """Verdicts for one program, and the isolation mechanisms the runner reported in force."""
+    """Verdicts for one program, and the isolation mechanisms the runner reported in force; `graded`: also
+    the inputs passed per set (`TestVerdict.n_passed`), same verdicts."""
     if expected is None:
-        return _judge_by_check(task, program, limits, sample)
+        return _judge_by_check(task, program, limits, sample, graded)
     base_in, plus_in = task.base_input or [], task.plus_input or []
     sets = [
         _Set(base_in, expected.base, time_limits(expected.base_seconds)),
         _Set(plus_in, expected.plus, time_limits(expected.plus_seconds)),
     ]
+    if graded:
+        return _judge_graded(task, program, sets, limits, sample)
     cpu_s = math.ceil(max(set_budget(s.deadlines) for s in sets)) + 1
     wall_s = 0.0
     runs = 0
@@ -195,6 +227,44 @@ class _Set:
     deadlines: list[float]
 
 
+def _judge_graded(
+    task: HumanEvalTask, program: str, sets: list[_Set], limits: SandboxLimits, sample: int
+) -> tuple[SampleVerdict, list[str]]:
+    graded, isolation, seconds = [], [], 0.0
+    for test_set in sets:
+        cpu_s = math.ceil(set_budget(test_set.deadlines)) + 1
+        run = SandboxRun(program, task.entry_point, [test_set.inputs], limits, cpu_s=cpu_s, graded=True)
+        graded.append(_grade_set(run, task, test_set))
+        isolation.append(run.isolation)
+        seconds += run.wall_seconds
+    (base_ok, base_why), (plus_ok, plus_why) = graded
+    failure = None
+    if base_why is not None:
+        failure = _Failure(0, base_why, False)
+    elif plus_why is not None:
+        failure = _Failure(1, plus_why, False)
+    base, plus = _split_verdicts(failure, len(sets[0].inputs), len(sets[1].inputs))
+    verdict = SampleVerdict(
+        task_id=task.task_id,
+        sample=sample,
+        base=base.model_copy(update={"n_passed": base_ok}),
+        plus=plus.model_copy(update={"n_passed": plus_ok}),
+        seconds=seconds,
+    )
+    return verdict, _common(isolation)
+
+
+def _grade_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set) -> tuple[int, str | None]:
+    """(inputs passed, the first problem or None) for one set in its own sandbox."""
+    run.start()
+    try:
+        if not run.header():
+            return 0, "sandbox failed to start"
+        return _run_set(run, task, test_set, graded=True)
+    finally:
+        run.close()
+
+
 def _first_failure(run: SandboxRun, task: HumanEvalTask, sets: list[_Set]) -> _Failure | None:
     """The first set with a failure, None if every set passes; stops the sandbox at the first failure
     (a failed base makes plus a failure too, so plus is not run)."""
@@ -212,8 +282,16 @@ def _first_failure(run: SandboxRun, task: HumanEvalTask, sets: list[_Set]) -> _F
         run.close()
 
 
-def _run_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set, timeouts: list[Record]) -> str | None:
-    """Why the set fails, None if it passes; a time-out record met on the way is appended to `timeouts`."""
+def _run_set(
+    run: SandboxRun,
+    task: HumanEvalTask,
+    test_set: _Set,
+    timeouts: list[Record] | None = None,
+    *,
+    graded: bool = False,
+):
+    """The set's first problem, or None (graded: (inputs passed, first problem or None)); a time-out
+    record met on the way is appended to `timeouts`."""
     budget = set_budget(test_set.deadlines)
     end = time.monotonic() + budget
     over = f"test set over its {budget:.3g} s budget (min({SET_TIME_CAP_S:g} s, sum of limits) + {SET_GRACE_S:g} s)"
@@ -222,28 +300,42 @@ def _run_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set, timeouts: lis
         remaining = end - time.monotonic()
         record = run.next(min(limit, max(remaining, 0.0)))
         if record.kind == "K":
-            timeouts.append(record)
+            if timeouts is not None:
+                timeouts.append(record)
             if remaining < limit:
                 record.message = over
         return record
 
+    def _result(passed: int, problem: str | None):
+        return (passed, problem) if graded else problem
+
     loaded = _next(budget)
     if loaded.kind != "L":
-        return _load_problem(loaded)
+        return _result(0, _load_problem(loaded))
     compare = SetComparison(task.atol, task.entry_point)
+    passed, first = 0, None
     for i, (args, want, limit) in enumerate(
         zip(test_set.inputs, test_set.expected, test_set.deadlines, strict=True)
     ):
-        problem = _problem(_next(limit), compare, args, want)
-        if problem:
-            return f"input #{i}: {problem}"
+        record = _next(limit)
+        problem = _problem(record, compare, args, want)
+        if problem is None:
+            passed += 1
+            continue
+        first = first or f"input #{i}: {problem}"
+        # A wrong output or an exception fails this input only (graded); anything else (late, crashed)
+        # leaves no process to ask about the rest, which then count as not passed.
+        if not graded or record.kind not in ("R", "E"):
+            return _result(passed, first)
     done = _next(budget)
     if done.kind != "D":
-        return f"after the last input: {_problem(done, compare, None, None) or 'no end of set'}"
+        return _result(
+            passed, first or f"after the last input: {_problem(done, compare, None, None) or 'no end of set'}"
+        )
     ended = run.next(SETUP_GRACE_S)
     if ended.kind != "C":
-        return f"set process did not end: {ended.message or ended.kind}"
-    return None
+        return _result(passed, first or f"set process did not end: {ended.message or ended.kind}")
+    return _result(passed, first)
 
 
 def _load_problem(record: Record) -> str:
@@ -283,7 +375,7 @@ def _split_verdicts(
 
 
 def _judge_by_check(
-    task: HumanEvalTask, program: str, limits: SandboxLimits, sample: int
+    task: HumanEvalTask, program: str, limits: SandboxLimits, sample: int, graded: bool = False
 ) -> tuple[SampleVerdict, list[str]]:
     """Original HumanEval: the dataset's assert-based `check` runs in the sandbox (base tests only)."""
     harness = f"\n\n{task.test}\n\ndef {_CHECK_ENTRY}():\n    check({task.entry_point})\n    return True\n"
@@ -294,6 +386,7 @@ def _judge_by_check(
         status="pass" if failure is None else "fail",
         cause=None if failure is None else f"check(): {failure.why}",
         n_inputs=1,
+        n_passed=(1 if failure is None else 0) if graded else None,
     )
     plus = TestVerdict(status="not_run", cause="dataset has no plus inputs", n_inputs=0)
     verdict = SampleVerdict(
@@ -316,13 +409,17 @@ def judge_many(
     *,
     concurrency: int,
     progress: Callable[[int, int], None] | None = None,
+    graded: bool = False,
 ) -> tuple[list[SampleVerdict], list[str]]:
-    """Verdicts in job order, and the isolation mechanisms that were in force for every run."""
+    """Verdicts in job order, and the isolation mechanisms that were in force for every run (`graded`: with
+    the inputs passed per set)."""
     done = 0
 
     def _one(job: Job) -> tuple[SampleVerdict, list[str]]:
         nonlocal done
-        result = judge(job.task, job.program, expected.get(job.task.task_id), limits, sample=job.sample)
+        result = judge(
+            job.task, job.program, expected.get(job.task.task_id), limits, sample=job.sample, graded=graded
+        )
         done += 1  # single writer per finished job under the GIL; only feeds a progress display
         if progress:
             progress(done, len(jobs))

@@ -49,6 +49,9 @@ class AccuracyResult(Model):
     prompting: str = Field(description="how prompts were built and code was extracted")
     subset: str = Field(description="statement of which tasks ran")
     temperature: float
+    sampling: dict[str, float | int | bool | str] = Field(
+        default_factory=dict, description="every sampling parameter sent with each generation request"
+    )
     max_tokens: int
     pass_rates: PassRates
     generation_failures: int = Field(ge=0, description="samples with no reply (counted as failing)")

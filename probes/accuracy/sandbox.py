@@ -72,6 +72,7 @@ class SandboxRun:
     sets: list[list]
     limits: SandboxLimits
     cpu_s: int
+    graded: bool = False  # the runner goes on after an input that raised (the harness's graded mode)
     isolation: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0
     _started: float = 0.0
@@ -90,6 +91,7 @@ class SandboxRun:
             "sets": self.sets,
             "workdir": self._workdir,
             "namespaces": self.limits.namespaces,
+            "graded": self.graded,
             "limits": {
                 "cpu_s": self.cpu_s,
                 "address_space_bytes": self.limits.address_space_bytes,

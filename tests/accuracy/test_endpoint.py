@@ -59,7 +59,11 @@ def test_run_humaneval_through_endpoint(mode, small_dataset):
     server = _serve(_FakeLLM)
     try:
         config = HumanEvalConfig(
-            mode=mode, dataset=str(small_dataset), subset=SubsetConfig(first=3), n_samples=2
+            mode=mode,
+            dataset=str(small_dataset),
+            subset=SubsetConfig(first=3),
+            n_samples=2,
+            sampling={"top_k": 5, "repetition_penalty": 1.1},
         )
         url = f"http://127.0.0.1:{server.server_port}/v1"
         result = asyncio.run(run_humaneval(url, "fake", config))
@@ -69,11 +73,25 @@ def test_run_humaneval_through_endpoint(mode, small_dataset):
     assert result.pass_rates.n_tasks == 3 and len(result.per_task) == 6
     assert result.subset == "first 3 of 10 tasks in dataset order"
     assert result.generation_failures == 0 and result.isolation
+    # Every sampling parameter reaches the server, not only temperature and top_p.
+    sent = _FakeLLM.seen[-1][1]
+    assert (sent["temperature"], sent["top_p"], sent["top_k"], sent["repetition_penalty"]) == (
+        0.0,
+        1.0,
+        5,
+        1.1,
+    )
+    assert result.sampling["top_k"] == 5
     if mode == "completion":
         assert len(_FakeLLM.seen[-1][1]["stop"]) <= 4
         assert "def extra" not in result.per_task[0].program
     else:
         assert "print(" not in result.per_task[0].program
+
+
+def test_sampling_cannot_override_what_the_probe_sets():
+    with pytest.raises(ValueError, match="sampling: max_tokens, temperature"):
+        HumanEvalConfig(sampling={"temperature": 0.5, "max_tokens": 3})
 
 
 def test_unreachable_endpoint_counts_as_failing(small_dataset):

@@ -34,6 +34,13 @@ def test_campaign_then_predict_from_the_cli(tmp_path):
     assert out["campaign"]["measurements"] == 16 and out["recommendation"] is not None
     assert out["verification"]["e2el_p50_ms"]["n"] == 2
     assert "pass_at_1" in out["summary"]["not_learnable"]
+    # What `factsheet predict` prints: the statement instead of an R² for the figure that is not learnable.
+    printed = json.loads(res.output.strip().splitlines()[-1])
+    assert printed["not_learnable"]["pass_at_1"].startswith(
+        "not learnable at this model size: varies across configurations no more than its own sampling "
+        "error (ANOVA p="
+    )
+    assert "pass_at_1" not in printed["r2_random_forest"] and "e2el_p50_ms" in printed["r2_random_forest"]
 
 
 def test_bad_spec_and_bad_constraint_are_one_line_exit_2(tmp_path):

@@ -12,6 +12,7 @@ import sheet_fixture as fx  # noqa: E402
 from factsheet.predictor_section import PredictorSpec, build_predictor  # noqa: E402
 from factsheet.render import render_html  # noqa: E402
 from factsheet.schema import Factsheet  # noqa: E402
+from tuner.predictor.report import accuracy_statement  # noqa: E402
 
 
 def test_section_from_a_campaign_validates_and_renders(tmp_path):
@@ -31,13 +32,24 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
     section = build_predictor(spec, tmp_path, log=lambda *_: None)
     assert section.campaign["measurements"] == 20
     assert section.model["valid_configurations"] == 594_864
+    section = section.model_copy(update={"accuracy": accuracy_statement({"accuracy": {"tasks": 2}})})
     sheet = fx.build_sheet(fx.load_points()).model_copy(update={"predictor": section})
     sheet = Factsheet.model_validate_json(sheet.model_dump_json())  # round trip through the schema
     html = render_html(sheet)
     assert "594864 valid configurations" in html
     assert "10 configurations × 2 repetitions" in html
-    assert "random_forest" in html and "not learnable" in html
     assert "Relative error" in html
+    # pass_at_1 is noise around a constant: its row states so, and no R² is printed for it.
+    p = section.targets["pass_at_1"]["learnability"]["anova_p"]
+    row = html[html.index("<tr><td>pass_at_1</td>") :].split("</tr>")[0]
+    assert (
+        "not learnable at this model size: varies across configurations no more than its own sampling "
+        f"error (ANOVA p={p:.2g})" in row
+    )
+    assert html.count("<td>random_forest</td>") == 1  # the learnable latency only
+    assert "Learning curve, pass_at_1" not in html
+    assert "the first 2 tasks of HumanEval+ in dataset order, one program per task (chat" in html
+    assert "graded_plus_share = base and plus test inputs passed" in html
 
 
 def test_no_section_in_spec_is_not_measured(tmp_path):

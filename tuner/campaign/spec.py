@@ -28,7 +28,12 @@ class CampaignSpec(Model):
     repetitions: int = Field(3, ge=1)
     seed: int = 0
     measurer: str = Field(description="'module:factory' building the measurer")
-    options: dict = Field(default_factory=dict, description="passed to the measurer's factory")
+    options: dict = Field(
+        default_factory=dict,
+        description="passed to the measurer's factory; the vLLM measurer's: spec, requests, input_len, "
+        "output_len, accuracy: {tasks: N or [task ids], max_tokens, mode: chat|completion} (HumanEval+ "
+        "figures per configuration; off by default)",
+    )
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(None, description="join this Ray cluster; else start a local one")
     task_cpus: float | None = Field(

@@ -8,8 +8,15 @@ prompts from the load probe's workload; figures: TTFT, TPOT and E2EL p50/p90 (ms
 proxy `cpu_s` = CPU-seconds (user + system) of the server's process group read from /proc over the
 measurement. Energy is not measured here: a host without counters offers only this proxy, labelled so.
 
+With `accuracy: {tasks: N, max_tokens: M, mode: chat|completion}` each measurement also generates one program
+per task of a stated HumanEval+ subset (the first N tasks, or a list of task ids) with the configuration's
+sampling parameters, every one of them, through the same server, and judges them in the sandbox
+(`tuner.campaign.accuracy`): pass_at_1, pass_at_1_base, graded_base_share, graded_plus_share. These requests
+come after the latency requests and after `cpu_s` is read: the latency figures and the proxy never include them.
+
     measurer: tuner.campaign.vllm_measurer:from_options
-    options: {spec: models/smollm2-cpu.yaml, requests: 4, input_len: 64, output_len: 32}
+    options: {spec: models/smollm2-cpu.yaml, requests: 4, input_len: 64, output_len: 32,
+              accuracy: {tasks: 10, max_tokens: 256, mode: chat}}
 """
 
 from __future__ import annotations
@@ -22,9 +29,13 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from pydantic import ValidationError
 
+from probes.accuracy.generate import request_for
+from probes.errors import describe_validation_error
 from probes.targets.model_source import prepare
 from probes.targets.vllm import VllmServer, VllmTarget
+from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_accuracy
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -66,8 +77,21 @@ def engine_flags(engine: dict) -> list[str]:
 
 
 class VllmMeasurer:
-    def __init__(self, target: VllmTarget, *, requests: int = 4, input_len: int = 64, output_len: int = 32):
+    def __init__(
+        self,
+        target: VllmTarget,
+        *,
+        requests: int = 4,
+        input_len: int = 64,
+        output_len: int = 32,
+        accuracy: AccuracyOptions | None = None,
+        subset: AccuracySubset | None = None,
+    ):
         self.target, self.requests, self.input_len, self.output_len = target, requests, input_len, output_len
+        self.accuracy = accuracy
+        if accuracy is not None and subset is None:
+            subset = load_subset(accuracy.tasks, dataset=accuracy.dataset)
+        self.subset = subset
         self._stack: contextlib.ExitStack | None = None
         self._server: VllmServer | None = None
         self._engine: dict | None = None
@@ -146,14 +170,45 @@ class VllmMeasurer:
         def pct(xs, q):
             return float(np.percentile(xs, q)) if xs else None
 
-        return {
+        figures = {
             "ttft_p50_ms": pct(ttft, 50), "ttft_p90_ms": pct(ttft, 90),
             "tpot_p50_ms": pct(tpot, 50), "e2el_p50_ms": pct(e2el, 50), "e2el_p90_ms": pct(e2el, 90),
             "n_requests": len(e2el), "cpu_s": cpu_s, "restart_s": restart_s,
         }  # fmt: skip
+        if self.accuracy is not None:
+            figures.update(self._accuracy(params, seed))
+        return figures
+
+    def _accuracy(self, params: dict, seed: int) -> dict:
+        """The subset's programs, generated with every sampling parameter of the configuration, judged."""
+        opts = self.accuracy
+        index = {t.task_id: i for i, t in enumerate(self.subset.tasks)}
+        with httpx.Client(base_url=f"{self._server.base_url}/v1", timeout=opts.request_timeout_s) as client:
+
+            def generate(task_id: str, _prompt) -> str:
+                path, part = request_for(self.subset.task(task_id), opts.mode)  # the probe's request
+                body = {
+                    "model": self.target.served_model_name,
+                    "seed": seed + index[task_id],  # sampled configurations stay reproducible per repetition
+                    **params,
+                    "max_tokens": opts.max_tokens,
+                    **part,
+                }
+                r = client.post(path, json=body)
+                r.raise_for_status()
+                choice = r.json()["choices"][0]
+                return choice["message"]["content"] if opts.mode == "chat" else choice["text"]
+
+            return measure_accuracy(self.subset, generate, mode=opts.mode, concurrency=opts.concurrency)
 
 
-def from_options(spec: str, requests: int = 4, input_len: int = 64, output_len: int = 32) -> VllmMeasurer:
+def from_options(
+    spec: str,
+    requests: int = 4,
+    input_len: int = 64,
+    output_len: int = 32,
+    accuracy: dict | None = None,
+) -> VllmMeasurer:
     """Build from a factsheet build spec's vLLM target (its model, environment and max_model_len)."""
     import yaml
 
@@ -161,4 +216,10 @@ def from_options(spec: str, requests: int = 4, input_len: int = 64, output_len: 
     if not isinstance(data, dict) or (data.get("target") or {}).get("kind") != "vllm":
         raise ValueError(f"{spec}: needs a 'target' of kind vllm")
     target = VllmTarget.model_validate(data["target"])
-    return VllmMeasurer(target, requests=requests, input_len=input_len, output_len=output_len)
+    acc = None
+    if accuracy is not None:
+        try:
+            acc = AccuracyOptions.model_validate(accuracy)
+        except ValidationError as exc:
+            raise ValueError(f"options.accuracy: {describe_validation_error(exc)}") from None
+    return VllmMeasurer(target, requests=requests, input_len=input_len, output_len=output_len, accuracy=acc)

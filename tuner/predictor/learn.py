@@ -43,24 +43,44 @@ def per_config(df: pd.DataFrame, target: str) -> tuple[pd.DataFrame, pd.Series]:
     return g[cols].first(), g[target].mean()
 
 
+NOT_LEARNABLE = "not learnable at this model size"
+
+
 def learnability(df: pd.DataFrame, target: str, alpha: float = 0.05) -> dict:
     """One-way ANOVA of the figure across configurations: learnable when the configurations' means differ
-    by more than the repetitions' noise explains (p < alpha). Needs at least 2 repetitions per config."""
+    by more than the repetitions' noise explains (p < alpha). Needs at least 2 repetitions per config.
+    `statement` is what the factsheet prints instead of an R² when the figure is not learnable."""
     groups = [g[target].dropna().to_numpy() for _, g in df.groupby("config_id")]
     groups = [g for g in groups if len(g) >= 2]
     if len(groups) < 2:
         return {"learnable": None, "reason": "fewer than two configurations with two repetitions"}
-    f, p = stats.f_oneway(*groups)
     means = np.array([g.mean() for g in groups])
     sem = float(np.sqrt(np.mean([g.var(ddof=1) / len(g) for g in groups])))
+    spread = {"between_config_sd": float(means.std(ddof=1)), "repetition_sem": sem}
+    if np.ptp(np.concatenate(groups)) == 0:  # ANOVA is undefined (0/0): nothing varies at all
+        return {
+            "learnable": False,
+            "anova_p": None,
+            **spread,
+            "reason": "the same value in every measurement",
+            "statement": f"{NOT_LEARNABLE}: the same value in every measurement of every configuration",
+        }
+    f, p = stats.f_oneway(*groups)
+    p = 0.0 if np.isinf(f) else float(p)  # repetitions identical, configurations not: all of it is signal
+    if p < alpha:
+        return {
+            "learnable": True,
+            "anova_p": p,
+            **spread,
+            "reason": "varies across configurations beyond repetition noise",
+        }
     return {
-        "learnable": bool(p < alpha),
-        "anova_p": float(p),
-        "between_config_sd": float(means.std(ddof=1)),
-        "repetition_sem": sem,
-        "reason": "varies across configurations beyond repetition noise"
-        if p < alpha
-        else "varies across configurations no more than its own sampling error: not learnable here",
+        "learnable": False,
+        "anova_p": p,
+        **spread,
+        "reason": "varies across configurations no more than its own sampling error: not learnable here",
+        "statement": f"{NOT_LEARNABLE}: varies across configurations no more than its own sampling error "
+        f"(ANOVA p={p:.2g})",
     }
 
 

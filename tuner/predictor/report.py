@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from tuner.campaign.accuracy import FIGURES as ACCURACY_FIGURES
+from tuner.campaign.accuracy import AccuracyOptions
 from tuner.campaign.runner import build_measurer, load_model
 from tuner.campaign.store import CampaignError, CampaignStore, atomic_write
 from tuner.features.space import FeatureSpace
@@ -12,7 +16,7 @@ from tuner.predictor.decide import pareto_front, recommend, verify
 from tuner.predictor.learn import evaluate
 
 # senses of the figures the campaign measurers report (anything else: minimised)
-SENSES = {"pass_at_1": "max", "graded_pass_share": "max"}
+SENSES = dict.fromkeys(ACCURACY_FIGURES, "max")
 PROXY_NOTE = "cpu_s: CPU-seconds of the serving process tree (/proc), a labelled resource proxy, not energy"
 
 
@@ -30,6 +34,7 @@ def predict_campaign(
     if missing:
         raise CampaignError(f"{root}: no measured figure named {', '.join(sorted(missing))}")
     learned = evaluate(df, targets)
+
     front_cols = [t for t in targets if t in df.columns and learned[t].get("status") != "not_measured"]
     front = pareto_front(df, {t: SENSES.get(t, "min") for t in front_cols}) if front_cols else None
     space = FeatureSpace(load_model(plan["feature_model"]))
@@ -42,6 +47,12 @@ def predict_campaign(
         targets=targets,
         seed=plan.get("seed", 0),
     )
+    if rec is not None:
+        rec["notes"] = [
+            f"{t}: {learned[t]['learnability']['statement']}; its prediction is close to the campaign's mean"
+            for t in sorted({objective, *constraints})
+            if learned.get(t, {}).get("status") == "not_learnable"
+        ]
     verification = None
     if rec is not None and verify_reps > 0:
         measurer = build_measurer(plan["measurer"], plan.get("options", {}))
@@ -71,6 +82,7 @@ def predict_campaign(
             "nodes": sorted(df["node"].unique().tolist()) if "node" in df else [],
         },
         "notes": [PROXY_NOTE] if "cpu_s" in df.columns else [],
+        "accuracy": accuracy_statement(plan.get("options", {})),
         "targets": learned,
         "pareto": None
         if front is None
@@ -81,12 +93,16 @@ def predict_campaign(
         "recommendation": rec,
         "verification": verification,
     }
-    rf = {t: v["cv"]["random_forest"]["r2"] for t, v in learned.items() if "cv" in v}
+    unlearnable = {
+        t: v["learnability"]["statement"] for t, v in learned.items() if v.get("status") == "not_learnable"
+    }
+    # No R² for a figure that is not learnable: its statement stands in its place.
+    rf = {t: v["cv"]["random_forest"]["r2"] for t, v in learned.items() if "cv" in v and t not in unlearnable}
     out["summary"] = {
         "configurations": len(plan["configs"]),
         "measurements": len(df),
         "r2_random_forest": {t: (None if r is None else round(r["mean"], 3)) for t, r in rf.items()},
-        "not_learnable": [t for t, v in learned.items() if v.get("status") == "not_learnable"],
+        "not_learnable": unlearnable,
         "recommended": None if rec is None else rec["features"],
         "verified": None
         if verification is None
@@ -94,3 +110,14 @@ def predict_campaign(
     }
     atomic_write(root / "predictor.json", json.dumps(out, indent=1, default=str))
     return out
+
+
+def accuracy_statement(options: dict) -> dict | None:
+    """What the campaign's accuracy figures rest on, from the measurer's `accuracy` option (None: off)."""
+    acc = options.get("accuracy") if isinstance(options, dict) else None
+    if acc is None:
+        return None
+    try:
+        return AccuracyOptions.model_validate(acc).statement()
+    except ValidationError:
+        return None  # a measurer of another kind, with an option of the same name

@@ -1,0 +1,64 @@
+"""Graded judging: the inputs passed per set, counted against the dataset itself; verdicts unchanged."""
+
+import pytest
+
+from probes.accuracy.harness import judge, program_for
+from probes.accuracy.sandbox import SandboxLimits
+
+# HumanEval/4 (mean absolute deviation): every base input has at most 5 numbers; a program that is wrong
+# only on longer lists passes base and fails exactly the plus inputs longer than 10.
+_GUARD = '    """\n    if len(numbers) > 10:\n{}\n'
+
+
+def _mad_with(small_tasks, guard_body: str) -> tuple:
+    task = small_tasks.tasks[4]
+    program = task.prompt.replace('    """\n', _GUARD.format(guard_body), 1) + task.canonical_solution + "\n"
+    return task, program
+
+
+def _short(inputs) -> int:
+    return sum(len(args[0]) <= 10 for args in inputs)
+
+
+@pytest.mark.parametrize(
+    "guard_body",
+    ["        return -1.0", "        raise ValueError('long')"],
+    ids=["wrong-output", "raises"],
+)
+def test_plus_only_bug_counts_the_inputs_it_passes(small_tasks, small_expected, guard_body):
+    task, program = _mad_with(small_tasks, guard_body)
+    expected = small_expected[task.task_id]
+    graded, _ = judge(task, program, expected, SandboxLimits(), graded=True)
+    fast, _ = judge(task, program, expected, SandboxLimits())
+    assert max(len(a[0]) for a in task.base_input) <= 10
+    assert (graded.base.status, graded.base.n_passed) == ("pass", len(task.base_input))
+    assert graded.plus.status == "fail" and graded.plus.n_passed == _short(task.plus_input)
+    assert 0 < graded.plus.n_passed < len(task.plus_input)
+    # Same verdicts and first cause as the judge that stops at the first failure.
+    assert (graded.base.status, graded.plus.status, graded.plus.cause) == (
+        fast.base.status,
+        fast.plus.status,
+        fast.plus.cause,
+    )
+    assert fast.plus.n_passed is None
+
+
+def test_canonical_passes_every_input_and_wrong_passes_none(small_tasks, small_expected):
+    task = small_tasks.tasks[0]
+    good, _ = judge(
+        task, program_for(task, completion=task.canonical_solution), small_expected[task.task_id],
+        SandboxLimits(), graded=True,
+    )  # fmt: skip
+    assert (good.base.n_passed, good.plus.n_passed) == (len(task.base_input), len(task.plus_input))
+    assert (good.base.status, good.plus.status) == ("pass", "pass")
+    empty, _ = judge(task, "", small_expected[task.task_id], SandboxLimits(), graded=True)
+    assert (empty.base.n_passed, empty.plus.n_passed) == (0, 0)
+    assert empty.base.cause.startswith("base program failed to load")
+
+
+def test_a_hang_counts_the_inputs_before_it_and_not_the_rest(small_tasks, small_expected):
+    task, program = _mad_with(small_tasks, "        import time\n        time.sleep(100)")
+    graded, _ = judge(task, program, small_expected[task.task_id], SandboxLimits(), graded=True)
+    before = next(i for i, args in enumerate(task.plus_input) if len(args[0]) > 10)
+    assert graded.base.n_passed == len(task.base_input)
+    assert graded.plus.n_passed == before and graded.plus.cause.startswith(f"plus input #{before}:")

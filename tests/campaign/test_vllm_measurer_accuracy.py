@@ -1,0 +1,97 @@
+"""The vLLM measurer's accuracy option against a fake OpenAI-compatible server (the logic; the live run is in
+test_campaign_vllm.py): every sampling parameter reaches the accuracy requests, which come after the latency
+requests and are not counted in them."""
+
+import gzip
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tuner.campaign.vllm_measurer import from_options
+
+ROOT = Path(__file__).resolve().parents[2]
+DATASET = (ROOT / ".." / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz").resolve()
+SPEC = ROOT / "models" / "smollm2-cpu.yaml"
+
+
+def _records():
+    with gzip.open(DATASET, "rt") as fh:
+        return [json.loads(next(fh)) for _ in range(3)]
+
+
+class _Fake(BaseHTTPRequestHandler):
+    records = _records()
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append((self.path, body))
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for tok in ("a", "b", "c"):
+                self.wfile.write(f'data: {{"choices": [{{"text": "{tok}"}}]}}\n\n'.encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            return
+        text = body["messages"][0]["content"]
+        record = next(r for r in self.records if r["prompt"].strip() in text)
+        # Greedy answers right, sampling at temperature 1 answers wrong: the parameters reach the server.
+        code = record["prompt"] + record["canonical_solution"] if body["temperature"] == 0.0 else "x = 1\n"
+        data = json.dumps({"choices": [{"message": {"content": f"```python\n{code}```"}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def measurer(tmp_path, monkeypatch):
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    m = from_options(
+        str(SPEC),
+        requests=3,
+        accuracy={"tasks": 2, "max_tokens": 77, "mode": "chat", "dataset": str(DATASET)},
+    )
+    # A running "server": the fake endpoint, and this test's own process group for the CPU proxy.
+    m._server = SimpleNamespace(base_url=f"http://127.0.0.1:{server.server_port}", pid=os.getpgrp())
+    m._engine = {}
+    _Fake.seen.clear()
+    yield m
+    server.shutdown()
+
+
+def test_accuracy_requests_carry_every_parameter_and_follow_the_latency_requests(measurer):
+    params = {"temperature": 0.0, "top_k": 5, "min_p": 0.1, "repetition_penalty": 1.3}
+    figures = measurer.measure({"request": params, "engine": {}}, seed=7)
+    paths = [p for p, _ in _Fake.seen]
+    assert paths == ["/v1/completions"] * 3 + ["/v1/chat/completions"] * 2  # latency first, then accuracy
+    assert figures["n_requests"] == 3  # the latency figures rest on the latency requests only
+    accuracy_bodies = [b for p, b in _Fake.seen if p.endswith("/chat/completions")]
+    for i, body in enumerate(accuracy_bodies):
+        assert {k: body[k] for k in params} == params
+        assert body["max_tokens"] == 77 and body["seed"] == 7 + i and "stream" not in body
+    assert figures["pass_at_1"] == 1.0 and figures["graded_plus_share"] == 1.0
+    assert figures["accuracy_tasks"] == 2
+
+
+def test_sampling_parameters_change_the_measured_accuracy(measurer):
+    figures = measurer.measure({"request": {"temperature": 1.0}, "engine": {}}, seed=0)
+    assert figures["pass_at_1"] == 0.0 and figures["graded_base_share"] == 0.0
+
+
+def test_accuracy_is_off_by_default_and_bad_options_are_named():
+    assert from_options(str(SPEC)).accuracy is None
+    with pytest.raises(ValueError, match="options.accuracy.*mode"):
+        from_options(str(SPEC), accuracy={"tasks": 2, "mode": "poem"})

@@ -1,0 +1,200 @@
+"""Accuracy of one configuration on a stated HumanEval+ subset, for any measurer.
+
+The probe's pieces, not copies of them: the dataset (`probes.accuracy.dataset`), the prompt and the program
+taken from a reply (`probes.accuracy.generate`), and the sandboxed judge in its graded mode, which also
+counts the inputs each program passes. A measurer brings only its way of generating:
+
+    subset = load_subset(tasks=5)                      # the first 5 tasks in dataset order
+    figures = measure_accuracy(subset, generate, mode="chat")
+
+`generate(task_id, prompt)` gets a chat message list (mode chat) or a completion prompt (mode completion)
+and returns the reply text. Figures (greedy or sampled, one sample per task):
+
+    pass_at_1          share of tasks whose program passes base and plus tests (HumanEval+ pass@1)
+    pass_at_1_base     the same on base tests only
+    graded_base_share  base inputs passed / base inputs, over all tasks of the subset
+    graded_plus_share  base+plus inputs passed / base+plus inputs (None: the dataset has no plus tests)
+    accuracy_tasks     tasks in the subset
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from probes.accuracy.config import SubsetConfig
+from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
+from probes.accuracy.errors import AccuracyError
+from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
+from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
+from probes.accuracy.run import select_tasks
+from probes.accuracy.sandbox import SandboxLimits
+from probes.measurement import Model
+
+# The figures `measure_accuracy` returns and what each means (higher is better for all).
+FIGURES = {
+    "pass_at_1": "share of tasks whose one program passes base and plus tests (HumanEval+ pass@1)",
+    "pass_at_1_base": "share of tasks whose one program passes the base tests",
+    "graded_base_share": "base test inputs passed / base test inputs, over the subset's tasks",
+    "graded_plus_share": "base and plus test inputs passed / all of them, over the subset's tasks",
+}
+Prompt = str | list[dict]
+Generate = Callable[[str, Prompt], str]
+
+
+class AccuracyOptions(Model):
+    """A measurer's `accuracy:` option: which HumanEval+ tasks, how long a generation, which endpoint."""
+
+    tasks: int | list[str] = Field(description="the first N tasks in dataset order, or a list of task ids")
+    max_tokens: int = Field(256, ge=1, description="generation cap per task, in tokens")
+    mode: Literal["chat", "completion"] = Field("chat", description="as the accuracy probe's mode")
+    dataset: str | None = Field(None, description="HumanEval+ path; else as the accuracy probe finds it")
+    concurrency: int = Field(1, ge=1, le=64, description="generation requests in flight")
+    request_timeout_s: float = Field(600.0, gt=0, description="HTTP timeout of one generation request")
+
+    def statement(self) -> dict:
+        """What the accuracy figures rest on, stated without loading anything (the report's view)."""
+        subset = (
+            f"the first {self.tasks} tasks of HumanEval+ in dataset order"
+            if isinstance(self.tasks, int)
+            else f"HumanEval+ tasks {', '.join(self.tasks)}"
+        )
+        return {
+            "subset": subset,
+            "mode": self.mode,
+            "prompting": PROMPTING[self.mode],
+            "max_tokens": self.max_tokens,
+            "samples_per_task": 1,
+            "figures": FIGURES,
+        }
+
+
+@dataclass(frozen=True)
+class AccuracySubset:
+    """The tasks every configuration is measured on, their canonical outputs and the statement of them."""
+
+    dataset: Dataset
+    tasks: list[HumanEvalTask]
+    statement: str
+    expected: dict[str, Expected]
+    limits: SandboxLimits
+
+    def task(self, task_id: str) -> HumanEvalTask:
+        return next(t for t in self.tasks if t.task_id == task_id)
+
+    def describe(self, mode: str) -> dict:
+        """What the campaign's plan records about the accuracy measurement."""
+        return {
+            "benchmark": self.dataset.info.name,
+            "dataset_version": self.dataset.info.version,
+            "dataset_sha256": self.dataset.info.sha256,
+            "subset": self.statement,
+            "task_ids": [t.task_id for t in self.tasks],
+            "mode": mode,
+            "prompting": PROMPTING[mode],
+            "figures": FIGURES,
+        }
+
+
+def load_subset(
+    tasks: int | list[str],
+    *,
+    dataset: str | None = None,
+    limits: SandboxLimits | None = None,
+    concurrency: int = 2,
+) -> AccuracySubset:
+    """The first `tasks` tasks in dataset order, or the listed task ids (in dataset order); the dataset
+    resolves as the probe resolves it (path, env FACTSHEET_HUMANEVAL_PATH, cache, pinned download)."""
+    limits = limits or SandboxLimits()
+    data = load_dataset(dataset)
+    if isinstance(tasks, int):
+        picked, statement = select_tasks(data, SubsetConfig(first=tasks))
+    else:
+        wanted = set(tasks)
+        for tid in tasks:
+            data.task(tid)  # names an unknown id
+        picked = [t for t in data.tasks if t.task_id in wanted]
+        statement = f"{len(picked)} listed tasks of {len(data.tasks)}: {', '.join(t.task_id for t in picked)}"
+    ids = [t.task_id for t in picked]
+    expected = expected_outputs(data, limits, concurrency=concurrency, task_ids=ids)
+    return AccuracySubset(data, picked, statement, expected, limits)
+
+
+def prompt_for(task: HumanEvalTask, mode: str) -> Prompt:
+    """The chat messages (mode chat) or the completion prompt (mode completion) the probe would send."""
+    _, part = request_for(task, mode)
+    return part["messages"] if mode == "chat" else part["prompt"]
+
+
+def judge_replies(
+    subset: AccuracySubset, replies: dict[str, str | None], *, mode: str, concurrency: int = 2
+) -> tuple[dict, list[SampleVerdict]]:
+    """Figures (see the module doc) and per-task verdicts for one reply per task (None: no reply, fails)."""
+    jobs = []
+    for task in subset.tasks:
+        text = replies.get(task.task_id)
+        program = task.prompt if text is None else program_from_reply(task, text, mode)
+        jobs.append(Job(task, 0, program))
+    verdicts, _ = judge_many(jobs, subset.expected, subset.limits, concurrency=concurrency, graded=True)
+    return figures_of(verdicts), verdicts
+
+
+def figures_of(verdicts: list[SampleVerdict]) -> dict:
+    n = len(verdicts)
+    if n == 0:
+        raise ValueError("no verdicts to summarise")
+    base_in = sum(v.base.n_inputs for v in verdicts)
+    plus_in = sum(v.plus.n_inputs for v in verdicts)
+    base_ok = sum(v.base.n_passed or 0 for v in verdicts)
+    plus_ok = sum(v.plus.n_passed or 0 for v in verdicts)
+    has_plus = all(v.plus.status != "not_run" for v in verdicts)
+    return {
+        "pass_at_1": sum(v.plus.status == "pass" for v in verdicts) / n if has_plus else None,
+        "pass_at_1_base": sum(v.base.status == "pass" for v in verdicts) / n,
+        "graded_base_share": base_ok / base_in if base_in else None,
+        "graded_plus_share": (base_ok + plus_ok) / (base_in + plus_in) if has_plus and plus_in else None,
+        "accuracy_tasks": n,
+    }
+
+
+def measure_accuracy(
+    subset: AccuracySubset,
+    generate: Generate,
+    *,
+    mode: str,
+    concurrency: int = 1,
+    judge_concurrency: int = 2,
+) -> dict:
+    """Generate one program per task with `generate(task_id, prompt)`, judge them; the figures plus the
+    seconds spent generating and judging (`accuracy_generation_s`, `accuracy_judge_s`) and the count of
+    generation failures (`accuracy_generation_failures`: no reply, counted as failing, as in the probe).
+    Raises AccuracyError when no request at all succeeded (no figure is better than a zero made up)."""
+    t0 = time.perf_counter()
+    errors: list[str] = []
+
+    def _one(task: HumanEvalTask) -> str | None:
+        try:
+            return generate(task.task_id, prompt_for(task, mode))
+        except Exception as exc:  # noqa: BLE001 - one failed request fails its task, as in the probe
+            errors.append(f"{task.task_id}: {type(exc).__name__}: {exc}"[:300])
+            return None
+
+    with ThreadPoolExecutor(max(1, concurrency)) as pool:
+        replies = dict(zip([t.task_id for t in subset.tasks], pool.map(_one, subset.tasks), strict=True))
+    if len(errors) == len(subset.tasks):
+        # Nothing was generated: that is no accuracy of the configuration, and not a zero.
+        raise AccuracyError(f"accuracy: every generation request failed (first: {errors[0]})")
+    generation_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    figures, _ = judge_replies(subset, replies, mode=mode, concurrency=judge_concurrency)
+    return {
+        **figures,
+        "accuracy_generation_failures": len(errors),
+        "accuracy_generation_s": round(generation_s, 3),
+        "accuracy_judge_s": round(time.perf_counter() - t0, 3),
+    }
