@@ -24,6 +24,8 @@ from tuner.figures import Estimate, Figures, compute_figures, good_mask, p99_of,
 from tuner.knobs import OperatingPoint
 
 Key = tuple[int, int, int]
+# Role of the optimum of the climb that starts from a back-off point (tuner.climb), confirmed again.
+BACKOFF_BEST = "back-off climb's best"
 
 CONFIRM_RULE = (
     "confirm the incumbent (the search's best point), the default and up to `confirm_contenders` other "
@@ -69,7 +71,9 @@ class ConfirmedPoint(Model):
     point: OperatingPoint
     roles: list[str] = Field(
         description="incumbent (the search's best), default, contender (within noise of the incumbent), "
-        "back-off (one concurrency step below the most likely point when none met the required P(SLO))"
+        "back-off (one concurrency step below the most likely point when none met the required P(SLO)), "
+        "back-off climb's best (the optimum of the climb from the back-off point, confirmed again); "
+        "each role names one point"
     )
     search_score: float | None = Field(
         description="score of the search's own evaluation (req/s; selection-biased); None if it had none"
@@ -290,10 +294,12 @@ def confirm(
     server: OperatingPoint | None,
     max_points: int | None = None,
     exclude: frozenset[Key] = frozenset(),
+    incumbent_role: str = "incumbent",
 ) -> Confirmation:
     """Measure the planned points in interleaved rounds and choose by the rule. `measure(point, why)` makes
     one fresh evaluation (charging the budget, recording the trace) and returns its runs and cost (s), or
-    None when the budget cannot pay for it (confirmation then ends: later points would get fewer runs)."""
+    None when the budget cannot pay for it (confirmation then ends: later points would get fewer runs).
+    `incumbent_role` names the point confirmation starts from ("incumbent": the search's best)."""
     points = plan(measured, incumbent, default, cfg, max_points=max_points, exclude=exclude)
     fresh: dict[Key, list[RunSample]] = {p.key(): [] for p in points}
     order = schedule(points, cfg.confirm_runs, server)
@@ -308,7 +314,14 @@ def confirm(
         fresh[p.key()] += got[0]
         evaluations, cost = evaluations + 1, cost + got[1]
     judged = [
-        assess(p, roles_of(p, incumbent, default), measured[p.key()], fresh[p.key()], cfg, seed=cfg.seed + i)
+        assess(
+            p,
+            roles_of(p, incumbent, default, incumbent_role),
+            measured[p.key()],
+            fresh[p.key()],
+            cfg,
+            seed=cfg.seed + i,
+        )
         for i, p in enumerate(points)
     ]
     spent = evaluations == len(order)  # every planned run was paid for; else the budget is gone
@@ -360,8 +373,13 @@ def backoff_point(judged: list[ConfirmedPoint], cfg: TunerConfig) -> OperatingPo
     return None
 
 
-def roles_of(point: OperatingPoint, incumbent: OperatingPoint, default: OperatingPoint) -> list[str]:
-    roles = [r for r, p in (("incumbent", incumbent), ("default", default)) if p == point]
+def roles_of(
+    point: OperatingPoint,
+    incumbent: OperatingPoint,
+    default: OperatingPoint,
+    incumbent_role: str = "incumbent",
+) -> list[str]:
+    roles = [r for r, p in ((incumbent_role, incumbent), ("default", default)) if p == point]
     return roles or ["contender"]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
-from tuner.confirm import restarts_needed, schedule, slo_probability
+from tuner.confirm import BACKOFF_BEST, restarts_needed, schedule, slo_probability
 from tuner.evaluation import Evaluation, RunSample
 from tuner.figures import score_value
 
@@ -209,3 +209,19 @@ def test_with_no_rival_confirmed_it_backs_off_below_the_edge_and_climbs_from_the
     assert len(ev.calls) == result.budget.evaluations_used <= cfg.max_evaluations
     lucky = next(p for p in conf.points if p.point == LUCKY)
     assert not lucky.eligible
+
+
+def test_after_a_back_off_each_role_names_one_point():
+    # The back-off climb's optimum is confirmed again with the first confirmation's points kept: the
+    # search's best stays the one "incumbent"; the climb's optimum is named as such, and a point confirmed
+    # in both rounds keeps both of its roles, once.
+    cfg = _cfg(confirm_contenders=0)
+    result = tune(EdgeEvaluator(), cfg)
+    points = result.confirmation.points
+    assert "backed off" in result.confirmation.reason
+    roles = [r for p in points for r in p.roles]
+    assert roles.count("incumbent") == 1 and roles.count("default") == 1 and roles.count("back-off") == 1
+    assert roles.count(BACKOFF_BEST) == 1
+    assert next(p for p in points if "incumbent" in p.roles).point == LUCKY
+    assert all(len(p.roles) == len(set(p.roles)) for p in points)
+    assert len({p.point.key() for p in points}) == len(points)
