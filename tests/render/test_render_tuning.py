@@ -30,5 +30,7 @@ def test_default_and_recommended_state_p_slo_with_its_basis_next_to_goodput_and_
         prob = row[col["P(meets SLO) in a fresh run"]]
         assert goodput == f"{f.goodput.value:.2f} [{f.goodput.ci_low:.2f}, {f.goodput.ci_high:.2f}]"
         assert p99 == f"{f.p99.value:.0f} [{f.p99.ci_low:.0f}, {f.p99.ci_high:.0f}]"
-        assert prob.startswith(f"{sp.value:.2f} {sp.runs_met} of {sp.runs} run(s) met it")
+        bound = f"≥ {sp.lower_bound:.2f} at {sp.confidence:g} confidence; "
+        assert sp.lower_bound is not None and sp.lower_bound <= sp.value
+        assert prob.startswith(f"{sp.value:.2f} {bound}{sp.runs_met} of {sp.runs} run(s) met it")
         assert prob.endswith(f"basis: {sp.basis}") and sp.basis
