@@ -9,7 +9,7 @@ from types import MappingProxyType
 import numpy as np
 
 from tuner.config import TunerConfig
-from tuner.confirm import Confirmation, confirm, restarts_needed, schedule
+from tuner.confirm import BACKOFF_BEST, Confirmation, confirm, restarts_needed, schedule
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Source, evaluation_seed
 from tuner.figures import Figures, compute_figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs, needs_restart
@@ -388,6 +388,8 @@ class Climb:
                 server=self.server,
                 max_points=max(1, left // self.cfg.confirm_runs),
                 exclude=done,
+                # after a back-off the search's best (the first incumbent) stays the one "incumbent"
+                incumbent_role="incumbent" if first is None else BACKOFF_BEST,
             )
             if first is not None and conf.evaluations == 0:
                 self.confirmation = first  # nothing left to confirm the new climb with: the back-off stands
@@ -496,11 +498,20 @@ class Climb:
 
 
 def _merge(second: Confirmation, first: Confirmation) -> Confirmation:
-    """The confirmation after a climb below the SLO's edge, keeping the first one's points and costs."""
+    """The confirmation after a climb below the SLO's edge, keeping the first one's points and costs. A point
+    confirmed in both (the back-off point, when the climb from it ended there) keeps its second, fresher
+    judgement and the roles of both, each once."""
+    earlier = {p.point.key(): p.roles for p in first.points}
+
+    def roles(p) -> list[str]:
+        before = earlier.get(p.point.key(), [])
+        return before + [r for r in p.roles if r not in before]
+
     again = {p.point.key() for p in second.points}
     return second.model_copy(
         update={
-            "points": second.points + [p for p in first.points if p.point.key() not in again],
+            "points": [p.model_copy(update={"roles": roles(p)}) for p in second.points]
+            + [p for p in first.points if p.point.key() not in again],
             "evaluations": first.evaluations + second.evaluations,
             "time_s": first.time_s + second.time_s,
             "reason": f"{second.reason}; after the first confirmation ({first.reason}) backed off and a "

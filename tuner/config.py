@@ -159,8 +159,18 @@ class TunerConfig(Model):
         0.9,
         gt=0,
         le=1,
-        description="a recommended point must be estimated to meet the p99 SLO in a fresh run with at "
-        "least this probability (from its confirmation runs); if none does, the most likely one is chosen",
+        description="a recommended point must meet the p99 SLO in a fresh run with at least this probability "
+        "(a lower confidence bound from its confirmation runs, see slo_confidence); if none does, the most "
+        "likely one is chosen",
+    )
+    slo_confidence: float = Field(
+        0.9,
+        gt=0,
+        lt=1,
+        description="confidence of the lower bound of P(SLO) that must reach `slo_probability`: a point is "
+        "recommended only if its confirmation runs show, at this confidence, that it meets the SLO in at "
+        "least that share of fresh runs (choosing among several confirmed points favours a lucky one; a "
+        "bound, unlike the estimate, rarely lets a point on the SLO's edge pass)",
     )
     bootstrap_resamples: int = Field(200, ge=20, description="resamples for SE and 95 % CI")
     seed: int = 0

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 from pydantic import Field
+from scipy.optimize import brentq
+from scipy.stats import nct, norm
 from scipy.stats import t as student_t
 
 from probes.measurement import Model
@@ -24,19 +26,23 @@ from tuner.figures import Estimate, Figures, compute_figures, good_mask, p99_of,
 from tuner.knobs import OperatingPoint
 
 Key = tuple[int, int, int]
+# Role of the optimum of the climb that starts from a back-off point (tuner.climb), confirmed again.
+BACKOFF_BEST = "back-off climb's best"
 
 CONFIRM_RULE = (
     "confirm the incumbent (the search's best point), the default and up to `confirm_contenders` other "
     "measured points whose score is within noise of the incumbent's (score ≥ incumbent − z·sqrt(SE² + "
     "SE_incumbent²)), each with `confirm_runs` fresh evaluations in interleaved rounds; from the fresh runs "
-    "alone estimate each point's probability P(SLO) that a fresh run's p99 meets the SLO and the lower "
-    "confidence bound of its score in a fresh run (mean of the per-run scores − z·SE); recommend, among "
-    "points with P(SLO) ≥ `slo_probability`, the highest lower bound; while none reaches it and the budget "
+    "alone estimate each point's probability P(SLO) that a fresh run's p99 meets the SLO, a one-sided "
+    "`slo_confidence` lower confidence bound of that probability, and the lower confidence bound of its "
+    "score in a fresh run (mean of the per-run scores − z·SE); a point is eligible when the lower bound of "
+    "its P(SLO) is ≥ `slo_probability` (P(SLO) itself when it rests on one run); recommend, among eligible "
+    "points, the highest score lower bound; while none is eligible and the budget "
     "allows, back off: confirm the most likely point's neighbour one concurrency step lower (less load, "
     "lower p99) with as many fresh runs, and judge again; if the back-off point reaches it, climb from it "
     "(every neighbour measured, no simulator screening; points that failed confirmation excluded) and "
-    "confirm that climb's optimum with its rivals the same way; if none reaches it in the end, the highest "
-    "P(SLO) (ties: the higher lower bound)"
+    "confirm that climb's optimum with its rivals the same way; if none is eligible in the end, the highest "
+    "P(SLO) (ties: the higher score lower bound)"
 )
 
 PROBABILITY_METHOD = (
@@ -44,7 +50,10 @@ PROBABILITY_METHOD = (
     "runs' p99s (numpy 'linear'), scale s·sqrt(1 + 1/n) with s = max(sd of the runs' p99s, RMS of their "
     "within-run bootstrap SE ({b} resamples of requests)), n − 1 degrees of freedom; P(SLO) = "
     "P(p99 ≤ {slo:g} ms). Run-to-run spread is what decides near the SLO's edge, and a t with few runs "
-    "does not let three lucky runs pass for certainty"
+    "does not let three lucky runs pass for certainty. Lower bound: exact one-sided {g:g} confidence bound "
+    "of P(SLO) = Φ((SLO − μ)/σ) under the same normal model of a run's p99 (noncentral t of "
+    "sqrt(n)·(SLO − m)/s, s as above without the predictive factor): a point rarely passes on the luck of "
+    "its few runs, and the more so the more points are judged"
 )
 ONE_RUN_METHOD = (
     "one run: bootstrap of its requests ({b} resamples); P(SLO) = share of resampled p99s ≤ {slo:g} ms. "
@@ -56,6 +65,13 @@ class SloProbability(Model):
     """Estimated probability that a fresh run of the point meets the p99 SLO, and what it rests on."""
 
     value: float = Field(ge=0, le=1, description="estimated P(p99 of a fresh run ≤ SLO)")
+    lower_bound: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="one-sided lower confidence bound of P(SLO); None when it rests on one run",
+    )
+    confidence: float | None = Field(None, gt=0, lt=1, description="confidence level of lower_bound")
     runs: int = Field(ge=0, description="runs the estimate rests on")
     runs_met: int = Field(ge=0, description="of those, runs whose own p99 met the SLO")
     requests: int = Field(ge=0, description="completed requests over those runs")
@@ -69,7 +85,9 @@ class ConfirmedPoint(Model):
     point: OperatingPoint
     roles: list[str] = Field(
         description="incumbent (the search's best), default, contender (within noise of the incumbent), "
-        "back-off (one concurrency step below the most likely point when none met the required P(SLO))"
+        "back-off (one concurrency step below the most likely point when none met the required P(SLO)), "
+        "back-off climb's best (the optimum of the climb from the back-off point, confirmed again); "
+        "each role names one point"
     )
     search_score: float | None = Field(
         description="score of the search's own evaluation (req/s; selection-biased); None if it had none"
@@ -81,7 +99,9 @@ class ConfirmedPoint(Model):
     )
     score_lower_bound: float | None = Field(description="fresh_score − z·SE (req/s)")
     slo_probability: SloProbability | None
-    eligible: bool = Field(description="P(SLO) ≥ slo_probability")
+    eligible: bool = Field(
+        description="lower confidence bound of P(SLO) (P(SLO) for one run) ≥ slo_probability"
+    )
 
 
 class Confirmation(Model):
@@ -98,7 +118,8 @@ class Confirmation(Model):
 def rule_text(cfg: TunerConfig) -> str:
     return (
         CONFIRM_RULE + f" (z = {cfg.noise_z:g}, confirm_runs = {cfg.confirm_runs}, "
-        f"confirm_contenders = {cfg.confirm_contenders}, slo_probability = {cfg.slo_probability:g})"
+        f"confirm_contenders = {cfg.confirm_contenders}, slo_probability = {cfg.slo_probability:g}, "
+        f"slo_confidence = {cfg.slo_confidence:g})"
     )
 
 
@@ -168,26 +189,53 @@ def slo_probability(
     rng = np.random.default_rng(seed)
     own = np.array([p99_of(v) for v in values])
     boot = [p99_of(v[rng.integers(0, v.size, size=(b, v.size))], axis=1) for v in values]
+    lower = None
     if len(values) == 1:
         value, method = float((boot[0] <= slo_ms).mean()), ONE_RUN_METHOD
     else:
         n = len(values)
         within = float(np.sqrt(np.mean([x.var(ddof=1) for x in boot])))
-        scale = max(float(own.std(ddof=1)), within) * np.sqrt(1 + 1 / n)
+        spread = max(float(own.std(ddof=1)), within)
+        scale = spread * np.sqrt(1 + 1 / n)
         value = (
             float(student_t.cdf((slo_ms - own.mean()) / scale, df=n - 1))
             if scale > 0
             else float(own.mean() <= slo_ms)
         )
+        lower = probability_lower_bound(own.mean(), spread, n, slo_ms, cfg.slo_confidence)
         method = PROBABILITY_METHOD
     return SloProbability(
         value=value,
+        lower_bound=lower,
+        confidence=None if lower is None else cfg.slo_confidence,
         runs=len(values),
         runs_met=int((own <= slo_ms).sum()),
         requests=sum(v.size for v in values),
         basis=basis,
-        method=method.format(b=b, r=len(values), slo=cfg.slo_p99_ms),
+        method=method.format(b=b, r=len(values), slo=cfg.slo_p99_ms, g=cfg.slo_confidence),
     )
+
+
+def probability_lower_bound(mean: float, sd: float, n: int, slo: float, confidence: float) -> float:
+    """One-sided `confidence` lower bound of Φ((slo − μ)/σ) from n normal samples with mean and sd: the
+    statistic sqrt(n)·(slo − mean)/sd is noncentral t (n − 1 d.f., noncentrality sqrt(n)·(slo − μ)/σ);
+    the bound is Φ(δ_L/sqrt(n)) for the δ_L at which the observed statistic is its `confidence` quantile."""
+    if sd <= 0:
+        return float(mean <= slo)
+    t_obs = float(np.clip(np.sqrt(n) * (slo - mean) / sd, -50, 50))  # beyond: a bound of 0 or 1
+
+    def excess(delta: float) -> float:  # decreasing in delta
+        cdf = float(nct.cdf(t_obs, n - 1, delta))
+        if np.isnan(cdf):  # scipy's series fails far in a tail: the cdf is ≈ 1 there (δ ≪ t) or ≈ 0
+            cdf = 1.0 if delta < t_obs else 0.0
+        return cdf - confidence
+
+    lo, hi = -60.0, 60.0
+    if excess(lo) <= 0:
+        return 0.0
+    if excess(hi) >= 0:
+        return 1.0
+    return float(norm.cdf(brentq(excess, lo, hi, xtol=1e-6) / np.sqrt(n)))
 
 
 def fresh_score(
@@ -252,8 +300,17 @@ def assess(
         fresh_score=score,
         score_lower_bound=None if score is None else score.value - cfg.noise_z * score.se,
         slo_probability=prob,
-        eligible=prob is not None and prob.value >= cfg.slo_probability,
+        eligible=prob is not None and _assured(prob) >= cfg.slo_probability,
     )
+
+
+def _assured(prob: SloProbability) -> float:
+    """What eligibility rests on: the lower confidence bound, or P(SLO) itself for one run."""
+    return prob.value if prob.lower_bound is None else prob.lower_bound
+
+
+def _need(cfg: TunerConfig) -> str:
+    return f"P(SLO) ≥ {cfg.slo_probability:g} at {cfg.slo_confidence:g} confidence"
 
 
 def choose(points: list[ConfirmedPoint], cfg: TunerConfig) -> tuple[OperatingPoint, str]:
@@ -264,12 +321,14 @@ def choose(points: list[ConfirmedPoint], cfg: TunerConfig) -> tuple[OperatingPoi
             0
         ].point, "no point has fresh figures (budget spent): the search's best stands, unconfirmed"
     eligible = [p for p in judged if p.eligible]
-    need = f"P(SLO) ≥ {cfg.slo_probability:g}"
+    need = _need(cfg)
     if eligible:
         best = max(eligible, key=lambda p: p.score_lower_bound)
+        sp = best.slo_probability
+        bound = "" if sp.lower_bound is None else f", lower bound {sp.lower_bound:.2f}"
         why = (
             f"highest score lower bound ({best.score_lower_bound:.3f} req/s) among the {len(eligible)} of "
-            f"{len(judged)} confirmed points with {need} (its P(SLO) = {best.slo_probability.value:.2f})"
+            f"{len(judged)} confirmed points with {need} (its P(SLO) = {sp.value:.2f}{bound})"
         )
     else:
         best = max(judged, key=lambda p: (p.slo_probability.value, p.score_lower_bound))
@@ -290,10 +349,12 @@ def confirm(
     server: OperatingPoint | None,
     max_points: int | None = None,
     exclude: frozenset[Key] = frozenset(),
+    incumbent_role: str = "incumbent",
 ) -> Confirmation:
     """Measure the planned points in interleaved rounds and choose by the rule. `measure(point, why)` makes
     one fresh evaluation (charging the budget, recording the trace) and returns its runs and cost (s), or
-    None when the budget cannot pay for it (confirmation then ends: later points would get fewer runs)."""
+    None when the budget cannot pay for it (confirmation then ends: later points would get fewer runs).
+    `incumbent_role` names the point confirmation starts from ("incumbent": the search's best)."""
     points = plan(measured, incumbent, default, cfg, max_points=max_points, exclude=exclude)
     fresh: dict[Key, list[RunSample]] = {p.key(): [] for p in points}
     order = schedule(points, cfg.confirm_runs, server)
@@ -308,7 +369,14 @@ def confirm(
         fresh[p.key()] += got[0]
         evaluations, cost = evaluations + 1, cost + got[1]
     judged = [
-        assess(p, roles_of(p, incumbent, default), measured[p.key()], fresh[p.key()], cfg, seed=cfg.seed + i)
+        assess(
+            p,
+            roles_of(p, incumbent, default, incumbent_role),
+            measured[p.key()],
+            fresh[p.key()],
+            cfg,
+            seed=cfg.seed + i,
+        )
         for i, p in enumerate(points)
     ]
     spent = evaluations == len(order)  # every planned run was paid for; else the budget is gone
@@ -319,8 +387,8 @@ def confirm(
         runs: list[RunSample] = []
         for r in range(cfg.confirm_runs):
             why = (
-                f"back-off run {r + 1} of {cfg.confirm_runs}: no confirmed point reached P(SLO) ≥ "
-                f"{cfg.slo_probability:g}; one concurrency step below the most likely one"
+                f"back-off run {r + 1} of {cfg.confirm_runs}: no confirmed point reached {_need(cfg)}; "
+                "one concurrency step below the most likely one"
             )
             got = measure(step, why)
             if got is None:
@@ -360,8 +428,13 @@ def backoff_point(judged: list[ConfirmedPoint], cfg: TunerConfig) -> OperatingPo
     return None
 
 
-def roles_of(point: OperatingPoint, incumbent: OperatingPoint, default: OperatingPoint) -> list[str]:
-    roles = [r for r, p in (("incumbent", incumbent), ("default", default)) if p == point]
+def roles_of(
+    point: OperatingPoint,
+    incumbent: OperatingPoint,
+    default: OperatingPoint,
+    incumbent_role: str = "incumbent",
+) -> list[str]:
+    roles = [r for r, p in ((incumbent_role, incumbent), ("default", default)) if p == point]
     return roles or ["contender"]
 
 

@@ -280,7 +280,8 @@ def _confirmation_sentence(conf: Confirmation | NotMeasured, d: PointFigures, r:
         sp = pf.slo_probability
         if isinstance(sp, NotMeasured):
             return "not estimated"
-        return f"{sp.value:.2f} ({sp.runs_met} of {sp.runs} run(s) met it; {sp.basis})"
+        bound = "" if sp.lower_bound is None else f", {sp.confidence:g} lower bound {sp.lower_bound:.2f}"
+        return f"{sp.value:.2f}{bound} ({sp.runs_met} of {sp.runs} run(s) met it; {sp.basis})"
 
     probs = f"Estimated probability of meeting the SLO in a fresh run: recommended {p(r)}" + (
         "." if d.point == r.point else f"; default {p(d)}."
