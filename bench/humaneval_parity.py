@@ -84,6 +84,14 @@ DESIGN_NOTES = [
 ]
 
 
+COMPLETION_NOTE = (
+    "Completion mode (the task prompt sent to /v1/completions, program = prompt + completion): the embedded "
+    "model is an instruct model, and without its chat template it continues a prompt with prose or a "
+    "closing code fence rather than a function body, so no program passes in either judge; its measured "
+    "pass@1 is that of chat mode."
+)
+
+
 @dataclass
 class Sample:
     set_name: str
@@ -317,6 +325,8 @@ def _report(samples, ours, theirs, dataset, args, ours_s, theirs_s, depth_note) 
             if name != "borderline"
         ),
     ]
+    if "completion" in args.modes:
+        out += ["", COMPLETION_NOTE]
     out += ["", *DESIGN_NOTES]
     out += ["", "## Disagreements and borderline programs", ""]
     out += [

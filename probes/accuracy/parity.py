@@ -35,13 +35,13 @@ class JudgeParity(Model):
 EVALPLUS_PARITY = JudgeParity(
     reference="evalplus 0.3.1",
     measured_on="2026-11-30",
-    samples=531,
-    samples_counted=525,
-    verdicts=1050,
-    verdicts_agreeing=1050,
+    samples=695,
+    samples_counted=688,
+    verdicts=1376,
+    verdicts_agreeing=1376,
     scope="the 164 canonical solutions, the embedded SmolLM2-135M's 164 greedy chat generations (as our "
-    "sanitizer and as EvalPlus's sanitizer extract them) and 39 borderline programs (float tolerance, "
-    "output types, None returns, mutated inputs, time limits, recursion headroom, memory, names leaked by a "
-    "runner)",
-    bench="python bench/humaneval_parity.py --modes chat (bench/humaneval_parity_results.md)",
+    "sanitizer and as EvalPlus's sanitizer extract them) and its 164 greedy completion-mode generations, "
+    "and 39 borderline programs (float tolerance, output types, None returns, mutated inputs, time limits, "
+    "recursion headroom, memory, names leaked by a runner)",
+    bench="python bench/humaneval_parity.py (bench/humaneval_parity_results.md)",
 )
