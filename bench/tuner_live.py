@@ -152,7 +152,8 @@ def fresh(args) -> None:
         est = side.slo_probability
         row = {"fresh": name, "point": point.label(), "starts": len(runs),
                "met_slo": sum(p <= slo_s for p in p99s), "p99_s_per_start": [round(p, 2) for p in p99s],
-               "tuner_slo_probability": getattr(est, "value", None), "tuner_basis": side.basis}  # fmt: skip
+               "tuner_slo_probability": getattr(est, "value", None),
+               "tuner_slo_lower_bound": getattr(est, "lower_bound", None), "tuner_basis": side.basis}  # fmt: skip
         if fig is not None:
             g, p = fig.goodput, fig.p99
             row |= {"goodput": [round(g.value, 3), round(g.ci_low, 3), round(g.ci_high, 3)],

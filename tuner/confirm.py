@@ -87,7 +87,7 @@ class ConfirmedPoint(Model):
         description="incumbent (the search's best), default, contender (within noise of the incumbent), "
         "back-off (one concurrency step below the most likely point when none met the required P(SLO)), "
         "back-off climb's best (the optimum of the climb from the back-off point, confirmed again); "
-        "each role names one point"
+        "incumbent, default and back-off climb's best each name at most one point, back-off one per step"
     )
     search_score: float | None = Field(
         description="score of the search's own evaluation (req/s; selection-biased); None if it had none"
