@@ -15,6 +15,7 @@ worker first checks with `GenerationConfig.validate(strict=True)`. Figures (mill
     cpu_s            resource proxy: CPU-seconds (user + system, all threads) of the worker process over the
                      requests — not energy
     load_s           model (re)load time before this measurement (0 when the loaded model was reused)
+    host_load_1m     the host's 1-minute load average at the end (context for the noise, not a target)
     energy           'not measured' with the reason (no energy counters on a host without RAPL/NVML)
 
 A configuration the library rejects or cannot run is recorded with `error` and no latency figures.
@@ -294,6 +295,7 @@ class HfMeasurer:
             "tokens_mean": float(np.mean([r["tokens"] for r in rows])),
             "cpu_s": answer["cpu_s"],
             "load_s": answer["load_s"],
+            "host_load_1m": os.getloadavg()[0],
             "energy": self._energy,
         }
 
