@@ -245,7 +245,7 @@ def report(args, out: Path) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", default=str(ROOT / "out" / "bench-predictor-curve"))
+    p.add_argument("--out", default=str(ROOT / "out" / "bench" / "predictor-curve"))
     p.add_argument(
         "--uniform", type=int, default=48, help="uniform configurations added to the pairwise ones"
     )
