@@ -27,6 +27,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -54,6 +55,22 @@ PAPER = (
 
 class OutOfTime(Exception):
     pass
+
+
+def bench_model_text(levels: list[int] | None) -> str:
+    """The runner's model (a); with `levels`, max_new_tokens's three levels replaced (short generations)."""
+    text = runner_model_text()
+    if not levels:
+        return text
+    found = re.findall(r"max_new_tokens_(\d+) \{value (\d+)\}", text)
+    if len(found) != len(levels):
+        raise SystemExit(f"--max-new-tokens: the model has {len(found)} levels, got {len(levels)}")
+    new = iter(levels)  # one pass, by position: a new level never meets a later replacement
+    return re.sub(
+        r"max_new_tokens_\d+ \{value \d+\}",
+        lambda _: "max_new_tokens_{0} {{value {0}}}".format(next(new)),
+        text,
+    )
 
 
 def campaign_spec(args, uvl: Path) -> CampaignSpec:
@@ -134,6 +151,13 @@ def reach(curve: list[dict], goal: float = GOAL) -> str:
     return f"n={hit['n']} (R2 {hit['r2_mean']:.3f}±{hit['r2_sd']:.3f})"
 
 
+def levels_note(uvl: Path) -> str:
+    found = re.findall(r"max_new_tokens_(\d+) \{value", uvl.read_text()) if uvl.exists() else []
+    if found == ["32", "64", "128"] or not found:
+        return ""
+    return f", max_new_tokens levels {'/'.join(found)} instead of 32/64/128 (short generations)"
+
+
 def fmt_cv(cv: dict) -> str:
     parts = []
     for kind in ("random_forest", "ridge", "mean"):
@@ -177,7 +201,7 @@ def report(args, out: Path) -> str:
         f"total measuring wall time {sum(r['wall_s'] for r in runs):.0f} s (= lock time held for measuring)",
         "",
         f"feature model: {Path(plan['feature_model']).name} = generation_config.uvl ({plan['library']}) + the CPU "
-        f"runner's 3 constraints: {plan['features']} features, {plan['constraints']} constraints, "
+        f"runner's 3 constraints{levels_note(Path(plan['feature_model']))}: {plan['features']} features, {plan['constraints']} constraints, "
         f"{plan['valid_configurations']} valid configurations (exact, BDD). Model (a) alone: 71 features, 18 "
         "constraints, 63846792 valid; exact count 24.6 ms, pairwise sample 44 configurations in 8.63 s, 100 % of "
         "7375 valid pairs (bench/features_results.txt).",
@@ -254,6 +278,11 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-configs", type=int, default=None, help="cap (tiny trial runs)")
     p.add_argument("--budget-min", type=float, default=38.0, help="stop measuring after this many minutes")
+    p.add_argument(
+        "--max-new-tokens",
+        default="",
+        help="replace the model's max_new_tokens levels (32,64,128), e.g. 8,16,32",
+    )
     p.add_argument("--phase", choices=("measure", "evaluate", "both"), default="both")
     p.add_argument(
         "--fake", action="store_true", help="fake worker (tests the script, measures nothing real)"
@@ -268,7 +297,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     uvl = out / "generation_config_cpu.uvl"
     if not uvl.exists():
-        uvl.write_text(runner_model_text(), encoding="utf-8")
+        levels = [int(x) for x in args.max_new_tokens.split(",") if x.strip()]
+        uvl.write_text(bench_model_text(levels), encoding="utf-8")
     if args.phase in ("measure", "both"):
         started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")
         before, done = uptime(), len(CampaignStore(out).done())
