@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from tuner.campaign.hf_measurer import WorkerError, runner_model_text  # noqa: E402
+from tuner.campaign.hf_measurer import RUNNER_CONSTRAINTS, WorkerError, runner_model_text  # noqa: E402
 from tuner.campaign.runner import run_campaign  # noqa: E402
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
 from tuner.campaign.store import CampaignStore  # noqa: E402
@@ -201,7 +201,7 @@ def report(args, out: Path) -> str:
         f"total measuring wall time {sum(r['wall_s'] for r in runs):.0f} s (= lock time held for measuring)",
         "",
         f"feature model: {Path(plan['feature_model']).name} = generation_config.uvl ({plan['library']}) + the CPU "
-        f"runner's 3 constraints{levels_note(Path(plan['feature_model']))}: {plan['features']} features, {plan['constraints']} constraints, "
+        f"runner's {len(RUNNER_CONSTRAINTS)} constraints{levels_note(Path(plan['feature_model']))}: {plan['features']} features, {plan['constraints']} constraints, "
         f"{plan['valid_configurations']} valid configurations (exact, BDD). Model (a) alone: 71 features, 18 "
         "constraints, 63846792 valid; exact count 24.6 ms, pairwise sample 44 configurations in 8.63 s, 100 % of "
         "7375 valid pairs (bench/features_results.txt).",

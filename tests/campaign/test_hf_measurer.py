@@ -217,7 +217,9 @@ def test_runner_model_excludes_what_the_runner_cannot_run():
     assert {"DiverseBeam", "cache_implementation_offloaded"} <= dead
     assert not space.satisfiable({"PromptLookup": True, "cache_implementation_static": True})
     assert space.satisfiable({"BeamSearch": True, "cache_implementation_static": True})
-    assert len(RUNNER_CONSTRAINTS) == 3
+    assert not space.satisfiable({"PromptLookup": True, "NoKVCache": True})
+    assert space.satisfiable({"Greedy": True, "NoKVCache": True})
+    assert len(RUNNER_CONSTRAINTS) == 4
 
 
 # --- the real worker on the embedded model (slow: loads torch and the model) --------------------------------
@@ -257,6 +259,7 @@ def test_real_worker_measures_two_configurations_and_refuses_what_the_runner_exc
                 {"cache_implementation": "offloaded"},
                 {"num_beams": 4, "num_beam_groups": 2, "diversity_penalty": 0.5},
                 {"prompt_lookup_num_tokens": 3, "cache_implementation": "static"},
+                {"prompt_lookup_num_tokens": 3, "use_cache": False},
             )
         ]
         strict = m.measure({"request": {"max_new_tokens": 2, "temperature": 0.6}}, seed=0)

@@ -66,6 +66,7 @@ RUNNER_CONSTRAINTS = (
         "group beam search is a Hub custom_generate in transformers 5 (trust_remote_code and a download)",
     ),
     ("PromptLookup => !cache_implementation_static", "assisted generation refuses static cache classes"),
+    ("PromptLookup => !NoKVCache", "assisted generation requires use_cache=True"),
 )
 
 
