@@ -75,6 +75,12 @@ def bench_model_text(levels: list[int] | None) -> str:
 
 def campaign_spec(args, uvl: Path) -> CampaignSpec:
     options = {"requests": args.requests, "fixed_length": True}
+    if args.accuracy_tasks:
+        options["accuracy"] = {
+            "tasks": args.accuracy_tasks,
+            "max_tokens": args.accuracy_max_tokens,
+            "mode": "chat",
+        }
     if args.fake:
         options["command"] = [sys.executable, str(ROOT / "tests" / "campaign" / "fake_hf_worker.py")]
     else:
@@ -283,6 +289,8 @@ def main() -> None:
         default="",
         help="replace the model's max_new_tokens levels (32,64,128), e.g. 8,16,32",
     )
+    p.add_argument("--accuracy-tasks", type=int, default=0, help="HumanEval+ tasks per measurement (0: none)")
+    p.add_argument("--accuracy-max-tokens", type=int, default=128)
     p.add_argument("--phase", choices=("measure", "evaluate", "both"), default="both")
     p.add_argument(
         "--fake", action="store_true", help="fake worker (tests the script, measures nothing real)"

@@ -106,6 +106,43 @@ def test_texts_for_accuracy():
     ]
 
 
+DATASET = (ROOT / ".." / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz").resolve()
+
+
+@pytest.mark.skipif(not DATASET.exists(), reason="HumanEval+ data not beside the checkout")
+def test_accuracy_option_generates_each_task_after_latency_with_the_configuration_capped(
+    tmp_path, monkeypatch
+):
+    from tuner.campaign.accuracy import AccuracyOptions, load_subset
+
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
+    opts = AccuracyOptions(tasks=["HumanEval/0", "HumanEval/4"], max_tokens=6, mode="chat")
+    m = fake(requests=1, accuracy=opts, subset=load_subset(opts.tasks, dataset=str(DATASET)))
+    calls = []
+    original = m.generate
+
+    def spy(kwargs, prompts, **kw):
+        calls.append((kwargs["request"]["max_new_tokens"], prompts, kw))
+        return original(kwargs, prompts, **kw)
+
+    m.generate = spy
+    try:
+        f = m.measure({"request": {"max_new_tokens": 8, "do_sample": True}}, seed=10)
+    finally:
+        m.close()
+    latency, *accuracy = calls
+    assert latency[0] == 8 and latency[2] == {"seed": 10}  # the latency requests come first, uncapped
+    assert [c[0] for c in accuracy] == [6, 6]  # capped at max_tokens
+    assert [c[2] for c in accuracy] == [
+        {"seed": 10, "texts": True, "fixed_length": False},
+        {"seed": 11, "texts": True, "fixed_length": False},
+    ]
+    assert all(isinstance(c[1][0], list) and c[1][0][-1]["role"] == "user" for c in accuracy)  # chat messages
+    # the fake worker's replies are no programs: every task fails, and that is measured, not assumed
+    assert f["accuracy_tasks"] == 2 and f["pass_at_1"] == 0.0 and f["pass_at_1_base"] == 0.0
+    assert f["accuracy_generation_failures"] == 0 and f["e2el_p50_ms"] > 0
+
+
 def test_worker_that_dies_is_an_error_and_the_next_measurement_starts_a_new_one():
     m = fake("die")
     try:
@@ -182,6 +219,8 @@ def test_options_are_checked():
         from_options(model_dir="/nowhere")
     with pytest.raises(ValueError, match="not a readable build spec"):
         from_options(spec=str(ROOT / "pyproject.toml"))
+    with pytest.raises(ValueError, match="options.accuracy: tasks"):
+        from_options(command=["x"], accuracy={"mode": "chat"})
     with pytest.raises(ValueError, match="needs a 'target' of kind vllm"):
         from_options(spec=str(ROOT / "models" / "endpoint-example.yaml"))
 

@@ -20,8 +20,15 @@ worker first checks with `GenerationConfig.validate(strict=True)`. Figures (mill
 
 A configuration the library rejects or cannot run is recorded with `error` and no latency figures.
 
+With `accuracy: {tasks: N, max_tokens: M, mode: chat|completion}` (tuner.campaign.accuracy.AccuracyOptions)
+each measurement then generates one program per task of the stated HumanEval+ subset with the configuration's
+kwargs (its max_new_tokens capped at M; end-of-sequence allowed) and judges them in the sandbox: pass_at_1,
+pass_at_1_base, graded_base_share, graded_plus_share. These generations come after the latency requests and
+after `cpu_s`: the latency figures and the proxy never include them.
+
     measurer: tuner.campaign.hf_measurer:from_options
-    options: {spec: models/smollm2-cpu.yaml, requests: 2, fixed_length: true}
+    options: {spec: models/smollm2-cpu.yaml, requests: 2, fixed_length: true,
+              accuracy: {tasks: 5, max_tokens: 256, mode: chat}}
 """
 
 from __future__ import annotations
@@ -34,13 +41,16 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
+from probes.errors import describe_validation_error
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
+from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_accuracy
 
 WORKER = Path(__file__).with_name("hf_worker.py")
 
@@ -105,6 +115,7 @@ class HfWorker:
         self._lifeline: int | None = None
         self._sel: selectors.DefaultSelector | None = None
         self._buf = b""
+        self._lock = threading.Lock()  # one request at a time on the pipe (accuracy may ask from threads)
 
     def start(self) -> HfWorker:
         self._state = Path(tempfile.mkdtemp(prefix="factsheet-hf-"))
@@ -187,6 +198,10 @@ class HfWorker:
             raise WorkerError(f"generation worker broke the protocol: {line[:200]!r}") from None
 
     def call(self, request: dict, timeout_s: float) -> dict:
+        with self._lock:
+            return self._call(request, timeout_s)
+
+    def _call(self, request: dict, timeout_s: float) -> dict:
         if self.proc is None or self.proc.poll() is not None:
             raise WorkerError(f"generation worker is not running:\n{self.log_tail()}")
         try:
@@ -241,6 +256,8 @@ class HfMeasurer:
         prompts: list | None = None,
         fixed_length: bool = True,
         timeout_s: float = 600.0,
+        accuracy: AccuracyOptions | None = None,
+        subset: AccuracySubset | None = None,
     ):
         prompts = list(prompts or PROMPTS)
         if not 1 <= requests <= len(prompts):
@@ -249,6 +266,10 @@ class HfMeasurer:
         self.fixed_length, self.timeout_s = fixed_length, timeout_s
         self.worker: HfWorker | None = None
         self._energy = energy_reason()
+        self.accuracy = accuracy
+        if accuracy is not None and subset is None:
+            subset = load_subset(accuracy.tasks, dataset=accuracy.dataset)
+        self.subset = subset
 
     def _worker(self) -> HfWorker:
         if self.worker is None or self.worker.proc is None:
@@ -287,7 +308,7 @@ class HfMeasurer:
         ttft = [r["ttft_ms"] for r in rows]
         e2el = [r["e2el_ms"] for r in rows]
         tpot = [r["tpot_ms"] for r in rows if r["tpot_ms"] is not None]
-        return {
+        figures = {
             "ttft_p50_ms": float(np.median(ttft)),
             "tpot_p50_ms": float(np.median(tpot)) if tpot else None,
             "e2el_p50_ms": float(np.median(e2el)),
@@ -299,6 +320,27 @@ class HfMeasurer:
             "host_load_1m": os.getloadavg()[0],
             "energy": self._energy,
         }
+        if self.accuracy is not None:
+            figures.update(self._accuracy(kwargs, seed))
+        return figures
+
+    def _accuracy(self, kwargs: dict, seed: int) -> dict:
+        """The subset's programs, generated with the configuration's kwargs (max_new_tokens capped), judged."""
+        opts = self.accuracy
+        request = dict(kwargs.get("request", {}))
+        request["max_new_tokens"] = min(request.get("max_new_tokens", opts.max_tokens), opts.max_tokens)
+        capped = {**kwargs, "request": request}
+        index = {t.task_id: i for i, t in enumerate(self.subset.tasks)}
+
+        def generate(task_id: str, prompt) -> str:
+            answer = self.generate(
+                capped, [prompt], seed=seed + index[task_id], texts=True, fixed_length=False
+            )
+            if not answer.get("ok"):
+                raise RuntimeError(f"{answer.get('kind')}: {answer.get('error')}")
+            return answer["results"][0]["text"]
+
+        return measure_accuracy(self.subset, generate, mode=opts.mode, concurrency=opts.concurrency)
 
 
 def worker_command(model_dir: str, python: str, threads: int | None = None) -> list[str]:
@@ -314,6 +356,7 @@ def from_options(
     threads: int | None = None,
     timeout_s: float = 600.0,
     command: list[str] | None = None,
+    accuracy: dict | None = None,
 ) -> HfMeasurer:
     """From a factsheet build spec's vLLM target (its model source and serving python), or a local HF folder
     (`model_dir`) and `python`; `command` replaces the worker command entirely (tests)."""
@@ -336,4 +379,14 @@ def from_options(
         if model_dir is None or python is None:
             raise ValueError("give 'spec', or 'model_dir' and 'python' (the serving environment's)")
         command = worker_command(model_dir, python, threads)
-    return HfMeasurer(command, requests=requests, fixed_length=fixed_length, timeout_s=timeout_s)
+    acc = None
+    if accuracy is not None:
+        from pydantic import ValidationError
+
+        try:
+            acc = AccuracyOptions.model_validate(accuracy)
+        except ValidationError as exc:
+            raise ValueError(f"options.accuracy: {describe_validation_error(exc)}") from None
+    return HfMeasurer(
+        command, requests=requests, fixed_length=fixed_length, timeout_s=timeout_s, accuracy=acc
+    )
