@@ -157,6 +157,28 @@ def reach(curve: list[dict], goal: float = GOAL) -> str:
     return f"n={hit['n']} (R2 {hit['r2_mean']:.3f}±{hit['r2_sd']:.3f})"
 
 
+def model_a_line() -> str:
+    """Exact count and pairwise sampling time of model (a) itself, measured here (cf. bench/features_results.txt)."""
+    from tuner.features import sampling
+    from tuner.features.configs import load_bundled
+    from tuner.features.space import FeatureSpace
+
+    t0 = time.perf_counter()
+    model = load_bundled("generation_config")
+    space = FeatureSpace(model)
+    build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    count = space.count()
+    count_s = time.perf_counter() - t0
+    smp = sampling.twise(space, 2, 0)
+    return (
+        f"model (a) itself (generation_config.uvl): {len(space.names)} features, {len(model.constraints)} "
+        f"constraints, {count} valid configurations, counted exactly in {count_s * 1000:.1f} ms (parse + BDD "
+        f"{build:.2f} s); pairwise sample (seed 0) {len(smp.configs)} configurations in {smp.seconds:.2f} s, "
+        f"100 % of valid pairs by construction (bench/features_results.txt: 63846792, 44 in 8.63 s)"
+    )
+
+
 def levels_note(uvl: Path) -> str:
     found = re.findall(r"max_new_tokens_(\d+) \{value", uvl.read_text()) if uvl.exists() else []
     if found == ["32", "64", "128"] or not found:
@@ -208,14 +230,20 @@ def report(args, out: Path) -> str:
         "",
         f"feature model: {Path(plan['feature_model']).name} = generation_config.uvl ({plan['library']}) + the CPU "
         f"runner's {len(RUNNER_CONSTRAINTS)} constraints{levels_note(Path(plan['feature_model']))}: {plan['features']} features, {plan['constraints']} constraints, "
-        f"{plan['valid_configurations']} valid configurations (exact, BDD). Model (a) alone: 71 features, 18 "
-        "constraints, 63846792 valid; exact count 24.6 ms, pairwise sample 44 configurations in 8.63 s, 100 % of "
-        "7375 valid pairs (bench/features_results.txt).",
+        f"{plan['valid_configurations']} valid configurations (exact, BDD).",
+        model_a_line(),
         f"sample: pairwise seed {s['seed']}: {sum(v == 't-wise' for v in by.values())} configurations in "
         f"{s['seconds']:.2f} s + {sum(v == 'uniform' for v in by.values())} uniform; 2-wise coverage of the "
         f"plan {s['coverage_2wise']:.4f}",
-        f"sizes chosen: {args.reps} repetitions in one random order, {args.requests} request(s) per measurement "
-        f"(fixed prompt, exactly max_new_tokens generated), {args.threads} torch threads; why: {args.why}",
+        f"sizes chosen: {plan['repetitions']} repetitions in one random order, "
+        f"{plan['options'].get('requests')} request(s) per measurement (fixed prompt, exactly max_new_tokens "
+        f"generated), {plan['options'].get('threads')} torch threads"
+        + (
+            f", accuracy {plan['options']['accuracy']}"
+            if plan["options"].get("accuracy")
+            else ", no accuracy"
+        )
+        + f"; why: {runs[0].get('why', args.why) if runs else args.why}",
         f"measured: {len(df)} of {len(plan['order'])} planned measurements; {n_cfg} configurations measured "
         f"({int((reps >= 2).sum())} with >= 2 repetitions); {len(failed)} measurements refused by the library "
         f"({failed['config_id'].nunique() if len(failed) else 0} configurations)",
@@ -314,7 +342,7 @@ def main() -> None:
         run = {
             "command": args.command, "started": started, "host": os.uname().nodename, "cores": os.cpu_count(),
             "wall_s": wall, "ended": ended, "measured": len(CampaignStore(out).done()) - done,
-            "uptime_before": before, "uptime_after": uptime(),
+            "uptime_before": before, "uptime_after": uptime(), "why": args.why,
         }  # fmt: skip
         with open(out / "bench_runs.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(run) + "\n")
