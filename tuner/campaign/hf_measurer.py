@@ -186,7 +186,10 @@ class HfWorker:
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                self.proc.wait(5)
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
                 raise WorkerError(
                     f"generation worker exited (code {self.proc.returncode}):\n{self.log_tail()}"
                 )
