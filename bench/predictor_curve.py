@@ -28,6 +28,7 @@ import datetime
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -347,7 +348,7 @@ def main() -> None:
     )
     p.add_argument("--why", default="sized to finish within about 40 minutes of lock time on the 2-core host")
     args = p.parse_args()
-    args.command = "python bench/predictor_curve.py " + " ".join(sys.argv[1:])
+    args.command = "python bench/predictor_curve.py " + shlex.join(sys.argv[1:])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     uvl = out / "generation_config_cpu.uvl"
