@@ -28,6 +28,7 @@ import datetime
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -42,7 +43,7 @@ from tuner.campaign.hf_measurer import RUNNER_CONSTRAINTS, WorkerError, runner_m
 from tuner.campaign.runner import run_campaign  # noqa: E402
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
 from tuner.campaign.store import CampaignStore  # noqa: E402
-from tuner.predictor.learn import evaluate, make_model, per_config  # noqa: E402
+from tuner.predictor.learn import cross_validate, evaluate, make_model, per_config  # noqa: E402
 
 TARGETS = ["e2el_p50_ms", "ttft_p50_ms", "tpot_p50_ms", "cpu_s"]
 ACCURACY = ["pass_at_1", "graded_base_share"]
@@ -124,7 +125,18 @@ def measure(spec: CampaignSpec, out: Path, budget_s: float) -> tuple[float, str]
     return time.perf_counter() - t0, ended
 
 
-def split_curves(X, y, twise_ids, uniform_ids, sizes, *, test_n: int, splits: int, seed: int = 0) -> dict:
+def split_curves(
+    X,
+    y,
+    twise_ids,
+    uniform_ids,
+    sizes,
+    *,
+    test_n: int,
+    splits: int,
+    seed: int = 0,
+    kind: str = "random_forest",
+) -> dict:
     """R² of a Random Forest on `test_n` held-out uniform configurations, trained on the first n of
     (pairwise shuffled, then uniform shuffled) or of (uniform shuffled), over random splits."""
     rng = np.random.default_rng(seed)
@@ -137,7 +149,7 @@ def split_curves(X, y, twise_ids, uniform_ids, sizes, *, test_n: int, splits: in
             for n in sizes:
                 if n > len(order):
                     continue
-                m = make_model("random_forest", seed).fit(X.loc[order[:n]], y.loc[order[:n]])
+                m = make_model(kind, seed).fit(X.loc[order[:n]], y.loc[order[:n]])
                 pred = m.predict(X.loc[test])
                 ss_res = float(((y.loc[test] - pred) ** 2).sum())
                 ss_tot = float(((y.loc[test] - y.loc[test].mean()) ** 2).sum())
@@ -186,9 +198,9 @@ def levels_note(uvl: Path) -> str:
     return f", max_new_tokens levels {'/'.join(found)} instead of 32/64/128 (short generations)"
 
 
-def fmt_cv(cv: dict) -> str:
+def fmt_cv(cv: dict, kinds=("random_forest", "ridge", "mean")) -> str:
     parts = []
-    for kind in ("random_forest", "ridge", "mean"):
+    for kind in kinds:
         c = cv[kind]
         mape = f", MAPE {c['mape']['mean'] * 100:.1f}±{c['mape']['sd'] * 100:.1f} %" if c.get("mape") else ""
         parts.append(
@@ -273,18 +285,26 @@ def report(args, out: Path) -> str:
             )
         )
         lines.append("  5-fold CV: " + fmt_cv(r["cv"]))
+        X, y = per_config(ok, t)
+        if (y > 0).all():  # the same models on log(y), scored on the original scale
+            r["cv_log"] = {k: cross_validate(X, y, f"{k}_log", 5, 0) for k in ("random_forest", "ridge")}
+            lines.append("  5-fold CV, learned on log(y): " + fmt_cv(r["cv_log"], ("random_forest", "ridge")))
         lines.append(
             f"  learning curve, random subsets (RF, R2 on the remaining configurations, {SPLITS} repeats): "
             + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in r["learning_curve"])
         )
         lines.append(f"    reaches R2 >= {GOAL}: {reach(r['learning_curve'])}")
-        X, y = per_config(ok, t)
         X_all[t] = (X, y)
         tw = [i for i in y.index if by[i] == "t-wise"]
         un = [i for i in y.index if by[i] == "uniform"]
         test_n = max(5, len(un) // 3)
         if len(un) - test_n >= 5:
             curves = split_curves(X, y, tw, un, sizes, test_n=test_n, splits=SPLITS)
+            if (y > 0).all():
+                logc = split_curves(
+                    X, y, tw, un, sizes, test_n=test_n, splits=SPLITS, kind="random_forest_log"
+                )
+                curves.update({f"{k}, RF on log(y)": v for k, v in logc.items()})
             for name, curve in curves.items():
                 lines.append(
                     f"  {name} (R2 on {test_n} held-out uniform configurations, {SPLITS} splits): "
@@ -328,7 +348,7 @@ def main() -> None:
     )
     p.add_argument("--why", default="sized to finish within about 40 minutes of lock time on the 2-core host")
     args = p.parse_args()
-    args.command = "python bench/predictor_curve.py " + " ".join(sys.argv[1:])
+    args.command = "python bench/predictor_curve.py " + shlex.join(sys.argv[1:])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     uvl = out / "generation_config_cpu.uvl"
