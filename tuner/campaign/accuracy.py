@@ -43,6 +43,9 @@ FIGURES = {
     "graded_base_share": "base test inputs passed / base test inputs, over the subset's tasks",
     "graded_plus_share": "base and plus test inputs passed / all of them, over the subset's tasks",
 }
+# Shares of tasks (k of `accuracy_tasks`): their sampling error over the subset's tasks is binomial.
+TASK_SHARES = ("pass_at_1", "pass_at_1_base")
+N_TASKS = "accuracy_tasks"
 Prompt = str | list[dict]
 Generate = Callable[[str, Prompt], str]
 
