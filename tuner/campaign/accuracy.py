@@ -172,11 +172,13 @@ def measure_accuracy(
     mode: str,
     concurrency: int = 1,
     judge_concurrency: int = 2,
+    records: list | None = None,
 ) -> dict:
     """Generate one program per task with `generate(task_id, prompt)`, judge them; the figures plus the
     seconds spent generating and judging (`accuracy_generation_s`, `accuracy_judge_s`) and the count of
     generation failures (`accuracy_generation_failures`: no reply, counted as failing, as in the probe).
-    Raises AccuracyError when no request at all succeeded (no figure is better than a zero made up)."""
+    Raises AccuracyError when no request at all succeeded (no figure is better than a zero made up).
+    `records`: a list that gets one raw record per task (its verdicts with inputs passed, and the reply)."""
     t0 = time.perf_counter()
     errors: list[str] = []
 
@@ -194,7 +196,9 @@ def measure_accuracy(
         raise AccuracyError(f"accuracy: every generation request failed (first: {errors[0]})")
     generation_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    figures, _ = judge_replies(subset, replies, mode=mode, concurrency=judge_concurrency)
+    figures, verdicts = judge_replies(subset, replies, mode=mode, concurrency=judge_concurrency)
+    if records is not None:
+        records.extend({**v.model_dump(exclude={"sample"}), "reply": replies[v.task_id]} for v in verdicts)
     return {
         **figures,
         "accuracy_generation_failures": len(errors),
