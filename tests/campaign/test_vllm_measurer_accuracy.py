@@ -121,3 +121,6 @@ def test_accuracy_is_off_by_default_and_bad_options_are_named():
     assert from_options(str(SPEC)).accuracy is None
     with pytest.raises(ValueError, match="options.accuracy.*mode"):
         from_options(str(SPEC), accuracy={"tasks": 2, "mode": "poem"})
+    for none in (0, []):
+        with pytest.raises(ValueError, match="options.accuracy: tasks.*at least one task"):
+            from_options(str(SPEC), accuracy={"tasks": none})

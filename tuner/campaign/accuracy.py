@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from probes.accuracy.config import SubsetConfig
 from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
@@ -59,6 +59,13 @@ class AccuracyOptions(Model):
     dataset: str | None = Field(None, description="HumanEval+ path; else as the accuracy probe finds it")
     concurrency: int = Field(1, ge=1, le=64, description="generation requests in flight")
     request_timeout_s: float = Field(600.0, gt=0, description="HTTP timeout of one generation request")
+
+    @field_validator("tasks")
+    @classmethod
+    def _some_tasks(cls, tasks: int | list[str]) -> int | list[str]:
+        if (tasks < 1) if isinstance(tasks, int) else not tasks:
+            raise ValueError("needs at least one task")
+        return tasks
 
     def statement(self) -> dict:
         """What the accuracy figures rest on, stated without loading anything (the report's view)."""
