@@ -67,10 +67,9 @@ def learnability(df: pd.DataFrame, target: str, alpha: float = 0.05) -> dict:
     means = np.array([g.mean() for g in groups])
     sem = float(np.sqrt(np.mean([g.var(ddof=1) / len(g) for g in groups])))
     spread = {"between_config_sd": float(means.std(ddof=1)), "repetition_sem": sem}
-    if np.ptp(np.concatenate(groups)) == 0:  # ANOVA is undefined (0/0): nothing varies at all
+    if np.ptp(np.concatenate(groups)) == 0:  # ANOVA is undefined (0/0), so no p: nothing varies at all
         return {
             "learnable": False,
-            "anova_p": None,
             **spread,
             "reason": "the same value in every measurement",
             "statement": f"{NOT_LEARNABLE}: the same value in every measurement of every configuration",
