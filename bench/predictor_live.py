@@ -6,6 +6,10 @@ Model: bench/live_sampling.uvl (vLLM per-request sampling parameters; engine fix
 Sample: pairwise (t-wise, seed 0) plus 24 uniform configurations, 2 repetitions each in random order;
 each measurement = 3 sequential streamed completions of up to 32 tokens (64-word prompts), latency
 percentiles and the CPU-seconds proxy of the server's process group. Resumable: rerun to finish.
+
+    flock /tmp/vllm.lock python bench/predictor_live.py --accuracy-tasks 5
+        also HumanEval+ accuracy per measurement (the first 5 tasks, chat, up to 128 tokens; its own campaign
+        dir and results file): pass_at_1, pass_at_1_base, graded_base_share, graded_plus_share
 """
 
 from __future__ import annotations
@@ -55,7 +59,18 @@ def twise_vs_uniform(df, plan, targets) -> list[str]:
 
 
 def main() -> None:
-    out_dir = ROOT / "out" / "bench-predictor-live"
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--accuracy-tasks", type=int, default=0, help="HumanEval+ tasks per measurement (0: off)"
+    )
+    args = parser.parse_args()
+    suffix = f"-acc{args.accuracy_tasks}" if args.accuracy_tasks else ""
+    out_dir = ROOT / "out" / f"bench-predictor-live{suffix}"
+    options = {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 32}
+    if args.accuracy_tasks:
+        options["accuracy"] = {"tasks": args.accuracy_tasks, "max_tokens": 128, "mode": "chat"}
     spec = CampaignSpec.model_validate(
         {
             "feature_model": str(ROOT / "bench" / "live_sampling.uvl"),
@@ -63,7 +78,7 @@ def main() -> None:
             "extra_uniform": 24,
             "repetitions": 2,
             "measurer": "tuner.campaign.vllm_measurer:from_options",
-            "options": {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 32},
+            "options": options,
         }
     )
     t0 = time.perf_counter()
@@ -72,10 +87,13 @@ def main() -> None:
     df = store.table()
     plan = store.plan()
     targets = ["e2el_p50_ms", "ttft_p50_ms", "tpot_p50_ms", "cpu_s"]
+    if args.accuracy_tasks:
+        targets += ["pass_at_1", "pass_at_1_base", "graded_base_share", "graded_plus_share"]
     res = evaluate(df, targets, k=5, curve_sizes=(10, 20, 30, 40))
     tw_ids = {c["id"] for c in plan["configs"] if c["sampled_by"] == "t-wise"}
     lines = [
-        "# flock /tmp/vllm.lock python bench/predictor_live.py",
+        "# flock /tmp/vllm.lock python bench/predictor_live.py"
+        + (f" --accuracy-tasks {args.accuracy_tasks}" if args.accuracy_tasks else ""),
         f"campaign: {len(plan['configs'])} configurations ({len(tw_ids)} pairwise + uniform) x {plan['repetitions']}"
         f" repetitions = {len(df)} measurements, wall {wall:.0f} s this run, campaign dir {out_dir.relative_to(ROOT)}",
         f"model: {plan['features']} features, {plan['valid_configurations']} valid configurations",
@@ -84,6 +102,12 @@ def main() -> None:
         r = res[t]
         if "cv" not in r:
             lines.append(f"{t}: {r}")
+            continue
+        if r.get("status") == "not_learnable":
+            mean = df[t].mean()
+            lines.append(
+                f"{t}: mean {mean:.3g} over {len(df)} measurements; {r['learnability']['statement']}"
+            )
             continue
         cv = {k: v["r2"] for k, v in r["cv"].items()}
         lines.append(
@@ -101,7 +125,7 @@ def main() -> None:
         )
     lines += twise_vs_uniform(df, plan, targets)
     text = "\n".join(lines) + "\n"
-    (ROOT / "bench" / "predictor_live_results.txt").write_text(text)
+    (ROOT / "bench" / f"predictor_live{suffix.replace('-', '_')}_results.txt").write_text(text)
     (out_dir / "bench_evaluation.json").write_text(json.dumps(res, indent=1, default=str))
     print(text)
 

@@ -11,7 +11,8 @@ Graded mode (`graded=True`) also counts the inputs passed, as EvalPlus's per-inp
 fast check off: a wrong output or an exception fails that input and the set goes on; base and plus each run
 in a sandbox of their own, so a set that hangs does not keep the other from being counted. The verdicts are
 the same as without it. Where EvalPlus would go on after an input's time limit, this judge cannot (the call
-is still running): the set's remaining inputs count as not passed, so a share is a lower bound there.
+is still running): the set's remaining inputs count as not passed, so a share is a lower bound there. A set
+that met a time-out is graded again in a fresh sandbox, and that run stands.
 """
 
 from __future__ import annotations
@@ -233,10 +234,20 @@ def _judge_graded(
     graded, isolation, seconds = [], [], 0.0
     for test_set in sets:
         cpu_s = math.ceil(set_budget(test_set.deadlines)) + 1
-        run = SandboxRun(program, task.entry_point, [test_set.inputs], limits, cpu_s=cpu_s, graded=True)
-        graded.append(_grade_set(run, task, test_set))
+        # A set that met a time-out is graded again in a fresh sandbox, and the fresh run stands (as the
+        # verdict's rule: a time-out counts only when a second run times out too).
+        runs = 0
+        while True:
+            runs += 1
+            run = SandboxRun(program, task.entry_point, [test_set.inputs], limits, cpu_s=cpu_s, graded=True)
+            passed, why, timed_out = _grade_set(run, task, test_set)
+            seconds += run.wall_seconds
+            if not timed_out or runs == TIMEOUT_RUNS:
+                break
+        if timed_out and runs > 1:
+            why = f"{why} (in {runs} runs)"
+        graded.append((passed, why))
         isolation.append(run.isolation)
-        seconds += run.wall_seconds
     (base_ok, base_why), (plus_ok, plus_why) = graded
     failure = None
     if base_why is not None:
@@ -254,13 +265,16 @@ def _judge_graded(
     return verdict, _common(isolation)
 
 
-def _grade_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set) -> tuple[int, str | None]:
-    """(inputs passed, the first problem or None) for one set in its own sandbox."""
+def _grade_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set) -> tuple[int, str | None, bool]:
+    """(inputs passed, the first problem or None, whether a time-out was met) for one set in its own
+    sandbox."""
     run.start()
+    timeouts: list[Record] = []
     try:
         if not run.header():
-            return 0, "sandbox failed to start"
-        return _run_set(run, task, test_set, graded=True)
+            return 0, "sandbox failed to start", False
+        passed, why = _run_set(run, task, test_set, timeouts, graded=True)
+        return passed, why, bool(timeouts)
     finally:
         run.close()
 

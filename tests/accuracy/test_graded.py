@@ -2,6 +2,7 @@
 
 import pytest
 
+from probes.accuracy import harness
 from probes.accuracy.harness import judge, program_for
 from probes.accuracy.sandbox import SandboxLimits
 
@@ -62,3 +63,19 @@ def test_a_hang_counts_the_inputs_before_it_and_not_the_rest(small_tasks, small_
     before = next(i for i, args in enumerate(task.plus_input) if len(args[0]) > 10)
     assert graded.base.n_passed == len(task.base_input)
     assert graded.plus.n_passed == before and graded.plus.cause.startswith(f"plus input #{before}:")
+    assert graded.plus.cause.endswith("(in 2 runs)")  # a time-out stands only when a fresh run times out too
+
+
+def test_a_set_stalled_by_the_host_is_graded_again(small_tasks, small_expected, monkeypatch):
+    real, calls = harness._grade_set, []
+
+    def stalled_once(run, task, test_set):
+        calls.append(1)
+        return (0, "input #0: no result within 4 s", True) if len(calls) == 1 else real(run, task, test_set)
+
+    monkeypatch.setattr(harness, "_grade_set", stalled_once)
+    task = small_tasks.tasks[0]
+    program = program_for(task, completion=task.canonical_solution)
+    graded, _ = judge(task, program, small_expected[task.task_id], SandboxLimits(), graded=True)
+    assert len(calls) == 3  # base twice (the stalled run and its fresh re-run), plus once
+    assert (graded.base.status, graded.base.n_passed) == ("pass", len(task.base_input))

@@ -25,6 +25,8 @@ def test_campaign_then_predict_from_the_cli(tmp_path):
             "e2el_p50_ms,pass_at_1",
             "--constraint",
             "e2el_p50_ms<=1e9",
+            "--constraint",
+            "pass_at_1>=0.0",
             "--verify-reps",
             "2",
         ],
@@ -34,6 +36,11 @@ def test_campaign_then_predict_from_the_cli(tmp_path):
     assert out["campaign"]["measurements"] == 16 and out["recommendation"] is not None
     assert out["verification"]["e2el_p50_ms"]["n"] == 2
     assert "pass_at_1" in out["summary"]["not_learnable"]
+    # A constraint on a figure that is not learnable is met by a prediction close to the campaign's mean: said so.
+    assert out["recommendation"]["notes"] == [
+        f"pass_at_1: {out['targets']['pass_at_1']['learnability']['statement']}; its prediction is close to "
+        "the campaign's mean"
+    ]
     # What `factsheet predict` prints: the statement instead of an R² for the figure that is not learnable.
     printed = json.loads(res.output.strip().splitlines()[-1])
     assert printed["not_learnable"]["pass_at_1"].startswith(

@@ -1,5 +1,6 @@
 """A tiny live campaign against the embedded vLLM target (slow: starts a real server)."""
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -66,3 +67,7 @@ def test_tiny_live_campaign_measures_accuracy_per_configuration(tmp_path, monkey
         assert df[name].between(0, 1).all()
         assert (df[name][df["pass_at_1"] == 1.0] == 1.0).all()
     assert (df["accuracy_judge_s"] > 0).all() and (df["accuracy_generation_s"] > 0).all()
+    for path in (tmp_path / "c" / "measurements").glob("*.json"):
+        records = json.loads(path.read_text())["records"]["accuracy"]  # what the figures rest on
+        assert [r["task_id"] for r in records] == ["HumanEval/0", "HumanEval/1"]
+        assert all(r["base"]["n_passed"] is not None for r in records)

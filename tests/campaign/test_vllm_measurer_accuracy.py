@@ -12,6 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tuner.campaign.runner import measure_one
+from tuner.campaign.store import CampaignStore
 from tuner.campaign.vllm_measurer import from_options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,6 +86,30 @@ def test_accuracy_requests_carry_every_parameter_and_follow_the_latency_requests
         assert body["max_tokens"] == 77 and body["seed"] == 7 + i and "stream" not in body
     assert figures["pass_at_1"] == 1.0 and figures["graded_plus_share"] == 1.0
     assert figures["accuracy_tasks"] == 2
+    # The raw records the figures rest on: one per task, its verdicts with the inputs passed, and the reply.
+    records = figures["records"]["accuracy"]
+    assert [r["task_id"] for r in records] == ["HumanEval/0", "HumanEval/1"]
+    assert (
+        records[0]["plus"]["status"] == "pass"
+        and records[0]["plus"]["n_passed"] == records[0]["plus"]["n_inputs"]
+    )
+    assert records[0]["reply"].startswith("```python\n")
+
+
+def test_records_stay_in_the_measurement_file_out_of_the_table(tmp_path):
+    class WithRecords:
+        def measure(self, kwargs, *, seed):
+            return {"pass_at_1": 0.5, "records": {"accuracy": [{"task_id": "HumanEval/0"}]}}
+
+    store = CampaignStore(tmp_path)
+    config = {"id": "c0", "features": ["A"], "kwargs": {}, "sampled_by": "uniform"}
+    store.create([config], 1, 0, {})
+    store.record("c0-r0", measure_one(WithRecords(), config, 0, 0))
+    assert json.loads((tmp_path / "measurements" / "c0-r0.json").read_text())["records"]["accuracy"] == [
+        {"task_id": "HumanEval/0"}
+    ]
+    df = store.table()
+    assert "records" not in df.columns and df["pass_at_1"].tolist() == [0.5]
 
 
 def test_sampling_parameters_change_the_measured_accuracy(measurer):
@@ -95,3 +121,6 @@ def test_accuracy_is_off_by_default_and_bad_options_are_named():
     assert from_options(str(SPEC)).accuracy is None
     with pytest.raises(ValueError, match="options.accuracy.*mode"):
         from_options(str(SPEC), accuracy={"tasks": 2, "mode": "poem"})
+    for none in (0, []):
+        with pytest.raises(ValueError, match="options.accuracy: tasks.*at least one task"):
+            from_options(str(SPEC), accuracy={"tasks": none})

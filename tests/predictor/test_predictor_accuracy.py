@@ -93,7 +93,7 @@ def test_learnability_statements(table):
     res = evaluate(table, ["pass_at_1", "graded_plus_share"], k=3, curve_sizes=(), curve_repeats=1)
     assert res["pass_at_1"]["learnability"]["learnable"] is True  # 0.1 vs 0.3 beyond ±0.02 noise
     same = res["graded_plus_share"]
-    assert same["status"] == "not_learnable" and same["learnability"]["anova_p"] is None
+    assert same["status"] == "not_learnable" and "anova_p" not in same["learnability"]  # 0/0: no p
     assert same["learnability"]["statement"] == (
         "not learnable at this model size: the same value in every measurement of every configuration"
     )
@@ -104,3 +104,31 @@ def test_learnability_statements(table):
         "not learnable at this model size: varies across configurations no more than its own sampling "
         f"error (ANOVA p={verdict['anova_p']:.2g})"
     )
+
+
+def _greedy_table(pass_counts: list[int], n_tasks: int) -> pd.DataFrame:
+    """Greedy decoding: each configuration's repetitions give the same pass count of `n_tasks` tasks."""
+    rows = []
+    for i, k in enumerate(pass_counts):
+        for rep in range(2):
+            rows.append(
+                {"config_id": f"c{i}", "repetition": rep, "pass_at_1": k / n_tasks, "accuracy_tasks": n_tasks}
+            )
+    return pd.DataFrame(rows)
+
+
+def test_one_task_of_four_is_within_the_binomial_error_of_the_subset():
+    # Repetitions agree exactly, so ANOVA alone calls any difference signal; one task more of four is not.
+    verdict = learnability(_greedy_table([0, 1, 0, 1, 0], 4), "pass_at_1")
+    assert verdict["anova_p"] == 0.0 and verdict["tasks"]["chi2_p"] > 0.05
+    assert verdict["learnable"] is False
+    assert verdict["statement"] == (
+        "not learnable at this model size: varies across configurations no more than its own sampling "
+        f"error (ANOVA p=0; over its 4 tasks, χ² p={verdict['tasks']['chi2_p']:.2g})"
+    )
+
+
+def test_a_clear_difference_over_many_tasks_is_learnable(table):
+    verdict = learnability(_greedy_table([10, 30, 10, 30], 100), "pass_at_1")
+    assert verdict["learnable"] is True and verdict["tasks"]["chi2_p"] < 0.001
+    assert "tasks" not in learnability(table, "pass_at_1")  # no task count: repetition noise only

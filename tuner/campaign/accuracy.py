@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from probes.accuracy.config import SubsetConfig
 from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
@@ -43,6 +43,9 @@ FIGURES = {
     "graded_base_share": "base test inputs passed / base test inputs, over the subset's tasks",
     "graded_plus_share": "base and plus test inputs passed / all of them, over the subset's tasks",
 }
+# Shares of tasks (k of `accuracy_tasks`): their sampling error over the subset's tasks is binomial.
+TASK_SHARES = ("pass_at_1", "pass_at_1_base")
+N_TASKS = "accuracy_tasks"
 Prompt = str | list[dict]
 Generate = Callable[[str, Prompt], str]
 
@@ -56,6 +59,13 @@ class AccuracyOptions(Model):
     dataset: str | None = Field(None, description="HumanEval+ path; else as the accuracy probe finds it")
     concurrency: int = Field(1, ge=1, le=64, description="generation requests in flight")
     request_timeout_s: float = Field(600.0, gt=0, description="HTTP timeout of one generation request")
+
+    @field_validator("tasks")
+    @classmethod
+    def _some_tasks(cls, tasks: int | list[str]) -> int | list[str]:
+        if (tasks < 1) if isinstance(tasks, int) else not tasks:
+            raise ValueError("needs at least one task")
+        return tasks
 
     def statement(self) -> dict:
         """What the accuracy figures rest on, stated without loading anything (the report's view)."""
@@ -169,11 +179,13 @@ def measure_accuracy(
     mode: str,
     concurrency: int = 1,
     judge_concurrency: int = 2,
+    records: list | None = None,
 ) -> dict:
     """Generate one program per task with `generate(task_id, prompt)`, judge them; the figures plus the
     seconds spent generating and judging (`accuracy_generation_s`, `accuracy_judge_s`) and the count of
     generation failures (`accuracy_generation_failures`: no reply, counted as failing, as in the probe).
-    Raises AccuracyError when no request at all succeeded (no figure is better than a zero made up)."""
+    Raises AccuracyError when no request at all succeeded (no figure is better than a zero made up).
+    `records`: a list that gets one raw record per task (its verdicts with inputs passed, and the reply)."""
     t0 = time.perf_counter()
     errors: list[str] = []
 
@@ -191,7 +203,9 @@ def measure_accuracy(
         raise AccuracyError(f"accuracy: every generation request failed (first: {errors[0]})")
     generation_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    figures, _ = judge_replies(subset, replies, mode=mode, concurrency=judge_concurrency)
+    figures, verdicts = judge_replies(subset, replies, mode=mode, concurrency=judge_concurrency)
+    if records is not None:
+        records.extend({**v.model_dump(exclude={"sample"}), "reply": replies[v.task_id]} for v in verdicts)
     return {
         **figures,
         "accuracy_generation_failures": len(errors),

@@ -79,16 +79,25 @@ def plan_configs(spec: CampaignSpec) -> tuple[list[dict], dict]:
     return configs, meta
 
 
+RECORDS = "records"
+
+
 def measure_one(measurer, config: dict, rep: int, seed: int) -> dict:
     t0 = time.perf_counter()
-    figures = measurer.measure(config["kwargs"], seed=seed)
-    return {
+    figures = dict(measurer.measure(config["kwargs"], seed=seed))
+    row = {
         "config_id": config["id"],
         "repetition": rep,
         "node": platform.node(),
         "seconds": round(time.perf_counter() - t0, 4),
         "figures": figures,
     }
+    # A measurer may return the raw records its figures rest on (e.g. per-task accuracy verdicts) under
+    # RECORDS: kept in the measurement's file, out of the table.
+    records = figures.pop(RECORDS, None)
+    if records is not None:
+        row[RECORDS] = records
+    return row
 
 
 def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignStore:

@@ -18,7 +18,8 @@ class SampleSpec(Model):
 
 class CampaignSpec(Model):
     """`measurer` is 'module:factory'; the factory takes `options` and returns an object with
-    `measure(kwargs, *, seed) -> {figure: value}` (kwargs by target: request, engine, model)."""
+    `measure(kwargs, *, seed) -> {figure: value}` (kwargs by target: request, engine, model); a key `records`
+    in that dict holds the raw records the figures rest on (kept in the measurement's file, not a figure)."""
 
     feature_model: str = Field(
         description="bundled model name (generation_config, vllm_serving) or a .uvl path"

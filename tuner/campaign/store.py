@@ -95,7 +95,9 @@ class CampaignStore:
         names = sorted(set().union(*feats.values())) if feats else []
         rows = []
         for r in self.rows():
-            flat = {k: v for k, v in r.items() if k != "figures"}
+            flat = {
+                k: v for k, v in r.items() if k not in ("figures", "records")
+            }  # raw records stay in files
             flat.update(r.get("figures", {}))
             flat.update({f"f:{n}": int(n in feats[r["config_id"]]) for n in names})
             rows.append(flat)

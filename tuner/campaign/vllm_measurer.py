@@ -199,7 +199,11 @@ class VllmMeasurer:
                 choice = r.json()["choices"][0]
                 return choice["message"]["content"] if opts.mode == "chat" else choice["text"]
 
-            return measure_accuracy(self.subset, generate, mode=opts.mode, concurrency=opts.concurrency)
+            records: list = []
+            figures = measure_accuracy(
+                self.subset, generate, mode=opts.mode, concurrency=opts.concurrency, records=records
+            )
+            return {**figures, "records": {"accuracy": records}}
 
 
 def from_options(

@@ -19,6 +19,8 @@ from sklearn.linear_model import Ridge
 from sklearn.metrics import mean_absolute_error, mean_absolute_percentage_error, r2_score
 from sklearn.model_selection import KFold
 
+from tuner.campaign.accuracy import N_TASKS, TASK_SHARES
+
 MODELS = ("mean", "ridge", "random_forest")
 
 
@@ -65,31 +67,59 @@ def learnability(df: pd.DataFrame, target: str, alpha: float = 0.05) -> dict:
     means = np.array([g.mean() for g in groups])
     sem = float(np.sqrt(np.mean([g.var(ddof=1) / len(g) for g in groups])))
     spread = {"between_config_sd": float(means.std(ddof=1)), "repetition_sem": sem}
-    if np.ptp(np.concatenate(groups)) == 0:  # ANOVA is undefined (0/0): nothing varies at all
+    if np.ptp(np.concatenate(groups)) == 0:  # ANOVA is undefined (0/0), so no p: nothing varies at all
         return {
             "learnable": False,
-            "anova_p": None,
             **spread,
             "reason": "the same value in every measurement",
             "statement": f"{NOT_LEARNABLE}: the same value in every measurement of every configuration",
         }
     f, p = stats.f_oneway(*groups)
     p = 0.0 if np.isinf(f) else float(p)  # repetitions identical, configurations not: all of it is signal
-    if p < alpha:
+    tasks = task_sampling(df, target)
+    if p < alpha and (tasks is None or tasks["chi2_p"] < alpha):
         return {
             "learnable": True,
             "anova_p": p,
             **spread,
-            "reason": "varies across configurations beyond repetition noise",
+            **({"tasks": tasks} if tasks else {}),
+            "reason": "varies across configurations beyond repetition noise"
+            + (" and beyond the binomial error of its tasks" if tasks else ""),
         }
+    error = f"ANOVA p={p:.2g}"
+    if tasks is not None:
+        error += f"; over its {tasks['n_tasks']} tasks, χ² p={tasks['chi2_p']:.2g}"
     return {
         "learnable": False,
         "anova_p": p,
         **spread,
+        **({"tasks": tasks} if tasks else {}),
         "reason": "varies across configurations no more than its own sampling error: not learnable here",
         "statement": f"{NOT_LEARNABLE}: varies across configurations no more than its own sampling error "
-        f"(ANOVA p={p:.2g})",
+        f"({error})",
     }
+
+
+def task_sampling(df: pd.DataFrame, target: str) -> dict | None:
+    """For a share of tasks (pass@1 over the subset's n tasks): do the configurations' pass counts differ by
+    more than the binomial error of n tasks explains? χ² test of homogeneity on (passed, failed) per
+    configuration, from each configuration's mean over repetitions (greedy repetitions repeat the same
+    outcome, so they add no tasks). The tasks are the same for every configuration; treating them as
+    independent makes the test conservative: it says "learnable" only on a clear difference."""
+    if target not in TASK_SHARES or N_TASKS not in df.columns:
+        return None
+    rows = df.dropna(subset=[target, N_TASKS])
+    g = rows.groupby("config_id")
+    n = g[N_TASKS].first().astype(int)
+    if n.nunique() != 1 or len(n) < 2:
+        return None
+    passed = (g[target].mean() * n).round().astype(int)
+    table = np.column_stack([passed, n - passed])
+    if table[:, 0].sum() in (0, table.sum()):  # everyone passes or fails every task: no variation at all
+        p = 1.0
+    else:
+        p = float(stats.chi2_contingency(table, correction=False)[1])
+    return {"n_tasks": int(n.iloc[0]), "configurations": len(n), "chi2_p": p}
 
 
 def cross_validate(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: int = 0) -> dict:
