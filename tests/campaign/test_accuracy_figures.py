@@ -1,21 +1,12 @@
 """The campaign's accuracy figures against known truth: canonical solutions, empty programs, a plus-only bug
 whose graded share is counted from the dataset by hand."""
 
-from pathlib import Path
-
 import pytest
+from humaneval_path import DATASET
 
 from probes.accuracy import AccuracyError
 from tuner.campaign.accuracy import load_subset, measure_accuracy
 
-DATASET = (
-    Path(__file__).resolve().parents[2]
-    / ".."
-    / "shared"
-    / "data"
-    / "humanevalplus"
-    / "HumanEvalPlus-v0.1.10.jsonl.gz"
-).resolve()
 IDS = ["HumanEval/0", "HumanEval/4"]
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from humaneval_path import DATASET
 
 from tuner.campaign.runner import run_campaign
 from tuner.campaign.spec import CampaignSpec
@@ -33,9 +34,6 @@ def test_tiny_live_campaign_measures_latency_and_cpu_proxy(tmp_path):
     assert (df["e2el_p50_ms"] > df["ttft_p50_ms"]).all() and (df["ttft_p50_ms"] > 0).all()
     assert (df["cpu_s"] > 0).all()  # the server's process group burned CPU while serving
     assert df["restart_s"].max() > 0 and (df["restart_s"] == 0).sum() >= 1  # one start, then reused
-
-
-DATASET = (ROOT / ".." / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz").resolve()
 
 
 @pytest.mark.slow

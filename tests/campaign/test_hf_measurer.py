@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from humaneval_path import DATASET
 
 from tuner.campaign.hf_measurer import (
     RUNNER_CONSTRAINTS,
@@ -104,9 +105,6 @@ def test_texts_for_accuracy():
         "reply to 'p1' seed 7",
         "reply to [{'role': 'user', 'content': 'hi'}] seed 8",
     ]
-
-
-DATASET = (ROOT / ".." / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz").resolve()
 
 
 @pytest.mark.skipif(not DATASET.exists(), reason="HumanEval+ data not beside the checkout")

@@ -11,13 +11,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from humaneval_path import DATASET
 
 from tuner.campaign.runner import measure_one
 from tuner.campaign.store import CampaignStore
 from tuner.campaign.vllm_measurer import from_options
 
 ROOT = Path(__file__).resolve().parents[2]
-DATASET = (ROOT / ".." / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz").resolve()
 SPEC = ROOT / "models" / "smollm2-cpu.yaml"
 
 
