@@ -28,6 +28,38 @@ import time
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
+def spawn(
+    command: list[str], *, grace_s: float, state_dir: str, **popen_kwargs
+) -> tuple[subprocess.Popen, int]:
+    """Start `command` under this wrapper, in a new session whose group it leads, with `state_dir` as its
+    working folder; returns the wrapper's process and the lifeline's write end (the caller keeps it open
+    while the command should live, and closes it to stop the command's whole group)."""
+    read_end, write_end = os.pipe()  # not inherited by other children (O_CLOEXEC)
+    wrapper = [
+        sys.executable,
+        "-I",
+        os.path.abspath(__file__),
+        str(read_end),
+        f"{grace_s:g}",
+        state_dir,
+        "--",
+    ]
+    try:
+        proc = subprocess.Popen(
+            [*wrapper, *command],
+            start_new_session=True,  # its own process group: stopped as one, apart from the tool's
+            pass_fds=(read_end,),
+            cwd=state_dir,
+            **popen_kwargs,
+        )
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    return proc, write_end
+
+
 def parent_death_signal(sig: int = signal.SIGKILL) -> None:
     """Ask the kernel to send `sig` to this process when its parent thread exits (Linux; else a no-op)."""
     if not sys.platform.startswith("linux"):

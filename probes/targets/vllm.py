@@ -11,7 +11,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -149,33 +148,21 @@ class VllmServer:
     def __enter__(self) -> VllmServer:
         self._state = Path(tempfile.mkdtemp(prefix="factsheet-vllm-"))
         log = (self._state / "server.log").open("wb")
-        read_end, self._lifeline = os.pipe()  # not inherited by other children (O_CLOEXEC)
-        wrapper = [
-            sys.executable,
-            "-I",
-            lifeline.__file__,
-            str(read_end),
-            f"{self.target.stop_grace_s:g}",
-            str(self._state),  # the wrapper removes it if the tool cannot
-            "--",
-        ]
         try:
-            self._proc = subprocess.Popen(
-                wrapper + self.command(),
+            self._proc, self._lifeline = lifeline.spawn(
+                self.command(),
+                grace_s=self.target.stop_grace_s,
+                state_dir=str(self._state),  # the wrapper removes it if the tool cannot
                 env=self._env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group: stopped as one, apart from the tool's
-                pass_fds=(read_end,),
-                cwd=self._state,
             )
         except OSError as exc:
             self._cleanup()
             raise TargetError(f"could not start vLLM ({shlex.join(self.command()[:3])}…): {exc}") from exc
         finally:
             log.close()
-            os.close(read_end)
         try:
             self._wait_ready()
         except BaseException:

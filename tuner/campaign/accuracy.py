@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from probes.accuracy.config import SubsetConfig
 from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
@@ -34,6 +34,7 @@ from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.run import select_tasks
 from probes.accuracy.sandbox import SandboxLimits
+from probes.errors import describe_validation_error
 from probes.measurement import Model
 
 # The figures `measure_accuracy` returns and what each means (higher is better for all).
@@ -66,6 +67,16 @@ class AccuracyOptions(Model):
         if (tasks < 1) if isinstance(tasks, int) else not tasks:
             raise ValueError("needs at least one task")
         return tasks
+
+    @classmethod
+    def from_option(cls, value: dict | None) -> AccuracyOptions | None:
+        """A measurer factory's `accuracy` option (None: off); bad values are a ValueError naming it."""
+        if value is None:
+            return None
+        try:
+            return cls.model_validate(value)
+        except ValidationError as exc:
+            raise ValueError(f"options.accuracy: {describe_validation_error(exc)}") from None
 
     def statement(self) -> dict:
         """What the accuracy figures rest on, stated without loading anything (the report's view)."""

@@ -39,7 +39,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -47,7 +46,6 @@ from pathlib import Path
 
 import numpy as np
 
-from probes.errors import describe_validation_error
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
 from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_accuracy
@@ -119,15 +117,6 @@ class HfWorker:
 
     def start(self) -> HfWorker:
         self._state = Path(tempfile.mkdtemp(prefix="factsheet-hf-"))
-        read_end, self._lifeline = os.pipe()
-        wrapper = [
-            sys.executable,
-            "-I",
-            lifeline.__file__,
-            str(read_end),
-            f"{self.grace_s:g}",
-            str(self._state),
-        ]
         log = (self._state / "worker.log").open("wb")
         env = {
             **os.environ,
@@ -136,22 +125,20 @@ class HfWorker:
             "TOKENIZERS_PARALLELISM": "false",
         }
         try:
-            self.proc = subprocess.Popen(
-                [*wrapper, "--", *self.command],
+            self.proc, self._lifeline = lifeline.spawn(
+                self.command,
+                grace_s=self.grace_s,
+                state_dir=str(self._state),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 env=env,
-                start_new_session=True,  # its own process group: stopped as one, apart from the tool's
-                pass_fds=(read_end,),
-                cwd=self._state,
             )
         except OSError as exc:
             self.close()
             raise WorkerError(f"could not start the generation worker ({self.command[0]}): {exc}") from exc
         finally:
             log.close()
-            os.close(read_end)
         self._sel = selectors.DefaultSelector()
         self._sel.register(self.proc.stdout, selectors.EVENT_READ)
         try:
@@ -382,14 +369,7 @@ def from_options(
         if model_dir is None or python is None:
             raise ValueError("give 'spec', or 'model_dir' and 'python' (the serving environment's)")
         command = worker_command(model_dir, python, threads)
-    acc = None
-    if accuracy is not None:
-        from pydantic import ValidationError
-
-        try:
-            acc = AccuracyOptions.model_validate(accuracy)
-        except ValidationError as exc:
-            raise ValueError(f"options.accuracy: {describe_validation_error(exc)}") from None
+    acc = AccuracyOptions.from_option(accuracy)
     return HfMeasurer(
         command, requests=requests, fixed_length=fixed_length, timeout_s=timeout_s, accuracy=acc
     )

@@ -29,10 +29,8 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-from pydantic import ValidationError
 
 from probes.accuracy.generate import request_for
-from probes.errors import describe_validation_error
 from probes.targets.model_source import prepare
 from probes.targets.vllm import VllmServer, VllmTarget
 from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_accuracy
@@ -220,10 +218,5 @@ def from_options(
     if not isinstance(data, dict) or (data.get("target") or {}).get("kind") != "vllm":
         raise ValueError(f"{spec}: needs a 'target' of kind vllm")
     target = VllmTarget.model_validate(data["target"])
-    acc = None
-    if accuracy is not None:
-        try:
-            acc = AccuracyOptions.model_validate(accuracy)
-        except ValidationError as exc:
-            raise ValueError(f"options.accuracy: {describe_validation_error(exc)}") from None
+    acc = AccuracyOptions.from_option(accuracy)
     return VllmMeasurer(target, requests=requests, input_len=input_len, output_len=output_len, accuracy=acc)
