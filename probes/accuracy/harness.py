@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import Field
 
@@ -192,17 +192,15 @@ def judge(
     if graded:
         return _judge_graded(task, program, sets, limits, sample)
     cpu_s = math.ceil(max(set_budget(s.deadlines) for s in sets)) + 1
-    wall_s = 0.0
-    runs = 0
-    while True:
-        runs += 1
+
+    def attempt() -> tuple[tuple[_Failure | None, SandboxRun], bool, float]:
         run = SandboxRun(program, task.entry_point, [s.inputs for s in sets], limits, cpu_s=cpu_s)
         failure = _first_failure(run, task, sets)
-        wall_s += run.wall_seconds
-        if failure is None or not failure.timed_out or runs == TIMEOUT_RUNS:
-            break
-    if failure is not None and failure.timed_out and runs > 1:
-        failure = _Failure(failure.index, f"{failure.why} (in {runs} runs)", True)
+        return (failure, run), failure is not None and failure.timed_out, run.wall_seconds
+
+    (failure, run), suffix, wall_s = _rerun_on_timeout(attempt)
+    if suffix:
+        failure = _Failure(failure.index, failure.why + suffix, True)
     base, plus = _split_verdicts(failure, len(base_in), len(plus_in))
     verdict = SampleVerdict(task_id=task.task_id, sample=sample, base=base, plus=plus, seconds=wall_s)
     return verdict, run.isolation
@@ -212,6 +210,21 @@ def judge(
 # slow by itself): it stands only when a second, fresh run times out too. Programs that finish are judged
 # on their first run, as EvalPlus judges them.
 TIMEOUT_RUNS = 2
+T = TypeVar("T")
+
+
+def _rerun_on_timeout(attempt: Callable[[], tuple[T, bool, float]]) -> tuple[T, str, float]:
+    """`attempt()` -> (result, timed out, wall seconds), run again while it times out, at most
+    TIMEOUT_RUNS times: the last result, the suffix its cause gets when it timed out in every run
+    (" (in N runs)", else ""), and the wall seconds of all runs."""
+    wall_s, runs = 0.0, 0
+    while True:
+        runs += 1
+        result, timed_out, seconds = attempt()
+        wall_s += seconds
+        if not timed_out or runs == TIMEOUT_RUNS:
+            break
+    return result, f" (in {runs} runs)" if timed_out and runs > 1 else "", wall_s
 
 
 @dataclass(frozen=True)
@@ -236,17 +249,15 @@ def _judge_graded(
         cpu_s = math.ceil(set_budget(test_set.deadlines)) + 1
         # A set that met a time-out is graded again in a fresh sandbox, and the fresh run stands (as the
         # verdict's rule: a time-out counts only when a second run times out too).
-        runs = 0
-        while True:
-            runs += 1
+
+        def attempt(test_set=test_set, cpu_s=cpu_s):
             run = SandboxRun(program, task.entry_point, [test_set.inputs], limits, cpu_s=cpu_s, graded=True)
             passed, why, timed_out = _grade_set(run, task, test_set)
-            seconds += run.wall_seconds
-            if not timed_out or runs == TIMEOUT_RUNS:
-                break
-        if timed_out and runs > 1:
-            why = f"{why} (in {runs} runs)"
-        graded.append((passed, why))
+            return (passed, why, run), timed_out, run.wall_seconds
+
+        (passed, why, run), suffix, wall_s = _rerun_on_timeout(attempt)
+        seconds += wall_s
+        graded.append((passed, why + suffix if suffix else why))
         isolation.append(run.isolation)
     (base_ok, base_why), (plus_ok, plus_why) = graded
     failure = None
