@@ -60,6 +60,15 @@ def spawn(
     return proc, write_end
 
 
+def release(write_end: int | None, state_dir: str | os.PathLike | None) -> None:
+    """The tool's side of stopping: close the lifeline (the wrapper then stops the group) and remove the
+    state folder (the wrapper removes it too if the tool cannot)."""
+    if write_end is not None:
+        os.close(write_end)
+    if state_dir is not None:
+        shutil.rmtree(state_dir, ignore_errors=True)
+
+
 def parent_death_signal(sig: int = signal.SIGKILL) -> None:
     """Ask the kernel to send `sig` to this process when its parent thread exits (Linux; else a no-op)."""
     if not sys.platform.startswith("linux"):

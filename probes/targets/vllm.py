@@ -221,9 +221,5 @@ class VllmServer:
             pass
 
     def _cleanup(self) -> None:
-        if self._lifeline is not None:
-            os.close(self._lifeline)
-            self._lifeline = None
-        if self._state is not None:
-            shutil.rmtree(self._state, ignore_errors=True)
-            self._state = None
+        lifeline.release(self._lifeline, self._state)
+        self._lifeline, self._state = None, None

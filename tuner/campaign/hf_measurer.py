@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -228,12 +227,8 @@ class HfWorker:
         if self._sel is not None:
             self._sel.close()
             self._sel = None
-        if self._lifeline is not None:
-            os.close(self._lifeline)
-            self._lifeline = None
-        if self._state is not None:
-            shutil.rmtree(self._state, ignore_errors=True)
-            self._state = None
+        lifeline.release(self._lifeline, self._state)
+        self._lifeline, self._state = None, None
         self._buf = b""
 
 
