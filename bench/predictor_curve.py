@@ -92,6 +92,7 @@ def campaign_spec(args, uvl: Path) -> CampaignSpec:
             "sample": {"method": "twise", "t": 2, "seed": 0},
             "extra_uniform": args.uniform,
             "repetitions": args.reps,
+            "order": args.order,
             "seed": 0,
             "measurer": "tuner.campaign.hf_measurer:from_options",
             "options": options,
@@ -328,6 +329,10 @@ def main() -> None:
         "--uniform", type=int, default=48, help="uniform configurations added to the pairwise ones"
     )
     p.add_argument("--reps", type=int, default=2)
+    p.add_argument(
+        "--order", choices=("shuffled", "rounds"), default="rounds",
+        help="rounds: every configuration once before any repetition (a budget stop keeps the most configurations)",
+    )  # fmt: skip
     p.add_argument("--requests", type=int, default=1)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-configs", type=int, default=None, help="cap (tiny trial runs)")

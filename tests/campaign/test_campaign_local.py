@@ -39,6 +39,18 @@ def test_local_campaign_measures_every_config_times_repetitions(tmp_path):
     assert plan["valid_configurations"] == 63_846_792 and plan["library"].startswith("transformers")
 
 
+def test_rounds_order_measures_every_configuration_before_any_repetition(tmp_path):
+    store = CampaignStore(tmp_path / "c")
+    configs = [{"id": f"c{i}", "features": []} for i in range(8)]
+    order = store.create(configs, 3, 0, {}, order="rounds")["order"]
+    rounds = [order[i * 8 : (i + 1) * 8] for i in range(3)]
+    for r, items in enumerate(rounds):
+        assert sorted(items) == sorted(f"c{i}-r{r}" for i in range(8))
+    assert [i.split("-")[0] for i in rounds[0]] != [
+        i.split("-")[0] for i in rounds[1]
+    ]  # reshuffled per round
+
+
 def test_rerun_measures_nothing_again(tmp_path):
     log = tmp_path / "log"
     s = spec(options={"log": str(log)})

@@ -107,7 +107,7 @@ def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignSt
         plan = store.plan()
     else:
         configs, meta = plan_configs(spec)
-        plan = store.create(configs, spec.repetitions, spec.seed, meta)
+        plan = store.create(configs, spec.repetitions, spec.seed, meta, spec.order)
     by_id = {c["id"]: c for c in plan["configs"]}
     pending = store.pending()
     t0 = time.perf_counter()

@@ -27,6 +27,11 @@ class CampaignSpec(Model):
     sample: SampleSpec = Field(default_factory=SampleSpec)
     extra_uniform: int = Field(0, ge=0, description="uniform configurations added to the sample")
     repetitions: int = Field(3, ge=1)
+    order: Literal["shuffled", "rounds"] = Field(
+        "shuffled",
+        description="shuffled: all (configuration, repetition) pairs in one random order; rounds: every "
+        "configuration once (random order) before any is repeated, so a campaign stopped early covers the most",
+    )
     seed: int = 0
     measurer: str = Field(description="'module:factory' building the measurer")
     options: dict = Field(

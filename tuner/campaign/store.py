@@ -42,8 +42,13 @@ class CampaignStore:
         self.mdir = self.root / "measurements"
 
     # --- plan --------------------------------------------------------------------------------------
-    def create(self, configs: list[dict], repetitions: int, seed: int, meta: dict) -> dict:
-        """Write the plan unless one exists (resume keeps the first plan: its order and its configurations)."""
+    def create(
+        self, configs: list[dict], repetitions: int, seed: int, meta: dict, order: str = "shuffled"
+    ) -> dict:
+        """Write the plan unless one exists (resume keeps the first plan: its order and its configurations).
+        `order`: "shuffled" (every (configuration, repetition) in one random order) or "rounds" (repetition r
+        of every configuration, in a fresh random order, before any repetition r+1: a campaign stopped early
+        has measured as many configurations as possible, and drift lands on rounds, not on configurations)."""
         if (self.root / "plan.json").exists():
             plan = self.plan()
             if [c["id"] for c in plan["configs"]] != [c["id"] for c in configs] or plan[
@@ -52,9 +57,17 @@ class CampaignStore:
                 raise CampaignError(f"{self.root}: holds another campaign's plan (use a new directory)")
             return plan
         self.mdir.mkdir(parents=True, exist_ok=True)
-        order = [item_id(c["id"], r) for c in configs for r in range(repetitions)]
-        random.Random(seed).shuffle(order)  # repetitions in random order: drift does not align with configs
-        plan = {"configs": configs, "repetitions": repetitions, "seed": seed, "order": order, **meta}
+        rng = random.Random(seed)
+        if order == "rounds":
+            items = []
+            for r in range(repetitions):
+                ids = [c["id"] for c in configs]
+                rng.shuffle(ids)
+                items += [item_id(i, r) for i in ids]
+        else:
+            items = [item_id(c["id"], r) for c in configs for r in range(repetitions)]
+            rng.shuffle(items)  # repetitions in random order: drift does not align with configs
+        plan = {"configs": configs, "repetitions": repetitions, "seed": seed, "order": items, **meta}
         atomic_write(self.root / "plan.json", json.dumps(plan, indent=1))
         return plan
 
