@@ -241,6 +241,39 @@ def test_campaign_with_the_runner_model_and_a_fake_worker(tmp_path):
     assert (df["tokens_mean"] == df["config_id"].map(_max_new_tokens(tmp_path / "c"))).all()
 
 
+@pytest.mark.skipif(not DATASET.exists(), reason="HumanEval+ data not beside the checkout")
+def test_campaign_keeps_a_record_per_task_in_the_measurement_file_out_of_the_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
+    uvl = tmp_path / "generation_config_cpu.uvl"
+    uvl.write_text(runner_model_text())  # nothing the fake worker refuses (num_beam_groups)
+    spec = CampaignSpec.model_validate(
+        {
+            "feature_model": str(uvl),
+            "sample": {"method": "uniform", "n": 1, "seed": 3},
+            "repetitions": 1,
+            "measurer": "tuner.campaign.hf_measurer:from_options",
+            "options": {
+                "command": [sys.executable, FAKE],
+                "requests": 1,
+                "accuracy": {"tasks": 2, "max_tokens": 3, "mode": "completion", "dataset": str(DATASET)},
+            },
+        }
+    )
+    store = run_campaign(spec, tmp_path / "c")
+    (row,) = store.rows()
+    records = row["records"]["accuracy"]
+    assert [r["task_id"] for r in records] == ["HumanEval/0", "HumanEval/1"]
+    # the fake worker's replies ("reply to ... seed N") are no programs: each task's verdict is a measured fail
+    for r, name in zip(records, ("has_close_elements", "separate_paren_groups"), strict=True):
+        assert r["base"]["status"] == "fail" and r["plus"]["status"] == "fail" and r["base"]["n_inputs"] > 0
+        assert r["reply"].startswith("reply to ") and f"def {name}(" in r["reply"]  # the task's own prompt
+    assert row["figures"]["pass_at_1"] == 0.0 and row["figures"]["accuracy_tasks"] == 2
+    assert "records" not in row["figures"]
+    df = pd.read_parquet(tmp_path / "c" / "measurements.parquet")
+    assert len(df) == 1 and not any("records" in c or "accuracy" == c for c in df.columns)
+    assert df["pass_at_1"].tolist() == [0.0]
+
+
 def _max_new_tokens(root: Path) -> dict:
     import json
 

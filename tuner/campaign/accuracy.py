@@ -6,6 +6,7 @@ counts the inputs each program passes. A measurer brings only its way of generat
 
     subset = load_subset(tasks=5)                      # the first 5 tasks in dataset order
     figures = measure_accuracy(subset, generate, mode="chat")
+    figures = measure_with_records(subset, generate, options)   # a measurer's way: figures + raw records
 
 `generate(task_id, prompt)` gets a chat message list (mode chat) or a completion prompt (mode completion)
 and returns the reply text. Figures (greedy or sampled, one sample per task):
@@ -223,3 +224,17 @@ def measure_accuracy(
         "accuracy_generation_s": round(generation_s, 3),
         "accuracy_judge_s": round(time.perf_counter() - t0, 3),
     }
+
+
+RECORDS = "accuracy"  # a measurement's raw per-task records, under its "records" key (tuner.campaign.runner)
+
+
+def measure_with_records(subset: AccuracySubset, generate: Generate, options: AccuracyOptions) -> dict:
+    """What a measurer returns for its `accuracy` option: `measure_accuracy` with the option's mode and
+    concurrency, and under "records" the raw per-task records the figures rest on ({"accuracy": [...]}),
+    which the runner keeps in the measurement's file, out of the table."""
+    records: list = []
+    figures = measure_accuracy(
+        subset, generate, mode=options.mode, concurrency=options.concurrency, records=records
+    )
+    return {**figures, "records": {RECORDS: records}}

@@ -23,8 +23,9 @@ A configuration the library rejects or cannot run is recorded with `error` and n
 With `accuracy: {tasks: N, max_tokens: M, mode: chat|completion}` (tuner.campaign.accuracy.AccuracyOptions)
 each measurement then generates one program per task of the stated HumanEval+ subset with the configuration's
 kwargs (its max_new_tokens capped at M; end-of-sequence allowed) and judges them in the sandbox: pass_at_1,
-pass_at_1_base, graded_base_share, graded_plus_share. These generations come after the latency requests and
-after `cpu_s`: the latency figures and the proxy never include them.
+pass_at_1_base, graded_base_share, graded_plus_share, with the per-task records (verdict, inputs passed, reply)
+under "records", which the runner keeps in the measurement's file. These generations come after the latency
+requests and after `cpu_s`: the latency figures and the proxy never include them.
 
     measurer: tuner.campaign.hf_measurer:from_options
     options: {spec: models/smollm2-cpu.yaml, requests: 2, fixed_length: true,
@@ -47,7 +48,7 @@ import numpy as np
 
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
-from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_accuracy
+from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_with_records
 
 WORKER = Path(__file__).with_name("hf_worker.py")
 
@@ -325,7 +326,7 @@ class HfMeasurer:
                 raise RuntimeError(f"{answer.get('kind')}: {answer.get('error')}")
             return answer["results"][0]["text"]
 
-        return measure_accuracy(self.subset, generate, mode=opts.mode, concurrency=opts.concurrency)
+        return measure_with_records(self.subset, generate, opts)
 
 
 def worker_command(model_dir: str, python: str, threads: int | None = None) -> list[str]:

@@ -33,7 +33,7 @@ import numpy as np
 from probes.accuracy.generate import request_for
 from probes.targets.model_source import prepare
 from probes.targets.vllm import VllmServer, VllmTarget
-from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_accuracy
+from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_with_records
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -197,11 +197,7 @@ class VllmMeasurer:
                 choice = r.json()["choices"][0]
                 return choice["message"]["content"] if opts.mode == "chat" else choice["text"]
 
-            records: list = []
-            figures = measure_accuracy(
-                self.subset, generate, mode=opts.mode, concurrency=opts.concurrency, records=records
-            )
-            return {**figures, "records": {"accuracy": records}}
+            return measure_with_records(self.subset, generate, opts)
 
 
 def from_options(
