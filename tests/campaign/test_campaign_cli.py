@@ -1,5 +1,8 @@
 import json
+from pathlib import Path
 
+import pytest
+from humaneval_path import DATASET
 from typer.testing import CliRunner
 
 from factsheet.cli import app
@@ -57,3 +60,87 @@ def test_bad_spec_and_bad_constraint_are_one_line_exit_2(tmp_path):
     assert res.exit_code == 2 and "repetitions" in res.output
     res = runner.invoke(app, ["predict", str(tmp_path), "--constraint", "pass_at_1>x"])
     assert res.exit_code == 2 and "--constraint" in res.output
+
+
+# --- the measurers' `accuracy` option is checked with the spec: before anything is measured or started ---
+
+ROOT = Path(__file__).resolve().parents[2]
+VLLM = f"measurer: tuner.campaign.vllm_measurer:from_options\noptions: {{spec: {ROOT / 'models' / 'smollm2-cpu.yaml'}, "
+NAMED = {"dataset": str(DATASET)}
+BAD_ACCURACY = [  # (accuracy option, environment, the field the one line names)
+    ({"tasks": 0}, {}, "options.accuracy.tasks: Value error, needs at least one task"),
+    ({"tasks": 2, "mode": "poetry"}, {}, "options.accuracy.mode: Input should be 'chat' or 'completion'"),
+    ({"tasks": 2, "max_tokens": -1}, {}, "options.accuracy.max_tokens: Input should be greater than"),
+    ({"tasks": 2, "colour": "red"}, {}, "options.accuracy.colour: Extra inputs are not permitted"),
+    ({"tasks": 2, "dataset": "/nonexistent/he.jsonl.gz"}, {}, "options.accuracy: Value error, dataset"),
+    (
+        {"tasks": ["HumanEval/0", "HumanEval/9999"], **NAMED},
+        {},
+        "options.accuracy: Value error, tasks: task_id 'HumanEval/9999' is not in dataset HumanEval+",
+    ),
+    (  # the dataset named by the environment, as the measurer would resolve it
+        {"tasks": ["HumanEval/9999"]},
+        {"FACTSHEET_HUMANEVAL_PATH": str(DATASET)},
+        "options.accuracy: Value error, tasks: task_id 'HumanEval/9999' is not in dataset HumanEval+",
+    ),
+]
+BAD_IDS = ["tasks-0", "mode", "max_tokens", "unknown-key", "no-dataset", "unknown-id", "unknown-id-env"]
+needs_dataset = pytest.mark.skipif(not DATASET.exists(), reason="HumanEval+ data not beside the checkout")
+
+
+def _one_line_exit_2(res, field: str, out: Path) -> None:
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and field in lines[0], lines
+    assert "Traceback" not in res.output
+    assert not out.exists(), "bad input must write nothing"
+
+
+@needs_dataset
+@pytest.mark.parametrize(("accuracy", "env", "field"), BAD_ACCURACY, ids=BAD_IDS)
+def test_bad_accuracy_option_is_refused_with_the_campaign_spec(tmp_path, monkeypatch, accuracy, env, field):
+    monkeypatch.setenv(
+        "FACTSHEET_CACHE_DIR", str(tmp_path / "cache")
+    )  # never the user's cache, never a download
+    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        f"feature_model: vllm_serving\nrepetitions: 1\n{VLLM}accuracy: {json.dumps(accuracy)}}}\n"
+    )
+    res = runner.invoke(app, ["campaign", str(spec), "-o", str(tmp_path / "c")])
+    _one_line_exit_2(res, field, tmp_path / "c")
+
+
+@needs_dataset
+@pytest.mark.parametrize(
+    ("accuracy", "env", "field"), BAD_ACCURACY[:1] + BAD_ACCURACY[-2:-1], ids=["0", "9999"]
+)
+def test_bad_accuracy_option_is_refused_with_the_build_spec(tmp_path, monkeypatch, accuracy, env, field):
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+    campaign = {
+        "feature_model": "vllm_serving",
+        "measurer": "tuner.campaign.vllm_measurer:from_options",
+        "options": {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "accuracy": accuracy},
+    }
+    spec = tmp_path / "b.yaml"
+    spec.write_text(
+        (ROOT / "models" / "endpoint-example.yaml").read_text()
+        + f"predictor: {json.dumps({'campaign': campaign})}\n"
+    )
+    res = runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
+    _one_line_exit_2(res, f"predictor.campaign.{field}", tmp_path / "out")
+
+
+@needs_dataset
+def test_good_accuracy_option_passes_the_check(monkeypatch):
+    from tuner.campaign.spec import CampaignSpec
+
+    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+    options = {"accuracy": {"tasks": ["HumanEval/0", "HumanEval/163"], **NAMED}}
+    spec = CampaignSpec.model_validate(
+        {"feature_model": "vllm_serving", "measurer": "a:b", "options": options}
+    )
+    assert spec.options == options  # checked, handed to the factory unchanged

@@ -20,6 +20,7 @@ and returns the reply text. Figures (greedy or sampled, one sample per task):
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 
 from probes.accuracy.config import SubsetConfig
-from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset
+from probes.accuracy.dataset import ENV_PATH, Dataset, HumanEvalTask, load_dataset
 from probes.accuracy.errors import AccuracyError
 from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
@@ -78,6 +79,19 @@ class AccuracyOptions(Model):
             return cls.model_validate(value)
         except ValidationError as exc:
             raise ValueError(f"options.accuracy: {describe_validation_error(exc)}") from None
+
+    def check_named_dataset(self) -> None:
+        """Pick the subset from the dataset when its path is named (the `dataset` option, else env
+        FACTSHEET_HUMANEVAL_PATH: a fraction of a second, no download), so that a missing dataset or an unknown
+        task id is refused with the spec; otherwise the measurer finds them when it loads its subset."""
+        path = self.dataset or os.environ.get(ENV_PATH)
+        if not path:
+            return
+        data = load_dataset(path)
+        try:
+            pick_tasks(data, self.tasks)
+        except AccuracyError as exc:
+            raise AccuracyError(f"tasks: {exc}") from None
 
     def statement(self) -> dict:
         """What the accuracy figures rest on, stated without loading anything (the report's view)."""
@@ -134,17 +148,22 @@ def load_subset(
     resolves as the probe resolves it (path, env FACTSHEET_HUMANEVAL_PATH, cache, pinned download)."""
     limits = limits or SandboxLimits()
     data = load_dataset(dataset)
-    if isinstance(tasks, int):
-        picked, statement = select_tasks(data, SubsetConfig(first=tasks))
-    else:
-        wanted = set(tasks)
-        for tid in tasks:
-            data.task(tid)  # names an unknown id
-        picked = [t for t in data.tasks if t.task_id in wanted]
-        statement = f"{len(picked)} listed tasks of {len(data.tasks)}: {', '.join(t.task_id for t in picked)}"
+    picked, statement = pick_tasks(data, tasks)
     ids = [t.task_id for t in picked]
     expected = expected_outputs(data, limits, concurrency=concurrency, task_ids=ids)
     return AccuracySubset(data, picked, statement, expected, limits)
+
+
+def pick_tasks(data: Dataset, tasks: int | list[str]) -> tuple[list[HumanEvalTask], str]:
+    """The first `tasks` tasks in dataset order, or the listed task ids in dataset order, and the statement of
+    them; an id not in the dataset is an AccuracyError naming it."""
+    if isinstance(tasks, int):
+        return select_tasks(data, SubsetConfig(first=tasks))
+    for tid in tasks:
+        data.task(tid)  # names an unknown id
+    wanted = set(tasks)
+    picked = [t for t in data.tasks if t.task_id in wanted]
+    return picked, f"{len(picked)} listed tasks of {len(data.tasks)}: {', '.join(t.task_id for t in picked)}"
 
 
 def prompt_for(task: HumanEvalTask, mode: str) -> Prompt:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from probes.measurement import Model
+from tuner.campaign.accuracy import AccuracyOptions
 
 
 class SampleSpec(Model):
@@ -14,6 +15,20 @@ class SampleSpec(Model):
     t: int = Field(2, ge=1, le=3, description="strength of a t-wise sample")
     n: int = Field(20, ge=1, description="size of a uniform sample")
     seed: int = 0
+
+
+class SharedOptions(Model):
+    """The measurer options every measurer reads the same way, checked with the spec (the others are the
+    factory's: it checks them when the measurer is built)."""
+
+    accuracy: AccuracyOptions | None = None
+
+    @field_validator("accuracy")
+    @classmethod
+    def _dataset_has_the_tasks(cls, accuracy: AccuracyOptions | None) -> AccuracyOptions | None:
+        if accuracy is not None:
+            accuracy.check_named_dataset()
+        return accuracy
 
 
 class CampaignSpec(Model):
@@ -38,7 +53,8 @@ class CampaignSpec(Model):
         default_factory=dict,
         description="passed to the measurer's factory; the vLLM measurer's: spec, requests, input_len, "
         "output_len, accuracy: {tasks: N or [task ids], max_tokens, mode: chat|completion} (HumanEval+ "
-        "figures per configuration; off by default)",
+        "figures per configuration; off by default; checked with the spec, with the task ids when the "
+        "dataset is named)",
     )
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(None, description="join this Ray cluster; else start a local one")
@@ -48,3 +64,10 @@ class CampaignSpec(Model):
         description="CPUs each Ray task declares; default: a whole node, so measurements never share it",
     )
     max_configs: int | None = Field(None, ge=1, description="cap on configurations (tiny CI campaigns)")
+
+    @field_validator("options")
+    @classmethod
+    def _shared_options(cls, options: dict) -> dict:
+        # Before anything is measured or a server started; a failure reads options.accuracy.<field>.
+        SharedOptions.model_validate({k: options[k] for k in SharedOptions.model_fields if k in options})
+        return options
