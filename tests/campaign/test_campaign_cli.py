@@ -144,3 +144,25 @@ def test_good_accuracy_option_passes_the_check(monkeypatch):
         {"feature_model": "vllm_serving", "measurer": "a:b", "options": options}
     )
     assert spec.options == options  # checked, handed to the factory unchanged
+
+
+@needs_dataset
+def test_unknown_task_id_of_a_dataset_found_later_is_refused_before_the_plan_is_written(
+    tmp_path, monkeypatch
+):
+    """A dataset the spec does not name (here: the verified cache) is read when the measurer is built: before
+    the campaign's plan is written or a server started."""
+    from probes.accuracy.dataset import HUMANEVALPLUS_FILE
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / HUMANEVALPLUS_FILE).symlink_to(DATASET)
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(cache))
+    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        f'feature_model: vllm_serving\nrepetitions: 1\n{VLLM}accuracy: {{tasks: ["HumanEval/9999"]}}}}\n'
+    )
+    res = runner.invoke(app, ["campaign", str(spec), "-o", str(tmp_path / "c")])
+    _one_line_exit_2(res, "measurer: cannot build", tmp_path / "c")
+    assert "task_id 'HumanEval/9999' is not in dataset HumanEval+" in res.stderr

@@ -103,31 +103,33 @@ def measure_one(measurer, config: dict, rep: int, seed: int) -> dict:
 def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignStore:
     """Measure every pending (configuration, repetition); an interrupted run resumes where it stopped."""
     store = CampaignStore(root)
-    if (root / "plan.json").exists():
-        plan = store.plan()
-    else:
-        configs, meta = plan_configs(spec)
-        plan = store.create(configs, spec.repetitions, spec.seed, meta, spec.order)
-    by_id = {c["id"]: c for c in plan["configs"]}
-    pending = store.pending()
-    t0 = time.perf_counter()
-    if spec.executor == "ray":
-        from tuner.campaign.ray_executor import run_on_ray
+    # Locally the measurer is built first: one it refuses (e.g. an accuracy task id the dataset lacks) leaves
+    # no plan behind, which a rerun would keep with the refused options in it.
+    measurer = build_measurer(spec.measurer, spec.options) if spec.executor != "ray" else None
+    try:
+        if (root / "plan.json").exists():
+            plan = store.plan()
+        else:
+            configs, meta = plan_configs(spec)
+            plan = store.create(configs, spec.repetitions, spec.seed, meta, spec.order)
+        by_id = {c["id"]: c for c in plan["configs"]}
+        pending = store.pending()
+        t0 = time.perf_counter()
+        if measurer is None:
+            from tuner.campaign.ray_executor import run_on_ray
 
-        run_on_ray(spec, store, by_id, pending, progress=progress)
-    else:
-        measurer = build_measurer(spec.measurer, spec.options)
-        try:
+            run_on_ray(spec, store, by_id, pending, progress=progress)
+        else:
             for iid in pending:
                 cid, _, rep = iid.rpartition("-r")
                 seed = random.Random(f"{spec.seed}:{iid}").randrange(2**31)
                 store.record(iid, measure_one(measurer, by_id[cid], int(rep), seed))
                 if progress:
                     progress(iid)
-        finally:
-            close = getattr(measurer, "close", None)
-            if close:
-                close()
+    finally:
+        close = getattr(measurer, "close", None)
+        if close:
+            close()
     wall = time.perf_counter() - t0
     runs = store.root / "runs.jsonl"
     with open(runs, "a", encoding="utf-8") as fh:  # append-only log of runs (resumes included)
