@@ -40,8 +40,16 @@ def test_every_package_folder_is_listed(repo):
         for init in (repo / root).rglob("__init__.py")
         if "__pycache__" not in init.parts
     }
-    listed = set(config["packages"])
     mapped = set(config["package-dir"])
+    # every subfolder of a mapped data folder is a package too (setuptools deprecates, and would one day
+    # leave out, a folder of package data absent from `packages`)
+    found |= {
+        ".".join((name, *sub.relative_to(repo / folder).parts))
+        for name, folder in config["package-dir"].items()
+        for sub in (repo / folder).rglob("*")
+        if sub.is_dir() and "__pycache__" not in sub.parts
+    }
+    listed = set(config["packages"])
     assert not found - listed, (
         f"add to [tool.setuptools] packages in pyproject.toml: {sorted(found - listed)}"
     )
