@@ -66,6 +66,23 @@ def test_other_plan_in_directory_is_refused(tmp_path):
         store.create([{"id": "x", "features": []}], 1, 0, {})
 
 
+def test_a_measurer_that_cannot_be_built_leaves_no_plan(tmp_path):
+    with pytest.raises(CampaignError, match="measurer: cannot build 'campaign_measurers:nope'"):
+        run_campaign(spec(measurer="campaign_measurers:nope"), tmp_path / "c")
+    assert not (tmp_path / "c").exists()
+
+
+def test_the_ray_executor_builds_no_measurer_on_the_driver(tmp_path, monkeypatch):
+    import tuner.campaign.ray_executor as ray_executor
+
+    seen = []
+    monkeypatch.setattr(
+        ray_executor, "run_on_ray", lambda spec, store, by_id, pending, **kw: seen.extend(pending)
+    )
+    run_campaign(spec(executor="ray", measurer="campaign_measurers:nope"), tmp_path / "c")  # built on workers
+    assert len(seen) == 12 and (tmp_path / "c" / "plan.json").exists()
+
+
 def test_kill_9_mid_campaign_loses_nothing_and_resumes(tmp_path):
     log = tmp_path / "log"
     s = spec(options={"log": str(log), "sleep_s": 0.3})
