@@ -146,23 +146,60 @@ def test_good_accuracy_option_passes_the_check(monkeypatch):
     assert spec.options == options  # checked, handed to the factory unchanged
 
 
-@needs_dataset
-def test_unknown_task_id_of_a_dataset_found_later_is_refused_before_the_plan_is_written(
-    tmp_path, monkeypatch
-):
-    """A dataset the spec does not name (here: the verified cache) is read when the measurer is built: before
-    the campaign's plan is written or a server started."""
-    from probes.accuracy.dataset import HUMANEVALPLUS_FILE
-
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / HUMANEVALPLUS_FILE).symlink_to(DATASET)
-    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(cache))
-    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+def _spec_with_unknown_task_id(tmp_path: Path) -> Path:
     spec = tmp_path / "c.yaml"
     spec.write_text(
         f'feature_model: vllm_serving\nrepetitions: 1\n{VLLM}accuracy: {{tasks: ["HumanEval/9999"]}}}}\n'
     )
-    res = runner.invoke(app, ["campaign", str(spec), "-o", str(tmp_path / "c")])
+    return spec
+
+
+@needs_dataset
+def test_unknown_task_id_of_the_cached_dataset_is_refused_with_the_spec(tmp_path, monkeypatch):
+    from probes.accuracy.dataset import HUMANEVALPLUS_FILE
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / HUMANEVALPLUS_FILE).symlink_to(DATASET)  # the pinned release, as a download leaves it
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(cache))
+    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+    res = runner.invoke(
+        app, ["campaign", str(_spec_with_unknown_task_id(tmp_path)), "-o", str(tmp_path / "c")]
+    )
+    _one_line_exit_2(res, "options.accuracy: Value error, tasks: task_id 'HumanEval/9999'", tmp_path / "c")
+
+
+@needs_dataset
+def test_unknown_task_id_of_a_dataset_still_to_download_is_refused_before_the_plan_is_written(
+    tmp_path, monkeypatch
+):
+    """A dataset not yet on this machine is not fetched to check a spec: the measurer, built before the
+    campaign's plan is written or a server started, finds the unknown id."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    payload = DATASET.read_bytes()
+
+    class Release(BaseHTTPRequestHandler):  # the pinned release, served locally
+        def do_GET(self):  # noqa: N802 - http.server API
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Release)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FACTSHEET_HUMANEVAL_URL_BASE", f"http://127.0.0.1:{server.server_port}")
+    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
+    try:
+        res = runner.invoke(
+            app, ["campaign", str(_spec_with_unknown_task_id(tmp_path)), "-o", str(tmp_path / "c")]
+        )
+    finally:
+        server.shutdown()
     _one_line_exit_2(res, "measurer: cannot build", tmp_path / "c")
     assert "task_id 'HumanEval/9999' is not in dataset HumanEval+" in res.stderr

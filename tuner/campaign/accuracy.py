@@ -20,7 +20,6 @@ and returns the reply text. Figures (greedy or sampled, one sample per task):
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +29,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 
 from probes.accuracy.config import SubsetConfig
-from probes.accuracy.dataset import ENV_PATH, Dataset, HumanEvalTask, load_dataset
+from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset, local_dataset
 from probes.accuracy.errors import AccuracyError
 from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
@@ -80,12 +79,12 @@ class AccuracyOptions(Model):
         except ValidationError as exc:
             raise ValueError(f"options.accuracy: {describe_validation_error(exc)}") from None
 
-    def check_named_dataset(self) -> None:
-        """Pick the subset from the dataset when its path is named (the `dataset` option, else env
-        FACTSHEET_HUMANEVAL_PATH: a fraction of a second, no download), so that a missing dataset or an unknown
-        task id is refused with the spec; otherwise the measurer finds them when it loads its subset."""
-        path = self.dataset or os.environ.get(ENV_PATH)
-        if not path:
+    def check_local_dataset(self) -> None:
+        """Pick the subset from the dataset when it is on this machine (the `dataset` option, env
+        FACTSHEET_HUMANEVAL_PATH or the cache: a fraction of a second), so that a missing dataset or an unknown
+        task id is refused with the spec; a dataset still to download is checked when the measurer loads it."""
+        path = local_dataset(self.dataset)
+        if path is None:
             return
         data = load_dataset(path)
         try:

@@ -27,7 +27,7 @@ class SharedOptions(Model):
     @classmethod
     def _dataset_has_the_tasks(cls, accuracy: AccuracyOptions | None) -> AccuracyOptions | None:
         if accuracy is not None:
-            accuracy.check_named_dataset()
+            accuracy.check_local_dataset()
         return accuracy
 
 
@@ -53,8 +53,8 @@ class CampaignSpec(Model):
         default_factory=dict,
         description="passed to the measurer's factory; the vLLM measurer's: spec, requests, input_len, "
         "output_len, accuracy: {tasks: N or [task ids], max_tokens, mode: chat|completion} (HumanEval+ "
-        "figures per configuration; off by default; checked with the spec, with the task ids when the "
-        "dataset is named)",
+        "figures per configuration; off by default; checked with the spec, its task ids too when the "
+        "dataset is on this machine)",
     )
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(None, description="join this Ray cluster; else start a local one")
