@@ -65,24 +65,61 @@ def main() -> None:
     parser.add_argument(
         "--accuracy-tasks", type=int, default=0, help="HumanEval+ tasks per measurement (0: off)"
     )
+    parser.add_argument("--accuracy-concurrency", type=int, default=1, help="generation requests in flight")
+    parser.add_argument(
+        "--uniform", type=int, default=24, help="uniform configurations beside the pairwise ones"
+    )
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument(
+        "--order", choices=("shuffled", "rounds"), default="shuffled",
+        help="rounds: every configuration once before any repetition (a budget stop keeps the most configurations)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--budget-min", type=float, default=None, help="stop measuring after this many minutes"
+    )
     args = parser.parse_args()
+    command = "python bench/predictor_live.py " + " ".join(sys.argv[1:])
     suffix = f"-acc{args.accuracy_tasks}" if args.accuracy_tasks else ""
     out_dir = ROOT / "out" / f"bench-predictor-live{suffix}"
     options = {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 32}
     if args.accuracy_tasks:
-        options["accuracy"] = {"tasks": args.accuracy_tasks, "max_tokens": 128, "mode": "chat"}
+        options["accuracy"] = {
+            "tasks": args.accuracy_tasks,
+            "max_tokens": 128,
+            "mode": "chat",
+            "concurrency": args.accuracy_concurrency,
+        }
     spec = CampaignSpec.model_validate(
         {
             "feature_model": str(ROOT / "bench" / "live_sampling.uvl"),
             "sample": {"method": "twise", "t": 2, "seed": 0},
-            "extra_uniform": 24,
-            "repetitions": 2,
+            "extra_uniform": args.uniform,
+            "repetitions": args.reps,
+            "order": args.order,
             "measurer": "tuner.campaign.vllm_measurer:from_options",
             "options": options,
         }
     )
     t0 = time.perf_counter()
-    store = run_campaign(spec, out_dir, progress=lambda iid: print("measured", iid, flush=True))
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+    class OutOfTime(Exception):
+        pass
+
+    def progress(iid: str) -> None:
+        print(f"{time.perf_counter() - t0:7.0f} s  measured {iid}", flush=True)
+        if args.budget_min is not None and time.perf_counter() - t0 > args.budget_min * 60:
+            raise OutOfTime
+
+    ended = "complete"
+    try:
+        store = run_campaign(spec, out_dir, progress=progress)
+    except OutOfTime:
+        ended = f"stopped at the {args.budget_min:g}-minute budget (rerun the command to resume)"
+        from tuner.campaign.store import CampaignStore
+
+        store = CampaignStore(out_dir)
+        store.save_table()
     wall = time.perf_counter() - t0
     df = store.table()
     plan = store.plan()
@@ -92,10 +129,10 @@ def main() -> None:
     res = evaluate(df, targets, k=5, curve_sizes=(10, 20, 30, 40))
     tw_ids = {c["id"] for c in plan["configs"] if c["sampled_by"] == "t-wise"}
     lines = [
-        "# flock /tmp/vllm.lock python bench/predictor_live.py"
-        + (f" --accuracy-tasks {args.accuracy_tasks}" if args.accuracy_tasks else ""),
+        f"# flock /tmp/vllm.lock {command}",
         f"campaign: {len(plan['configs'])} configurations ({len(tw_ids)} pairwise + uniform) x {plan['repetitions']}"
-        f" repetitions = {len(df)} measurements, wall {wall:.0f} s this run, campaign dir {out_dir.relative_to(ROOT)}",
+        f" repetitions planned; {len(df)} measurements of {df['config_id'].nunique()} configurations; this run "
+        f"started {started}, wall {wall:.0f} s, {ended}; campaign dir {out_dir.relative_to(ROOT)}",
         f"model: {plan['features']} features, {plan['valid_configurations']} valid configurations",
     ]
     for t in targets:
