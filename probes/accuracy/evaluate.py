@@ -22,15 +22,17 @@ def evaluate_samples(
     *,
     limits: SandboxLimits | None = None,
     concurrency: int = 2,
+    graded: bool = False,
 ) -> EvalReport:
-    """Per-sample base/plus verdicts and pass@k for a JSONL of {task_id, completion | solution}."""
+    """Per-sample base/plus verdicts and pass@k for a JSONL of {task_id, completion | solution}; `graded`:
+    also the inputs passed per set (`TestVerdict.n_passed`, same verdicts)."""
     limits = limits or SandboxLimits()
     data = load_dataset(dataset)
     raw = _read(samples_path)
     jobs = _jobs(raw, samples_path, data)
     expected = expected_outputs(data, limits, concurrency=concurrency)
     start = time.monotonic()
-    verdicts, isolation = judge_many(jobs, expected, limits, concurrency=concurrency)
+    verdicts, isolation = judge_many(jobs, expected, limits, concurrency=concurrency, graded=graded)
     return EvalReport(
         dataset=data.info,
         tests_run=tests_run(data),

@@ -10,9 +10,12 @@ verdict a loaded host can cause) stands only when a fresh second run times out t
 Graded mode (`graded=True`) also counts the inputs passed, as EvalPlus's per-input details do with its
 fast check off: a wrong output or an exception fails that input and the set goes on; base and plus each run
 in a sandbox of their own, so a set that hangs does not keep the other from being counted. The verdicts are
-the same as without it. Where EvalPlus would go on after an input's time limit, this judge cannot (the call
-is still running): the set's remaining inputs count as not passed, so a share is a lower bound there. A set
-that met a time-out is graded again in a fresh sandbox, and that run stands.
+the same as without it; the causes say more (where both sets fail, the plus cause also names the plus set's
+own first problem; where counting stopped after that first problem, it names where). Where EvalPlus would
+go on after an input's time limit, this judge cannot (the call is still running): the set's remaining
+inputs count as not passed, so a share is a lower bound there (bench/humaneval_parity.py --graded measures
+the counts against EvalPlus's). A set that met a time-out is graded again in a fresh sandbox, and that run
+stands.
 """
 
 from __future__ import annotations
@@ -266,6 +269,9 @@ def _judge_graded(
     elif plus_why is not None:
         failure = _Failure(1, plus_why, False)
     base, plus = _split_verdicts(failure, len(sets[0].inputs), len(sets[1].inputs))
+    if base_why is not None and plus_why is not None:
+        # Both sets were graded: the plus count's own first problem stays readable beside the verdict's.
+        plus = plus.model_copy(update={"cause": f"{plus.cause}; plus {plus_why}"})
     verdict = SampleVerdict(
         task_id=task.task_id,
         sample=sample,
@@ -347,11 +353,12 @@ def _run_set(
         if problem is None:
             passed += 1
             continue
-        first = first or f"input #{i}: {problem}"
+        here = f"input #{i}: {problem}"
+        first = first or here
         # A wrong output or an exception fails this input only (graded); anything else (late, crashed)
-        # leaves no process to ask about the rest, which then count as not passed.
+        # leaves no process to ask about the rest, which then count as not passed (and the cause says where).
         if not graded or record.kind not in ("R", "E"):
-            return _result(passed, first)
+            return _result(passed, first if first is here else f"{first}; counting stopped at {here}")
     done = _next(budget)
     if done.kind != "D":
         return _result(

@@ -58,12 +58,36 @@ def test_canonical_passes_every_input_and_wrong_passes_none(small_tasks, small_e
 
 
 def test_a_hang_counts_the_inputs_before_it_and_not_the_rest(small_tasks, small_expected):
-    task, program = _mad_with(small_tasks, "        import time\n        time.sleep(100)")
+    # Wrong on the first plus input, then hangs on the first long list: the count stops at the hang, and
+    # the cause names both the first problem and where counting stopped.
+    task = small_tasks.tasks[4]
+    first = task.plus_input[0][0]
+    hang = f"    if numbers == {first!r}:\n        return -1.0\n    if len(numbers) > 10:\n        __import__('time').sleep(100)\n"
+    program = task.prompt + hang + task.canonical_solution + "\n"
     graded, _ = judge(task, program, small_expected[task.task_id], SandboxLimits(), graded=True)
     before = next(i for i, args in enumerate(task.plus_input) if len(args[0]) > 10)
+    wrong = sum(args[0] == first for args in task.plus_input[:before])
     assert graded.base.n_passed == len(task.base_input)
-    assert graded.plus.n_passed == before and graded.plus.cause.startswith(f"plus input #{before}:")
+    assert graded.plus.n_passed == before - wrong
+    assert graded.plus.cause.startswith(f"plus input #0: wrong output; counting stopped at input #{before}: ")
+    assert "no result within" in graded.plus.cause
     assert graded.plus.cause.endswith("(in 2 runs)")  # a time-out stands only when a fresh run times out too
+
+
+def test_both_sets_failing_keep_the_plus_sets_own_problem(small_tasks, small_expected):
+    task, program = _mad_with(
+        small_tasks, "        return -1.0\n    if numbers == [1.0, 2.0, 3.0]:\n        return 0.0"
+    )
+    assert task.base_input[0] == [[1.0, 2.0, 3.0]]
+    graded, _ = judge(task, program, small_expected[task.task_id], SandboxLimits(), graded=True)
+    fast, _ = judge(task, program, small_expected[task.task_id], SandboxLimits())
+    assert (graded.base.n_passed, graded.base.cause) == (
+        len(task.base_input) - 1,
+        "base input #0: wrong output",
+    )
+    first_long = next(i for i, args in enumerate(task.plus_input) if len(args[0]) > 10)
+    assert graded.plus.cause == f"base tests failed; plus input #{first_long}: wrong output"
+    assert fast.plus.cause == "base tests failed" and fast.base.cause == graded.base.cause
 
 
 def test_a_set_stalled_by_the_host_is_graded_again(small_tasks, small_expected, monkeypatch):
