@@ -157,10 +157,13 @@ def _stopped_late(cause: str | None) -> bool:
 _LATE = re.compile(r"(?:(?:base|plus) )?input #\d+: (?:no result within|test set over its)")
 
 
-def graded_report(samples: list, ours: list, theirs: list[dict], intro: list[str], notes: list[str]) -> str:
+def graded_report(
+    samples: list, ours: list, theirs: list[dict], intro: list[str], notes: list[str], stamp: dict
+) -> str:
     """The graded-parity results file: `samples` (bench Samples), our graded verdicts and EvalPlus's
     details-mode records, all in one order; `intro` heads it (the command first), `notes` are the
-    differences by design of the verdict comparison (they hold for the counts too)."""
+    differences by design of the verdict comparison (they hold for the counts too), `stamp` (date,
+    reference) opens its record line."""
     by_set: dict[str, Counter] = defaultdict(Counter)
     shown: list[tuple[object, CountRow]] = []
     for sample, verdict, record in zip(samples, ours, theirs, strict=True):
@@ -194,6 +197,7 @@ def graded_report(samples: list, ours: list, theirs: list[dict], intro: list[str
         total.update(c)
     n_counts, agree = total["counts"], total["counts_agree"]
     record = {
+        **stamp,
         "samples": total["n"],
         "samples_counted": total["counted"],
         "counts": n_counts,
@@ -241,9 +245,10 @@ def graded_report(samples: list, ours: list, theirs: list[dict], intro: list[str
     for sample, row in shown:
         reason = row.reason or "**UNEXPLAINED**"
         first = f"; {row.ours_cause[:100]}" if row.ours_cause else ""
+        left_out = "" if sample.reference_correct else " (left out)"
         out.append(
             f"| {sample.set_name} | {sample.task_id} | {sample.label} | {row.test_set} | {row.ours} / "
-            f"{row.reference} ({row.reference.status}) | {row.n_inputs} | {row.outcome} | {reason}{first} |"
+            f"{row.reference} ({row.reference.status}) | {row.n_inputs} | {row.outcome}{left_out} | {reason}{first} |"
         )
     return "\n".join(out) + "\n"
 

@@ -458,7 +458,11 @@ def _graded_report(samples, ours, theirs, dataset, cmd, ours_s, theirs_s, depth_
         "",
         *BY_DESIGN,
     ]
-    return graded_report(samples, ours, theirs, intro, notes)
+    stamp = {
+        "date": datetime.date.today().isoformat(),
+        "reference": f"evalplus {evalplus.__version__} --test-details",
+    }
+    return graded_report(samples, ours, theirs, intro, notes, stamp)
 
 
 def _pf(ok: bool) -> str:

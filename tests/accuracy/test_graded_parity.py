@@ -1,6 +1,7 @@
 """Graded parity (bench/humaneval_parity.py --graded): how a count is read from EvalPlus's --test-details
 results, and how it is compared with our graded judge's, on programs whose counts are known."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -110,3 +111,47 @@ def test_a_lower_count_without_a_time_out_is_unexplained():
     ungraded = _verdict(base, plus.model_copy(update={"n_passed": None}))
     with pytest.raises(ValueError, match="graded"):
         compare_counts(ungraded, _record("pass", "pass"))
+
+
+def test_report_counts_agreement_over_the_samples_counted():
+    from humaneval_graded import graded_report
+
+    class S:  # a bench Sample's fields the report reads
+        def __init__(self, set_name, correct=True, note=""):
+            self.set_name, self.task_id, self.label = set_name, "HumanEval/4", "p"
+            self.reference_correct, self.note = correct, note
+
+    full = _verdict(
+        SetVerdict(status="pass", n_inputs=3, n_passed=3), SetVerdict(status="pass", n_inputs=5, n_passed=5)
+    )
+    late = _verdict(
+        SetVerdict(status="pass", n_inputs=3, n_passed=3),
+        SetVerdict(status="fail", cause=f"plus {_LATE}", n_inputs=5, n_passed=1),
+    )
+    samples = [S("canonical"), S("canonical", False, "a reference defect"), S("chat")]
+    records = [
+        _record("pass", "pass"),
+        _record("fail", "fail"),
+        _record("pass", "timeout", plus_failed=[[1]]),
+    ]
+    text = graded_report(
+        samples, [full, full, late], records, ["# title"], [], {"date": "d", "reference": "r"}
+    )
+    line = next(x for x in text.splitlines() if x.startswith("GRADED_PARITY_RECORD "))
+    assert json.loads(line.removeprefix("GRADED_PARITY_RECORD ")) == {
+        "date": "d",
+        "reference": "r",
+        "samples": 3,
+        "samples_counted": 2,
+        "counts": 4,
+        "counts_agreeing": 3,
+        "counts_within_range": 1,
+        "counts_per_input_time_out": 0,
+        "counts_unexplained": 0,
+    }
+    assert "| canonical | 1 of 2 | 1/1 | 1/1 | 0 | 0 | 0 | 3 / 3 of 3 (100.0% / 100.0%) |" in text
+    assert "| chat | HumanEval/4 | p | plus | 1 / 0–4 (timeout) | 5 | within range |" in text
+    assert (
+        "| canonical | HumanEval/4 | p | base | 3 / 0 (fail) | 3 | disagree (left out) | a reference defect"
+        in text
+    )
