@@ -28,6 +28,8 @@ class Borderline:
     # EvalPlus's headroom depends on its worker's size, which holds the whole dataset: on a cut dataset
     # (--tasks) more is left to the program, so the program is only comparable on the full dataset.
     full_dataset_only: bool = False
+    # Why EvalPlus's count of inputs passed differs where its verdict is right (bench --graded).
+    count_note: str = ""
 
 
 def _wrap(transform: str, prelude: str = "") -> Callable[[HumanEvalTask], str]:
@@ -150,7 +152,13 @@ BORDERLINE: list[Borderline] = [
     Borderline("list for a tuple", "HumanEval/8", _wrap("list({})"), "tuple != list"),
     Borderline("list subclass", "HumanEval/9", _wrap("type('L', (list,), {{}})({})"), "== holds"),
     Borderline(
-        "numpy array for a list", "HumanEval/9", _wrap("numpy.array({})", "import numpy\n"), "fails in both"
+        "numpy array for a list",
+        "HumanEval/9",
+        _wrap("numpy.array({})", "import numpy\n"),
+        "fails in both",
+        count_note="EvalPlus compares in the candidate's process: a one-element array == a one-element list "
+        "is a one-element boolean array, truthy, so its 2 plus inputs of one number pass there; we compare "
+        "decoded data (an array is not a list)",
     ),
     Borderline("generator for a list", "HumanEval/9", _wrap("(x for x in {})"), "fails in both"),
     Borderline("1/0 for True/False", "HumanEval/0", _wrap("int({})"), "True == 1"),

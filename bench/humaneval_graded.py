@@ -167,7 +167,10 @@ def graded_report(
     by_set: dict[str, Counter] = defaultdict(Counter)
     shown: list[tuple[object, CountRow]] = []
     for sample, verdict, record in zip(samples, ours, theirs, strict=True):
-        known = None if sample.reference_correct else (sample.note or "EvalPlus's judgement known to differ")
+        known = (
+            (sample.note or "EvalPlus's judgement known to differ") if not sample.reference_correct else None
+        )
+        known = known or getattr(sample, "count_note", "") or None
         c = by_set[sample.set_name]
         c["n"] += 1
         c["counted"] += sample.reference_correct
@@ -189,6 +192,9 @@ def graded_report(
                 c["counts_agree"] += row.outcome == "agree"
                 c["counts_range"] += row.outcome == "within range"
                 c["counts_time_out"] += row.outcome == "disagree" and row.reason == PER_INPUT_TIME_OUT
+                c["counts_known"] += (
+                    row.outcome == "disagree" and row.explained and row.reason != PER_INPUT_TIME_OUT
+                )
                 c["counts_unexplained"] += not row.explained
             if row.outcome != "agree":
                 shown.append((sample, row))
@@ -204,6 +210,7 @@ def graded_report(
         "counts_agreeing": agree,
         "counts_within_range": total["counts_range"],
         "counts_per_input_time_out": total["counts_time_out"],
+        "counts_known_difference": total["counts_known"],
         "counts_unexplained": total["counts_unexplained"],
     }
     out = [
@@ -213,6 +220,7 @@ def graded_report(
         f"({100 * agree / max(n_counts, 1):.1f} %) on the {total['counted']} samples EvalPlus judges "
         f"correctly** (base and plus count of each); {total['counts_range']} lie within EvalPlus's range "
         f"where its set timed out, {total['counts_time_out']} differ by the per-input time-out design, "
+        f"{total['counts_known']} for a known reason (listed), "
         f"{total['counts_unexplained']} are unexplained. {total['n'] - total['counted']} samples are left out "
         "where EvalPlus's judgement is known wrong or differs by design (listed below with the reason).",
         "",
@@ -225,14 +233,14 @@ def graded_report(
         "where one of EvalPlus's sets timed out):",
         "",
         "| sample set | samples counted | base counts agree | plus counts agree | within range | differ: "
-        "per-input time-out | unexplained | base inputs passed | plus inputs passed |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "per-input time-out | differ: known | unexplained | base inputs passed | plus inputs passed |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, c in by_set.items():
         n = c["counted"]
         out.append(
             f"| {name} | {n} of {c['n']} | {c['base_agree']}/{n} | {c['plus_agree']}/{n} | {c['counts_range']} "
-            f"| {c['counts_time_out']} | {c['counts_unexplained']} | {_share(c, 'base')} | {_share(c, 'plus')} |"
+            f"| {c['counts_time_out']} | {c['counts_known']} | {c['counts_unexplained']} | {_share(c, 'base')} | {_share(c, 'plus')} |"
         )
     out += ["", *DETAILS_MODE_NOTES, "", *notes, "", "## Every test set whose counts are not equal", ""]
     if not shown:

@@ -118,6 +118,7 @@ class Sample:
     reference_correct: bool = True
     note: str = ""
     full_dataset_only: bool = False
+    count_note: str = ""
 
 
 def main() -> None:
@@ -273,6 +274,7 @@ def _samples(dataset: Dataset, args: argparse.Namespace) -> list[Sample]:
                 b.reference_correct,
                 b.note,
                 b.full_dataset_only,
+                b.count_note,
             )
         )
     for s in samples:

@@ -128,29 +128,37 @@ def test_report_counts_agreement_over_the_samples_counted():
         SetVerdict(status="pass", n_inputs=3, n_passed=3),
         SetVerdict(status="fail", cause=f"plus {_LATE}", n_inputs=5, n_passed=1),
     )
-    samples = [S("canonical"), S("canonical", False, "a reference defect"), S("chat")]
+    samples = [S("canonical"), S("canonical", False, "a reference defect"), S("chat"), S("chat")]
+    samples[3].count_note = "compared in-process"  # a right verdict, a count known to differ
     records = [
         _record("pass", "pass"),
         _record("fail", "fail"),
         _record("pass", "timeout", plus_failed=[[1]]),
+        _record("pass", "fail", plus_failed=[[1]] * 2),
     ]
-    text = graded_report(
-        samples, [full, full, late], records, ["# title"], [], {"date": "d", "reference": "r"}
-    )
+    ours = [
+        full,
+        full,
+        late,
+        _verdict(full.base, late.plus.model_copy(update={"cause": "plus input #1: wrong output"})),
+    ]
+    text = graded_report(samples, ours, records, ["# title"], [], {"date": "d", "reference": "r"})
     line = next(x for x in text.splitlines() if x.startswith("GRADED_PARITY_RECORD "))
     assert json.loads(line.removeprefix("GRADED_PARITY_RECORD ")) == {
         "date": "d",
         "reference": "r",
-        "samples": 3,
-        "samples_counted": 2,
-        "counts": 4,
-        "counts_agreeing": 3,
+        "samples": 4,
+        "samples_counted": 3,
+        "counts": 6,
+        "counts_agreeing": 4,
         "counts_within_range": 1,
         "counts_per_input_time_out": 0,
+        "counts_known_difference": 1,
         "counts_unexplained": 0,
     }
-    assert "| canonical | 1 of 2 | 1/1 | 1/1 | 0 | 0 | 0 | 3 / 3 of 3 (100.0% / 100.0%) |" in text
+    assert "| canonical | 1 of 2 | 1/1 | 1/1 | 0 | 0 | 0 | 0 | 3 / 3 of 3 (100.0% / 100.0%) |" in text
     assert "| chat | HumanEval/4 | p | plus | 1 / 0–4 (timeout) | 5 | within range |" in text
+    assert "| chat | HumanEval/4 | p | plus | 1 / 3 (fail) | 5 | disagree | compared in-process;" in text
     assert (
         "| canonical | HumanEval/4 | p | base | 3 / 0 (fail) | 3 | disagree (left out) | a reference defect"
         in text
