@@ -288,8 +288,9 @@ def report(args, out: Path) -> str:
         lines.append("  5-fold CV: " + fmt_cv(r["cv"]))
         X, y = per_config(ok, t)
         if (y > 0).all():  # the same models on log(y), scored on the original scale
-            r["cv_log"] = {k: cross_validate(X, y, f"{k}_log", 5, 0) for k in ("random_forest", "ridge")}
-            lines.append("  5-fold CV, learned on log(y): " + fmt_cv(r["cv_log"], ("random_forest", "ridge")))
+            kinds = ("random_forest", "ridge", "lasso_pairs")
+            r["cv_log"] = {k: cross_validate(X, y, f"{k}_log", 5, 0) for k in kinds}
+            lines.append("  5-fold CV, learned on log(y): " + fmt_cv(r["cv_log"], kinds))
         lines.append(
             f"  learning curve, random subsets (RF, R2 on the remaining configurations, {SPLITS} repeats): "
             + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in r["learning_curve"])

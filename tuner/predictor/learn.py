@@ -25,7 +25,7 @@ MODELS = ("mean", "ridge", "random_forest")
 
 
 def make_model(kind: str, seed: int = 0):
-    """`mean`, `ridge`, `random_forest`; a `_log` suffix learns log(y) and predicts exp of it (latency and CPU
+    """`mean`, `ridge`, `random_forest`, `lasso_pairs`; a `_log` suffix learns log(y) and predicts exp of it (latency and CPU
     time are products of the options' effects: tokens x beams x cache; scores stay on the original scale)."""
     if kind.endswith("_log"):
         from sklearn.compose import TransformedTargetRegressor
@@ -39,6 +39,17 @@ def make_model(kind: str, seed: int = 0):
         return Ridge(alpha=1.0)
     if kind == "random_forest":
         return RandomForestRegressor(n_estimators=100, min_samples_leaf=1, random_state=seed, n_jobs=1)
+    if kind == "lasso_pairs":
+        # every pair of features as a product term, the lasso keeping the few that matter (its penalty by
+        # inner 5-fold CV): on log(y) this learns effects that multiply only together (no KV cache x length)
+        from sklearn.linear_model import LassoCV
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import PolynomialFeatures
+
+        return make_pipeline(
+            PolynomialFeatures(2, interaction_only=True, include_bias=False),
+            LassoCV(cv=5, alphas=30, max_iter=5000, random_state=seed),
+        )
     raise ValueError(f"unknown model {kind}")
 
 
