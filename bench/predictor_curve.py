@@ -248,8 +248,13 @@ def report(args, out: Path) -> str:
         f"sample: pairwise seed {s['seed']}: {sum(v == 't-wise' for v in by.values())} configurations in "
         f"{s['seconds']:.2f} s + {sum(v == 'uniform' for v in by.values())} uniform; 2-wise coverage of the "
         f"plan {s['coverage_2wise']:.4f}",
-        f"sizes chosen: {plan['repetitions']} repetitions in one random order, "
-        f"{plan['options'].get('requests')} request(s) per measurement (fixed prompt, exactly max_new_tokens "
+        f"sizes chosen: {plan['repetitions']} repetitions, "
+        + (
+            "in rounds (each a fresh random order), "
+            if plan.get("ordering") == "rounds"
+            else "in one random order, "
+        )
+        + f"{plan['options'].get('requests')} request(s) per measurement (fixed prompt, exactly max_new_tokens "
         f"generated), {plan['options'].get('threads')} torch threads"
         + (
             f", accuracy {plan['options']['accuracy']}"

@@ -67,7 +67,14 @@ class CampaignStore:
         else:
             items = [item_id(c["id"], r) for c in configs for r in range(repetitions)]
             rng.shuffle(items)  # repetitions in random order: drift does not align with configs
-        plan = {"configs": configs, "repetitions": repetitions, "seed": seed, "order": items, **meta}
+        plan = {
+            "configs": configs,
+            "repetitions": repetitions,
+            "seed": seed,
+            "ordering": order,
+            "order": items,
+            **meta,
+        }
         atomic_write(self.root / "plan.json", json.dumps(plan, indent=1))
         return plan
 
