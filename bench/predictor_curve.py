@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from campaign_bench import add_campaign_options, measure_within, uptime  # noqa: E402
 
 from tuner.campaign.hf_measurer import RUNNER_CONSTRAINTS, WorkerError, runner_model_text  # noqa: E402
-from tuner.campaign.runner import run_campaign  # noqa: E402
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
 from tuner.campaign.store import CampaignStore  # noqa: E402
 from tuner.predictor.learn import cross_validate, evaluate, make_model, per_config  # noqa: E402
@@ -52,10 +51,6 @@ SPLITS = 10
 PAPER = (
     "Pimp My LLM (arXiv 2602.17697): R2 0.94 latency, 0.95 energy from 254 configurations x 10 repetitions"
 )
-
-
-class OutOfTime(Exception):
-    pass
 
 
 def bench_model_text(levels: list[int] | None) -> str:
@@ -81,6 +76,7 @@ def campaign_spec(args, uvl: Path) -> CampaignSpec:
             "tasks": args.accuracy_tasks,
             "max_tokens": args.accuracy_max_tokens,
             "mode": "chat",
+            "concurrency": args.accuracy_concurrency,
         }
     if args.fake:
         options["command"] = [sys.executable, str(ROOT / "tests" / "campaign" / "fake_hf_worker.py")]
@@ -101,29 +97,48 @@ def campaign_spec(args, uvl: Path) -> CampaignSpec:
     )
 
 
-def measure(spec: CampaignSpec, out: Path, budget_s: float) -> tuple[float, str]:
-    """Run (or resume) the campaign until done or out of budget; returns (wall seconds, how it ended)."""
-    t0 = time.perf_counter()
+RECORDS = ROOT / "bench" / "predictor_curve_measurements.csv"
+PLAN = ROOT / "bench" / "predictor_curve_plan.json.gz"
+RUNS = ROOT / "bench" / "predictor_curve_runs.jsonl"
 
-    def progress(iid: str) -> None:
-        done = len(CampaignStore(out).done())
-        print(f"{time.perf_counter() - t0:7.0f} s  measured {iid} ({done} done)", flush=True)
-        if time.perf_counter() - t0 > budget_s:
-            raise OutOfTime
 
-    ended = "complete"
-    for attempt in range(3):  # a worker that dies stops the run; resume measures only what is missing
-        try:
-            run_campaign(spec, out, progress=progress)
-            break
-        except OutOfTime:
-            ended = f"stopped at the {budget_s / 60:.0f}-minute budget"
-            break
-        except WorkerError as exc:
-            print(f"worker error (attempt {attempt + 1}): {exc}", flush=True)
-            ended = f"worker error: {str(exc).splitlines()[0]}"
-    CampaignStore(out).save_table()
-    return time.perf_counter() - t0, ended
+def restore(out: Path) -> None:
+    """Rebuild the campaign directory from the committed records (plan, one row per measurement, the measure runs),
+    so that the evaluation reruns from a fresh clone. The plan's paths are made this checkout's; the runner's model
+    is regenerated and must count what the plan says."""
+    import gzip
+
+    import pandas as pd
+
+    from tuner.campaign.runner import load_model
+    from tuner.campaign.store import atomic_write
+    from tuner.features.space import FeatureSpace
+
+    if (out / "restored.txt").exists():
+        return
+    if (out / "plan.json").exists():
+        raise SystemExit(f"--from-records: {out} holds a measured campaign (use another --out)")
+    plan = json.loads(gzip.decompress(PLAN.read_bytes()))
+    uvl = out / "generation_config_cpu.uvl"
+    count = FeatureSpace(load_model(str(uvl))).count()
+    if count != plan["valid_configurations"]:
+        raise SystemExit(
+            f"--from-records: the runner's model counts {count}, the plan {plan['valid_configurations']}"
+        )
+    plan["feature_model"] = str(uvl)
+    plan["options"]["spec"] = str(ROOT / "models" / "smollm2-cpu.yaml")
+    store = CampaignStore(out)
+    store.mdir.mkdir(parents=True, exist_ok=True)
+    top = ("config_id", "repetition", "node", "seconds")
+    for row in pd.read_csv(RECORDS).to_dict(orient="records"):
+        figures = {k: v for k, v in row.items() if k not in top and not k.startswith("f:") and not pd.isna(v)}
+        store.record(
+            f"{row['config_id']}-r{row['repetition']}", {**{k: row[k] for k in top}, "figures": figures}
+        )
+    atomic_write(out / "plan.json", json.dumps(plan, indent=1))
+    atomic_write(out / "bench_runs.jsonl", RUNS.read_text(encoding="utf-8"))
+    store.save_table()
+    atomic_write(out / "restored.txt", f"restored from {RECORDS.name}, {PLAN.name} and {RUNS.name}\n")
 
 
 def split_curves(
@@ -210,10 +225,6 @@ def fmt_cv(cv: dict, kinds=("random_forest", "ridge", "mean")) -> str:
     return "; ".join(parts)
 
 
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
 def report(args, out: Path) -> str:
     runs = [json.loads(line) for line in (out / "bench_runs.jsonl").read_text().splitlines()]
     store = CampaignStore(out)
@@ -223,7 +234,9 @@ def report(args, out: Path) -> str:
     ok = df.drop(index=failed.index)
     targets = TARGETS + [t for t in ACCURACY if t in ok.columns]
     n_cfg = ok["config_id"].nunique()
-    sizes = sorted({s for s in (5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 160, 200) if s < n_cfg})
+    sizes = sorted(
+        {s for s in (5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 140, 160, 180, 200) if s < n_cfg}
+    )
     res = evaluate(ok, targets, k=5, curve_sizes=sizes, curve_repeats=SPLITS)
     s = plan["sampling"]
     reps = ok.groupby("config_id").size()
@@ -273,7 +286,7 @@ def report(args, out: Path) -> str:
         for err, n in failed["error"].value_counts().items():
             lines.append(f"  refused x{n}: {err[:160]}")
         lines.append("")
-    X_all = {}
+    reached = []  # (target, learner and training order, held-out n, smallest n reaching the goal)
     for t in targets:
         r = res[t]
         if "cv" not in r:
@@ -301,18 +314,20 @@ def report(args, out: Path) -> str:
             + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in r["learning_curve"])
         )
         lines.append(f"    reaches R2 >= {GOAL}: {reach(r['learning_curve'])}")
-        X_all[t] = (X, y)
         tw = [i for i in y.index if by[i] == "t-wise"]
         un = [i for i in y.index if by[i] == "uniform"]
         test_n = max(5, len(un) // 3)
         if len(un) - test_n >= 5:
             curves = split_curves(X, y, tw, un, sizes, test_n=test_n, splits=SPLITS)
             if (y > 0).all():
-                logc = split_curves(
-                    X, y, tw, un, sizes, test_n=test_n, splits=SPLITS, kind="random_forest_log"
-                )
-                curves.update({f"{k}, RF on log(y)": v for k, v in logc.items()})
+                for kind, label in (
+                    ("random_forest_log", "RF on log(y)"),
+                    ("lasso_pairs_log", "lasso_pairs on log(y)"),
+                ):
+                    logc = split_curves(X, y, tw, un, sizes, test_n=test_n, splits=SPLITS, kind=kind)
+                    curves.update({f"{k}, {label}": v for k, v in logc.items()})
             for name, curve in curves.items():
+                reached.append((t, name, test_n, reach(curve)))
                 lines.append(
                     f"  {name} (R2 on {test_n} held-out uniform configurations, {SPLITS} splits): "
                     + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in curve)
@@ -324,31 +339,31 @@ def report(args, out: Path) -> str:
             + ", ".join(f"{i['feature']} {i['mean']:.3f}" for i in r["importance"][:5])
         )
         lines.append("")
+    lines.append(f"## configurations needed for R2 >= {GOAL} on held-out uniform configurations (paper: 254)")
+    lines += [f"  {t}, {name} ({test_n} held out): {hit}" for t, name, test_n, hit in reached]
+    lines.append("")
     (out / "bench_evaluation.json").write_text(json.dumps(res, indent=1, default=str))
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", default=str(ROOT / "out" / "bench" / "predictor-curve"))
     p.add_argument(
-        "--uniform", type=int, default=48, help="uniform configurations added to the pairwise ones"
+        "--out", default=None, help="campaign directory (default out/bench/predictor-curve[-records])"
     )
-    p.add_argument("--reps", type=int, default=2)
     p.add_argument(
-        "--order", choices=("shuffled", "rounds"), default="rounds",
-        help="rounds: every configuration once before any repetition (a budget stop keeps the most configurations)",
+        "--from-records", action="store_true",
+        help="evaluate the committed records (bench/predictor_curve_measurements.csv and plan) instead of measuring",
     )  # fmt: skip
+    add_campaign_options(p, uniform=48, order="rounds", budget_min=38.0)
     p.add_argument("--requests", type=int, default=1)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-configs", type=int, default=None, help="cap (tiny trial runs)")
-    p.add_argument("--budget-min", type=float, default=38.0, help="stop measuring after this many minutes")
     p.add_argument(
         "--max-new-tokens",
         default="",
         help="replace the model's max_new_tokens levels (32,64,128), e.g. 8,16,32",
     )
-    p.add_argument("--accuracy-tasks", type=int, default=0, help="HumanEval+ tasks per measurement (0: none)")
     p.add_argument("--accuracy-max-tokens", type=int, default=128)
     p.add_argument("--phase", choices=("measure", "evaluate", "both"), default="both")
     p.add_argument(
@@ -360,16 +375,23 @@ def main() -> None:
     p.add_argument("--why", default="sized to finish within about 40 minutes of lock time on the 2-core host")
     args = p.parse_args()
     args.command = "python bench/predictor_curve.py " + shlex.join(sys.argv[1:])
-    out = Path(args.out)
+    if args.from_records and args.phase != "evaluate":
+        raise SystemExit("--from-records goes with --phase evaluate (the records are what was measured)")
+    default = "predictor-curve-records" if args.from_records else "predictor-curve"
+    out = Path(args.out) if args.out else ROOT / "out" / "bench" / default
     out.mkdir(parents=True, exist_ok=True)
     uvl = out / "generation_config_cpu.uvl"
     if not uvl.exists():
         levels = [int(x) for x in args.max_new_tokens.split(",") if x.strip()]
         uvl.write_text(bench_model_text(levels), encoding="utf-8")
+    if args.from_records:
+        restore(out)
     if args.phase in ("measure", "both"):
         started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")
         before, done = uptime(), len(CampaignStore(out).done())
-        wall, ended = measure(campaign_spec(args, uvl), out, args.budget_min * 60)
+        wall, ended = measure_within(
+            campaign_spec(args, uvl), out, args.budget_min * 60, attempts=3, retry_on=(WorkerError,)
+        )
         run = {
             "command": args.command, "started": started, "host": os.uname().nodename, "cores": os.cpu_count(),
             "wall_s": wall, "ended": ended, "measured": len(CampaignStore(out).done()) - done,

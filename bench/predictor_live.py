@@ -22,8 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tuner.campaign.runner import run_campaign  # noqa: E402
+from campaign_bench import add_campaign_options, measure_within  # noqa: E402
+
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
+from tuner.campaign.store import CampaignStore  # noqa: E402
 from tuner.predictor.learn import evaluate  # noqa: E402
 
 
@@ -62,21 +64,7 @@ def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--accuracy-tasks", type=int, default=0, help="HumanEval+ tasks per measurement (0: off)"
-    )
-    parser.add_argument("--accuracy-concurrency", type=int, default=1, help="generation requests in flight")
-    parser.add_argument(
-        "--uniform", type=int, default=24, help="uniform configurations beside the pairwise ones"
-    )
-    parser.add_argument("--reps", type=int, default=2)
-    parser.add_argument(
-        "--order", choices=("shuffled", "rounds"), default="shuffled",
-        help="rounds: every configuration once before any repetition (a budget stop keeps the most configurations)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--budget-min", type=float, default=None, help="stop measuring after this many minutes"
-    )
+    add_campaign_options(parser, uniform=24, order="shuffled", budget_min=None)
     args = parser.parse_args()
     command = "python bench/predictor_live.py " + " ".join(sys.argv[1:])
     suffix = f"-acc{args.accuracy_tasks}" if args.accuracy_tasks else ""
@@ -100,27 +88,10 @@ def main() -> None:
             "options": options,
         }
     )
-    t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-
-    class OutOfTime(Exception):
-        pass
-
-    def progress(iid: str) -> None:
-        print(f"{time.perf_counter() - t0:7.0f} s  measured {iid}", flush=True)
-        if args.budget_min is not None and time.perf_counter() - t0 > args.budget_min * 60:
-            raise OutOfTime
-
-    ended = "complete"
-    try:
-        store = run_campaign(spec, out_dir, progress=progress)
-    except OutOfTime:
-        ended = f"stopped at the {args.budget_min:g}-minute budget (rerun the command to resume)"
-        from tuner.campaign.store import CampaignStore
-
-        store = CampaignStore(out_dir)
-        store.save_table()
-    wall = time.perf_counter() - t0
+    budget_s = None if args.budget_min is None else args.budget_min * 60
+    wall, ended = measure_within(spec, out_dir, budget_s)
+    store = CampaignStore(out_dir)
     df = store.table()
     plan = store.plan()
     targets = ["e2el_p50_ms", "ttft_p50_ms", "tpot_p50_ms", "cpu_s"]
