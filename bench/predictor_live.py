@@ -30,7 +30,8 @@ from tuner.predictor.learn import evaluate  # noqa: E402
 
 
 def twise_vs_uniform(df, plan, targets) -> list[str]:
-    """Train on the pairwise configurations, or on as many uniform ones; test on the remaining uniform ones."""
+    """Train on the pairwise configurations, or on as many uniform ones; test on the remaining uniform ones.
+    Only for learnable targets: a figure that does not vary beyond its noise gets its statement, not an R²."""
     import numpy as np
     from sklearn.metrics import r2_score
 
@@ -131,7 +132,8 @@ def main() -> None:
         lines.append(
             "  top features: " + ", ".join(f"{i['feature']} {i['mean']:.3f}" for i in r["importance"][:4])
         )
-    lines += twise_vs_uniform(df, plan, targets)
+    learnable = [t for t in targets if res[t].get("learnability", {}).get("learnable")]
+    lines += twise_vs_uniform(df, plan, learnable)
     text = "\n".join(lines) + "\n"
     (ROOT / "bench" / f"predictor_live{suffix.replace('-', '_')}_results.txt").write_text(text)
     (out_dir / "bench_evaluation.json").write_text(json.dumps(res, indent=1, default=str))

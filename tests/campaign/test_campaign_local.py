@@ -59,6 +59,25 @@ def test_rerun_measures_nothing_again(tmp_path):
     assert len(log.read_text().splitlines()) == 12
 
 
+def test_a_run_stopped_by_an_exception_still_logs_its_time(tmp_path):
+    """A budget stop (an exception from the progress callback) keeps its run in runs.jsonl: the campaign's wall
+    time is the sum of its runs, interrupted ones included."""
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_five(iid):
+        if len(CampaignStore(tmp_path / "c").done()) == 5:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_campaign(spec(), tmp_path / "c", progress=stop_after_five)
+    run_campaign(spec(), tmp_path / "c")
+    runs = [json.loads(line) for line in (tmp_path / "c" / "runs.jsonl").read_text().splitlines()]
+    assert [(r["measured"], r["ended"]) for r in runs] == [(5, "interrupted"), (7, "complete")]
+    assert all(r["wall_s"] > 0 for r in runs)
+
+
 def test_other_plan_in_directory_is_refused(tmp_path):
     run_campaign(spec(), tmp_path / "c")
     store = CampaignStore(tmp_path / "c")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import platform
 import random
 import time
@@ -106,6 +107,7 @@ def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignSt
     # Locally the measurer is built first: one it refuses (e.g. an accuracy task id the dataset lacks) leaves
     # no plan behind, which a rerun would keep with the refused options in it.
     measurer = build_measurer(spec.measurer, spec.options) if spec.executor != "ray" else None
+    t0, before, ended = time.perf_counter(), None, "interrupted"
     try:
         if (root / "plan.json").exists():
             plan = store.plan()
@@ -114,6 +116,7 @@ def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignSt
             plan = store.create(configs, spec.repetitions, spec.seed, meta, spec.order)
         by_id = {c["id"]: c for c in plan["configs"]}
         pending = store.pending()
+        before = len(store.done())
         t0 = time.perf_counter()
         if measurer is None:
             from tuner.campaign.ray_executor import run_on_ray
@@ -126,13 +129,19 @@ def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignSt
                 store.record(iid, measure_one(measurer, by_id[cid], int(rep), seed))
                 if progress:
                     progress(iid)
+        ended = "complete"
     finally:
         close = getattr(measurer, "close", None)
         if close:
             close()
-    wall = time.perf_counter() - t0
-    runs = store.root / "runs.jsonl"
-    with open(runs, "a", encoding="utf-8") as fh:  # append-only log of runs (resumes included)
-        fh.write(f'{{"executor": "{spec.executor}", "measured": {len(pending)}, "wall_s": {wall:.3f}}}\n')
+        if before is not None:  # a run stopped by an exception (a budget, Ctrl-C) still counts its time
+            run = {
+                "executor": spec.executor,
+                "measured": len(store.done()) - before,
+                "wall_s": round(time.perf_counter() - t0, 3),
+                "ended": ended,
+            }
+            with open(store.root / "runs.jsonl", "a", encoding="utf-8") as fh:  # append-only log of runs
+                fh.write(json.dumps(run) + "\n")
     store.save_table()
     return store
