@@ -39,7 +39,11 @@ class PredictorSection(Model):
     definition: str = (
         "configurations sampled from a UVL feature model (t-wise and uniform), measured with repetitions in "
         "random order; Random Forest vs mean and ridge baselines by k-fold CV on per-configuration means; "
-        "recommendation = best predicted objective meeting the constraints, then measured"
+        "each figure of the recommendation predicted by the candidate with the best mean k-fold CV R² "
+        "(random_forest, random_forest_log, ridge_log, lasso_pairs_log; log models learn log y, only where "
+        "every value > 0), with a 95 % interval from that model's out-of-fold prediction error (an estimate; "
+        "multiplicative for log models); recommendation = best predicted objective meeting the constraints, "
+        "then measured and compared with the interval"
     )
     campaign_dir: str
     model: dict[str, Any]

@@ -51,6 +51,12 @@ def test_campaign_then_predict_from_the_cli(tmp_path):
         "error (ANOVA p="
     )
     assert "pass_at_1" not in printed["r2_random_forest"] and "e2el_p50_ms" in printed["r2_random_forest"]
+    # beside the forest (the paper's model), the model that cross-validates best: the recommendation's
+    chosen = out["targets"]["e2el_p50_ms"]["selection"]
+    assert printed["best_model"] == {
+        "e2el_p50_ms": {"kind": chosen["kind"], "r2": round(chosen["cv"]["r2"]["mean"], 3)}
+    }
+    assert out["recommendation"]["predicted"]["e2el_p50_ms"]["model"] == chosen["kind"]
 
 
 def test_bad_spec_and_bad_constraint_are_one_line_exit_2(tmp_path):

@@ -39,6 +39,17 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
     assert "594864 valid configurations" in html
     assert "10 configurations × 2 repetitions" in html
     assert "Relative error" in html
+    # the model chosen by CV for the recommendation, its 95 % interval and what the interval rests on
+    kind = section.targets["e2el_p50_ms"]["selection"]["kind"]
+    pr = section.recommendation["predicted"]["e2el_p50_ms"]
+    assert pr["model"] == kind and f"Predicts the recommendation: <b>{kind}</b>" in html
+    low, high = pr["interval_95"]
+    assert f"{round(pr['mean'], 3)} [{round(low, 3)}, {round(high, 3)}]" in html
+    assert (
+        f"95 % interval from the out-of-fold prediction error of {kind} (5-fold CV, 10 configurations)"
+        in html
+    )
+    assert section.verification["e2el_p50_ms"]["within_interval"] in (True, False)
     # pass_at_1 is noise around a constant: its row states so, and no R² is printed for it.
     p = section.targets["pass_at_1"]["learnability"]["anova_p"]
     row = html[html.index("<tr><td>pass_at_1</td>") :].split("</tr>")[0]
@@ -46,7 +57,8 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
         "not learnable at this model size: varies across configurations no more than its own sampling "
         f"error (ANOVA p={p:.2g})" in row
     )
-    assert html.count("<td>random_forest</td>") == 1  # the learnable latency only
+    # CV rows for the learnable latency only (the appendix lists the raw data, selections included)
+    assert html.count("<td></td><td></td><td>random_forest</td>") == 1
     assert "Learning curve, pass_at_1" not in html
     assert "the first 2 tasks of HumanEval+ in dataset order, one program per task (chat" in html
     assert "graded_plus_share = base and plus test inputs passed" in html

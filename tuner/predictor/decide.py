@@ -1,6 +1,7 @@
 """Decisions from the learned models: the Pareto front of the measured configurations, a recommendation under
-user constraints over a large uniform sample of valid configurations (predicted, with the spread of the
-forest's trees as uncertainty), and its verification by a live measurement."""
+user constraints over a large uniform sample of valid configurations (each figure predicted by the model
+that cross-validates best for it, with a 95 % interval from that model's out-of-fold error), and its
+verification by a live measurement."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pandas as pd
 
 from tuner.features.configs import kwargs_of
 from tuner.features.space import FeatureSpace
-from tuner.predictor.learn import feature_columns, make_model, per_config
+from tuner.predictor.learn import feature_columns, interval_95, make_model, per_config, select_model
 
 OPS = {">=": np.greater_equal, "<=": np.less_equal}
 
@@ -31,11 +32,6 @@ def pareto_front(df: pd.DataFrame, senses: dict[str, str]) -> pd.DataFrame:
     return means[pareto_mask(means, senses)].sort_values(list(senses)[0])
 
 
-def _forest_predict(forest, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    per_tree = np.stack([t.predict(X.to_numpy()) for t in forest.estimators_])
-    return per_tree.mean(axis=0), per_tree.std(axis=0, ddof=1)
-
-
 def recommend(
     df: pd.DataFrame,
     space: FeatureSpace,
@@ -46,8 +42,12 @@ def recommend(
     targets: list[str],
     candidates: int = 2000,
     seed: int = 0,
+    selections: dict[str, dict] | None = None,
+    k: int = 5,
 ) -> dict | None:
-    """The candidate with the best predicted objective whose predicted figures meet every constraint."""
+    """The candidate with the best predicted objective whose predicted figures meet every constraint.
+    `selections`: `select_model`'s result per figure where already computed on this table (else it is run
+    here, k-fold)."""
     constraints = constraints or {}
     cols = feature_columns(df)
     pool = {
@@ -57,17 +57,17 @@ def recommend(
     configs = [frozenset(c) for c in space.uniform(random.Random(seed), candidates)]
     names = [c[2:] for c in cols]
     Xc = pd.DataFrame([[int(n in c) for n in names] for c in configs], columns=cols)
-    preds = {}
-    for t in {objective, *constraints}:
+    preds, chosen = {}, {}
+    for t in sorted({objective, *constraints}):
         X, y = per_config(df, t)
-        forest = make_model("random_forest", seed).fit(X[cols], y)
-        preds[t] = _forest_predict(forest, Xc)
+        chosen[t] = (selections or {}).get(t) or select_model(X[cols], y, k, seed)
+        preds[t] = make_model(chosen[t]["kind"], seed).fit(X[cols], y).predict(Xc)
     ok = np.ones(len(configs), dtype=bool)
     for t, (op, bound) in constraints.items():
-        ok &= OPS[op](preds[t][0], bound)
+        ok &= OPS[op](preds[t], bound)
     if not ok.any():
         return None
-    score = preds[objective][0] if sense == "min" else -preds[objective][0]
+    score = preds[objective] if sense == "min" else -preds[objective]
     best = int(np.argmin(np.where(ok, score, np.inf)))
     config = configs[best]
     return {
@@ -78,12 +78,28 @@ def recommend(
         "constraints": {t: list(v) for t, v in constraints.items()},
         "candidates": len(configs),
         "meeting_constraints": int(ok.sum()),
-        "predicted": {t: {"mean": float(m[best]), "sd_trees": float(s[best])} for t, (m, s) in preds.items()},
+        "predicted": {t: _prediction(chosen[t], float(p[best])) for t, p in preds.items()},
+    }
+
+
+def _prediction(selection: dict, mean: float) -> dict:
+    low, high = interval_95(selection["error"], mean)
+    r2 = selection["cv"]["r2"]
+    return {
+        "mean": mean,
+        "model": selection["kind"],
+        "cv_r2": None if r2 is None else r2["mean"],
+        "interval_95": [float(low), float(high)],
+        "error_scale": selection["error"]["scale"],
+        "error_sd": selection["error"]["sd"],
+        "uncertainty": selection["error"]["definition"],
     }
 
 
 def verify(rec: dict, measurer, repetitions: int = 3, seed: int = 0) -> dict:
-    """Measure the recommended configuration; compare with the prediction (mean, and z = gap / combined sd)."""
+    """Measure the recommended configuration; compare with the prediction: the gap, z = gap / combined sd
+    (the prediction's out-of-fold error and the measured mean's standard error; in log space for a model of
+    log y), and whether the measured mean falls inside the prediction's 95 % interval."""
     runs = [measurer.measure(rec["kwargs"], seed=seed + r) for r in range(repetitions)]
     out = {}
     for t, p in rec["predicted"].items():
@@ -91,16 +107,29 @@ def verify(rec: dict, measurer, repetitions: int = 3, seed: int = 0) -> dict:
         if len(vals) == 0:
             out[t] = {"status": "not_measured"}
             continue
+        mean = float(vals.mean())
         sem = float(vals.std(ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else 0.0
-        gap = float(vals.mean() - p["mean"])
-        sd = float(np.hypot(p["sd_trees"], sem))
+        gap = mean - p["mean"]
+        if p["error_scale"] == "log":
+            # log(measured / predicted) against s and the measured mean's relative standard error
+            gap_z = float(np.log(mean / p["mean"])) if mean > 0 else None
+            sd = float(np.hypot(p["error_sd"], sem / mean)) if mean > 0 else 0.0
+            z_definition = "log(measured mean / predicted) / √(s² + (sem / measured mean)²), s in log space"
+        else:
+            gap_z, sd = gap, float(np.hypot(p["error_sd"], sem))
+            z_definition = "(measured mean − predicted) / √(s² + sem²)"
+        low, high = p["interval_95"]
         out[t] = {
-            "measured_mean": float(vals.mean()),
+            "measured_mean": mean,
             "measured_sem": sem,
             "n": len(vals),
             "predicted_mean": p["mean"],
             "error": gap,
-            "relative_error": gap / vals.mean() if vals.mean() else None,
-            "z": gap / sd if sd > 0 else None,
+            "relative_error": gap / mean if mean else None,
+            "z": gap_z / sd if gap_z is not None and sd > 0 else None,
+            "z_scale": p["error_scale"],
+            "z_definition": z_definition,
+            "interval_95": [low, high],
+            "within_interval": bool(low <= mean <= high),
         }
     return out

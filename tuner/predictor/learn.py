@@ -1,7 +1,8 @@
 """Learn each measured figure from the configuration's features: Random Forest against a mean predictor and
 ridge regression, k-fold cross-validation (R², MAE, MAPE with their spread over folds), a learning curve,
-permutation importance, and a learnability check (does the figure vary across configurations more than
-its own repetition noise?).
+permutation importance, a learnability check (does the figure vary across configurations more than its own
+repetition noise?), and per figure the model a recommendation predicts with: the candidate that
+cross-validates best, its uncertainty from its own out-of-fold errors.
 
 Input: the campaign table, one row per measurement, feature columns `f:NAME` (0/1). Models are trained on
 per-configuration means (the repetitions' average), which is what a recommendation predicts.
@@ -133,17 +134,28 @@ def task_sampling(df: pd.DataFrame, target: str) -> dict | None:
     return {"n_tasks": int(n.iloc[0]), "configurations": len(n), "chi2_p": p}
 
 
-def cross_validate(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: int = 0) -> dict:
+def out_of_fold(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: int = 0):
+    """Shuffled k-fold: every configuration predicted by the model fitted on the other folds. Returns the
+    out-of-fold predictions (in y's order) and the folds' test indices."""
     k = max(2, min(k, len(y)))
-    scores: dict[str, list[float]] = {"r2": [], "mae": [], "mape": []}
+    pred = np.empty(len(y))
+    folds = []
     for train, test in KFold(n_splits=k, shuffle=True, random_state=seed).split(X):
-        m = make_model(kind, seed).fit(X.iloc[train], y.iloc[train])
-        pred = m.predict(X.iloc[test])
+        pred[test] = make_model(kind, seed).fit(X.iloc[train], y.iloc[train]).predict(X.iloc[test])
+        folds.append(test)
+    return pred, folds
+
+
+def fold_scores(y: pd.Series, pred: np.ndarray, folds: list[np.ndarray]) -> dict:
+    """R², MAE and MAPE per fold of out-of-fold predictions: their mean, spread over folds and count."""
+    scores: dict[str, list[float]] = {"r2": [], "mae": [], "mape": []}
+    for test in folds:
+        truth, p = y.iloc[test], pred[test]
         if len(test) >= 2:
-            scores["r2"].append(float(r2_score(y.iloc[test], pred)))
-        scores["mae"].append(float(mean_absolute_error(y.iloc[test], pred)))
-        if (y.iloc[test] != 0).all():
-            scores["mape"].append(float(mean_absolute_percentage_error(y.iloc[test], pred)))
+            scores["r2"].append(float(r2_score(truth, p)))
+        scores["mae"].append(float(mean_absolute_error(truth, p)))
+        if (truth != 0).all():
+            scores["mape"].append(float(mean_absolute_percentage_error(truth, p)))
     return {
         name: {
             "mean": float(np.mean(v)),
@@ -154,6 +166,62 @@ def cross_validate(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: i
         else None
         for name, v in scores.items()
     }
+
+
+def cross_validate(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: int = 0) -> dict:
+    return fold_scores(y, *out_of_fold(X, y, kind, k, seed))
+
+
+# what a recommendation may predict with; log kinds learn log(y) (effects that multiply), only for y > 0
+CANDIDATES = ("random_forest", "random_forest_log", "ridge_log", "lasso_pairs_log")
+Z95 = 1.96
+
+
+def select_model(X: pd.DataFrame, y: pd.Series, k: int = 5, seed: int = 0) -> dict:
+    """The candidate with the highest mean k-fold CV R² (ties and no R² at all: the first listed), with its
+    uncertainty: the root mean square of its out-of-fold prediction errors, in log space for a log kind
+    (log(y/ŷ), a multiplicative factor) and absolute otherwise. An estimate from the campaign's own
+    configurations, labelled as one."""
+    positive = bool((y > 0).all())
+    kinds = [c for c in CANDIDATES if positive or not c.endswith("_log")]
+    runs = {kind: out_of_fold(X, y, kind, k, seed) for kind in kinds}
+    cv = {kind: fold_scores(y, *run) for kind, run in runs.items()}
+    r2 = {kind: c["r2"]["mean"] if c["r2"] else None for kind, c in cv.items()}
+    scored = [kind for kind in kinds if r2[kind] is not None]
+    best = max(scored, key=lambda kind: r2[kind]) if scored else kinds[0]
+    pred, folds = runs[best]
+    log = best.endswith("_log")
+    residual = np.log(y.to_numpy() / pred) if log else y.to_numpy() - pred
+    what = (
+        "root mean square s of log(y/ŷ); 95 % interval ŷ·exp(±1.96 s)"
+        if log
+        else "root mean square s of y − ŷ; 95 % interval ŷ ± 1.96 s"
+    )
+    return {
+        "kind": best,
+        "basis": "highest mean k-fold CV R²"
+        if scored
+        else "no CV R² (too few configurations per fold): the first candidate",
+        "cv": cv[best],
+        "candidates": cv,
+        "log_kinds": "candidates" if positive else "left out: not every value > 0",
+        "configurations": len(y),
+        "folds": len(folds),
+        "error": {
+            "scale": "log" if log else "absolute",
+            "sd": float(np.sqrt(np.mean(residual**2))),
+            "definition": f"out-of-fold prediction error of {best} ({len(folds)}-fold CV, {len(y)} "
+            f"configurations): {what}; an estimate",
+        },
+    }
+
+
+def interval_95(error: dict, predicted):
+    """The 95 % interval around a prediction from `select_model`'s error: multiplicative in log space."""
+    s = error["sd"]
+    if error["scale"] == "log":
+        return predicted * np.exp(-Z95 * s), predicted * np.exp(Z95 * s)
+    return predicted - Z95 * s, predicted + Z95 * s
 
 
 def learning_curve(
@@ -202,7 +270,8 @@ def evaluate(
     curve_sizes=CURVE_SIZES,
     curve_repeats: int = 5,
 ) -> dict:
-    """Per target: learnability, CV figures of every model, learning curve, importance."""
+    """Per target: learnability, CV figures of every model, the model a recommendation predicts with
+    (`select_model`), learning curve, importance."""
     out = {}
     for t in targets:
         if t not in df.columns or df[t].dropna().empty:
@@ -212,7 +281,9 @@ def evaluate(
         entry = {"configurations": len(y), "learnability": learnability(df, t)}
         if entry["learnability"]["learnable"] is False:
             entry["status"] = "not_learnable"
-        entry["cv"] = {kind: cross_validate(X, y, kind, k, seed) for kind in MODELS}
+        entry["selection"] = select_model(X, y, k, seed)
+        done = entry["selection"]["candidates"]  # the forest's CV is one of them: not run twice
+        entry["cv"] = {kind: done.get(kind) or cross_validate(X, y, kind, k, seed) for kind in MODELS}
         sizes = sorted({s for s in curve_sizes if s < len(y) - 1})
         entry["learning_curve"] = learning_curve(X, y, sizes, repeats=curve_repeats, seed=seed)
         entry["importance"] = importance(X, y, seed)

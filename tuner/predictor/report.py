@@ -46,6 +46,7 @@ def predict_campaign(
         constraints=constraints,
         targets=targets,
         seed=plan.get("seed", 0),
+        selections={t: v["selection"] for t, v in learned.items() if "selection" in v},  # CV'd once
     )
     if rec is not None:
         rec["notes"] = [
@@ -98,10 +99,15 @@ def predict_campaign(
     }
     # No R² for a figure that is not learnable: its statement stands in its place.
     rf = {t: v["cv"]["random_forest"]["r2"] for t, v in learned.items() if "cv" in v and t not in unlearnable}
+    best = {t: v["selection"] for t, v in learned.items() if "selection" in v and t not in unlearnable}
     out["summary"] = {
         "configurations": len(plan["configs"]),
         "measurements": len(df),
         "r2_random_forest": {t: (None if r is None else round(r["mean"], 3)) for t, r in rf.items()},
+        "best_model": {
+            t: {"kind": b["kind"], "r2": None if b["cv"]["r2"] is None else round(b["cv"]["r2"]["mean"], 3)}
+            for t, b in best.items()
+        },
         "not_learnable": unlearnable,
         "recommended": None if rec is None else rec["features"],
         "verified": None
