@@ -125,6 +125,9 @@ def restore(out: Path) -> None:
         raise SystemExit(
             f"--from-records: the runner's model counts {count}, the plan {plan['valid_configurations']}"
         )
+    if "ordering" not in plan:  # a plan written before plans recorded it: rounds put every r0 first
+        n = len(plan["configs"])
+        plan["ordering"] = "rounds" if all(i.endswith("-r0") for i in plan["order"][:n]) else "shuffled"
     plan["feature_model"] = str(uvl)
     plan["options"]["spec"] = str(ROOT / "models" / "smollm2-cpu.yaml")
     store = CampaignStore(out)
