@@ -167,6 +167,10 @@ def predict(
     verify_reps: Annotated[
         int, typer.Option(help="live repetitions to verify the recommendation (0: none)")
     ] = 0,
+    confident: Annotated[
+        bool,
+        typer.Option(help="constraints must hold for the whole 95 % interval, not only the predicted mean"),
+    ] = False,
 ) -> None:
     """Learn the campaign's figures, find the Pareto front, recommend and (optionally) verify."""
     from tuner.predictor.report import predict_campaign
@@ -186,7 +190,7 @@ def predict(
             raise InputError(f"--constraint: '{c}' is not NAME>=X or NAME<=X")
     try:
         out = predict_campaign(
-            campaign_dir, [t for t in targets.split(",") if t], objective, cons, verify_reps
+            campaign_dir, [t for t in targets.split(",") if t], objective, cons, verify_reps, confident
         )
     except campaign_error as exc:
         raise InputError(str(exc)) from None

@@ -28,6 +28,9 @@ class PredictorSpec(Model):
         default_factory=dict, description="recommendation constraints, e.g. {pass_at_1: '>=0.05'}"
     )
     verify_repetitions: int = Field(3, ge=0, description="live measurements of the recommendation")
+    confident: bool = Field(
+        False, description="constraints must hold for the prediction's whole 95 % interval, not only its mean"
+    )
 
     @model_validator(mode="after")
     def _constraints_parse(self) -> PredictorSpec:
@@ -83,7 +86,12 @@ def build_predictor(spec: PredictorSpec | None, out_dir: Path, log=print) -> Pre
     log(f"predictor: campaign in {root} ({spec.campaign.feature_model}, executor {spec.campaign.executor})")
     run_campaign(spec.campaign, root)
     out = predict_campaign(
-        root, spec.targets, spec.objective, parse_constraints(spec.constraints), spec.verify_repetitions
+        root,
+        spec.targets,
+        spec.objective,
+        parse_constraints(spec.constraints),
+        spec.verify_repetitions,
+        spec.confident,
     )
     data = json.loads(json.dumps(out, default=str))  # plain JSON types only
     return PredictorSection(campaign_dir=str(root), **data)

@@ -122,6 +122,24 @@ def test_a_constraint_excludes_the_unconstrained_optimum(table, space):
     assert rec["meeting_constraints"] < rec["candidates"]
 
 
+def test_a_confident_recommendation_keeps_the_whole_interval_within_the_bound(table, space):
+    """Best quality with latency <= 22 ms: by the predicted mean a 20 ms configuration with the long generation
+    qualifies (quality 0.7) though its interval reaches past 22 ms; confidently, only configurations whose
+    interval's upper end stays within 22 ms do."""
+    ask = dict(
+        objective="quality", sense="max", constraints={"e2el_p50_ms": ("<=", 22.0)},
+        targets=["e2el_p50_ms", "quality"], candidates=500,
+    )  # fmt: skip
+    by_mean = recommend(table, space, **ask)
+    assert latency(by_mean["features"]) == 20.0 and quality(by_mean["features"]) == 0.7
+    assert by_mean["predicted"]["e2el_p50_ms"]["interval_95"][1] > 22.0
+    assert by_mean["constraints_on"] == "the predicted mean"
+    sure = recommend(table, space, confident=True, **ask)
+    assert sure["predicted"]["e2el_p50_ms"]["interval_95"][1] <= 22.0 and latency(sure["features"]) < 22.0
+    assert sure["constraints_on"] == "the whole 95 % interval"
+    assert sure["meeting_constraints"] < by_mean["meeting_constraints"]
+
+
 class Fixed:
     """A measurer returning known values in turn, one list per figure."""
 

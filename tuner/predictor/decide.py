@@ -44,10 +44,13 @@ def recommend(
     seed: int = 0,
     selections: dict[str, dict] | None = None,
     k: int = 5,
+    confident: bool = False,
 ) -> dict | None:
     """The candidate with the best predicted objective whose predicted figures meet every constraint.
     `selections`: `select_model`'s result per figure where already computed on this table (else it is run
-    here, k-fold)."""
+    here, k-fold). `confident`: a constraint must hold for the whole 95 % interval (its upper end for <=, its
+    lower end for >=), not only for the predicted mean, which a measurement misses about half the time when
+    the best candidate sits at the bound."""
     constraints = constraints or {}
     cols = feature_columns(df)
     pool = {
@@ -64,7 +67,11 @@ def recommend(
         preds[t] = make_model(chosen[t]["kind"], seed).fit(X[cols], y).predict(Xc)
     ok = np.ones(len(configs), dtype=bool)
     for t, (op, bound) in constraints.items():
-        ok &= OPS[op](preds[t], bound)
+        value = preds[t]
+        if confident:
+            low, high = interval_95(chosen[t]["error"], value)
+            value = high if op == "<=" else low
+        ok &= OPS[op](value, bound)
     if not ok.any():
         return None
     score = preds[objective] if sense == "min" else -preds[objective]
@@ -76,6 +83,7 @@ def recommend(
         "measured_before": frozenset(f for f in config if f in set(names)) in pool,
         "objective": {"target": objective, "sense": sense},
         "constraints": {t: list(v) for t, v in constraints.items()},
+        "constraints_on": "the whole 95 % interval" if confident else "the predicted mean",
         "candidates": len(configs),
         "meeting_constraints": int(ok.sum()),
         "predicted": {t: _prediction(chosen[t], float(p[best])) for t, p in preds.items()},

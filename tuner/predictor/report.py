@@ -21,7 +21,12 @@ PROXY_NOTE = "cpu_s: CPU-seconds of the serving process tree (/proc), a labelled
 
 
 def predict_campaign(
-    root: Path, targets: list[str], objective: str, constraints: dict, verify_reps: int = 0
+    root: Path,
+    targets: list[str],
+    objective: str,
+    constraints: dict,
+    verify_reps: int = 0,
+    confident: bool = False,
 ) -> dict:
     store = CampaignStore(root)
     plan = store.plan()
@@ -47,6 +52,7 @@ def predict_campaign(
         targets=targets,
         seed=plan.get("seed", 0),
         selections={t: v["selection"] for t, v in learned.items() if "selection" in v},  # CV'd once
+        confident=confident,
     )
     if rec is not None:
         rec["notes"] = [
