@@ -3,31 +3,23 @@
 import asyncio
 import gzip
 import hashlib
-import json
 
 import pytest
 from fake_http import FakeHandler, serving, serving_release
-from humaneval_path import DATASET
+from humaneval_path import DATASET, task_in
 
 from probes.accuracy import AccuracyError, HumanEvalConfig, SubsetConfig, run_humaneval
 from probes.accuracy.dataset import HUMANEVALPLUS_FILE, load_dataset
 
 
-def _canonical_by_prompt():
-    with gzip.open(DATASET, "rt") as fh:
-        records = [json.loads(line) for line in fh]
-    return records
-
-
 class _FakeLLM(FakeHandler):
-    records = _canonical_by_prompt()
     seen: list = []
 
     def do_POST(self):  # noqa: N802 - http.server API
         body = self.read_json()
         type(self).seen.append((self.path, body))
         text = body["messages"][0]["content"] if "messages" in body else body["prompt"]
-        record = next(r for r in self.records if r["prompt"].strip() in text)
+        record = task_in(text)
         if self.path.endswith("/chat/completions"):
             # Instruct-style reply: prose, then the whole function in a fence, then an example call.
             code = record["prompt"] + record["canonical_solution"] + "\nprint('example')\n"

@@ -2,7 +2,6 @@
 test_campaign_vllm.py): every sampling parameter reaches the accuracy requests, which come after the latency
 requests and are not counted in them."""
 
-import gzip
 import json
 import os
 from pathlib import Path
@@ -10,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 from fake_http import FakeHandler, serving
-from humaneval_path import DATASET
+from humaneval_path import DATASET, task_in
 
 from tuner.campaign.runner import measure_one
 from tuner.campaign.store import CampaignStore
@@ -20,13 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "models" / "smollm2-cpu.yaml"
 
 
-def _records():
-    with gzip.open(DATASET, "rt") as fh:
-        return [json.loads(next(fh)) for _ in range(3)]
-
-
 class _Fake(FakeHandler):
-    records = _records()
     seen: list = []
 
     def do_POST(self):  # noqa: N802 - http.server API
@@ -35,8 +28,7 @@ class _Fake(FakeHandler):
         if body.get("stream"):
             self.reply_events([{"choices": [{"text": tok}]} for tok in ("a", "b", "c")])
             return
-        text = body["messages"][0]["content"]
-        record = next(r for r in self.records if r["prompt"].strip() in text)
+        record = task_in(body["messages"][0]["content"])
         # Greedy answers right, sampling at temperature 1 answers wrong: the parameters reach the server.
         code = record["prompt"] + record["canonical_solution"] if body["temperature"] == 0.0 else "x = 1\n"
         self.reply_json({"choices": [{"message": {"content": f"```python\n{code}```"}}]})
