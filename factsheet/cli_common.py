@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -17,6 +18,17 @@ state = {"debug": False}
 def one_line(exc: BaseException | str) -> str:
     """Library messages (YAML, JSON) span lines; a CI log line must not, and markup in them is text."""
     return escape(" ".join(str(exc).split()))
+
+
+def check_output(path: Path, *, file: bool = False) -> Path:
+    """Refuse an -o that cannot be written before any work is done (bad input: one line, exit 2, nothing
+    written). A folder need not exist yet; an existing one is written into. With `file`, -o names a file."""
+    from factsheet.store import OutputDir
+
+    if file and path.is_dir():
+        raise InputError(f"output file {path}: is a folder")
+    OutputDir(path.parent if file else path).check_writable()
+    return path
 
 
 def guarded(fn):

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from factsheet.cli_common import guarded
+from factsheet.cli_common import check_output, guarded
 
 eval_app = typer.Typer(no_args_is_help=True)
 out = Console()
@@ -29,6 +29,7 @@ def humaneval(
     from factsheet.provenance import tool_version
     from probes.accuracy import evaluate_samples, write_eval_report
 
+    check_output(output)
     report = evaluate_samples(samples, dataset, concurrency=concurrency)
     table = Table(title=f"{report.dataset.name} — {len(report.per_sample)} samples")
     table.add_column("tests")

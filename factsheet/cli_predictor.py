@@ -8,8 +8,9 @@ from typing import Annotated
 
 import typer
 
-from factsheet.cli_common import guarded
+from factsheet.cli_common import check_output, guarded
 from factsheet.errors import InputError
+from probes.files import write_atomic
 
 features_app = typer.Typer(
     no_args_is_help=True, help="Feature models (UVL): count and sample configurations."
@@ -79,14 +80,14 @@ def sample(
         raise InputError(f"-t: must be 1, 2 or 3, got {t}")
     if method == "uniform" and n < 1:
         raise InputError(f"-n: must be at least 1, got {n}")
+    if output is not None:
+        check_output(output, file=True)
     m, space = _space(model)
     smp = sampling.twise(space, t, seed) if method == "twise" else sampling.uniform(space, n, seed)
     cov = {f"{k}-wise": round(sampling.coverage(space, smp.configs, k), 4) for k in (1, 2)}
     lines = [json.dumps({"features": sorted(c), "kwargs": kwargs_of(m, c)}) for c in smp.configs]
     if output is not None:
-        tmp = output.with_suffix(output.suffix + ".tmp")
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        tmp.replace(output)
+        write_atomic(output, "\n".join(lines) + "\n")
     typer.echo(
         json.dumps(
             {
@@ -138,6 +139,7 @@ def campaign(
         raise InputError(f"{spec_path}: not a YAML mapping ({str(exc).splitlines()[0]})") from None
     except validation_error as exc:
         raise InputError(f"{spec_path}: {describe_validation_error(exc)}") from None
+    check_output(output)
     try:
         store = run_campaign(spec, output, progress=lambda iid: typer.echo(f"measured {iid}", err=True))
     except campaign_error as exc:

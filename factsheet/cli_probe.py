@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from factsheet.cli_common import err, guarded
+from factsheet.cli_common import check_output, err, guarded
 from factsheet.errors import InputError, describe_validation_error
 from factsheet.progress import bars
 from factsheet.provenance import tool_version
@@ -202,6 +202,7 @@ def load(
             tokenizer_path=tokenizer, seed=seed,
         )  # fmt: skip
         built = build_workload(spec, num_prompts)
+        check_output(output)
     except ValidationError as exc:
         raise ProbeInputError(describe_validation_error(exc)) from None
 
@@ -218,7 +219,6 @@ def load(
             f"--base-url: cannot reach {base_url} ({result.aborted or 'connection failed'})"
         )
 
-    output.mkdir(parents=True, exist_ok=True)
     records = records_jsonl(result.records)
     doc = json.loads(result.model_dump_json())
     doc["records_file"] = "records.jsonl"

@@ -3,38 +3,23 @@
 import asyncio
 import gzip
 import hashlib
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from humaneval_path import DATASET
+from fake_http import FakeHandler, serving, serving_release
+from humaneval_path import DATASET, task_in
 
 from probes.accuracy import AccuracyError, HumanEvalConfig, SubsetConfig, run_humaneval
-from probes.accuracy.dataset import HUMANEVALPLUS_FILE, HUMANEVALPLUS_VERSION, load_dataset
+from probes.accuracy.dataset import HUMANEVALPLUS_FILE, load_dataset
 
 
-def _serve(handler_cls):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def _canonical_by_prompt():
-    with gzip.open(DATASET, "rt") as fh:
-        records = [json.loads(line) for line in fh]
-    return records
-
-
-class _FakeLLM(BaseHTTPRequestHandler):
-    records = _canonical_by_prompt()
+class _FakeLLM(FakeHandler):
     seen: list = []
 
     def do_POST(self):  # noqa: N802 - http.server API
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         type(self).seen.append((self.path, body))
         text = body["messages"][0]["content"] if "messages" in body else body["prompt"]
-        record = next(r for r in self.records if r["prompt"].strip() in text)
+        record = task_in(text)
         if self.path.endswith("/chat/completions"):
             # Instruct-style reply: prose, then the whole function in a fence, then an example call.
             code = record["prompt"] + record["canonical_solution"] + "\nprint('example')\n"
@@ -43,32 +28,20 @@ class _FakeLLM(BaseHTTPRequestHandler):
             }
         else:
             choice = {"text": record["canonical_solution"] + "\n\n\ndef extra():\n    pass\n"}
-        data = json.dumps({"choices": [choice] * body["n"]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.reply_json({"choices": [choice] * body["n"]})
 
 
 @pytest.mark.parametrize("mode", ["chat", "completion"])
 def test_run_humaneval_through_endpoint(mode, small_dataset):
-    server = _serve(_FakeLLM)
-    try:
-        config = HumanEvalConfig(
-            mode=mode,
-            dataset=str(small_dataset),
-            subset=SubsetConfig(first=3),
-            n_samples=2,
-            sampling={"top_k": 5, "repetition_penalty": 1.1},
-        )
-        url = f"http://127.0.0.1:{server.server_port}/v1"
-        result = asyncio.run(run_humaneval(url, "fake", config))
-    finally:
-        server.shutdown()
+    config = HumanEvalConfig(
+        mode=mode,
+        dataset=str(small_dataset),
+        subset=SubsetConfig(first=3),
+        n_samples=2,
+        sampling={"top_k": 5, "repetition_penalty": 1.1},
+    )
+    with serving(_FakeLLM) as url:
+        result = asyncio.run(run_humaneval(f"{url}/v1", "fake", config))
     assert result.pass_rates.plus == {"pass@1": 1.0, "pass@2": 1.0}
     assert result.pass_rates.n_tasks == 3 and len(result.per_task) == 6
     assert result.subset == "first 3 of 10 tasks in dataset order"
@@ -101,31 +74,11 @@ def test_unreachable_endpoint_counts_as_failing(small_dataset):
     assert result.pass_rates.base == {"pass@1": 0.0}
 
 
-def _file_server(payload: bytes):
-    class _Files(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            if self.path != f"/{HUMANEVALPLUS_VERSION}/{HUMANEVALPLUS_FILE}":
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args):
-            pass
-
-    return _serve(_Files)
-
-
 def test_download_verifies_pinned_digest(monkeypatch, tmp_path):
     monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
-    server = _file_server(DATASET.read_bytes())
-    try:
-        monkeypatch.setenv("FACTSHEET_HUMANEVAL_URL_BASE", f"http://127.0.0.1:{server.server_port}")
+    with serving_release(DATASET.read_bytes()) as url:
+        monkeypatch.setenv("FACTSHEET_HUMANEVAL_URL_BASE", url)
         data = load_dataset()
-    finally:
-        server.shutdown()
     assert data.info.source.startswith("http://127.0.0.1")
     assert (tmp_path / "cache" / HUMANEVALPLUS_FILE).is_file()
     assert load_dataset().info.source == str(tmp_path / "cache" / HUMANEVALPLUS_FILE)  # now from cache
@@ -134,11 +87,8 @@ def test_download_verifies_pinned_digest(monkeypatch, tmp_path):
 def test_download_with_wrong_digest_is_rejected(monkeypatch, tmp_path):
     monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
     tampered = gzip.compress(b'{"task_id": "HumanEval/0"}\n')
-    server = _file_server(tampered)
-    try:
-        monkeypatch.setenv("FACTSHEET_HUMANEVAL_URL_BASE", f"http://127.0.0.1:{server.server_port}")
+    with serving_release(tampered) as url:
+        monkeypatch.setenv("FACTSHEET_HUMANEVAL_URL_BASE", url)
         with pytest.raises(AccuracyError, match=hashlib.sha256(tampered).hexdigest()):
             load_dataset()
-    finally:
-        server.shutdown()
     assert not (tmp_path / "cache" / HUMANEVALPLUS_FILE).exists()

@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_http import serving_release
 from humaneval_path import DATASET
 from typer.testing import CliRunner
 
@@ -181,31 +182,12 @@ def test_unknown_task_id_of_a_dataset_still_to_download_is_refused_before_the_pl
 ):
     """A dataset not yet on this machine is not fetched to check a spec: the measurer, built before the
     campaign's plan is written or a server started, finds the unknown id."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    payload = DATASET.read_bytes()
-
-    class Release(BaseHTTPRequestHandler):  # the pinned release, served locally
-        def do_GET(self):  # noqa: N802 - http.server API
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Release)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("FACTSHEET_HUMANEVAL_URL_BASE", f"http://127.0.0.1:{server.server_port}")
-    monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
-    try:
+    with serving_release(DATASET.read_bytes()) as url:  # the pinned release, served locally
+        monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("FACTSHEET_HUMANEVAL_URL_BASE", url)
+        monkeypatch.delenv("FACTSHEET_HUMANEVAL_PATH", raising=False)
         res = runner.invoke(
             app, ["campaign", str(_spec_with_unknown_task_id(tmp_path)), "-o", str(tmp_path / "c")]
         )
-    finally:
-        server.shutdown()
     _one_line_exit_2(res, "measurer: cannot build", tmp_path / "c")
     assert "task_id 'HumanEval/9999' is not in dataset HumanEval+" in res.stderr

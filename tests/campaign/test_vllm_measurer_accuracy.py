@@ -2,16 +2,14 @@
 test_campaign_vllm.py): every sampling parameter reaches the accuracy requests, which come after the latency
 requests and are not counted in them."""
 
-import gzip
 import json
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from humaneval_path import DATASET
+from fake_http import FakeHandler, serving
+from humaneval_path import DATASET, task_in
 
 from tuner.campaign.runner import measure_one
 from tuner.campaign.store import CampaignStore
@@ -21,57 +19,35 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "models" / "smollm2-cpu.yaml"
 
 
-def _records():
-    with gzip.open(DATASET, "rt") as fh:
-        return [json.loads(next(fh)) for _ in range(3)]
-
-
-class _Fake(BaseHTTPRequestHandler):
-    records = _records()
+class _Fake(FakeHandler):
     seen: list = []
 
     def do_POST(self):  # noqa: N802 - http.server API
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_json()
         type(self).seen.append((self.path, body))
         if body.get("stream"):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            for tok in ("a", "b", "c"):
-                self.wfile.write(f'data: {{"choices": [{{"text": "{tok}"}}]}}\n\n'.encode())
-            self.wfile.write(b"data: [DONE]\n\n")
+            self.reply_events([{"choices": [{"text": tok}]} for tok in ("a", "b", "c")])
             return
-        text = body["messages"][0]["content"]
-        record = next(r for r in self.records if r["prompt"].strip() in text)
+        record = task_in(body["messages"][0]["content"])
         # Greedy answers right, sampling at temperature 1 answers wrong: the parameters reach the server.
         code = record["prompt"] + record["canonical_solution"] if body["temperature"] == 0.0 else "x = 1\n"
-        data = json.dumps({"choices": [{"message": {"content": f"```python\n{code}```"}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.reply_json({"choices": [{"message": {"content": f"```python\n{code}```"}}]})
 
 
 @pytest.fixture()
 def measurer(tmp_path, monkeypatch):
     monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     m = from_options(
         str(SPEC),
         requests=3,
         accuracy={"tasks": 2, "max_tokens": 77, "mode": "chat", "dataset": str(DATASET)},
     )
-    # A running "server": the fake endpoint, and this test's own process group for the CPU proxy.
-    m._server = SimpleNamespace(base_url=f"http://127.0.0.1:{server.server_port}", pid=os.getpgrp())
-    m._engine = {}
-    _Fake.seen.clear()
-    yield m
-    server.shutdown()
+    with serving(_Fake) as url:
+        # A running "server": the fake endpoint, and this test's own process group for the CPU proxy.
+        m._server = SimpleNamespace(base_url=url, pid=os.getpgrp())
+        m._engine = {}
+        _Fake.seen.clear()
+        yield m
 
 
 def test_accuracy_requests_carry_every_parameter_and_follow_the_latency_requests(measurer):

@@ -129,3 +129,42 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, path, args):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, f"{argv}: expected one line on stderr, got {lines}"
     assert not out.exists(), f"{argv}: bad input must write nothing"
+
+
+# -o that cannot be written (a file where a folder is needed, a folder where a file is): refused by name before
+# any work, where otherwise the work would run and the write fail as an internal error (or, here, the other
+# bad input would be named instead).
+BAD_OUTPUT: dict[tuple[str, ...], list[list[str]]] = {
+    ("probe", "load"): [
+        ["--base-url", "http://127.0.0.1:9", "--model", "x", "--concurrency", "1", "-o", "{notjson}"]
+    ],
+    ("eval", "humaneval"): [["--samples", "{notjson}", "-o", "{notjson}"]],
+    ("features", "sample"): [
+        ["vllm_serving", "--method", "uniform", "-n", "2", "-o", "{folder}"],
+        ["vllm_serving", "--method", "uniform", "-n", "2", "-o", "{notjson}/samples.jsonl"],
+    ],
+    ("campaign",): [["{spec}", "-o", "{notjson}"]],
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "args"), [(path, args) for path, cases in BAD_OUTPUT.items() for args in cases], ids=str
+)
+def test_unusable_output_is_refused_first(tmp_path, path, args):
+    files = _files(tmp_path)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    spec = (
+        tmp_path / "c.yaml"
+    )  # valid, with a measurer that cannot be built: named if -o were not checked first
+    spec.write_text(
+        "feature_model: vllm_serving\nsample: {method: uniform, n: 2, seed: 1}\nmeasurer: nowhere:none\n"
+    )
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = _run([*path, *(a.format(**files, folder=folder, spec=spec) for a in args)])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2 and len(lines) == 1, result.stdout + result.stderr
+    assert lines[0].startswith("error: output ") and "Traceback" not in result.stderr, lines
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before, (
+        "bad input must write nothing"
+    )
