@@ -47,6 +47,7 @@ from tuner.predictor.learn import cross_validate, evaluate, make_model, per_conf
 TARGETS = ["e2el_p50_ms", "ttft_p50_ms", "tpot_p50_ms", "cpu_s"]
 ACCURACY = ["pass_at_1", "graded_base_share"]
 GOAL = 0.94
+HAND_WRITTEN = "\n## reading (written by hand"
 SPLITS = 10
 PAPER = (
     "Pimp My LLM (arXiv 2602.17697): R2 0.94 latency, 0.95 energy from 254 configurations x 10 repetitions"
@@ -408,6 +409,10 @@ def main() -> None:
     results = Path(args.results) if args.results else ROOT / "bench" / "predictor_curve_results.txt"
     if args.fake and args.results is None:
         results = out / "predictor_curve_results.txt"
+    if results.exists():  # the hand-written reading (and history) below the figures survive a rerun
+        kept = results.read_text(encoding="utf-8")
+        if (i := kept.find(HAND_WRITTEN)) >= 0:
+            text += kept[i:]
     results.write_text(text, encoding="utf-8")
     print(text)
 
