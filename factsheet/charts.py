@@ -284,3 +284,88 @@ def _short(v: float) -> str:
     if abs(v) >= 10:
         return f"{v:.1f}".removesuffix(".0")
     return f"{v:.3g}"
+
+
+@dataclass(frozen=True)
+class Points:
+    label: str
+    xy: list[tuple[float, float]]
+    color: str
+    radius: float = 2.6
+
+
+def scatter_chart(
+    groups: list[Points], *, title: str, x_title: str, y_title: str, log_x: bool, log_y: bool
+) -> Chart | None:
+    """Points on two numeric axes (e.g. every measured configuration, and the Pareto front drawn over them);
+    None when there is no point to plot (on a log axis: no positive value)."""
+    groups = [
+        Points(
+            g.label,
+            [(x, y) for x, y in g.xy if (x > 0 or not log_x) and (y > 0 or not log_y)],
+            g.color,
+            g.radius,
+        )
+        for g in groups
+    ]
+    xs = [x for g in groups for x, _ in g.xy]
+    ys = [y for g in groups for _, y in g.xy]
+    if not xs:
+        return None
+
+    def axis(lo: float, hi: float, log: bool):
+        return _LogAxis(lo, hi) if log else _LinearAxis(min(0.0, lo), hi)
+
+    ax, ay = axis(min(xs), max(xs), log_x), axis(min(ys), max(ys), log_y)
+    alt = (
+        f"{title}. X: {x_title}; Y: {y_title}. "
+        + "; ".join(
+            f"{g.label}: {len(g.xy)} points"
+            + (
+                f", x {_figure(min(x for x, _ in g.xy))}–{_figure(max(x for x, _ in g.xy))}, "
+                f"y {_figure(min(y for _, y in g.xy))}–{_figure(max(y for _, y in g.xy))}"
+                if g.xy
+                else ""
+            )
+            for g in groups
+        )
+        + "."
+    )
+    width = _W - _LEFT - _RIGHT - 24
+
+    def px(v: float) -> float:
+        return _LEFT + 12 + ax.frac(v) * width
+
+    base = _H - _BOTTOM
+    body = [_frame(title, alt, _H), *_y_axis(ay, y_title)]
+    body.append(
+        f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{base}" y2="{base}" stroke="#555" stroke-width="0.8"/>'
+    )
+    for t in ax.ticks:
+        x = px(t)
+        body.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#555"/>'
+            f'<text class="x-label" x="{x:.1f}" y="{base + 16}" font-size="{_TICK_FONT:g}" text-anchor="middle" '
+            f'fill="#333">{escape(_short(t))}</text>'
+        )
+    centre = (_LEFT + _W - _RIGHT) / 2
+    body.append(
+        f'<text x="{centre:.1f}" y="{_H - 8:.0f}" font-size="10.5" text-anchor="middle" fill="#333">'
+        f"{escape(x_title)}</text>"
+    )
+    for g in groups:
+        body += [
+            f'<circle cx="{px(x):.1f}" cy="{_plot_y(ay, y):.1f}" r="{g.radius:g}" fill="{g.color}" fill-opacity="0.8"/>'
+            for x, y in g.xy
+        ]
+    for i, g in enumerate(groups):  # legend: a marker and the label
+        lx, ly = _W - _RIGHT + 14, _TOP + 8 + i * 17
+        body.append(
+            f'<circle cx="{lx + 11}" cy="{ly}" r="{g.radius:g}" fill="{g.color}"/>'
+            f'<text x="{lx + 28}" y="{ly + 3.5}" font-size="10" fill="#222">{escape(g.label)}</text>'
+        )
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" role="img" '
+        f'aria-label={quoteattr(alt)} font-family="{_FONT}">' + "".join(body) + "</svg>"
+    )
+    return Chart(svg=svg, alt=alt, title=title)

@@ -20,7 +20,7 @@ import jinja2
 from markupsafe import Markup
 from pydantic import BaseModel
 
-from factsheet.charts import Chart, Series, line_chart
+from factsheet.charts import Chart, Points, Series, line_chart, scatter_chart
 from factsheet.glance import glance_rows
 from factsheet.pdfa import AssociatedFile, archival_pdf
 from factsheet.provenance import sha256_bytes
@@ -90,7 +90,11 @@ class Figure:
 
 def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
     """Every figure of the document by section, numbered in the order the sections come."""
-    charts = {"load": load_charts(sheet.load), "tuning": tuning_chart(sheet.tuning)}
+    charts = {
+        "load": load_charts(sheet.load),
+        "tuning": tuning_chart(sheet.tuning),
+        "predictor": predictor_charts(sheet.predictor),
+    }
     number = 0
 
     def numbered(chart: Chart) -> Figure:
@@ -100,7 +104,8 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
 
     load = [numbered(c) for c in charts["load"]]
     tuning = numbered(charts["tuning"]) if charts["tuning"] is not None else None
-    return {"load": load, "tuning": tuning}
+    predictor = [numbered(c) for c in charts["predictor"]]
+    return {"load": load, "tuning": tuning, "predictor": predictor}
 
 
 @dataclass(frozen=True)
@@ -382,6 +387,59 @@ def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
         log_y=False,
         x_names=names,
     )
+
+
+_TARGET_COLOURS = ("#1f6f43", "#a23b2a", "#2a5da2", "#8a5a00", "#6a3d9a", "#555555")
+
+
+def predictor_charts(predictor) -> list[Chart]:
+    """The learning curve (held-out R² of the Random Forest against configurations used, per learnable figure)
+    and the Pareto front drawn over every measured configuration (its first two objectives)."""
+    if isinstance(predictor, NotMeasured):
+        return []
+    curves = {
+        name: {c["n"]: c["r2_mean"] for c in t["learning_curve"]}
+        for name, t in predictor.targets.items()
+        if t.get("learning_curve") and t.get("status") != "not_learnable"
+    }
+    sizes = sorted({n for c in curves.values() for n in c})
+    charts = [
+        line_chart(
+            [str(n) for n in sizes],
+            "configurations measured and used for training",
+            [
+                Series(name, [c.get(n) for n in sizes], _TARGET_COLOURS[i % len(_TARGET_COLOURS)])
+                for i, (name, c) in enumerate(curves.items())
+            ],
+            title="Learning curve: Random Forest R² on held-out configurations",
+            y_title="R² (mean over random subsets)",
+            log_y=False,
+        )
+        if sizes
+        else None
+    ]
+    pareto = predictor.pareto or {}
+    senses = list(pareto.get("senses", {}).items())
+    if len(senses) >= 2 and pareto.get("configurations"):
+        (fx, sx), (fy, sy) = senses[:2]
+
+        def xy(rows):
+            return [(r[fx], r[fy]) for r in rows]
+
+        charts.append(
+            scatter_chart(
+                [
+                    Points("measured", xy(pareto["configurations"]), "#9aa3b0", 2.2),
+                    Points(f"Pareto front ({len(senses)} objectives)", xy(pareto["front"]), "#a23b2a", 3.4),
+                ],
+                title=f"Pareto front: {fx} ({sx}) against {fy} ({sy})",
+                x_title=fx,
+                y_title=fy,
+                log_x=all(r[fx] > 0 for r in pareto["configurations"]),
+                log_y=all(r[fy] > 0 for r in pareto["configurations"]),
+            )
+        )
+    return [c for c in charts if c is not None]
 
 
 def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:

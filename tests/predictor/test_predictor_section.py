@@ -60,6 +60,18 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
     # CV rows for the learnable latency only (the appendix lists the raw data, selections included)
     assert html.count("<td></td><td></td><td>random_forest</td>") == 1
     assert "Learning curve, pass_at_1" not in html
+    # the two charts: the learning curve of the learnable figure only, the front over every configuration
+    curve = section.targets["e2el_p50_ms"]["learning_curve"]
+    assert "Learning curve: Random Forest R² on held-out configurations." in html
+    alt = html[html.index('alt="Learning curve:') :].split('">')[0]
+    assert (
+        f"X: configurations measured and used for training ({', '.join(str(c['n']) for c in curve)})" in alt
+    )
+    assert "e2el_p50_ms: " in alt and "pass_at_1" not in alt
+    front = section.pareto["front"]
+    assert len(section.pareto["configurations"]) == 10 and 1 <= len(front) <= 10
+    assert "Pareto front: e2el_p50_ms (min) against pass_at_1 (max)." in html
+    assert "measured: 10 points" in html and f"Pareto front (2 objectives): {len(front)} points" in html
     assert "the first 2 tasks of HumanEval+ in dataset order, one program per task (chat" in html
     assert "graded_plus_share = base and plus test inputs passed" in html
 

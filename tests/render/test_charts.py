@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factsheet.charts import Series, line_chart
+from factsheet.charts import Points, Series, line_chart, scatter_chart
 from factsheet.render import render_html, tuning_chart
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -48,6 +48,25 @@ def test_larger_values_are_drawn_higher_and_x_follows_the_points():
     assert [x for x, _ in dots] == sorted(x for x, _ in dots)
     by_value = [y for _, (_, y) in sorted(zip(values, dots, strict=True))]
     assert by_value == sorted(by_value, reverse=True)  # SVG y grows downwards
+
+
+def test_scatter_places_points_by_both_values_and_drops_what_a_log_axis_cannot_show():
+    pts = [(10.0, 1.0), (100.0, 3.0), (1000.0, 2.0), (0.0, 5.0)]  # x = 0 has no place on a log axis
+    chart = scatter_chart(
+        [Points("all", pts, "#999"), Points("front", [(10.0, 1.0)], "#a00")],
+        title="T", x_title="ms", y_title="s", log_x=True, log_y=False,
+    )  # fmt: skip
+    svg = _svg(chart)
+    dots = [(float(c.get("cx")), float(c.get("cy"))) for c in svg.iter(f"{NS}circle")][:3]
+    xs, ys = [x for x, _ in dots], [y for _, y in dots]
+    assert xs == sorted(xs) and xs[1] - xs[0] == pytest.approx(xs[2] - xs[1])  # one decade, one step
+    assert ys[1] < ys[2] < ys[0]  # 3 drawn highest, then 2, then 1 (SVG y grows downwards)
+    assert (
+        "all: 3 points, x 10.0–1,000.0, y 1–3; front: 1 points, x 10.0–10.0, y 1–1."
+        in svg.find(f"{NS}desc").text
+    )
+    assert scatter_chart([Points("a", [(0.0, 1.0)], "#000")], title="T", x_title="x", y_title="y",
+                         log_x=True, log_y=False) is None  # fmt: skip
 
 
 def test_missing_figures_leave_gaps_not_zeros():

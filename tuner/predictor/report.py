@@ -96,6 +96,12 @@ def predict_campaign(
         else {
             "senses": {t: SENSES.get(t, "min") for t in front_cols},
             "front": front.reset_index().to_dict(orient="records"),
+            # every measured configuration's means on the same figures: what the front is drawn against
+            "configurations": df.groupby("config_id")[front_cols]
+            .mean()
+            .dropna()
+            .reset_index()
+            .to_dict("records"),
         },
         "recommendation": rec,
         "verification": verification,
