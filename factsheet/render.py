@@ -430,11 +430,11 @@ def predictor_charts(predictor) -> list[Chart]:
             scatter_chart(
                 [
                     Points("measured", xy(pareto["configurations"]), "#9aa3b0", 2.2),
-                    Points(f"Pareto front ({len(senses)} objectives)", xy(pareto["front"]), "#a23b2a", 3.4),
+                    Points("Pareto front", xy(pareto["front"]), "#a23b2a", 3.4),
                 ],
-                title=f"Pareto front: {fx} ({sx}) against {fy} ({sy})",
-                x_title=fx,
-                y_title=fy,
+                title=f"Pareto front of {len(senses)} objectives, drawn on {fx} and {fy}",
+                x_title=f"{fx} ({sx}imise)",
+                y_title=f"{fy} ({sy}imise)",
                 log_x=all(r[fx] > 0 for r in pareto["configurations"]),
                 log_y=all(r[fy] > 0 for r in pareto["configurations"]),
             )

@@ -70,8 +70,9 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
     assert "e2el_p50_ms: " in alt and "pass_at_1" not in alt
     front = section.pareto["front"]
     assert len(section.pareto["configurations"]) == 10 and 1 <= len(front) <= 10
-    assert "Pareto front: e2el_p50_ms (min) against pass_at_1 (max)." in html
-    assert "measured: 10 points" in html and f"Pareto front (2 objectives): {len(front)} points" in html
+    assert "Pareto front of 2 objectives, drawn on e2el_p50_ms and pass_at_1." in html
+    assert "X: e2el_p50_ms (minimise); Y: pass_at_1 (maximise). measured: 10 points" in html
+    assert f"Pareto front: {len(front)} points" in html
     assert "the first 2 tasks of HumanEval+ in dataset order, one program per task (chat" in html
     assert "graded_plus_share = base and plus test inputs passed" in html
 
