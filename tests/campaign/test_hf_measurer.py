@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from humaneval_path import DATASET
+from procs import running
 
 from tuner.campaign.hf_measurer import (
     RUNNER_CONSTRAINTS,
@@ -33,14 +34,6 @@ FAKE = str(HERE / "fake_hf_worker.py")
 
 def fake(mode: str = "normal", **kw) -> HfMeasurer:
     return HfMeasurer([sys.executable, FAKE, mode], **kw)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
 def test_figures_follow_the_workers_known_timing():
@@ -164,9 +157,9 @@ def test_worker_that_hangs_times_out_and_is_stopped():
             m.measure({"request": {}}, seed=0)
         assert time.monotonic() - t0 < 15
         deadline = time.monotonic() + 10
-        while alive(pid) and time.monotonic() < deadline:
+        while running(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not alive(pid)
+        assert not running(pid)
     finally:
         m.close()
 
@@ -198,13 +191,13 @@ def test_worker_dies_with_the_tool(tmp_path):
         while not pidfile.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         pid = int(pidfile.read_text())
-        assert alive(pid)
+        assert running(pid)
         tool.send_signal(signal.SIGKILL)
         tool.wait()
         deadline = time.monotonic() + 20
-        while alive(pid) and time.monotonic() < deadline:
+        while running(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not alive(pid), "the worker outlived the tool"
+        assert not running(pid), "the worker outlived the tool"
     finally:
         if tool.poll() is None:
             tool.kill()

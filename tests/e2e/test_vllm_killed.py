@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from procs import running
 from typer.testing import CliRunner
 
 from factsheet.cli import app
@@ -50,14 +51,7 @@ def _descendants(pid: int) -> set[int]:
 
 
 def _live(pids: set[int]) -> set[int]:
-    live = set()
-    for pid in pids:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                live.add(pid)
-        except OSError:
-            pass
-    return live
+    return {pid for pid in pids if running(pid)}
 
 
 def test_kill_9_during_load_leaves_no_vllm_process_and_resume_reuses(tmp_path):

@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from procs import cmdline, running_where
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,18 +33,7 @@ TREE = (
 
 def _tree(marker: str) -> list[int]:
     """Live processes (not zombies) whose command line carries the marker."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry))
-    return found
+    return running_where(lambda pid, fields: marker.encode() in cmdline(pid))
 
 
 def _wait(predicate, timeout_s: float, what: str) -> None:

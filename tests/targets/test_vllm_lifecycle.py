@@ -12,6 +12,7 @@ import time
 
 import httpx
 import pytest
+from procs import running_where
 
 from probes.targets import TargetError, VllmServer, VllmTarget
 from probes.targets.model_source import PreparedModel
@@ -37,15 +38,7 @@ def _alive(pid: int) -> bool:
 
 def _live_group(pgid: int) -> list[int]:
     """Processes of the group that still run (zombies left to a non-reaping init do not count)."""
-    live = []
-    for entry in os.listdir("/proc"):
-        try:
-            fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            live.append(int(entry))
-    return live
+    return running_where(lambda pid, fields: int(fields[2]) == pgid)
 
 
 def test_starts_waits_and_stops_group():
