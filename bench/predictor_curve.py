@@ -412,7 +412,7 @@ def main() -> None:
     if results.exists():  # the hand-written reading (and history) below the figures survive a rerun
         kept = results.read_text(encoding="utf-8")
         if (i := kept.find(HAND_WRITTEN)) >= 0:
-            text += kept[i:]
+            text += kept[i + 1 :]
     results.write_text(text, encoding="utf-8")
     print(text)
 
