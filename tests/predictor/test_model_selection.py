@@ -82,6 +82,18 @@ def test_a_value_not_above_zero_leaves_the_log_models_out(table):
     assert 0.005 < shifted["error"]["sd"] < 0.1  # ±0.01 noise on the mean of two, a step the forest finds
 
 
+@pytest.mark.parametrize("configs", [3, 6, 7])
+def test_a_small_campaign_leaves_out_the_lasso_it_cannot_fit(table, configs):
+    """lasso_pairs picks its penalty by an inner 5-fold CV: a campaign whose training folds hold fewer than 5
+    configurations is learned without it (a campaign of 3 or 6 configurations failed in evaluate before)."""
+    small = table[table["config_id"].isin([f"c{i}" for i in range(configs)])]
+    res = evaluate(small, ["e2el_p50_ms"], k=5, curve_sizes=(), curve_repeats=1)["e2el_p50_ms"]
+    sel = res["selection"]
+    fits = configs - -(-configs // 5) >= 5  # the smallest training fold of 5-fold CV
+    assert ("lasso_pairs_log" in sel["candidates"]) is fits
+    assert ("lasso" in sel) is (not fits) and sel["kind"] in sel["candidates"]
+
+
 def test_evaluate_reuses_the_selection_forest_cv(table):
     res = evaluate(table, ["e2el_p50_ms"], k=5, curve_sizes=(), curve_repeats=1)["e2el_p50_ms"]
     assert res["selection"]["kind"].endswith("_log")

@@ -174,6 +174,7 @@ def cross_validate(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: i
 
 # what a recommendation may predict with; log kinds learn log(y) (effects that multiply), only for y > 0
 CANDIDATES = ("random_forest", "random_forest_log", "ridge_log", "lasso_pairs_log")
+LASSO_MIN_TRAIN = 5  # lasso_pairs chooses its penalty by an inner 5-fold CV: it needs 5 configurations to fit
 Z95 = 1.96
 
 
@@ -184,6 +185,10 @@ def select_model(X: pd.DataFrame, y: pd.Series, k: int = 5, seed: int = 0) -> di
     configurations, labelled as one."""
     positive = bool((y > 0).all())
     kinds = [c for c in CANDIDATES if positive or not c.endswith("_log")]
+    folds_k = max(2, min(k, len(y)))
+    lasso_fits = len(y) - -(-len(y) // folds_k) >= LASSO_MIN_TRAIN  # the smallest training fold
+    if not lasso_fits:
+        kinds = [c for c in kinds if not c.startswith("lasso_pairs")]
     runs = {kind: out_of_fold(X, y, kind, k, seed) for kind in kinds}
     cv = {kind: fold_scores(y, *run) for kind, run in runs.items()}
     r2 = {kind: c["r2"]["mean"] if c["r2"] else None for kind, c in cv.items()}
@@ -205,6 +210,11 @@ def select_model(X: pd.DataFrame, y: pd.Series, k: int = 5, seed: int = 0) -> di
         "cv": cv[best],
         "candidates": cv,
         "log_kinds": "candidates" if positive else "left out: not every value > 0",
+        **(
+            {}
+            if lasso_fits
+            else {"lasso": f"left out: fewer than {LASSO_MIN_TRAIN} configurations per training fold"}
+        ),
         "configurations": len(y),
         "folds": len(folds),
         "error": {
