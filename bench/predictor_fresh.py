@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from campaign_bench import measure_within, uptime  # noqa: E402
 from predictor_curve import TARGETS, bench_model_text, restore  # noqa: E402
+from sklearn.metrics import mean_absolute_percentage_error, r2_score  # noqa: E402
 
 from tuner.campaign.hf_measurer import WorkerError  # noqa: E402
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
@@ -72,15 +72,6 @@ def fresh_table(args) -> pd.DataFrame:
     raise SystemExit(f"no fresh measurements: run --phase measure first (or restore {RECORDS.name})")
 
 
-def r2(measured: pd.Series, pred) -> float:
-    ss_tot = float(((measured - measured.mean()) ** 2).sum())
-    return 1 - float(((measured - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
-
-
-def mape(measured: pd.Series, pred) -> float:
-    return float(np.mean(np.abs(measured - pred) / measured)) * 100
-
-
 def evaluate(train: pd.DataFrame, fresh: pd.DataFrame) -> list[str]:
     from tuner.predictor.learn import interval_95, make_model, per_config, select_model
 
@@ -114,9 +105,9 @@ def evaluate(train: pd.DataFrame, fresh: pd.DataFrame) -> list[str]:
             f"configurations; error {sel['error']['scale']} sd {sel['error']['sd']:.3g})"
         )
         lines.append(
-            f"  on {len(measured)} fresh configurations: R2 {r2(measured, pred):.3f}, MAPE {mape(measured, pred):.1f} %, "
+            f"  on {len(measured)} fresh configurations: R2 {r2_score(measured, pred):.3f}, MAPE {100 * mean_absolute_percentage_error(measured, pred):.1f} %, "
             f"measured mean inside the 95 % interval {int(inside.sum())}/{len(inside)}; Random Forest "
-            f"(the paper's learner): R2 {r2(measured, forest.predict(Xf)):.3f}, MAPE {mape(measured, forest.predict(Xf)):.1f} %"
+            f"(the paper's learner): R2 {r2_score(measured, forest.predict(Xf)):.3f}, MAPE {100 * mean_absolute_percentage_error(measured, forest.predict(Xf)):.1f} %"
         )
         for cid, m, p, a, b, ok in zip(measured.index, measured, pred, lo, hi, inside, strict=True):
             reps = int(g.size()[cid])

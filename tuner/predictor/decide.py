@@ -27,8 +27,13 @@ def pareto_mask(values: pd.DataFrame, senses: dict[str, str]) -> np.ndarray:
     return keep
 
 
+def config_means(df: pd.DataFrame, figures: list[str]) -> pd.DataFrame:
+    """Each configuration's mean over its repetitions, for configurations that have every figure."""
+    return df.groupby("config_id")[figures].mean().dropna()
+
+
 def pareto_front(df: pd.DataFrame, senses: dict[str, str]) -> pd.DataFrame:
-    means = df.groupby("config_id")[list(senses)].mean().dropna()
+    means = config_means(df, list(senses))
     return means[pareto_mask(means, senses)].sort_values(list(senses)[0])
 
 

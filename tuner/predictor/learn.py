@@ -134,10 +134,15 @@ def task_sampling(df: pd.DataFrame, target: str) -> dict | None:
     return {"n_tasks": int(n.iloc[0]), "configurations": len(n), "chi2_p": p}
 
 
+def n_folds(k: int, n: int) -> int:
+    """The folds a k-fold CV of n configurations uses: at least 2, at most one per configuration."""
+    return max(2, min(k, n))
+
+
 def out_of_fold(X: pd.DataFrame, y: pd.Series, kind: str, k: int = 5, seed: int = 0):
     """Shuffled k-fold: every configuration predicted by the model fitted on the other folds. Returns the
     out-of-fold predictions (in y's order) and the folds' test indices."""
-    k = max(2, min(k, len(y)))
+    k = n_folds(k, len(y))
     pred = np.empty(len(y))
     folds = []
     for train, test in KFold(n_splits=k, shuffle=True, random_state=seed).split(X):
@@ -185,8 +190,7 @@ def select_model(X: pd.DataFrame, y: pd.Series, k: int = 5, seed: int = 0) -> di
     configurations, labelled as one."""
     positive = bool((y > 0).all())
     kinds = [c for c in CANDIDATES if positive or not c.endswith("_log")]
-    folds_k = max(2, min(k, len(y)))
-    lasso_fits = len(y) - -(-len(y) // folds_k) >= LASSO_MIN_TRAIN  # the smallest training fold
+    lasso_fits = len(y) - -(-len(y) // n_folds(k, len(y))) >= LASSO_MIN_TRAIN  # the smallest training fold
     if not lasso_fits:
         kinds = [c for c in kinds if not c.startswith("lasso_pairs")]
     runs = {kind: out_of_fold(X, y, kind, k, seed) for kind in kinds}

@@ -12,7 +12,7 @@ from tuner.campaign.accuracy import AccuracyOptions
 from tuner.campaign.runner import build_measurer, load_model
 from tuner.campaign.store import CampaignError, CampaignStore, atomic_write
 from tuner.features.space import FeatureSpace
-from tuner.predictor.decide import pareto_front, recommend, verify
+from tuner.predictor.decide import config_means, pareto_front, recommend, verify
 from tuner.predictor.learn import evaluate
 
 # senses of the figures the campaign measurers report (anything else: minimised)
@@ -97,11 +97,7 @@ def predict_campaign(
             "senses": {t: SENSES.get(t, "min") for t in front_cols},
             "front": front.reset_index().to_dict(orient="records"),
             # every measured configuration's means on the same figures: what the front is drawn against
-            "configurations": df.groupby("config_id")[front_cols]
-            .mean()
-            .dropna()
-            .reset_index()
-            .to_dict("records"),
+            "configurations": config_means(df, front_cols).reset_index().to_dict("records"),
         },
         "recommendation": rec,
         "verification": verification,
