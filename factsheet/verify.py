@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -11,16 +10,21 @@ from factsheet.errors import CheckFailed, InputError, describe_validation_error
 from factsheet.provenance import sha256_bytes, tool_version
 from factsheet.rederive import Discrepancy, rederive
 from factsheet.schema import SCHEMA_VERSION, Factsheet
+from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_RECORDS_TOTAL_BYTES
+from factsheet.untrusted.parsing import check_factsheet_counts, parse_json
+from factsheet.untrusted.reading import read_given, read_records_file
 from factsheet.versions import check_readable
 
 
 def load_factsheet(path: Path) -> Factsheet:
+    """A factsheet someone else may have made: a regular file within the size limit, nesting and numbers
+    bounded before it is parsed, its load points counted before they are validated (factsheet.untrusted)."""
     try:
-        data = json.loads(path.read_bytes())
+        raw = read_given(path, MAX_FACTSHEET_BYTES, "factsheet")
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from exc
+    data = parse_json(raw, str(path))
+    check_factsheet_counts(data, str(path))
     if isinstance(data, dict) and data.get("kind") == "llm-factsheet":
         # The version first: a newer document's unknown fields would otherwise read as mere schema errors.
         check_readable(data.get("schema_version"), SCHEMA_VERSION, tool=f"llm-factsheet {tool_version()}")
@@ -33,11 +37,18 @@ def load_factsheet(path: Path) -> Factsheet:
 def check_records(sheet: Factsheet, folder: Path) -> list[str]:
     """Each raw-records file must exist and match its digest: the figures are traceable to them."""
     notes = []
+    total = 0
     for _, rec in sheet.records_files():
-        path = folder / rec.path
-        if not path.is_file():
-            raise CheckFailed(f"raw records {rec.path} named by the factsheet are missing")
-        if sha256_bytes(path.read_bytes()) != rec.sha256:
+        try:  # confined to the folder and bounded: refused (exit 2) before it is opened otherwise
+            data = read_records_file(folder, rec.path)
+        except OSError as exc:
+            raise CheckFailed(f"raw records {rec.path} named by the factsheet are missing") from exc
+        total += len(data)
+        if total > MAX_RECORDS_TOTAL_BYTES:
+            raise InputError(
+                f"{folder}: raw records over {MAX_RECORDS_TOTAL_BYTES:,} bytes in all (at {rec.path})"
+            )
+        if sha256_bytes(data) != rec.sha256:
             raise CheckFailed(f"raw records {rec.path} do not match the factsheet's sha256 (altered?)")
         notes.append(f"records {rec.path}: {rec.records} records, sha256 matches")
     return notes

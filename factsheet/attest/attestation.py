@@ -24,6 +24,9 @@ from factsheet.attest.statement import (
 from factsheet.errors import CheckFailed, InputError
 from factsheet.schema import Factsheet
 from factsheet.store import write_atomic
+from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
+from factsheet.untrusted.parsing import parse_json
+from factsheet.untrusted.reading import confined, read_given
 from factsheet.verify import load_factsheet
 
 __all__ = [
@@ -62,7 +65,11 @@ def sign_factsheet(
     sheet = sheet or load_factsheet(json_path)
     folder = json_path.parent
     consistency_checks(sheet, folder)
-    missing = [n for n in subject_names(sheet, json_path.name) if not (folder / n).is_file()]
+    # confined first: a name leading outside the folder is refused before anything is looked up there
+    names = subject_names(sheet, json_path.name)
+    for n in names:
+        confined(folder, n, "signed file", no_symlinks=True)
+    missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise InputError(
             f"{folder}: cannot sign, missing {', '.join(missing)} (render the factsheet first: factsheet render)"
@@ -103,16 +110,16 @@ class Verification:
 
 
 def _read_envelopes(path: Path) -> list[dsse.Parsed]:
-    try:
-        text = path.read_bytes()
+    try:  # a regular file within the limit (a FIFO or /dev/zero is refused before a byte is read)
+        text = read_given(path, MAX_ATTESTATION_BYTES, "attestation")
     except OSError as exc:
         raise MalformedAttestation(f"{path}: cannot read attestation: {exc.strerror}") from exc
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise MalformedAttestation(f"{path}: empty attestation")
-    try:
-        return [dsse.parse(line) for line in lines]
-    except dsse.MalformedEnvelope as exc:
+    try:  # each line's nesting and numbers bounded before it is parsed
+        return [dsse.parse(parse_json(line, f"line {i}")) for i, line in enumerate(lines, 1)]
+    except InputError as exc:  # dsse.MalformedEnvelope included
         raise MalformedAttestation(f"{path}: not a DSSE envelope: {exc}") from exc
 
 
@@ -124,9 +131,9 @@ def _inside(name: str) -> bool:
 
 def _statement(payload: bytes, path: Path) -> dict:
     try:
-        st = json.loads(payload)
-    except ValueError as exc:
-        raise MalformedAttestation(f"{path}: signed payload is not JSON: {exc}") from exc
+        st = parse_json(payload, "signed payload")
+    except InputError as exc:
+        raise MalformedAttestation(f"{path}: {exc}") from exc
     ok = (
         isinstance(st, dict)
         and st.get("_type") == STATEMENT_TYPE
@@ -164,11 +171,16 @@ def verify_factsheet(json_path: Path, public_path: Path, attestation: Path | Non
     folder = json_path.parent
     problems = []
     for s in st["subject"]:
-        path = folder / s["name"]
         want = s["digest"].get("sha256")
-        if not path.is_file():
+        try:  # confined: a symlinked subject (even to an identical copy) is refused, exit 2
+            got = file_sha256(folder, s["name"])
+        except FileNotFoundError:
             problems.append(f"{s['name']} is missing")
-        elif want is None or file_sha256(path) != want:
+            continue
+        except OSError as exc:
+            problems.append(f"{s['name']} cannot be read ({exc.strerror})")
+            continue
+        if want is None or got != want:
             problems.append(f"{s['name']} differs from its signed digest")
     if problems:  # before parsing the JSON: an altered factsheet is a failed check, not bad input
         raise CheckFailed(f"{json_path}: " + "; ".join(problems))

@@ -11,6 +11,8 @@ from pydantic import Field
 
 from factsheet.provenance import tool_version, utc_now
 from factsheet.schema import Factsheet
+from factsheet.untrusted.limits import MAX_SIGNED_FILE_BYTES
+from factsheet.untrusted.reading import hash_confined
 from probes.measurement import Model
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -54,12 +56,14 @@ def verdict_of_report(report: dict) -> ComplianceVerdict:
     )
 
 
-def file_sha256(path: Path) -> str:
-    """Hex digest (in-toto's DigestSet form, no 'sha256:' prefix), read in blocks."""
+def file_sha256(folder: Path, name: str) -> str:
+    """Hex digest (in-toto's DigestSet form, no 'sha256:' prefix) of `name` in `folder`, read in blocks.
+
+    A signed file must really be in the folder: a name leading outside, a symlink anywhere on the way
+    (even to an identical copy) or anything but a regular file within the size limit is refused (exit 2),
+    so a signature never covers, nor verifies, a file elsewhere on the signer's or verifier's disk."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    hash_confined(folder, name, MAX_SIGNED_FILE_BYTES, "signed file", h)
     return h.hexdigest()
 
 
@@ -76,7 +80,7 @@ def statement(
     sheet: Factsheet, folder: Path, json_name: str, compliance: ComplianceVerdict | None = None
 ) -> dict:
     subjects = [
-        {"name": name, "digest": {"sha256": file_sha256(folder / name)}}
+        {"name": name, "digest": {"sha256": file_sha256(folder, name)}}
         for name in subject_names(sheet, json_name)
     ]
     prov = sheet.provenance

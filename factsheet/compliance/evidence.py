@@ -15,6 +15,7 @@ from pydantic import Field
 
 from factsheet.provenance import sha256_bytes
 from factsheet.schema import Factsheet, RecordsFile
+from factsheet.untrusted.reading import read_records_file
 from probes.load.metrics import is_good, latency_samples, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord, load_records
@@ -44,9 +45,8 @@ class PointRecords:
     def _data(self) -> tuple[RecordsStatus, bytes | None]:
         if self.folder is None:
             return "missing", None
-        path = self.folder / self.file.path
-        try:
-            data = path.read_bytes()
+        try:  # confined to the folder, bounded (factsheet.untrusted): a refusal is exit 2
+            data = read_records_file(self.folder, self.file.path)
         except OSError:
             return "missing", None
         return ("verified" if sha256_bytes(data) == self.file.sha256 else "mismatch"), data
@@ -84,7 +84,7 @@ def check_file(folder: Path | None, rec: RecordsFile) -> RecordsCheck:
     status: RecordsStatus = "missing"
     if folder is not None:
         try:
-            data = (folder / rec.path).read_bytes()
+            data = read_records_file(folder, rec.path)
             status = "verified" if sha256_bytes(data) == rec.sha256 else "mismatch"
         except OSError:
             status = "missing"

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from factsheet.untrusted.limits import MAX_INDEX_DIGITS
 from probes.errors import InputError
 from probes.measurement import NotMeasured
 
@@ -34,6 +35,11 @@ class Segment:
         return self.name if self.selector is None else f"{self.name}[{self.selector}]"
 
 
+def _short(text: str, keep: int = 80) -> str:
+    """A path quoted in a message, cut short: an error line must stay one readable line."""
+    return repr(text) if len(text) <= keep else repr(text[:keep]) + f"… ({len(text):,} characters)"
+
+
 def parse(path: str) -> list[Segment]:
     """Split on dots outside brackets; a selector may hold dots and spaces (`rate=2.5/s (constant)`)."""
     if not isinstance(path, str) or not path.strip():
@@ -45,20 +51,26 @@ def parse(path: str) -> list[Segment]:
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise PathError(f"path {path!r}: unbalanced ']'")
+                raise PathError(f"path {_short(path)}: unbalanced ']'")
         if ch == "." and depth == 0:
             parts.append(buf)
             buf = ""
         else:
             buf += ch
     if depth:
-        raise PathError(f"path {path!r}: unbalanced '['")
+        raise PathError(f"path {_short(path)}: unbalanced '['")
     parts.append(buf)
     segments = []
     for part in parts:
         name, sep, rest = part.partition("[")
         if not name or (sep and (not rest.endswith("]") or "[" in rest[:-1] or not rest[:-1].strip())):
-            raise PathError(f"path {path!r}: malformed segment {part!r}")
+            raise PathError(f"path {_short(path)}: malformed segment {_short(part)}")
+        index = rest[:-1].strip().lstrip("-")
+        if sep and index.isdecimal() and len(index) > MAX_INDEX_DIGITS:
+            # no list of a factsheet is that long; Python cannot even convert 4,300+ digits to an int
+            raise PathError(
+                f"path {_short(path)}: index of {len(index):,} digits (at most {MAX_INDEX_DIGITS})"
+            )
         segments.append(Segment(name, rest[:-1].strip() if sep else None))
     return segments
 
@@ -198,7 +210,7 @@ def _child(node: Any, name: str) -> Any:
 
 
 def _select(items: list | tuple, selector: str, walked: str, sheet: BaseModel) -> int | None:
-    if selector.lstrip("-").isdigit():
+    if selector.lstrip("-").isdecimal():  # not isdigit: int() refuses "²", which isdigit accepts
         i = int(selector)
         return i % len(items) if -len(items) <= i < len(items) else None
     if selector == HEADLINE:

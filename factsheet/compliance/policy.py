@@ -15,11 +15,13 @@ from pathlib import Path
 from string import Template
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from factsheet.compliance.paths import PathError, check_path
-from probes.documents import parse_yaml_model
-from probes.errors import InputError
+from factsheet.untrusted.limits import MAX_POLICY_BYTES, MAX_POLICY_RULES
+from factsheet.untrusted.parsing import parse_yaml
+from factsheet.untrusted.reading import confined, read_given
+from probes.errors import InputError, describe_validation_error
 from probes.measurement import Model
 
 POLICY_VERSION = 1
@@ -204,31 +206,54 @@ def profile_names() -> list[str]:
     )
 
 
-def _read(ref: str, base: Path | None) -> tuple[bytes, str, Path | None]:
-    path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
+def _read(ref: str, base: Path | None, *, confine: bool = False) -> tuple[bytes, str, Path | None]:
+    """A policy's bytes, where they come from, and the folder its own `extends:` resolves in.
+
+    A file the user names (command line, build spec) may be anywhere; one a policy's `extends:` names must
+    stay inside that policy's folder (`confine`: a policy may come from someone else). Either must be a
+    regular file within MAX_POLICY_BYTES (a FIFO or /dev/zero is refused before a byte is read)."""
+    if confine and base is not None:
+        path = confined(base, ref, "policy extends")
+    else:
+        path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
     if not path.exists() and ref in profile_names():
         data = resources.files(PROFILES_PACKAGE).joinpath(f"{ref}.yaml").read_bytes()
         return data, f"built-in profile {ref}", None
     try:
-        return path.read_bytes(), str(path), path.parent
+        return read_given(path, MAX_POLICY_BYTES, "policy"), str(path), path.parent
     except OSError as exc:
         known = ", ".join(profile_names())
         raise PolicyError(f"{ref}: cannot read policy ({exc.strerror}); built-in profiles: {known}") from exc
 
 
 def _parse(data: bytes, source: str) -> Policy:
-    shape = "a policy is a YAML mapping with id, title, version and rules"
-    return parse_yaml_model(data, Policy, source, shape, error=PolicyError)
+    """Nesting, size and rule count bounded before the rules are validated (factsheet.untrusted.limits)."""
+    doc = parse_yaml(data, source, error=PolicyError)
+    if not isinstance(doc, dict):
+        raise PolicyError(f"{source}: a policy is a YAML mapping with id, title, version and rules")
+    rules = doc.get("rules")
+    if isinstance(rules, list) and len(rules) > MAX_POLICY_RULES:
+        raise PolicyError(f"{source}: {len(rules):,} rules, over the limit of {MAX_POLICY_RULES}")
+    try:
+        return Policy.model_validate(doc)
+    except ValidationError as exc:
+        raise PolicyError(f"{source}: {describe_validation_error(exc)}") from exc
 
 
 def load_policy(ref: str, base: Path | None = None) -> LoadedPolicy:
     """A policy file or built-in profile, its base merged in, parameters applied, every path checked."""
     chain: list[tuple[Policy, str]] = []
     seen: set[str] = set()
+    rules = 0
     while True:
-        data, source, folder = _read(ref, base)
+        data, source, folder = _read(ref, base, confine=bool(chain))
         policy = _parse(data, source)
         chain.append((policy, source))
+        rules += len(policy.rules)
+        if rules > MAX_POLICY_RULES:
+            raise PolicyError(
+                f"{source}: {rules:,} rules with what it extends, over the limit of {MAX_POLICY_RULES}"
+            )
         if policy.extends is None:
             break
         if source in seen or len(chain) > 8:

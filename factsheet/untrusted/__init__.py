@@ -1,0 +1,1 @@
+"""Input from someone else: the limits it is held to, confined and bounded reading, bounded parsing."""

@@ -1,0 +1,64 @@
+"""Every limit a hostile input is held to, in one place (README "What `factsheet validate` guarantees").
+
+A factsheet, its raw records, its attestation and a policy may come from someone else, so each is
+checked against these sizes *before* it is parsed: the refusal is one line and exit 2, in milliseconds and
+a few megabytes, whatever the input. Each value leaves wide headroom over honest builds, measured on a
+build against the mock server with the demo's shape (`models/smollm2-cpu.yaml`: 3 load points, a capacity
+search of 3 probes and a 500-request confirmation, 64 output tokens a request) and on the built-in policy
+profiles; each is also small enough that the attacks of issue 20 are refused fast.
+"""
+
+from __future__ import annotations
+
+KIB = 1024
+MIB = 1024 * KIB
+
+# JSON and YAML nesting depth. An honest factsheet nests 9 deep, a policy 5; Python's JSON and YAML
+# parsers (and pydantic after them) recurse once a level, so 100,000 levels crash them (RecursionError).
+MAX_NESTING_DEPTH = 64
+
+# factsheet.json. The demo-shaped build writes 88 KB (one load point is ~10 KB, the capacity section
+# ~38 KB); 8 MiB holds ~90 times that. Rendering time grows with the document, so it stays bounded.
+MAX_FACTSHEET_BYTES = 8 * MIB
+
+# Load points in one factsheet: the demo has 3, a wide sweep a few dozen. 200 points took 48 s and
+# 0.8 GB to render; 64 keeps a render (one chart set a point) to a fraction of that.
+MAX_LOAD_POINTS = 64
+
+# Probed points of a capacity search (probes and confirmations): the default budget is 8, the demo uses 6.
+MAX_CAPACITY_POINTS = 64
+
+# One raw-records file. A 500-request run with 64 output tokens a request is 0.7 MB (1.4 KB a
+# request, mostly token timestamps); 64 MiB holds ~45,000 such requests, or ~3,000 of 1,024 tokens.
+# Validating costs ~6.5 times the file in memory (a 200 MB file took 1.3 GB), so ~420 MB at most.
+MAX_RECORDS_FILE_BYTES = 64 * MIB
+
+# All raw-records files of one factsheet together (the demo's: 1.6 MB). Files are read one at a time,
+# so this bounds the time of a validate, not its memory.
+MAX_RECORDS_TOTAL_BYTES = 256 * MIB
+
+# A file a signature covers (factsheet.json, HTML, PDF, raw records), hashed in blocks: the demo's PDF is
+# 100 KB, its largest records file 0.7 MB. The records limit covers them all.
+MAX_SIGNED_FILE_BYTES = MAX_RECORDS_FILE_BYTES
+
+# factsheet.intoto.jsonl: one envelope is ~2 KB (a statement over a dozen files, base64); 1 MiB holds
+# hundreds of envelopes (one a signer). /dev/zero behind it wrote 24 GB in 20 s before.
+MAX_ATTESTATION_BYTES = 1 * MIB
+
+# A policy file (YAML): the largest built-in profile is 7.8 KB with 16 rules. 256 KiB is 30 times that.
+MAX_POLICY_BYTES = 256 * KIB
+
+# Rules of one policy with everything it extends, and YAML nodes after aliases are expanded (an alias
+# repeats a whole subtree: a few lines of anchors can stand for billions of nodes). Each rule costs ~0.1 s
+# in `factsheet check` (evaluation and the report's rows); a 0.5 MB policy of 2,400 rules took > 120 s
+# and 2.2 GB. 128 rules is 8 times the largest built-in profile; 100,000 nodes 300 times its 328.
+MAX_POLICY_RULES = 128
+MAX_YAML_NODES = 100_000
+
+# Digits of an `[N]` index in a policy's field path: a list of the factsheet is at most a few hundred items
+# long (3 digits); Python refuses to convert more than 4,300 digits to an int (ValueError, a crash before).
+MAX_INDEX_DIGITS = 6
+
+# Digits of an integer in a JSON document: every count and size the tool writes fits in 64 bits (20
+# digits); a 400-digit integer becomes an infinite float and 5,000 digits cannot be converted at all.
+MAX_INTEGER_DIGITS = 30

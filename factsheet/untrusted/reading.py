@@ -1,0 +1,139 @@
+"""Reading files that may come from a hostile author, bounded and confined.
+
+Two kinds of file are read:
+
+- a file *given* on the command line (factsheet.json, its attestation, a policy): the user chose the path,
+  so it may be anywhere and may be a symlink, but it must be a regular file no larger than its limit. It is
+  opened with O_NONBLOCK (a FIFO without a writer would otherwise block the open for ever), checked with
+  fstat before a byte is read (/dev/zero and other devices are refused, whatever link leads to them), and
+  at most limit + 1 bytes are read (a file that grows meanwhile is still refused).
+- a file a *document names* (raw records, signed subjects, a policy's `extends:`): the name must stay inside
+  the document's folder. It is refused, before anything is opened, when it is absolute, has a `..` part,
+  holds a NUL or other control character, or resolves (after symlinks) outside the folder's real path; with
+  `no_symlinks` (signed subjects) any symlink on the way is refused too, so a signature only ever covers
+  files really in the folder. What is then opened is the resolved path, with O_NOFOLLOW.
+
+Every refusal is an `InputError` (exit 2) naming the path and the reason; a file that is simply absent stays
+an `OSError` (FileNotFoundError) for the caller to report as missing.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from factsheet.untrusted.limits import MAX_RECORDS_FILE_BYTES
+from factsheet.untrusted.parsing import check_json_depth
+from probes.errors import InputError
+
+_BLOCK = 1 << 20
+
+
+class Refused(InputError):
+    """A file the tool will not read: outside its folder, not a regular file, or over its size limit."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symlink"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _open_regular(path: Path, limit: int, what: str, flags: int = 0) -> tuple[int, int]:
+    """An fd on `path` (a regular file of at most `limit` bytes) and its size; Refused otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{what} {path}: {_kind(st.st_mode)}, not a regular file")
+        if st.st_size > limit:
+            raise Refused(f"{what} {path}: {st.st_size:,} bytes, over the limit of {limit:,}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def _read_fd(fd: int, path: Path, limit: int, what: str) -> bytes:
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise Refused(f"{what} {path}: grew past the limit of {limit:,} bytes while read")
+    return data
+
+
+def read_given(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of a file named on the command line (OSError if it cannot be opened)."""
+    fd, _ = _open_regular(Path(path), limit, what)
+    return _read_fd(fd, Path(path), limit, what)
+
+
+def confined(folder: Path, name: object, what: str, *, no_symlinks: bool = False) -> Path:
+    """The real path of `name` inside `folder`, or Refused naming why not (nothing is opened)."""
+    if not isinstance(name, str) or not name:
+        raise Refused(f"{what} {name!r}: not a file name")
+    bad = next((c for c in name if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise Refused(f"{what} {name!r}: holds the control character {bad!r}")
+    pure = PurePosixPath(name)
+    if pure.is_absolute() or name.startswith("~") or "\\" in name:
+        raise Refused(f"{what} {name!r}: an absolute path; it must be relative to {folder}")
+    if ".." in pure.parts:
+        raise Refused(f"{what} {name!r}: a '..' part leads out of {folder}")
+    base = Path(folder).resolve()
+    if no_symlinks:
+        walked = base
+        for part in pure.parts:
+            walked = walked / part
+            if walked.is_symlink():
+                raise Refused(f"{what} {name!r}: {walked.relative_to(base)} is a symlink (not accepted here)")
+    real = (base / pure).resolve()
+    if not real.is_relative_to(base):
+        raise Refused(f"{what} {name!r}: resolves to {real}, outside {base}")
+    return real
+
+
+def read_confined(folder: Path, name: object, limit: int, what: str, *, no_symlinks: bool = False) -> bytes:
+    """The bytes of `name` inside `folder` (see `confined`); OSError (e.g. FileNotFoundError) if absent."""
+    real = confined(folder, name, what, no_symlinks=no_symlinks)
+    fd, _ = _open_confined(real, name, limit, what)
+    return _read_fd(fd, real, limit, what)
+
+
+def hash_confined(folder: Path, name: object, limit: int, what: str, hasher) -> None:
+    """Feed `name` inside `folder` to `hasher` in blocks (bounded memory), symlinks refused."""
+    real = confined(folder, name, what, no_symlinks=True)
+    fd, _ = _open_confined(real, name, limit, what)
+    read = 0
+    with os.fdopen(fd, "rb") as f:
+        for block in iter(lambda: f.read(_BLOCK), b""):
+            read += len(block)
+            if read > limit:
+                raise Refused(f"{what} {name}: grew past the limit of {limit:,} bytes while read")
+            hasher.update(block)
+
+
+def _open_confined(real: Path, name: object, limit: int, what: str) -> tuple[int, int]:
+    try:
+        return _open_regular(real, limit, what, os.O_NOFOLLOW)
+    except OSError as exc:
+        if real.is_symlink():  # swapped for a link since it was resolved (ELOOP)
+            raise Refused(f"{what} {name!r}: became a symlink while read") from exc
+        raise
+
+
+def read_records_file(folder: Path, name: object) -> bytes:
+    """A raw-records file a factsheet names: confined to its folder, within the size limit, and nested no
+    deeper than the limit (scanned before any line is parsed); OSError if it is absent."""
+    data = read_confined(folder, name, MAX_RECORDS_FILE_BYTES, "raw records")
+    check_json_depth(data, f"raw records {name}")
+    return data
