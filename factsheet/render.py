@@ -27,6 +27,8 @@ from factsheet.provenance import sha256_bytes
 from factsheet.resources import TEMPLATES, data_file, package_data
 from factsheet.schema import Factsheet, LoadSection
 from factsheet.store import write_atomic
+from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
+from factsheet.untrusted.reading import read_given
 from probes.errors import InputError
 from probes.load.metrics import LoadMetrics
 from probes.measurement import MS_PER_S, NotMeasured
@@ -351,7 +353,7 @@ def json_to_attach(sheet: Factsheet, json_path: Path) -> bytes:
     """The bytes of `json_path` if it is this factsheet's JSON, else the factsheet serialised afresh."""
     canonical = sheet.model_dump_json(indent=2).encode()
     try:
-        existing = json_path.read_bytes()
+        existing = read_given(json_path, MAX_FACTSHEET_BYTES, "factsheet")  # bounded, never a FIFO
         same = Factsheet.model_validate_json(existing).model_dump_json(indent=2).encode() == canonical
     except (OSError, ValueError):  # missing, unreadable or another document: not this factsheet's record
         return canonical

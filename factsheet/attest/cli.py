@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -47,18 +46,23 @@ def sign(
     from factsheet.attest.statement import verdict_of_report
     from factsheet.errors import InputError, describe_validation_error
     from factsheet.provenance import sha256_bytes
+    from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES
+    from factsheet.untrusted.parsing import parse_json
+    from factsheet.untrusted.reading import read_given
 
     private = load_private(key)
     verdict = None
     if compliance is not None:
         try:
-            raw = compliance.read_bytes()
-            data = json.loads(raw)
+            raw = read_given(compliance, MAX_COMPLIANCE_REPORT_BYTES, "compliance report")
+            data = parse_json(raw, str(compliance))  # nesting and numbers bounded (exit 2, one line)
             is_report = isinstance(data, dict) and data.get("kind") == "llm-factsheet-compliance"
             verdict = verdict_of_report(data) if is_report else ComplianceVerdict.model_validate(data)
             verdict = verdict.model_copy(update={"report_sha256": sha256_bytes(raw)})
         except OSError as exc:
             raise InputError(f"{compliance}: cannot read: {exc.strerror}") from exc
+        except InputError:
+            raise
         except (ValueError, AttributeError, TypeError) as exc:
             detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
             raise InputError(f"{compliance}: not a compliance report or verdict: {detail}") from exc

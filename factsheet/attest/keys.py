@@ -14,6 +14,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from securesystemslib.signer import SSlibKey
 
+from factsheet.untrusted.limits import MAX_KEY_BYTES
+from factsheet.untrusted.reading import read_given
 from probes.errors import InputError
 
 PRIVATE_NAME = "factsheet-signing.key"
@@ -58,8 +60,8 @@ def generate(folder: Path) -> tuple[Path, Path, str]:
 
 
 def _read(path: Path, what: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
+    try:  # a regular file within the limit: a public key may come with the factsheet, from its author
+        return read_given(Path(path), MAX_KEY_BYTES, what)
     except OSError as exc:
         raise KeyFileError(f"{path}: cannot read {what}: {exc.strerror}") from exc
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.schema import Factsheet
+from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
+from factsheet.untrusted.reading import read_given
 from probes.measurement import NotMeasured
 
 _LATENCY = (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"), ("e2el_ms", "E2EL"))
@@ -49,7 +51,8 @@ class Source:
 
 
 def source(path: Path, sheet: Factsheet) -> Source:
-    return Source(Path(path), "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest(), sheet)
+    data = read_given(Path(path), MAX_FACTSHEET_BYTES, "factsheet")  # bounded like load_factsheet's read
+    return Source(Path(path), "sha256:" + hashlib.sha256(data).hexdigest(), sheet)
 
 
 def serving_figures(sheet: Factsheet) -> list[Figure]:

@@ -62,3 +62,8 @@ MAX_INDEX_DIGITS = 6
 # Digits of an integer in a JSON document: every count and size the tool writes fits in 64 bits (20
 # digits); a 400-digit integer becomes an infinite float and 5,000 digits cannot be converted at all.
 MAX_INTEGER_DIGITS = 30
+
+# A PEM key file (an Ed25519 key is ~120 bytes) and a compliance report given to `sign --compliance`
+# (the demo's compliance.json is ~20 KB): a public key may come with the factsheet, from its author.
+MAX_KEY_BYTES = 64 * KIB
+MAX_COMPLIANCE_REPORT_BYTES = 8 * MIB
