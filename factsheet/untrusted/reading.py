@@ -34,6 +34,12 @@ class Refused(InputError):
     """A file the tool will not read: outside its folder, not a regular file, or over its size limit."""
 
 
+def _shown(name: object, keep: int = 120) -> str:
+    """A name quoted in a message, cut short: a refusal stays one readable line whatever the name."""
+    text = repr(name)
+    return text if len(text) <= keep else f"{text[:keep]}… ({len(text):,} characters)"
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "a folder"),
@@ -80,25 +86,29 @@ def read_given(path: Path, limit: int, what: str) -> bytes:
 def confined(folder: Path, name: object, what: str, *, no_symlinks: bool = False) -> Path:
     """The real path of `name` inside `folder`, or Refused naming why not (nothing is opened)."""
     if not isinstance(name, str) or not name:
-        raise Refused(f"{what} {name!r}: not a file name")
+        raise Refused(f"{what} {_shown(name)}: not a file name")
     bad = next((c for c in name if ord(c) < 32 or ord(c) == 127), None)
     if bad is not None:
-        raise Refused(f"{what} {name!r}: holds the control character {bad!r}")
+        raise Refused(f"{what} {_shown(name)}: holds the control character {bad!r}")
     pure = PurePosixPath(name)
-    if pure.is_absolute() or name.startswith("~") or "\\" in name:
-        raise Refused(f"{what} {name!r}: an absolute path; it must be relative to {folder}")
+    if pure.is_absolute():
+        raise Refused(f"{what} {_shown(name)}: an absolute path; it must be relative to {folder}")
+    if "\\" in name:  # a Windows path (C:\\x, ..\\x): the tool writes '/' only
+        raise Refused(f"{what} {_shown(name)}: holds a backslash; paths are written with '/'")
     if ".." in pure.parts:
-        raise Refused(f"{what} {name!r}: a '..' part leads out of {folder}")
+        raise Refused(f"{what} {_shown(name)}: a '..' part leads out of {folder}")
     base = Path(folder).resolve()
     if no_symlinks:
         walked = base
         for part in pure.parts:
             walked = walked / part
             if walked.is_symlink():
-                raise Refused(f"{what} {name!r}: {walked.relative_to(base)} is a symlink (not accepted here)")
+                raise Refused(
+                    f"{what} {_shown(name)}: {walked.relative_to(base)} is a symlink (not accepted here)"
+                )
     real = (base / pure).resolve()
     if not real.is_relative_to(base):
-        raise Refused(f"{what} {name!r}: resolves to {real}, outside {base}")
+        raise Refused(f"{what} {_shown(name)}: resolves to {real}, outside {base}")
     return real
 
 
@@ -118,7 +128,7 @@ def hash_confined(folder: Path, name: object, limit: int, what: str, hasher) -> 
         for block in iter(lambda: f.read(_BLOCK), b""):
             read += len(block)
             if read > limit:
-                raise Refused(f"{what} {name}: grew past the limit of {limit:,} bytes while read")
+                raise Refused(f"{what} {_shown(name)}: grew past the limit of {limit:,} bytes while read")
             hasher.update(block)
 
 
@@ -127,7 +137,7 @@ def _open_confined(real: Path, name: object, limit: int, what: str) -> tuple[int
         return _open_regular(real, limit, what, os.O_NOFOLLOW)
     except OSError as exc:
         if real.is_symlink():  # swapped for a link since it was resolved (ELOOP)
-            raise Refused(f"{what} {name!r}: became a symlink while read") from exc
+            raise Refused(f"{what} {_shown(name)}: became a symlink while read") from exc
         raise
 
 
