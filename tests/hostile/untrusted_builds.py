@@ -42,6 +42,14 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
+# `python -m factsheet`, but with this checkout's templates and schemas: the editable install maps those
+# package-data folders to the checkout it was made from (tests/conftest.py does the same in-process).
+_BOOT = (
+    "import runpy, sys; sys.path[:0] = [{root!r}, {tests!r}]; import conftest; "
+    "sys.argv[0] = 'factsheet'; runpy.run_module('factsheet', run_name='__main__', alter_sys=True)"
+).format(root=str(ROOT), tests=str(ROOT / "tests"))
+
+
 def cli(*args: str | Path, timeout: float = TIMEOUT_S) -> Ran:
     """`factsheet ARGS` as its own process (this checkout's code), under a memory cap and a timeout."""
     env = {
@@ -53,7 +61,7 @@ def cli(*args: str | Path, timeout: float = TIMEOUT_S) -> Ran:
     }
     start = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "factsheet", *map(str, args)],
+        [sys.executable, "-c", _BOOT, *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
