@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from factsheet.compliance.recheck import rechecked
 from factsheet.errors import CheckFailed, InputError, describe_validation_error
 from factsheet.provenance import sha256_bytes, tool_version
 from factsheet.rederive import Discrepancy, rederive
@@ -70,4 +71,5 @@ def validate_file(path: Path) -> tuple[str, list[str]]:
         return "build spec", []
     sheet = load_factsheet(path)
     notes = check_records(sheet, path.parent)
+    notes += rechecked(sheet, path)  # the compliance summary: its policies re-run on the sheet
     return f"factsheet (schema {sheet.schema_version})", notes + check_figures(sheet, path.parent)
