@@ -28,7 +28,6 @@ from probes.measurement import NotMeasured
 
 MAX_REPORT_BYTES = 64 * 2**20  # a report holds a few figures per rule: far below this
 MAX_RULES = 2000  # rules re-run, over all policies
-_PROFILE = "built-in profile "
 
 
 class ComplianceDiffers(CheckFailed):
@@ -123,36 +122,40 @@ def _policies(
     for i, named in enumerate(summary.policies):
         where = f"compliance.policies[{i}]"
         applied = by_id.get(named.id)
-        if applied is None:
-            found.append(_nd(where, named.id, f"no such policy in {summary.report}"))
-            continue
-        rules = applied.rules if applied.rules is not None else _profile_rules(applied)
-        if rules is None:
-            why = f"{summary.report} (report {report.report_version}) does not carry its rules"
+        if applied is None or applied.rules is None:
+            # A built-in profile applied as it ships needs no copy of its rules (a report before 1.1.0 kept
+            # none; `factsheet check` with other policies may have replaced the build's report).
+            profile = _profile(named.id)
+            if profile is not None and profile.sha256 == named.sha256:
+                policies.append(profile)
+                continue
+            why = (
+                f"no such policy in {summary.report}"
+                if applied is None
+                else f"{summary.report} (report {report.report_version}) does not carry its rules"
+            )
             found.append(
                 _nd(f"{where}.sha256", named.sha256, f"the policy as applied is not available: {why}")
             )
             continue
-        digest = rules_digest(rules)
+        digest = rules_digest(applied.rules)
         if digest != named.sha256:
             found.append(_nd(f"{where}.sha256", named.sha256, f"{digest} (the rules in {summary.report})"))
             continue
         for key in ("version", "title"):
             if getattr(applied, key) != getattr(named, key):
                 found.append(_nd(f"{where}.{key}", getattr(named, key), getattr(applied, key)))
-        policies.append(_loaded(applied, rules))
+        policies.append(_loaded(applied, applied.rules))
     if sum(len(p.rules) for p in policies) > MAX_RULES:
         found.append(_nd("compliance.policies", "rules to re-run", f"more than {MAX_RULES}"))
     return policies, found
 
 
-def _profile_rules(applied: PolicyApplied) -> list[Rule] | None:
-    """A built-in profile applied as it ships (a report before 1.1.0 kept no rules): loaded by name."""
-    name = applied.source.removeprefix(_PROFILE)
-    if not applied.source.startswith(_PROFILE) or name not in profile_names():
+def _profile(name: str) -> LoadedPolicy | None:
+    if name not in profile_names():
         return None
     try:
-        return load_policy(name).rules
+        return load_policy(name)
     except PolicyError:
         return None
 

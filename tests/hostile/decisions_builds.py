@@ -134,8 +134,9 @@ def validate(sheet_json: Path):
 
 @pytest.fixture(scope="module")
 def gated_builds(tmp_path_factory) -> dict[str, Path]:
-    """Two builds with a compliance gate, as `factsheet build` writes them: one whose gate passes (5 s p99)
-    and one whose gate fails (a p99 below what the mock can serve). Their factsheet.json paths."""
+    """Builds with a compliance gate, as `factsheet build` writes them: one whose gate passes (5 s p99), one
+    whose gate fails (a p99 below what the mock can serve), one gated by the built-in release-gate profile.
+    Their factsheet.json paths."""
     points = "- {concurrency: 4, num_requests: 24}\n"
     gate = "compliance: {policies: [gate.yaml]}\n"
     out = {}
@@ -145,6 +146,11 @@ def gated_builds(tmp_path_factory) -> dict[str, Path]:
             result, folder = build(tmp_path_factory.mktemp(name), spec_text(url, points, gate), policy)
             assert result.exit_code == code, result.output
             out[name] = folder / "factsheet.json"
+        # A built-in profile as the gate (its verdict, pass or fail, is whatever the mock gives).
+        profile = "compliance: {policies: [release-gate]}\n"
+        result, folder = build(tmp_path_factory.mktemp("profile"), spec_text(url, points, profile))
+        assert result.exit_code in (0, 1), result.output
+        out["profile"] = folder / "factsheet.json"
     return out
 
 

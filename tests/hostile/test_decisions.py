@@ -94,7 +94,9 @@ def test_honest_fixture_keeps_its_outcomes(tmp_path):
     }
     assert all("does not hold" in r["reason"] for r in report["results"])
     assert report["integrity"]["outcome"] == "pass" and report["integrity"]["discrepancies"] == []
-    lenient = NO_SLO_POLICY.replace("threshold: 100", "threshold: 1").replace("threshold: 0.9", "threshold: 0")
+    lenient = NO_SLO_POLICY.replace("threshold: 100", "threshold: 1").replace(
+        "threshold: 0.9", "threshold: 0"
+    )
     result, report = check(sheet, write_policy(tmp_path / "l", lenient), tmp_path / "lenient")
     assert result.exit_code == 0, result.output
     assert report["verdict"] == "pass" and report["counts"]["pass"] == 2
@@ -206,7 +208,9 @@ def test_report_outside_the_folder_is_not_read(gated_builds, tmp_path):
     shutil.copy(sheet.parent / "compliance.json", tmp_path / "elsewhere.json")
     edit(sheet, "compliance/report", "../elsewhere.json")
     result = validate(sheet)
-    assert result.exit_code == 1 and "not a path inside the factsheet's folder" in result.output, result.output
+    assert result.exit_code == 1 and "not a path inside the factsheet's folder" in result.output, (
+        result.output
+    )
 
 
 def test_page_one_states_the_verdict_as_the_builds(gated_builds):
@@ -218,3 +222,15 @@ def test_page_one_states_the_verdict_as_the_builds(gated_builds):
     assert row.value == "PASS (build's gate)"
     assert "not re-checked here" in row.detail and "compliance.json" in row.detail
     assert "factsheet validate" in row.detail
+
+
+def test_a_built_in_profile_re_checks_without_the_builds_report(gated_builds, tmp_path):
+    """`factsheet check` with other policies writes its report over the build's (its default folder): a
+    gate that was a built-in profile is still re-run, from the profile as shipped (same digest)."""
+    shutil.copytree(gated_builds["profile"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    policy = write_policy(tmp_path, RECORDS_POLICY)
+    result, report = check(sheet, policy, sheet.parent)
+    assert [p["id"] for p in report["policies"]] == ["records"]
+    result = validate(sheet)
+    assert result.exit_code == 0, result.output
