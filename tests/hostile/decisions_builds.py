@@ -132,8 +132,8 @@ def validate(sheet_json: Path):
     return runner.invoke(app, ["validate", str(sheet_json)])
 
 
-@pytest.fixture(scope="module")
-def gated_builds(tmp_path_factory) -> dict[str, Path]:
+@pytest.fixture(scope="module", name="gated_builds")
+def gated_builds_fixture(tmp_path_factory) -> dict[str, Path]:
     """Builds with a compliance gate, as `factsheet build` writes them: one whose gate passes (5 s p99), one
     whose gate fails (a p99 below what the mock can serve), one gated by the built-in release-gate profile.
     Their factsheet.json paths."""

@@ -17,7 +17,7 @@ from decisions_builds import (
     diff,
     edit,
     forge_pass,
-    gated_builds,  # noqa: F401 (a fixture)
+    gated_builds_fixture,  # noqa: F401 (the fixture `gated_builds`)
     made_up,
     validate,
     write_policy,
