@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import ValidationError
 
 from factsheet.compliance.evaluate import evaluate
+from factsheet.compliance.paths import check_path
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, Rule, load_policy, profile_names
 from factsheet.compliance.report import ComplianceReport, PolicyApplied
 from factsheet.compliance.summary import ComplianceSummary
@@ -80,11 +81,20 @@ def recheck(sheet: Factsheet, factsheet_json: Path) -> list[Discrepancy]:
         return [_nd("compliance.policies", "applicable to this sheet", f"cannot be applied: {exc}")]
     src = f"the policies in {summary.report}, re-run on the sheet and its records"
     keep = {"verdict", "counts", "findings"}
-    return differences(
-        summary.model_dump(mode="json", include=keep),
-        again.model_dump(mode="json", include=keep),
-        "compliance",
-        src,
+    recomputed = again.model_dump(mode="json", include=keep)
+    found = differences(summary.model_dump(mode="json", include=keep), recomputed, "compliance", src)
+    if _same_gate(summary, report):  # the build's own report: what it says is held to the same re-run
+        stated = report.summary().model_dump(mode="json", include=keep)
+        found += differences(stated, recomputed, "compliance.report", src)
+    return found
+
+
+def _same_gate(summary: ComplianceSummary, report: ComplianceReport) -> bool:
+    """The report is the gate's (same policies and digests, same flag), not one `factsheet check` wrote over it
+    with other policies."""
+    ids = [(p.id, p.sha256) for p in summary.policies]
+    return ids == [(p.id, p.sha256) for p in report.policies] and (
+        summary.allow_insufficient == report.allow_insufficient
     )
 
 
@@ -142,6 +152,10 @@ def _policies(
         if digest != named.sha256:
             found.append(_nd(f"{where}.sha256", named.sha256, f"{digest} (the rules in {summary.report})"))
             continue
+        bad = _bad_path(applied.rules)
+        if bad is not None:  # the same check a policy gets when it is loaded, before any rule runs
+            found.append(_nd(f"{where}.rules", "paths of the factsheet schema", bad))
+            continue
         for key in ("version", "title"):
             if getattr(applied, key) != getattr(named, key):
                 found.append(_nd(f"{where}.{key}", getattr(named, key), getattr(applied, key)))
@@ -149,6 +163,16 @@ def _policies(
     if sum(len(p.rules) for p in policies) > MAX_RULES:
         found.append(_nd("compliance.policies", "rules to re-run", f"more than {MAX_RULES}"))
     return policies, found
+
+
+def _bad_path(rules: list[Rule]) -> str | None:
+    for rule in rules:
+        for path in rule.paths():
+            try:
+                check_path(path)
+            except InputError as exc:
+                return f"rules.{rule.id}: {exc}"
+    return None
 
 
 def _profile(name: str) -> LoadedPolicy | None:

@@ -181,6 +181,23 @@ def test_forged_pass_with_the_report_rewritten_is_caught(gated_builds, tmp_path)
     assert result.exit_code == 1 and "compliance.verdict" in result.output, result.output
 
 
+def test_report_alone_rewritten_to_pass_is_caught(gated_builds, tmp_path):
+    """The factsheet untouched (it says fail); compliance.json rewritten to say pass for the same policies:
+    the build's own report is held to the same re-run, exit 1 naming compliance.report.verdict."""
+    shutil.copytree(gated_builds["fail"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    path = sheet.parent / "compliance.json"
+    report = json.loads(path.read_text())
+    report["verdict"] = "pass"
+    for r in report["results"]:
+        r["outcome"], r["gating"] = "pass", False
+    report["counts"] = {k: (len(report["results"]) if k == "pass" else 0) for k in report["counts"]}
+    path.write_text(json.dumps(report))
+    result = validate(sheet)
+    assert result.exit_code == 1, result.output
+    assert "compliance.report.verdict: stated 'pass', recomputed 'fail'" in result.output
+
+
 def test_rules_swapped_in_the_report_are_caught_by_their_digest(gated_builds, tmp_path):
     """An easier policy put into compliance.json (threshold raised to pass): its digest no longer matches
     the one the summary names."""
