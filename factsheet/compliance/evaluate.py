@@ -191,6 +191,9 @@ def _judge(ctx: _Context, rule: Rule, policy: LoadedPolicy) -> RuleResult:
             return _result(
                 rule, "not_applicable", f"applies only when {_cond_text(rule)}; {_why(cond)}", [fig]
             )
+        found = ctx.unsupported(cond)  # a made-up condition must not decide whether a rule applies
+        if found:
+            return _result(rule, _unsupported_outcome(found), f"condition {reasons(found)}", [fig])
         if not _compare(cond.value, rule.when.op, rule.when.value):
             return _result(
                 rule, "not_applicable", f"applies only when {_cond_text(rule)}; it is {cond.value!r}", [fig]

@@ -251,3 +251,26 @@ def test_a_built_in_profile_re_checks_without_the_builds_report(gated_builds, tm
     assert [p["id"] for p in report["policies"]] == ["records"]
     result = validate(sheet)
     assert result.exit_code == 0, result.output
+
+
+def test_a_made_up_condition_does_not_switch_a_rule_off(tmp_path):
+    """`when:` on a made-up figure: the rule is not 'not applicable' on the forger's say-so."""
+    sheet = copy_fixture(tmp_path / "sheet")
+    edit(sheet, GOODPUT, 0.5)  # the records give ~11 req/s; the rule applies only above 5
+    policy = """\
+        policy_version: 1
+        id: cond
+        title: a floor that applies to fast points
+        version: "1"
+        rules:
+          - id: pass-at-1-when-fast
+            title: pass@1 at least 0.9 when goodput is above 5 req/s
+            field: accuracy.result.pass_rates.plus.pass@1
+            op: ">="
+            threshold: 0.9
+            when: {field: "load.points[0].result.metrics.goodput", op: ">", value: 5}
+        """
+    result, report = check(sheet, write_policy(tmp_path, policy), tmp_path / "out")
+    rule = report["results"][0]
+    assert rule["outcome"] == "fail" and rule["reason"].startswith(f"condition {NOT_SUPPORTED}"), rule
+    assert result.exit_code == 1
