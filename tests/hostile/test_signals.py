@@ -12,11 +12,15 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 from exports_builds import many_points, write
+
+from probes.files import is_temporary
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 1.5  # the promise is 1 s; see the module docstring
@@ -118,3 +122,62 @@ def test_any_command_stops_from_its_first_moment(tmp_path, big, command, sig):
     assert took < LIMIT_S, f"stopped after {took:.2f} s"
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 1, err
     assert not (tmp_path / "out").exists()
+
+
+# A served model's process tree like vLLM's: a server (the mock) that spawns a worker ignoring SIGTERM, each
+# process carrying a marker in its command line (as in tests/targets/test_killed_tool.py).
+TREE = (
+    "import signal,subprocess,sys;marker=sys.argv[2];"
+    "subprocess.Popen([sys.executable,'-c','import signal,time;signal.signal(signal.SIGTERM,signal.SIG_IGN);"
+    "time.sleep(600)',marker]);"
+    "from probes.targets.mock_server import MockServerConfig, serve_forever;"
+    "serve_forever(MockServerConfig(model='m', ttft_ms=20, itl_ms=40), port=int(sys.argv[1]))"
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_build_stops_within_a_second_and_its_server_goes(tmp_path, sig):
+    """Mid-measurement: the tool exits 143 / 130 within a second and its server tree still goes (the tool
+    releases it while unwinding, or its lifeline closes when the tool exits); no temporary file is left."""
+    from procs import cmdline, running_where
+
+    marker = f"factsheet-test-{uuid.uuid4().hex}"
+    tree = lambda: running_where(lambda pid, fields: marker.encode() in cmdline(pid))  # noqa: E731
+    spec = tmp_path / "model.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""\
+        spec_version: 1
+        name: stopped-build
+        model: {{name: m}}
+        target:
+          kind: vllm
+          model: {{path: unused}}
+          served_model_name: m
+          command: [{sys.executable!r}, "-c", {TREE!r}, "{{port}}", {marker!r}]
+          stop_grace_s: 1
+        load:
+          input_len: 16
+          output_len: 8
+          slo: {{e2el_ms: 2000}}
+          points:
+            - {{concurrency: 1, num_requests: 400}}
+        """)
+    )
+    out = tmp_path / "out"
+    proc = _spawn("build", str(spec), "-o", str(out))
+    try:
+        _wait_for(proc, "the server tree", lambda: len(tree()) >= 3)
+        time.sleep(3.0)  # into the load point (400 requests of ≥ 300 ms: minutes)
+        code, took, err = _stop(proc, sig)
+        assert code == EXIT[sig], err
+        assert took < LIMIT_S, f"stopped after {took:.2f} s"
+        deadline = time.monotonic() + 20  # the lifeline's grace (1 s), then SIGKILL
+        while tree() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not tree(), "the server tree outlived the tool"
+        assert not [p for p in out.rglob("*") if is_temporary(p)]
+        assert "Traceback" not in err
+    finally:
+        proc.kill()
+        for pid in tree():  # never leave a tree behind, even when an assertion failed
+            os.kill(pid, signal.SIGKILL)
