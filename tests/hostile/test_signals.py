@@ -9,6 +9,7 @@ with 1.5 s: the stop itself takes 0.1–0.4 s here, the rest is slack for a load
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -181,3 +182,72 @@ def test_a_build_stops_within_a_second_and_its_server_goes(tmp_path, sig):
         proc.kill()
         for pid in tree():  # never leave a tree behind, even when an assertion failed
             os.kill(pid, signal.SIGKILL)
+
+
+def _script(tmp_path: Path, body: str) -> tuple[int, float, str, str]:
+    """Run `body` in a fresh interpreter with the command line's signal handling; time it from its start."""
+    code = (
+        "import os, signal, sys, threading, time\nfrom factsheet import signals\nsignals.install()\n" + body
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=60,
+    )
+    return done.returncode, time.monotonic() - started, done.stdout.decode(), done.stderr.decode()
+
+
+def test_a_signal_during_a_group_of_writes_takes_effect_once_the_group_is_complete(tmp_path):
+    """A render's JSON, HTML and PDF go in place together: a SIGTERM arriving meanwhile waits for the last."""
+    code, _, out, err = _script(
+        tmp_path,
+        textwrap.dedent("""\
+        from pathlib import Path
+        from probes.files import together, write_atomic
+        from factsheet.cli import main  # noqa: F401  (what the command line has loaded)
+        folder = Path(sys.argv[1])
+        try:
+            with together():
+                os.kill(os.getpid(), signal.SIGTERM)
+                for name in ("factsheet.json", "factsheet.html", "factsheet.pdf"):
+                    write_atomic(folder / name, name)
+            print("went on after the signal")
+        except KeyboardInterrupt as exc:
+            signals.finish(signals.exit_code(exc))
+        """),
+    )
+    assert code == 143, err
+    assert "went on" not in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["factsheet.html", "factsheet.json", "factsheet.pdf"]
+
+
+def test_a_command_that_does_not_unwind_is_ended_and_its_temporary_removed(tmp_path):
+    """A write stuck where the signal cannot reach it (a C call, a clean-up that waits): the process still
+    ends within a second with 143, and the temporary file it was writing is removed."""
+    code, _, _, err = _script(
+        tmp_path,
+        textwrap.dedent("""\
+        from pathlib import Path
+        from probes import files
+        def stuck(fd):  # a disk that does not answer, in a call that does not return on a signal
+            try:
+                time.sleep(30)
+            except KeyboardInterrupt:
+                time.sleep(30)
+        os.fsync = stuck
+        def stop():
+            os.write(2, f"sent at {time.time()}\\n".encode())
+            os.kill(os.getpid(), signal.SIGTERM)
+        threading.Timer(0.5, stop).start()
+        files.write_atomic(Path(sys.argv[1]) / "factsheet.pdf", b"%PDF")
+        """),
+    )
+    ended = time.time()
+    assert code == 143, err
+    sent = float(re.search(r"sent at (\S+)", err).group(1))
+    assert ended - sent < LIMIT_S, f"stopped after {ended - sent:.2f} s"
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary
+    assert "did not unwind" in err
