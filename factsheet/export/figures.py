@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from factsheet.export.text import checked_name
 from factsheet.schema import Factsheet
 from probes.measurement import NotMeasured
 
@@ -49,7 +50,22 @@ class Source:
 
 
 def source(path: Path, sheet: Factsheet) -> Source:
-    return Source(Path(path), "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest(), sheet)
+    """The factsheet at `path`; its names are refused here when no export can carry them (see text.py)."""
+    path = Path(path)
+    ident = sheet.identity
+    names = [
+        ("factsheet file name", path.name),
+        ("name", sheet.name),
+        ("identity.name", ident.name),
+        ("identity.version", ident.version),
+        ("identity.owner", ident.owner),
+        ("identity.license", ident.license),
+    ]
+    if not isinstance(sheet.load, NotMeasured):
+        names += [(f"load.points[{i}].result.label", p.result.label) for i, p in enumerate(sheet.load.points)]
+    for field, value in names:
+        checked_name(field, value)
+    return Source(path, "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest(), sheet)
 
 
 def serving_figures(sheet: Factsheet) -> list[Figure]:
