@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factsheet.binding import accuracy_context
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.records import read_records
+from factsheet.rederive.records import Binding, read_records
 from factsheet.schema import AccuracySection
 from probes.accuracy.result import SampleRecord
 from probes.accuracy.run import pass_rates
 
 
-def accuracy(section: AccuracySection, folder: Path) -> list[Discrepancy]:
+def accuracy(section: AccuracySection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
     res, src = section.result, section.records.path
-    samples, out = read_records(folder, section.records, SampleRecord.model_validate, "accuracy.records")
+    samples, out = read_records(
+        folder,
+        section.records,
+        SampleRecord.model_validate,
+        "accuracy.records",
+        accuracy_context(res),
+        binding,
+    )
     if samples is None:
         return out
     out += differences(res.per_task, samples, "accuracy.result.per_task", src)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from factsheet.binding import capacity_step_context, load_point_context
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.records import read_records
+from factsheet.rederive.records import Binding, read_records
 from factsheet.schema import LoadSection
 from probes.load.capacity import (
     CapacityResult,
@@ -29,12 +30,17 @@ def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
     return tuple(float(k[1:]) for k in keys) or DEFAULT_PERCENTILES
 
 
-def load_points(load: LoadSection, folder: Path) -> list[Discrepancy]:
+def load_points(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
     out: list[Discrepancy] = []
     for i, entry in enumerate(load.points):
         path, res, src = f"load.points[{i}]", entry.result, entry.records.path
         records, problems = read_records(
-            folder, entry.records, RequestRecord.model_validate, f"{path}.records"
+            folder,
+            entry.records,
+            RequestRecord.model_validate,
+            f"{path}.records",
+            load_point_context(res),
+            binding,
         )
         out += problems
         if records is None:
@@ -72,14 +78,23 @@ class _Replayed:
     arrivals: Arrivals | None
 
 
-def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
+def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
     bracket, capacity, range and stop reason. Without (1.0.0): each verdict through the probe's own judge,
     and the answer through the probe's own `answer`."""
-    if isinstance(load.capacity, NotMeasured) or not load.points:
+    if isinstance(load.capacity, NotMeasured):
         return []
     cap, base = load.capacity.result, "load.capacity.result"
+    if not load.points:
+        # Every probe runs the first load point's shape: without it, no probe can be recomputed.
+        return [
+            Discrepancy(
+                figure=base,
+                stated="measured",
+                recomputed="no load point: the shape every probe ran is not stated",
+            )
+        ]
     if len(cap.points) != len(load.capacity.records):
         n_points, n_records = len(cap.points), len(load.capacity.records)
         return [
@@ -89,8 +104,11 @@ def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
     out: list[Discrepancy] = []
     replayed: list[_Replayed] = []
     for i, (stated, rec) in enumerate(zip(cap.points, load.capacity.records, strict=True)):
+        context = capacity_step_context(
+            cap.knob, stated.value, i, confirmation=stated.confirmation, template=template, slo=cap.slo
+        )
         records, problems = read_records(
-            folder, rec, RequestRecord.model_validate, f"load.capacity.records[{i}]"
+            folder, rec, RequestRecord.model_validate, f"load.capacity.records[{i}]", context, binding
         )
         out += problems
         if records is None:
