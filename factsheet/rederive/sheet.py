@@ -46,7 +46,7 @@ def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
     digests first (`factsheet.verify.check_records`)."""
     folder = Path(folder)
     binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
-    out: list[Discrepancy] = named_twice(sheet) + missing_records(sheet)
+    out: list[Discrepancy] = named_twice(sheet)
     if not isinstance(sheet.load, NotMeasured):
         out += load_points(sheet.load, folder, binding)
         out += capacity(sheet.load, folder, binding)
@@ -55,6 +55,7 @@ def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
     if not isinstance(sheet.energy, NotMeasured):
         out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder, binding)
     out += binding.missing()
+    out += missing_records(sheet, bound=bool(binding.bound))
     unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]
     return Rederivation(discrepancies=out, unbound=unbound)
 
