@@ -19,6 +19,7 @@ from probes.load.capacity import (
     knob_point,
 )
 from probes.load.metrics import LoadMetrics
+from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures
 from probes.measurement import DEFAULT_PERCENTILES, NotMeasured
@@ -55,7 +56,38 @@ def load_points(load: LoadSection, folder: Path, binding: Binding | None = None)
         out += differences(
             res.not_sent, res.point.num_requests - len(records), f"{path}.result.not_sent", src
         )
+        out += _in_flight_within_cap(res.point, records, path, src)
     return out
+
+
+def _in_flight_within_cap(
+    point: LoadPoint, records: list[RequestRecord], path: str, src: str
+) -> list[Discrepancy]:
+    """The stated concurrency (closed loop) or cap (open loop) bounds what the records show in flight: a
+    user sends its next request only after the last one ended. This holds for records of any schema, so
+    it is what an older, unbound document's settings can still be held to (a lowered concurrency shows)."""
+    name = "concurrency" if point.mode == "closed" else "max_concurrency"
+    cap = getattr(point, name)
+    if cap is None:
+        return []
+    # Ends sort before sends at the same instant; a request without an end time is left out (undercount).
+    events = sorted(
+        (t, step) for r in records if r.end_s is not None for t, step in ((r.sent_s, 1), (r.end_s, -1))
+    )
+    most = running = 0
+    for _, step in events:
+        running += step
+        most = max(most, running)
+    if most <= cap:
+        return []
+    return [
+        Discrepancy(
+            figure=f"{path}.result.point.{name}",
+            stated=cap,
+            recomputed=f"{most} requests in flight at once in the records",
+            source=src,
+        )
+    ]
 
 
 def _judged_alike(stated: Arrivals | None):

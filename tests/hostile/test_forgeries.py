@@ -179,3 +179,25 @@ def test_records_of_the_build_carry_their_header(full_build):  # noqa: F811
     for path, role in roles.items():
         header = json.loads((full_build / path).read_text().splitlines()[0])["header"]
         assert header["role"] == role and header["context_sha256"].startswith("sha256:")
+
+
+def test_an_unbound_document_says_its_settings_are_attested_only(full_build, tmp_path):  # noqa: F811
+    """Headers stripped and the version lowered: it validates as the older version it claims, and says
+    its settings are not bound (the README's threat model: a registry needing binding requires 1.2.0)."""
+    forged = Forgery(full_build, tmp_path / "forged")
+    forged.as_older_version()
+    result = forged.validate()
+    assert result.exit_code == 0, result.output
+    assert "records unbound" in result.output and "attested only" in result.output
+
+
+def test_an_unbound_document_is_still_held_to_its_records(full_build, tmp_path):  # noqa: F811
+    """What older data still allows: a concurrency lowered below what the records show in flight (16 users
+    at once) is named, bound or not."""
+    forged = Forgery(full_build, tmp_path / "forged")
+    forged.as_older_version()
+    res = forged.doc["load"]["points"][0]["result"]
+    res["point"]["concurrency"], res["label"] = 4, "concurrency=4"
+    result = forged.validate()
+    assert result.exit_code == 1, result.output
+    assert "load.points[0].result.point.concurrency: stated 4" in result.output
