@@ -146,11 +146,9 @@ class Checkpoints:
                 return f"its raw records {rf.path} are missing"
             if sha256_bytes(data) != rf.sha256:
                 return f"its raw records {rf.path} do not match their sha256"
-            try:
-                header = split_header(data)[0]
-            except ValueError:
-                header = None
-            if header is None:  # an older tool's checkpoint: its records are not bound to their context
+            if (
+                split_header(data)[0] is None
+            ):  # an older tool's checkpoint: its records are not bound to their context
                 return f"its raw records {rf.path} carry no context header (an older build)"
         return None
 

@@ -7,12 +7,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from factsheet.binding import Context, context_digest
+from factsheet.binding import Context, header_line
 from factsheet.errors import InputError
 from factsheet.provenance import sha256_bytes
 from factsheet.schema import RecordsFile
 from probes.files import write_atomic
-from probes.records_header import header_line
 
 __all__ = ["OutputDir", "write_atomic"]
 
@@ -33,7 +32,7 @@ class OutputDir:
         """`data` (one record a line) under `records/<name>`, after a header binding it to `context`;
         `count` is the records', the header is not one."""
         rel = f"records/{name}"
-        data = header_line(context.role, context_digest(context)) + data
+        data = header_line(context) + data
         write_atomic(self.root / rel, data)
         return RecordsFile(path=rel, sha256=sha256_bytes(data), records=count)
 

@@ -9,11 +9,14 @@ from factsheet.binding.context import (
     Context,
     EnergyContext,
     LoadPointContext,
+    RecordsHeader,
     accuracy_context,
     capacity_step_context,
     context_digest,
     energy_context,
+    header_line,
     load_point_context,
+    parse_header,
 )
 
 __all__ = [
@@ -23,9 +26,12 @@ __all__ = [
     "Context",
     "EnergyContext",
     "LoadPointContext",
+    "RecordsHeader",
     "accuracy_context",
     "capacity_step_context",
     "context_digest",
     "energy_context",
+    "header_line",
     "load_point_context",
+    "parse_header",
 ]

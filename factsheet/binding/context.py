@@ -9,7 +9,7 @@ changed setting or label, or one point's records reused for another, no longer m
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -64,6 +64,32 @@ class EnergyContext(Model):
 
 Context = LoadPointContext | CapacityStepContext | AccuracyContext | EnergyContext
 ROLES = ("load point", "capacity step", "accuracy", "energy counters")
+FORMAT = "llm-factsheet records"
+
+
+class RecordsHeader(Model):
+    """The header line's content. The context is written out in full so that a mismatch can be named field
+    by field; the digest is what binds (it must be the digest of that context, and of the one stated)."""
+
+    format: Literal["llm-factsheet records"] = FORMAT
+    role: str = Field(description="what the records belong to: one of ROLES")
+    context_sha256: str = Field(description="sha256 of the canonical JSON of the context")
+    context: Annotated[Context, Field(discriminator="role")]
+
+
+class HeaderLine(Model):
+    header: RecordsHeader
+
+
+def header_line(context: Context) -> bytes:
+    """The first line of a records file measured in `context`."""
+    header = RecordsHeader(role=context.role, context_sha256=context_digest(context), context=context)
+    return HeaderLine(header=header).model_dump_json().encode() + b"\n"
+
+
+def parse_header(line: bytes) -> RecordsHeader:
+    """The header of a records file; ValueError (pydantic's included) when it is not a valid one."""
+    return HeaderLine.model_validate_json(line).header
 
 
 def context_digest(context: Context) -> str:

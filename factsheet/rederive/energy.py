@@ -10,7 +10,7 @@ from pathlib import Path
 from factsheet.binding import energy_context
 from factsheet.build import energy_point
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.records import Binding, read_records
+from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import EnergySection, LoadSection
 from probes.energy import (
     CarbonConfig,
@@ -62,9 +62,16 @@ def energy(
     window, idle = _stated_window(stated), stated.idle
     src = "each component's window energy, idle power and the load point's counts"
     if section.records is not None:
-        context = None if entry is None else energy_context(stated, entry.result)
+        expected = Expected(None)
+        if entry is not None:
+            fields = {
+                "window": "energy.energy.window",
+                "idle_window": "energy.energy.idle.window",
+                "load_point": f"load.points[{load.points.index(entry)}] (the load point covered)",
+            }
+            expected = Expected(energy_context(stated, entry.result), fields)
         samples, problems = read_records(
-            folder, section.records, ChannelSamples.model_validate, "energy.records", context, binding
+            folder, section.records, ChannelSamples.model_validate, "energy.records", expected, binding
         )
         out += problems
         if samples is None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.binding import capacity_step_context, load_point_context
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.records import Binding, read_records
+from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import LoadSection
 from probes.load.capacity import (
     CapacityResult,
@@ -40,7 +41,15 @@ def load_points(load: LoadSection, folder: Path, binding: Binding | None = None)
             entry.records,
             RequestRecord.model_validate,
             f"{path}.records",
-            load_point_context(res),
+            Expected(
+                load_point_context(res),
+                {
+                    "label": f"{path}.result.label",
+                    "point": f"{path}.result.point",
+                    "slo": f"{path}.result.metrics.slo",
+                    "started_at": f"{path}.result.started_at",
+                },
+            ),
             binding,
         )
         out += problems
@@ -63,31 +72,37 @@ def load_points(load: LoadSection, folder: Path, binding: Binding | None = None)
 def _in_flight_within_cap(
     point: LoadPoint, records: list[RequestRecord], path: str, src: str
 ) -> list[Discrepancy]:
-    """The stated concurrency (closed loop) or cap (open loop) bounds what the records show in flight: a
-    user sends its next request only after the last one ended. This holds for records of any schema, so
-    it is what an older, unbound document's settings can still be held to (a lowered concurrency shows)."""
+    """What the records show in flight must fit the stated concurrency (closed loop) or cap (open loop).
+
+    At most: a user sends its next request only after its last one ended. At least, closed loop: every user
+    sends its first request in the loop's first step, before any response can be read, so min(concurrency,
+    requests) are in flight at once. Both hold for records of any schema: what an older, unbound document's
+    settings can still be held to, and what a forger rewriting a header must also fake in the records."""
     name = "concurrency" if point.mode == "closed" else "max_concurrency"
     cap = getattr(point, name)
     if cap is None:
         return []
-    # Ends sort before sends at the same instant; a request without an end time is left out (undercount).
-    events = sorted(
-        (t, step) for r in records if r.end_s is not None for t, step in ((r.sent_s, 1), (r.end_s, -1))
-    )
+    # A request without an end time counts as never in flight for the upper bound, as never ending for the
+    # lower one: neither bound can then be failed by an honest run.
+    fewest, most = _peak(records, missing_end=None), _peak(records, missing_end=math.inf)
+    if fewest > cap:
+        found = f"{fewest} requests in flight at once in the records"
+    elif point.mode == "closed" and most < min(cap, len(records)):
+        found = f"at most {most} requests in flight at once in the records"
+    else:
+        return []
+    return [Discrepancy(figure=f"{path}.result.point.{name}", stated=cap, recomputed=found, source=src)]
+
+
+def _peak(records: list[RequestRecord], *, missing_end: float | None) -> int:
+    """Most requests in flight at once (a request ending when another is sent does not overlap it)."""
+    spans = [(r.sent_s, r.end_s if r.end_s is not None else missing_end) for r in records]
+    events = sorted((t, step) for sent, end in spans if end is not None for t, step in ((sent, 1), (end, -1)))
     most = running = 0
     for _, step in events:
         running += step
         most = max(most, running)
-    if most <= cap:
-        return []
-    return [
-        Discrepancy(
-            figure=f"{path}.result.point.{name}",
-            stated=cap,
-            recomputed=f"{most} requests in flight at once in the records",
-            source=src,
-        )
-    ]
+    return most
 
 
 def _judged_alike(stated: Arrivals | None):
@@ -139,8 +154,21 @@ def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) ->
         context = capacity_step_context(
             cap.knob, stated.value, i, confirmation=stated.confirmation, template=template, slo=cap.slo
         )
+        fields = {
+            "knob": f"{base}.knob",
+            "value": f"{base}.points[{i}].value",
+            "position": f"load.capacity.records[{i}] (place in the probing order)",
+            "confirmation": f"{base}.points[{i}].confirmation",
+            "template": "load.points[0].result.point",
+            "slo": f"{base}.slo",
+        }
         records, problems = read_records(
-            folder, rec, RequestRecord.model_validate, f"load.capacity.records[{i}]", context, binding
+            folder,
+            rec,
+            RequestRecord.model_validate,
+            f"load.capacity.records[{i}]",
+            Expected(context, fields),
+            binding,
         )
         out += problems
         if records is None:

@@ -11,10 +11,10 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from factsheet.binding import Context, context_digest
-from factsheet.rederive.compare import Discrepancy
+from factsheet.binding import Context, context_digest, parse_header
+from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.schema import RecordsFile
-from probes.records_header import RecordsHeader, split_header
+from probes.records_header import split_header
 
 T = TypeVar("T")
 
@@ -46,17 +46,25 @@ class Binding:
         ]
 
 
+@dataclass(frozen=True)
+class Expected:
+    """The context the factsheet states for a records file (None: it states none the records could
+    belong to), and where each of its top-level fields is stated in factsheet.json, to name a mismatch."""
+
+    context: Context | None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
 def read_records(
     folder: Path,
     rec: RecordsFile,
     parse: Callable[[dict], T],
     figure: str,
-    context: Context | None = None,
+    expected: Expected | None = None,
     binding: Binding | None = None,
 ) -> tuple[list[T] | None, list[Discrepancy]]:
     """The records of `rec`, one per JSON line after its header; or none and why they cannot back any
-    figure. With a `binding`, the header must name `context` (the one the factsheet states for `figure`;
-    None: it states none the records could belong to)."""
+    figure. With a `binding`, the header must bind them to the `expected` context."""
     try:
         data = (folder / rec.path).read_bytes()
         header, lines = split_header(data)
@@ -67,7 +75,7 @@ def read_records(
         first = str(exc).splitlines()[0]
         return None, [Discrepancy(figure=figure, stated=rec.path, recomputed=f"malformed records: {first}")]
     # A binding failure is reported and the figures are still recomputed: whatever else differs is named too.
-    problems = [] if binding is None else _bind(header, context, binding, rec, figure)
+    problems = [] if binding is None else _bind(header, expected or Expected(None), binding, rec, figure)
     if len(records) != rec.records:
         problems.append(
             Discrepancy(
@@ -78,38 +86,68 @@ def read_records(
 
 
 def _bind(
-    header: RecordsHeader | None, context: Context | None, binding: Binding, rec: RecordsFile, figure: str
+    line: bytes | None, expected: Expected, binding: Binding, rec: RecordsFile, figure: str
 ) -> list[Discrepancy]:
-    if header is None:
+    if line is None:
         binding.unbound.append((figure, rec.path))
         return []
     binding.bound.append(figure)
+    try:
+        header = parse_header(line)
+    except ValueError as exc:  # pydantic's ValidationError included
+        first = str(exc).splitlines()[0]
+        return [Discrepancy(figure=figure, stated=rec.path, recomputed=f"malformed header: {first}")]
+    if header.context_sha256 != context_digest(header.context) or header.role != header.context.role:
+        return [
+            Discrepancy(
+                figure=figure,
+                stated=f"header digest {header.context_sha256}",
+                recomputed=f"{context_digest(header.context)}, the digest of the context it states (altered)",
+                source=rec.path,
+            )
+        ]
+    context = expected.context
     if context is None:
         return [
             Discrepancy(
                 figure=figure,
                 stated="no context these records could belong to",
-                recomputed=f"records bound to a {header.role} ({header.context_sha256})",
+                recomputed=f"records of a {header.role} ({header.context_sha256})",
                 source=rec.path,
             )
         ]
-    expected = context_digest(context)
-    if header.role == context.role and header.context_sha256 == expected:
+    if header.context_sha256 == context_digest(context):
         return []
-    return [
+    if header.role != context.role:
+        return [
+            Discrepancy(
+                figure=figure,
+                stated=f"records of a {context.role}",
+                recomputed=f"records of a {header.role} ({header.context_sha256})",
+                source=rec.path,
+            )
+        ]
+    # Name each stated field the records were not measured under.
+    source = f"{rec.path}: the context its records were measured in"
+    found = [
+        d.model_copy(update={"figure": _stated_at(d.figure, expected.fields, figure)})
+        for d in differences(context, header.context, "", source)
+    ]
+    return found or [
         Discrepancy(
             figure=figure,
-            stated=f"{context.role} {expected} ({_what(context.role)}, as the factsheet states them)",
-            recomputed=f"records bound to a {header.role} {header.context_sha256} (another context)",
+            stated=context_digest(context),
+            recomputed=f"records bound to {header.context_sha256}",
             source=rec.path,
         )
     ]
 
 
-def _what(role: str) -> str:
-    return {
-        "load point": "label, settings, SLO and start time",
-        "capacity step": "knob, value, place in the probing order, probe or confirmation, template, SLO",
-        "accuracy": "benchmark, dataset, tasks and sampling",
-        "energy counters": "window, idle window and the load point covered",
-    }.get(role, role)
+def _stated_at(path: str, fields: dict[str, str], figure: str) -> str:
+    """`.point.concurrency` (a path in the context) as where the factsheet states it."""
+    rest = path.lstrip(".")
+    key = rest.split(".", 1)[0].split("[", 1)[0]
+    where = fields.get(key)
+    if where is None:
+        return f"{figure} (context: {rest})"
+    return where + rest[len(key) :]

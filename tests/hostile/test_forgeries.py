@@ -111,17 +111,17 @@ def _energy_downgraded_samples_removed(f: Forgery) -> None:
 FORGERIES = [
     ("energy-samples-removed", _energy_samples_removed, "energy.records"),
     ("capacity-search-deleted", _capacity_search_deleted, "load.capacity.result.search"),
-    ("concurrency-16-to-64", _concurrency_raised, "load.points[0].records"),
-    ("lengths-changed", _lengths_changed, "load.points[1].records"),
+    ("concurrency-16-to-64", _concurrency_raised, "load.points[0].result.point.concurrency: stated 64"),
+    ("lengths-changed", _lengths_changed, "load.points[1].result.point.input_len: stated 1024"),
     ("new-point-reuses-records", _point_reusing_records, "load.points[2].records"),
     ("new-point-reuses-a-copy", _point_reusing_a_copy, "load.points[2].records"),
-    ("label-renamed", _label_renamed, "load.points[1].records"),
-    ("start-moved", _start_moved, "load.points[1].records"),
+    ("label-renamed", _label_renamed, "load.points[1].result.label: stated 'concurrency=64'"),
+    ("start-moved", _start_moved, "load.points[1].result.started_at"),
     ("capacity-without-load-points", _capacity_without_load_points, "load.capacity.result:"),
     ("downgraded-search-deleted", _downgraded_search_deleted, "load.capacity.result.search"),
-    ("downgraded-concurrency", _downgraded_concurrency, "load.points[0].records"),
-    ("accuracy-temperature", _accuracy_sampling, "accuracy.records"),
-    ("accuracy-subset", _accuracy_subset, "accuracy.records"),
+    ("downgraded-concurrency", _downgraded_concurrency, "load.points[0].result.point.concurrency: stated 64"),
+    ("accuracy-temperature", _accuracy_sampling, "accuracy.result.temperature: stated 0.8"),
+    ("accuracy-subset", _accuracy_subset, "accuracy.result.subset"),
     ("energy-load-point-removed", _energy_point_removed, "energy.energy:"),
     ("carbon-without-energy", _carbon_without_energy, "energy.carbon"),
     ("energy-downgraded-samples-removed", _energy_downgraded_samples_removed, "energy.records"),
@@ -165,7 +165,7 @@ def test_header_of_another_point_is_named(full_build, tmp_path):  # noqa: F811
     forged.rewrite_records(points[1]["records"], lambda lines: [other, *lines[1:]])
     result = forged.validate()
     assert result.exit_code == 1, result.output
-    assert "load.points[1].records" in result.output
+    assert "load.points[1].result.point.concurrency: stated 1, recomputed 16" in result.output
 
 
 def test_records_of_the_build_carry_their_header(full_build):  # noqa: F811
@@ -201,3 +201,29 @@ def test_an_unbound_document_is_still_held_to_its_records(full_build, tmp_path):
     result = forged.validate()
     assert result.exit_code == 1, result.output
     assert "load.points[0].result.point.concurrency: stated 4" in result.output
+
+
+def test_a_rewritten_header_does_not_raise_the_concurrency(full_build, tmp_path):  # noqa: F811
+    """A forger rewriting the header to the new context (digests restated) still has the records to fake:
+    16 users at once do not become 64."""
+    from factsheet.binding import header_line, load_point_context
+    from probes.load.runner import PointResult
+
+    forged = Forgery(full_build, tmp_path / "forged")
+    _concurrency_raised(forged)
+    point = forged.doc["load"]["points"][0]
+    line = header_line(load_point_context(PointResult.model_validate(point["result"]))).decode().strip()
+    forged.rewrite_records(point["records"], lambda lines: [line, *lines[1:]])
+    result = forged.validate()
+    assert result.exit_code == 1, result.output
+    assert "load.points[0].result.point.concurrency: stated 64, recomputed 'at most 16" in result.output
+    assert "load.points[0].records" not in result.output  # the header itself now binds
+
+
+def test_records_without_headers_still_show_the_concurrency(full_build, tmp_path):  # noqa: F811
+    forged = Forgery(full_build, tmp_path / "forged")
+    forged.as_older_version()
+    _concurrency_raised(forged)
+    result = forged.validate()
+    assert result.exit_code == 1, result.output
+    assert "load.points[0].result.point.concurrency: stated 64, recomputed 'at most 16" in result.output
