@@ -67,7 +67,7 @@ def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
             "settings, labels, SLO and start times they were measured under are attested only, not bound "
             f"({', '.join(found.unbound)})"
         )
-    elif any(True for _ in sheet.records_files()):
+    elif sheet.records_files():
         notes.append("records bound: every records file names the context the factsheet states for it")
     return notes
 
