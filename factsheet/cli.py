@@ -101,14 +101,24 @@ def build(
 @guarded
 def validate(
     file: Annotated[Path, typer.Argument(help="a build spec (.yaml) or a factsheet (.json)")],
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="also list which fields are re-derived, re-checked, or attested only"),
+    ] = False,
 ) -> None:
-    """Check a build spec or a factsheet (schema, and the digests of its raw records)."""
+    """Check a build spec or a factsheet (schema, raw records' digests and bindings, every figure they
+    determine)."""
     from factsheet.verify import validate_file
 
     kind, notes = validate_file(file)
     out.print(f"{file}: valid {kind}")
     for note in notes:
         out.print(f"  {note}")
+    if explain:
+        from factsheet.rederive.coverage import explain as classes
+
+        for line in classes():
+            out.print(line, markup=False, highlight=False)
 
 
 @app.command()
