@@ -1,3 +1,18 @@
-from factsheet.cli import main
+"""`python -m factsheet` and the `factsheet` console script. The stop signals are handled before the
+commands are imported (several seconds on a busy host), so a SIGTERM or Ctrl-C at start-up also exits
+143 or 130 without a traceback."""
 
-main()
+from factsheet import signals
+
+
+def run() -> None:
+    signals.install()
+    try:
+        from factsheet.cli import main
+    except KeyboardInterrupt as exc:
+        signals.finish(signals.exit_code(exc))
+    main()
+
+
+if __name__ == "__main__":
+    run()

@@ -10,6 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from factsheet import provenance as prov
+from factsheet.binding import (
+    accuracy_context,
+    capacity_step_context,
+    energy_context,
+    load_point_context,
+)
 from factsheet.checkpoint import Checkpoints, Key, digest, prepare_output
 from factsheet.predictor_section import build_predictor
 from factsheet.schema import (
@@ -161,7 +167,9 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
             )
         )
         data = records_jsonl(result.records)
-        records = run.checkpoints.records(f"load-{i:02d}.jsonl", data, len(result.records))
+        records = run.checkpoints.records(
+            f"load-{i:02d}.jsonl", data, len(result.records), load_point_context(result)
+        )
         entries.append(LoadPointEntry(result=result, records=records))
         run.checkpoints.save(name, key, entries[-1], label)
         m = result.metrics
@@ -180,9 +188,8 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     spec, live = run.spec.load.capacity, run.live
     if spec is None:
         return NotMeasured(reason=NOT_REQUESTED)
-    template = run.spec.load.load_points(live.supports_ignore_eos)[0].model_copy(
-        update={"num_requests": spec.num_requests}
-    )
+    first = run.spec.load.load_points(live.supports_ignore_eos)[0]  # as the factsheet states it
+    template = first.model_copy(update={"num_requests": spec.num_requests})
     records: list[RecordsFile] = []
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
@@ -208,7 +215,15 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             run.log(f"{label}, {requests} requests")
             result = runner(value, run.bar(label))
             data = records_jsonl(result.records)
-            records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records)))
+            context = capacity_step_context(
+                spec.knob,
+                value,
+                len(records),
+                confirmation=kind == "confirmation",
+                template=first,
+                slo=run.spec.load.slo,
+            )
+            records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records), context))
             run.checkpoints.save(name, key, LoadPointEntry(result=result, records=records[-1]), label)
             return result
 
@@ -257,7 +272,9 @@ def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection 
     section = EnergySection(
         energy=figures,
         carbon=carbon_figures(figures.energy_kwh(), run.spec.energy),
-        records=run.checkpoints.records("energy-samples.jsonl", data, len(samples)),
+        records=run.checkpoints.records(
+            "energy-samples.jsonl", data, len(samples), energy_context(figures, result)
+        ),
     )
     run.checkpoints.save("energy", key, section, "energy")
     return section
@@ -287,7 +304,9 @@ def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
         )
     )
     lines = [t.model_dump_json().encode() + b"\n" for t in result.per_task]
-    records = run.checkpoints.records("humaneval.jsonl", b"".join(lines), len(lines))
+    records = run.checkpoints.records(
+        "humaneval.jsonl", b"".join(lines), len(lines), accuracy_context(result)
+    )
     section = AccuracySection(result=result, records=records)
     run.checkpoints.save("accuracy", key, section, "accuracy")
     return section

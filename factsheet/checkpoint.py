@@ -11,7 +11,6 @@ a build never overwrites an earlier one unasked.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -20,10 +19,14 @@ from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from factsheet.binding import Context
 from factsheet.errors import InputError
-from factsheet.provenance import sha256_bytes
+from factsheet.provenance import digest, sha256_bytes
 from factsheet.schema import RecordsFile
 from factsheet.store import OutputDir, write_atomic
+from probes.records_header import split_header
+
+__all__ = ["BUILD_OUTPUTS", "Checkpoints", "Key", "OutputFolderInUse", "digest", "prepare_output"]
 
 T = TypeVar("T")
 Key = dict[str, str]
@@ -34,22 +37,6 @@ BUILD_OUTPUTS = ("factsheet.json", "factsheet.html", "factsheet.pdf", "records",
 
 class OutputFolderInUse(InputError):
     """The output folder holds an earlier build and neither --resume nor --overwrite was given."""
-
-
-def digest(*parts: object) -> str:
-    """sha256 of the canonical JSON of `parts` (pydantic models by their JSON form)."""
-
-    def plain(x: object) -> object:
-        if isinstance(x, BaseModel):
-            return json.loads(x.model_dump_json())
-        if isinstance(x, list | tuple):
-            return [plain(v) for v in x]
-        if isinstance(x, dict):
-            return {str(k): plain(v) for k, v in x.items()}
-        return x
-
-    blob = json.dumps([plain(p) for p in parts], sort_keys=True, separators=(",", ":")).encode()
-    return "sha256:" + hashlib.sha256(blob).hexdigest()
 
 
 def prepare_output(root: Path, *, resume: bool, overwrite: bool) -> None:
@@ -125,8 +112,8 @@ class Checkpoints:
             self.measured.append(label)
         self._keep(name, value)
 
-    def records(self, name: str, data: bytes, count: int) -> RecordsFile:
-        rf = self.out.records(name, data, count)
+    def records(self, name: str, data: bytes, count: int, context: Context) -> RecordsFile:
+        rf = self.out.records(name, data, count, context)
         self._kept.add(rf.path)
         return rf
 
@@ -159,6 +146,10 @@ class Checkpoints:
                 return f"its raw records {rf.path} are missing"
             if sha256_bytes(data) != rf.sha256:
                 return f"its raw records {rf.path} do not match their sha256"
+            if (
+                split_header(data)[0] is None
+            ):  # an older tool's checkpoint: its records are not bound to their context
+                return f"its raw records {rf.path} carry no context header (an older build)"
         return None
 
 

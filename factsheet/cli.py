@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +15,7 @@ try:  # newer typer vendors click; its usage errors are those classes
 except ImportError:  # pragma: no cover - typer that depends on click
     from click import exceptions as click_errors
 
+from factsheet import signals
 from factsheet.attest.cli import register as register_attest
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
@@ -102,14 +101,24 @@ def build(
 @guarded
 def validate(
     file: Annotated[Path, typer.Argument(help="a build spec (.yaml) or a factsheet (.json)")],
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="also list which fields are re-derived, re-checked, or attested only"),
+    ] = False,
 ) -> None:
-    """Check a build spec or a factsheet (schema, and the digests of its raw records)."""
+    """Check a build spec or a factsheet (schema, raw records' digests and bindings, every figure they
+    determine)."""
     from factsheet.verify import validate_file
 
     kind, notes = validate_file(file)
     out.print(f"{file}: valid {kind}")
     for note in notes:
         out.print(f"  {note}")
+    if explain:
+        from factsheet.rederive.coverage import explain as classes
+
+        for line in classes():
+            out.print(line, markup=False, highlight=False)
 
 
 @app.command()
@@ -179,8 +188,9 @@ def mock_server(
 
 
 def main() -> None:
-    # SIGTERM unwinds like Ctrl-C, so the target server is always stopped.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # SIGTERM unwinds like Ctrl-C (the target server is always stopped), and any command stops within a
+    # second with 143 / 130, nothing half-written: see factsheet/signals.py.
+    signals.install()
     try:
         code = app(standalone_mode=False)
     except click_errors.NoArgsIsHelpError as exc:
@@ -190,6 +200,8 @@ def main() -> None:
         # click's usage box spans lines; a wrong flag is bad input like any other: one line, exit 2.
         err.print(f"[red]error:[/red] {one_line(exc.format_message())}", highlight=False)
         code = 2
-    except typer.Abort:
-        code = 130
-    sys.exit(code if isinstance(code, int) else 0)
+    except typer.Abort:  # a stop signal outside a command (click turns KeyboardInterrupt into Abort)
+        code = signals.stopped_code() or 130
+    except KeyboardInterrupt as exc:  # one that arrived after click had let go
+        code = signals.exit_code(exc)
+    signals.finish(code if isinstance(code, int) else 0)

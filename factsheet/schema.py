@@ -26,14 +26,15 @@ from tuner import TuningResult
 # semver: bump the minor when adding (with a default, so older documents stay valid), the major when changing.
 # 1.1.0: energy.records (the counters' samples), load.capacity.result.search (its parameters), compliance (the
 # gate's summary), arrivals.client_bound_rule, tuning.score.slo_metric's unified names (older ones still
-# read), and the other additions of this release. See factsheet/versions.py.
-SCHEMA_VERSION = "1.1.0"
+# read), and the other additions of this release. 1.2.0: every raw-records file starts with a header binding it
+# to the context it was measured in (factsheet/binding). See factsheet/versions.py.
+SCHEMA_VERSION = "1.2.0"
 
 
 class RecordsFile(Model):
     path: str = Field(description="relative to the factsheet")
-    sha256: str
-    records: int
+    sha256: str = Field(description="of the whole file, its header line included")
+    records: int = Field(description="records in the file (schema >= 1.2.0: after its header line)")
 
 
 class Identity(ModelIdentity):

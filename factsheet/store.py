@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from factsheet.binding import Context, header_line
 from factsheet.errors import InputError
 from factsheet.provenance import sha256_bytes
 from factsheet.schema import RecordsFile
@@ -27,8 +28,11 @@ class OutputDir:
         if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
             raise InputError(f"output folder {self.root}: {existing} is not a writable folder")
 
-    def records(self, name: str, data: bytes, count: int) -> RecordsFile:
+    def records(self, name: str, data: bytes, count: int, context: Context) -> RecordsFile:
+        """`data` (one record a line) under `records/<name>`, after a header binding it to `context`;
+        `count` is the records', the header is not one."""
         rel = f"records/{name}"
+        data = header_line(context) + data
         write_atomic(self.root / rel, data)
         return RecordsFile(path=rel, sha256=sha256_bytes(data), records=count)
 

@@ -6,14 +6,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from factsheet.compliance.recheck import rechecked
 from factsheet.errors import CheckFailed, InputError, describe_validation_error
 from factsheet.provenance import sha256_bytes, tool_version
-from factsheet.rederive import Discrepancy, rederive
+from factsheet.rederive import Discrepancy, rederive_report
 from factsheet.schema import SCHEMA_VERSION, Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_RECORDS_TOTAL_BYTES
 from factsheet.untrusted.parsing import check_factsheet_counts, parse_json
 from factsheet.untrusted.reading import read_given, read_records_file
-from factsheet.versions import check_readable
+from factsheet.versions import BINDS_RECORDS, check_readable
 
 
 def load_factsheet(path: Path) -> Factsheet:
@@ -66,11 +67,21 @@ class FiguresDiffer(CheckFailed):
 
 
 def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
-    """Every figure the raw records determine, recomputed (after `check_records` vouched for the records)."""
-    found = rederive(sheet, folder)
-    if found:
-        raise FiguresDiffer(found)
-    return ["figures: every figure the raw records determine recomputes to the stated value"]
+    """Every figure the raw records determine, recomputed, and every records file bound to the context the
+    factsheet states for it (after `check_records` vouched for the records' bytes)."""
+    found = rederive_report(sheet, folder)
+    if found.discrepancies:
+        raise FiguresDiffer(found.discrepancies)
+    notes = ["figures: every figure the raw records determine recomputes to the stated value"]
+    if found.unbound:
+        notes.append(
+            f"records unbound (schema {sheet.schema_version} < {BINDS_RECORDS}: no context header): the "
+            "settings, labels, SLO and start times they were measured under are attested only, not bound "
+            f"({', '.join(found.unbound)})"
+        )
+    elif sheet.records_files():
+        notes.append("records bound: every records file names the context the factsheet states for it")
+    return notes
 
 
 def validate_file(path: Path) -> tuple[str, list[str]]:
@@ -81,4 +92,5 @@ def validate_file(path: Path) -> tuple[str, list[str]]:
         return "build spec", []
     sheet = load_factsheet(path)
     notes = check_records(sheet, path.parent)
+    notes += rechecked(sheet, path)  # the compliance summary: its policies re-run on the sheet
     return f"factsheet (schema {sheet.schema_version})", notes + check_figures(sheet, path.parent)

@@ -36,6 +36,17 @@ def parse(text: object, what: str = "schema_version") -> Version:
     return Version(*(int(g) for g in match.groups()))
 
 
+# What each minor of factsheet schema 1 added that `validate` relies on: a document of an older minor is held
+# to the evidence its version could carry, and says so in validate's notes.
+KEEPS_ENERGY_SAMPLES_AND_SEARCH = Version(1, 1, 0)  # energy.records, load.capacity.result.search
+BINDS_RECORDS = Version(1, 2, 0)  # every raw-records file starts with its context's digest
+
+
+def at_least(stated: str, version: Version) -> bool:
+    """Whether a document of schema `stated` (already checked readable) is at `version` or newer."""
+    return parse(stated) >= version
+
+
 def same_major_pattern(current: str) -> str:
     """JSON Schema pattern of every version a `current` tool reads: any minor and patch of its major."""
     return rf"^{parse(current).major}\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"

@@ -4,6 +4,11 @@ Readers see the old file or the whole new one, never a torn write: the bytes go 
 beside the target (same file system), are flushed and fsynced, then renamed over the target, and the
 folder is fsynced so the rename survives a power cut. A writer killed with SIGKILL cannot clean up its
 temporary file; the next write into that folder removes temporaries whose writing process is gone.
+
+A writer stopped by SIGTERM or SIGINT can: the temporaries being written are known (`remove_in_flight`, for
+a signal handler that ends the process without unwinding), and a group of files that only make sense
+together (a factsheet's JSON, HTML and PDF) is written inside `together()`, during which a stop is put off
+until the last file is in place: an interrupted render leaves the old set or the new one, never a mix.
 """
 
 from __future__ import annotations
@@ -11,11 +16,66 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 FILE_MODE = 0o644  # outputs are for others to read (mkstemp alone gives 0600)
 _TMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
+
+
+class _Writing:
+    """What this process is writing now: its temporaries, and whether a group of files is being put in place
+    (with the stop signals that arrived meanwhile, raised again when the group is complete)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # re-entrant: a signal handler may run while the main thread holds it
+        self.temporaries: set[str] = set()
+        self.groups = 0
+        self.put_off: list[int] = []
+
+
+_writing = _Writing()
+
+
+def remove_in_flight() -> None:
+    """Delete the temporaries this process is writing (for a signal handler that exits without unwinding,
+    when the writers' own clean-up will not run)."""
+    with _writing.lock:
+        names = list(_writing.temporaries)
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+@contextlib.contextmanager
+def together() -> Iterator[None]:
+    """Write a group of files as one: a stop signal arriving meanwhile (see `put_off`) takes effect once
+    the group is complete. Only the renames should run inside: the slow work (rendering) comes before."""
+    with _writing.lock:
+        _writing.groups += 1
+    try:
+        yield
+    finally:
+        with _writing.lock:
+            _writing.groups -= 1
+            pending = _writing.put_off if _writing.groups == 0 else []
+            if _writing.groups == 0:
+                _writing.put_off = []
+        for signum in dict.fromkeys(pending):
+            signal.raise_signal(signum)  # the handler now acts on it
+
+
+def put_off(signum: int) -> bool:
+    """For a stop-signal handler: True when a group of files is being written, in which case the signal is
+    raised again when the group is complete and the handler should return without acting."""
+    with _writing.lock:
+        if _writing.groups:
+            _writing.put_off.append(signum)
+            return True
+    return False
 
 
 def write_atomic(path: Path | str, data: bytes | str) -> Path:
@@ -26,6 +86,8 @@ def write_atomic(path: Path | str, data: bytes | str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    with _writing.lock:
+        _writing.temporaries.add(tmp)
     try:
         os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as f:
@@ -36,6 +98,9 @@ def write_atomic(path: Path | str, data: bytes | str) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        with _writing.lock:
+            _writing.temporaries.discard(tmp)
     _fsync_dir(path.parent)
     return path
 

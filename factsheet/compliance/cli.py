@@ -71,6 +71,7 @@ def _print_summary(report) -> None:
             out.print(
                 f"  {mark} {r.policy}/{r.rule} ({r.severity}) {r.outcome}: {r.reason}",
                 highlight=False,
+                markup=False,  # a reason names paths like load.points[concurrency=4], not markup
             )
 
 
@@ -105,9 +106,8 @@ def diff(
     out.print(result.markdown(), highlight=False, markup=False)
     for p in written:
         out.print(f"  {p}", highlight=False, markup=False)
-    if result.verdict == "regression":
-        names = ", ".join(f.figure for f in result.figures if f.regression)
-        raise CheckFailed(f"regression beyond noise and threshold: {names}")
+    if result.verdict != "no_regression":  # a regression, or no figure the records let us compare
+        raise CheckFailed(result.verdict_reason)
 
 
 def _split(item: str) -> tuple[str, str]:

@@ -4,6 +4,10 @@ For each figure both factsheets measured on the same workload: old, new, change,
 beyond noise — a bootstrap CI of the difference of percentiles from the two steady windows' raw samples;
 a two-proportion z-test for SLO attainment and pass@1; a Poisson rate comparison for goodput. A figure regresses when it got
 worse beyond noise *and* beyond its threshold. Figures that cannot be compared are listed with the reason.
+
+Both factsheets are re-derived from their raw records first: a figure either side's records do not support
+is not comparable; a candidate whose figures do not re-derive, or a diff with nothing comparable, is no
+"no regression" (exit 1).
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ from scipy.stats import norm
 
 from factsheet import provenance as prov
 from factsheet.compliance.evidence import PointRecords, load_point_records
+from factsheet.compliance.support import Support, reasons, support
+from factsheet.rederive import Discrepancy
 from factsheet.schema import AccuracySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.store import write_atomic
 from probes.errors import InputError
 from probes.load.metrics import LATENCY_METRICS
 from probes.measurement import PERCENTILE_METHOD, Model
 
-DIFF_VERSION = "1.0.0"
+# 1.1.0: verdicts "unsupported" and "inconclusive", with verdict_reason and each side's unsupported figures.
+DIFF_VERSION = "1.1.0"
 BOOTSTRAP_RESAMPLES = 2000
 NOISE_CONFIDENCE = 0.95
 DEFAULT_LIMITS: dict[str, str | float] = {
@@ -87,14 +94,33 @@ class FigureDiff(Model):
     regression: bool = False
 
 
+Verdict = Literal["no_regression", "regression", "unsupported", "inconclusive"]
+HEADS: dict[str, str] = {
+    "no_regression": "No regression",
+    "regression": "**Regression**",
+    "unsupported": "**Not supported**: the candidate's figures do not re-derive from its raw records",
+    "inconclusive": "**Inconclusive**: nothing was comparable",
+}
+
+
 class DiffReport(Model):
-    diff_version: Literal["1.0.0"] = DIFF_VERSION
+    diff_version: Literal["1.1.0"] = DIFF_VERSION
     kind: Literal["llm-factsheet-diff"] = "llm-factsheet-diff"
     old: str
     new: str
     old_sha256: str
     new_sha256: str
-    verdict: Literal["no_regression", "regression"]
+    verdict: Verdict = Field(
+        description="regression; unsupported (the candidate's figures do not re-derive from its records); "
+        "inconclusive (no figure was comparable); no_regression. Only no_regression exits 0."
+    )
+    verdict_reason: str = Field(description="the verdict in words")
+    old_unsupported: list[Discrepancy] = Field(
+        default_factory=list, description="figures of the old factsheet its raw records do not support"
+    )
+    new_unsupported: list[Discrepancy] = Field(
+        default_factory=list, description="figures of the new factsheet its raw records do not support"
+    )
     rule: str = (
         "a regression is a change for the worse that is beyond noise (the 95 % bootstrap interval of new − old "
         "excludes 0; for shares, the z-test's p < 0.05) "
@@ -106,11 +132,12 @@ class DiffReport(Model):
     tool_version: str
 
     def markdown(self) -> str:
-        head = "**Regression**" if self.verdict == "regression" else "No regression"
         lines = [
-            f"### factsheet diff: {head}",
+            f"### factsheet diff: {HEADS[self.verdict]}",
             "",
             f"`{self.old}` → `{self.new}`. {self.rule}.",
+            "",
+            f"{self.verdict_reason}.",
             "",
             "| figure | scope | old | new | change | 95 % CI of change | limit | verdict |",
             "|---|---|---:|---:|---:|---|---:|---|",
@@ -158,19 +185,61 @@ def compare(
 ) -> DiffReport:
     applied = parse_limits(DEFAULT_LIMITS, "default") | limits
     rng = np.random.default_rng(0)
+    # Re-derived first: no row is compared on a figure its records do not give.
+    sides = {"old": (old, support(old, old_path.parent)), "new": (new, support(new, new_path.parent))}
     figures = _load_figures(old, old_path, new, new_path, rng) + _accuracy_figures(old, new)
+    figures = [_supported(f, sides) for f in figures]
     for f in figures:
         _judge(f, applied.get(f.figure))
+    verdict, why = _verdict(figures, sides["new"][1])
     return DiffReport(
         old=str(old_path),
         new=str(new_path),
         old_sha256=_digest(old_path),
         new_sha256=_digest(new_path),
-        verdict="regression" if any(f.regression for f in figures) else "no_regression",
+        verdict=verdict,
+        verdict_reason=why,
+        old_unsupported=[u.discrepancy for u in sides["old"][1].problems],
+        new_unsupported=[u.discrepancy for u in sides["new"][1].problems],
         limits=applied,
         figures=figures,
         generated_at=prov.utc_now(),
         tool_version=prov.tool_version(),
+    )
+
+
+def _verdict(figures: list[FigureDiff], new: Support) -> tuple[Verdict, str]:
+    compared = sum(f.status == "compared" for f in figures)
+    regressed = [f"{f.figure} ({f.scope})" for f in figures if f.regression]
+    if regressed:
+        return "regression", f"regression beyond noise and threshold: {', '.join(regressed)}"
+    unsupported = f"the candidate's figures are {reasons(new.problems)}" if new.problems else ""
+    if not compared:
+        why = f"nothing was comparable: all {len(figures)} figure(s) not comparable"
+        return "inconclusive", f"{why}; {unsupported}" if unsupported else why
+    if unsupported:
+        return "unsupported", unsupported
+    return "no_regression", f"{compared} of {len(figures)} figure(s) compared, none regressed"
+
+
+def _supported(f: FigureDiff, sides: dict[str, tuple[Factsheet, Support]]) -> FigureDiff:
+    """The row, or not comparable when either side's records do not support what it rests on."""
+    for which, (sheet, found) in sides.items():
+        path = _row_path(sheet, f.scope)
+        problems = found.of(path) if path is not None else []
+        if problems:
+            return _nc(f.figure, f.scope, f"{which} factsheet: {reasons(problems, most=1)}")
+    return f
+
+
+def _row_path(sheet: Factsheet, scope: str) -> str | None:
+    """What a row rests on in one sheet: its load point (by label), or the accuracy pass rates."""
+    if scope == "accuracy":
+        return "accuracy.result.pass_rates"
+    if not isinstance(sheet.load, LoadSection):
+        return None
+    return next(
+        (f"load.points[{i}]" for i, e in enumerate(sheet.load.points) if e.result.label == scope), None
     )
 
 

@@ -20,15 +20,20 @@ from factsheet.compliance.evidence import PointRecords, RecordsCheck, check_file
 from factsheet.compliance.paths import Resolved, resolve
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, Rule
 from factsheet.compliance.report import (
+    INTEGRITY_POLICY,
+    INTEGRITY_RULE,
+    INTEGRITY_TITLE,
     ComplianceReport,
     FactsheetRef,
     Figure,
+    Integrity,
     Interval,
     PolicyApplied,
     RuleResult,
     count_outcomes,
 )
 from factsheet.compliance.summary import Outcome
+from factsheet.compliance.support import Support, Unsupported, concrete_path, listing, reasons, support
 from factsheet.schema import Factsheet, LoadPointEntry
 from probes.accuracy.result import PassRates
 from probes.energy.figures import Quantity
@@ -54,6 +59,11 @@ class _Context:
     def __init__(self, sheet: Factsheet, folder: Path | None):
         self.sheet, self.folder = sheet, folder
         self.points: dict[str, PointRecords] = load_point_records(sheet, folder)
+        # Re-derived before any rule is judged: no rule passes on a figure its records do not give.
+        self.support: Support = support(sheet, folder)
+
+    def unsupported(self, *resolved: Resolved) -> list[Unsupported]:
+        return [u for r in resolved if r.ok for u in self.support.of(concrete_path(r))]
 
 
 def evaluate(
@@ -71,17 +81,58 @@ def evaluate(
         for policy in policies
         for rule in policy.rules
     ]
+    integrity = _integrity(ctx) if folder is not None else None
+    if integrity is not None and integrity.outcome == "fail":
+        results.append(_integrity_result(integrity))
     return ComplianceReport(
         factsheet=FactsheetRef(
             name=sheet.name, path=factsheet_path, sha256=factsheet_sha256, schema_version=sheet.schema_version
         ),
-        policies=[PolicyApplied(**p.model_dump(exclude={"rules", "max_regression"})) for p in policies],
+        policies=[PolicyApplied(**p.model_dump(exclude={"max_regression"})) for p in policies],
         allow_insufficient=allow_insufficient,
         verdict="fail" if any(r.gating for r in results) else "pass",
         counts=count_outcomes(results),
         results=results,
+        integrity=integrity,
         generated_at=prov.utc_now(),
         tool_version=prov.tool_version(),
+    )
+
+
+def _integrity(ctx: _Context) -> Integrity:
+    """Every figure the records determine, re-derived; any that is not, or a records file missing or altered,
+    fails it. A policy cannot disable it, and --allow-insufficient does not soften it."""
+    found, files = ctx.support.problems, ctx.support.files
+    if found:
+        reason = (
+            f"{len(found)} figure(s) not supported by the {len(files)} raw-records file(s): {listing(found)}"
+        )
+    elif files:
+        reason = f"every figure the {len(files)} raw-records file(s) determine re-derives to the stated value"
+    else:
+        reason = "the factsheet names no raw-records file: no figure to re-derive"
+    return Integrity(
+        outcome="fail" if found else "pass",
+        reason=reason,
+        records=files,
+        discrepancies=[u.discrepancy for u in found],
+    )
+
+
+def _integrity_result(integrity: Integrity) -> RuleResult:
+    return RuleResult(
+        policy=INTEGRITY_POLICY,
+        rule=INTEGRITY_RULE,
+        title=INTEGRITY_TITLE,
+        description="Built in, in every report: a rule can pass only on figures the raw records give.",
+        severity="error",
+        outcome="fail",
+        gating=True,
+        reason=integrity.reason,
+        figures=[
+            Figure(path="(every raw-records file)", value=len(integrity.records), records=integrity.records)
+        ],
+        section="provenance",
     )
 
 
@@ -140,6 +191,9 @@ def _judge(ctx: _Context, rule: Rule, policy: LoadedPolicy) -> RuleResult:
             return _result(
                 rule, "not_applicable", f"applies only when {_cond_text(rule)}; {_why(cond)}", [fig]
             )
+        found = ctx.unsupported(cond)  # a made-up condition must not decide whether a rule applies
+        if found:
+            return _result(rule, _unsupported_outcome(found), f"condition {reasons(found)}", [fig])
         if not _compare(cond.value, rule.when.op, rule.when.value):
             return _result(
                 rule, "not_applicable", f"applies only when {_cond_text(rule)}; it is {cond.value!r}", [fig]
@@ -197,7 +251,21 @@ def _raw_records(ctx: _Context, rule: Rule) -> RuleResult:
             f"{len(missing)} of {len(checks)} raw-records files are missing: {names}",
             [fig],
         )
-    return _result(rule, "pass", f"all {len(checks)} raw-records files exist and match their sha256", [fig])
+    if ctx.support.problems:  # digests alone are not enough: the figures must be what the records give
+        found = ctx.support.problems
+        return _result(
+            rule,
+            "fail",
+            f"{len(found)} figure(s) not supported by the raw records: {listing(found)}",
+            [fig],
+        )
+    return _result(
+        rule,
+        "pass",
+        f"all {len(checks)} raw-records files exist and match their sha256, and every figure they determine "
+        "re-derives",
+        [fig],
+    )
 
 
 def _documents(ctx: _Context, rule: Rule) -> RuleResult:
@@ -218,6 +286,9 @@ def _documents(ctx: _Context, rule: Rule) -> RuleResult:
         return _result(rule, "fail", "not documented: " + "; ".join(absent), figures)
     if unmeasured:
         return _result(rule, "not_measured", "; ".join(dict.fromkeys(unmeasured)), figures)
+    found = ctx.unsupported(*(resolve(ctx.sheet, p) for p in rule.documents))
+    if found:
+        return _result(rule, _unsupported_outcome(found), reasons(found), figures)
     note = f" ({', '.join(estimated)} estimated, not measured)" if estimated else ""
     return _result(rule, "pass", f"documented by {', '.join(rule.documents)}{note}", figures)
 
@@ -272,6 +343,11 @@ def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
             return judge("fail", "the raw records behind the figure do not match their sha256 (altered)")
         if any(c.status != "verified" for c in fig.records):
             return judge("insufficient_evidence", "the raw records behind the figure are missing")
+    # Then the figure itself (and its threshold or denominator taken from the sheet): re-derived from its
+    # records, or no decision rests on it.
+    found = ctx.unsupported(r, *(resolve(ctx.sheet, p) for p in (rule.threshold_field, rule.of) if p))
+    if found:
+        return judge(_unsupported_outcome(found), reasons(found))
     value, unit = fig.value, f" {rule.unit or fig.unit or ''}".rstrip()
     if rule.op == "exists":
         return judge("pass", f"{rule.field} is recorded: {_fmt(value)}")
@@ -331,6 +407,11 @@ def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
     suff = fig.sufficiency if rule.evidence.sufficient_samples else None
     backing = f"; {suff.n} samples, {suff.n_required} needed" if suff is not None and suff.n_required else ""
     return judge("pass", f"{stated}: holds" + _n_text(fig) + backing)
+
+
+def _unsupported_outcome(found: list[Unsupported]) -> Outcome:
+    """A figure the records contradict fails; one whose records are absent has no evidence either way."""
+    return "insufficient_evidence" if all(u.missing for u in found) else "fail"
 
 
 def _n_text(fig: Figure) -> str:

@@ -7,12 +7,19 @@ from typing import Literal
 from pydantic import Field
 
 from factsheet.compliance.evidence import RecordsCheck
-from factsheet.compliance.policy import AppliedParameter, Evidence, Op, Reference, Scalar
+from factsheet.compliance.policy import AppliedParameter, Evidence, Op, Reference, Rule, Scalar
 from factsheet.compliance.summary import OUTCOMES, ComplianceSummary, GateFinding, Outcome, PolicyId
+from factsheet.rederive import Discrepancy
 from probes.load.stats import SampleSufficiency
 from probes.measurement import Model
 
-REPORT_VERSION = "1.0.0"
+# 1.1.0: each policy carries its rules as applied (so `factsheet validate` can re-run them), and `integrity`.
+REPORT_VERSION = "1.1.0"
+# The always-on check in every report, whatever the policies: a decision rests only on figures the raw
+# records give. It is no policy's rule, so a policy cannot leave it out.
+INTEGRITY_POLICY = "llm-factsheet"
+INTEGRITY_RULE = "figures-rederive"
+INTEGRITY_TITLE = "every figure re-derives from its raw records"
 DISCLAIMER = (
     "This report maps requirements to evidence in one factsheet. It is a cross-reference for reviewers, "
     "not a claim of conformity with any regulation or framework."
@@ -81,10 +88,28 @@ class PolicyApplied(Model):
     disabled: dict[str, str] = Field(
         default_factory=dict, description="rule id -> the policy that disabled it"
     )
+    rules: list[Rule] | None = Field(
+        None,
+        description="the rules as applied (parameters substituted), whose digest is sha256 "
+        "(absent in reports before 1.1.0)",
+    )
+
+
+class Integrity(Model):
+    """The built-in check every report carries: each figure the raw records determine, re-derived."""
+
+    policy: Literal["llm-factsheet"] = INTEGRITY_POLICY
+    rule: Literal["figures-rederive"] = INTEGRITY_RULE
+    outcome: Literal["pass", "fail"]
+    reason: str
+    records: list[RecordsCheck] = Field(description="every raw-records file the factsheet names")
+    discrepancies: list[Discrepancy] = Field(
+        description="figures the records contradict, and records missing or altered"
+    )
 
 
 class ComplianceReport(Model):
-    report_version: Literal["1.0.0"] = REPORT_VERSION
+    report_version: Literal["1.0.0", "1.1.0"] = REPORT_VERSION
     kind: Literal["llm-factsheet-compliance"] = "llm-factsheet-compliance"
     factsheet: FactsheetRef
     policies: list[PolicyApplied]
@@ -92,6 +117,11 @@ class ComplianceReport(Model):
     verdict: Literal["pass", "fail"]
     counts: dict[str, int]
     results: list[RuleResult]
+    integrity: Integrity | None = Field(
+        None,
+        description="the built-in integrity check (a failure is also a gating result of policy "
+        "'llm-factsheet'); absent when no records folder was given, and in reports before 1.1.0",
+    )
     generated_at: str
     tool_version: str
     disclaimer: str = DISCLAIMER

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from factsheet.errors import InputError
 from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.text import json_for_html
 from factsheet.store import write_atomic
 
 DIGEST_PROPERTY = "llm-factsheet:factsheet:sha256"
@@ -100,5 +101,7 @@ def validate(data: dict) -> None:
 
 def write(src: Source, out_dir: Path) -> Path:
     path = Path(out_dir) / "bom.cdx.json"
-    write_atomic(path, json.dumps(bom(src), indent=2).encode())
+    # json.dumps escapes quotes, backslashes and control characters in every string from the factsheet;
+    # json_for_html also those an HTML page embedding the BOM would read as markup.
+    write_atomic(path, json_for_html(json.dumps(bom(src), indent=2)).encode())
     return path

@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from factsheet.export.text import checked_name
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
@@ -51,8 +52,23 @@ class Source:
 
 
 def source(path: Path, sheet: Factsheet) -> Source:
-    data = read_given(Path(path), MAX_FACTSHEET_BYTES, "factsheet")  # bounded like load_factsheet's read
-    return Source(Path(path), "sha256:" + hashlib.sha256(data).hexdigest(), sheet)
+    """The factsheet at `path`; its names are refused here when no export can carry them (see text.py)."""
+    path = Path(path)
+    ident = sheet.identity
+    names = [
+        ("factsheet file name", path.name),
+        ("name", sheet.name),
+        ("identity.name", ident.name),
+        ("identity.version", ident.version),
+        ("identity.owner", ident.owner),
+        ("identity.license", ident.license),
+    ]
+    if not isinstance(sheet.load, NotMeasured):
+        names += [(f"load.points[{i}].result.label", p.result.label) for i, p in enumerate(sheet.load.points)]
+    for field, value in names:
+        checked_name(field, value)
+    data = read_given(path, MAX_FACTSHEET_BYTES, "factsheet")  # bounded like load_factsheet's read
+    return Source(path, "sha256:" + hashlib.sha256(data).hexdigest(), sheet)
 
 
 def serving_figures(sheet: Factsheet) -> list[Figure]:

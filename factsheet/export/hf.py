@@ -1,11 +1,15 @@
 """A Hugging Face model card (README.md): `model-index` eval results written with huggingface_hub's
-ModelCardData/EvalResult (offline; `ModelCard.validate()` would call the Hub and is not used)."""
+ModelCardData/EvalResult (offline; `ModelCard.validate()` would call the Hub and is not used).
+
+The front matter is PyYAML's safe dump of the card data, the body Markdown in which every piece of text
+from the factsheet is escaped (text.py says which fields are refused instead, and why)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.text import markdown_code, markdown_text
 from factsheet.store import write_atomic
 
 TASK = "text-generation"
@@ -39,7 +43,7 @@ def _args(f: Figure) -> dict:
 
 
 def model_card(src: Source) -> str:
-    from huggingface_hub import ModelCard, ModelCardData
+    from huggingface_hub import ModelCardData
 
     sheet = src.sheet
     ident = sheet.identity
@@ -59,8 +63,19 @@ def model_card(src: Source) -> str:
         pipeline_tag=TASK,
         llm_factsheet={"sha256": src.sha256, "schema_version": sheet.schema_version, "name": sheet.name},
     )
-    card = ModelCard(f"---\n{data.to_yaml()}\n---\n{_body(src)}")
-    return str(card)
+    # Not through ModelCard: its `content` dumps the data again with huggingface_hub's own YAML settings.
+    return f"---\n{_front_matter(data.to_dict())}---\n{_body(src)}"
+
+
+def _front_matter(data: dict) -> str:
+    """The card's metadata as YAML, through the safe dumper only (huggingface_hub's `to_yaml` uses the
+    full one) with non-ASCII characters escaped: a string from the factsheet is a quoted scalar, its line breaks escaped or indented, so it
+    can neither end the front matter (`---`) nor add a key, an anchor or a tag."""
+    import yaml
+
+    # Non-ASCII characters as \u escapes: PyYAML writes U+2028, U+2029, NEL and bidirectional controls raw
+    # otherwise, which some readers take as line breaks and which reorder what a reader sees.
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=False)
 
 
 def _license(name: str | None) -> dict:
@@ -71,13 +86,15 @@ def _license(name: str | None) -> dict:
 
 
 def _body(src: Source) -> str:
+    # Every value from the factsheet goes through markdown_text/markdown_code: on one line, markup escaped.
     sheet, lines = src.sheet, []
     ident = sheet.identity
-    lines += [f"# {ident.name}{' ' + ident.version if ident.version else ''}", ""]
+    md = markdown_text
+    lines += [f"# {md(ident.name)}{' ' + md(ident.version) if ident.version else ''}", ""]
     lines += [
-        f"Measured by llm-factsheet {sheet.provenance.tool_version} from factsheet `{src.path.name}` "
-        f"with digest `{src.sha256}` (schema {sheet.schema_version}). Every figure below is measured; "
-        "what was not measured is left out and named under *Not measured*.",
+        f"Measured by llm-factsheet {md(sheet.provenance.tool_version)} from factsheet "
+        f"{markdown_code(src.path.name)} with digest `{src.sha256}` (schema {md(sheet.schema_version)}). "
+        "Every figure below is measured; what was not measured is left out and named under *Not measured*.",
         "",
     ]
     acc, serving = accuracy_figures(sheet), serving_figures(sheet)
@@ -90,9 +107,8 @@ def _body(src: Source) -> str:
         ]
         for f in acc + serving:
             ci = f"[{f.ci[0]:.4g}, {f.ci[1]:.4g}]" if f.ci else "—"
-            lines.append(
-                f"| {f.label} | {f.value:.4g} {f.unit} | {ci} | {f.n if f.n is not None else '—'} | {f.slice} |"
-            )
+            n = f.n if f.n is not None else "—"
+            lines.append(f"| {md(f.label)} | {f.value:.4g} {md(f.unit)} | {ci} | {n} | {md(f.slice)} |")
         lines.append("")
     energy = inference_energy(sheet)
     if energy:
@@ -101,12 +117,12 @@ def _body(src: Source) -> str:
             "## Inference energy",
             "",
             f"{energy.kwh:.6g} kWh gross over a {energy.window_s:.3g} s steady window ({energy.requests} requests, "
-            f"{energy.output_tokens} output tokens{per_token}); boundary: {energy.boundary}.",
+            f"{energy.output_tokens} output tokens{per_token}); boundary: {md(energy.boundary)}.",
             "",
         ]
     missing = [(name, section.reason) for name, section in _sections(sheet) if section is not None]
     if missing:
-        lines += ["## Not measured", ""] + [f"- {name}: {reason}" for name, reason in missing] + [""]
+        lines += ["## Not measured", ""] + [f"- {name}: {md(reason)}" for name, reason in missing] + [""]
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from factsheet.export.figures import Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.text import json_for_html
 from factsheet.store import write_atomic
 
 
@@ -89,8 +90,9 @@ def to_jsonld(objects) -> bytes:
     from spdx_python_model import v3_0_1 as spdx
 
     buf = io.BytesIO()
-    spdx.JSONLDSerializer().write(objects, buf, indent=2)
-    return buf.getvalue()
+    spdx.JSONLDSerializer().write(objects, buf, indent=2)  # json.dump: strings escaped as JSON
+    # JSON-LD is often embedded in an HTML <script> element: nothing from the factsheet may close it.
+    return json_for_html(buf.getvalue().decode()).encode()
 
 
 def from_jsonld(data: bytes):

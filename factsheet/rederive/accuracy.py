@@ -4,16 +4,40 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factsheet.binding import accuracy_context
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.records import read_records
+from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import AccuracySection
 from probes.accuracy.result import SampleRecord
 from probes.accuracy.run import pass_rates
 
+# Where each field of the accuracy context is stated in factsheet.json.
+_FIELDS = {
+    key: f"accuracy.result.{key}"
+    for key in (
+        "benchmark",
+        "dataset",
+        "tests_run",
+        "mode",
+        "prompting",
+        "subset",
+        "temperature",
+        "sampling",
+        "max_tokens",
+    )
+} | {"n_samples_per_task": "accuracy.result.pass_rates.n_samples_per_task"}
 
-def accuracy(section: AccuracySection, folder: Path) -> list[Discrepancy]:
+
+def accuracy(section: AccuracySection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
     res, src = section.result, section.records.path
-    samples, out = read_records(folder, section.records, SampleRecord.model_validate, "accuracy.records")
+    samples, out = read_records(
+        folder,
+        section.records,
+        SampleRecord.model_validate,
+        "accuracy.records",
+        Expected(accuracy_context(res), _FIELDS),
+        binding,
+    )
     if samples is None:
         return out
     out += differences(res.per_task, samples, "accuracy.result.per_task", src)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factsheet.binding import energy_context
 from factsheet.build import energy_point
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.records import read_records
+from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import EnergySection, LoadSection
 from probes.energy import (
     CarbonConfig,
@@ -29,9 +30,22 @@ from probes.measurement import NotMeasured
 
 
 def energy(
-    section: EnergySection, load: LoadSection | NotMeasured, cpu_model: str | None, folder: Path
+    section: EnergySection,
+    load: LoadSection | NotMeasured,
+    cpu_model: str | None,
+    folder: Path,
+    binding: Binding | None = None,
 ) -> list[Discrepancy]:
     if isinstance(section.energy, NotMeasured):
+        if not isinstance(section.carbon, NotMeasured):
+            # Carbon is computed from the measured energy: stated without it, it rests on nothing.
+            return [
+                Discrepancy(
+                    figure="energy.carbon",
+                    stated="measured",
+                    recomputed=f"no energy measured ({section.energy.reason})",
+                )
+            ]
         return []
     stated, base = section.energy, "energy.energy"
     out: list[Discrepancy] = []
@@ -48,8 +62,16 @@ def energy(
     window, idle = _stated_window(stated), stated.idle
     src = "each component's window energy, idle power and the load point's counts"
     if section.records is not None:
+        expected = Expected(None)
+        if entry is not None:
+            fields = {
+                "window": "energy.energy.window",
+                "idle_window": "energy.energy.idle.window",
+                "load_point": f"load.points[{load.points.index(entry)}] (the load point covered)",
+            }
+            expected = Expected(energy_context(stated, entry.result), fields)
         samples, problems = read_records(
-            folder, section.records, ChannelSamples.model_validate, "energy.records"
+            folder, section.records, ChannelSamples.model_validate, "energy.records", expected, binding
         )
         out += problems
         if samples is None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from factsheet.binding import capacity_step_context, load_point_context
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.records import read_records
+from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import LoadSection
 from probes.load.capacity import (
     CapacityResult,
@@ -18,6 +20,7 @@ from probes.load.capacity import (
     knob_point,
 )
 from probes.load.metrics import LoadMetrics
+from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures
 from probes.measurement import DEFAULT_PERCENTILES, NotMeasured
@@ -29,12 +32,25 @@ def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
     return tuple(float(k[1:]) for k in keys) or DEFAULT_PERCENTILES
 
 
-def load_points(load: LoadSection, folder: Path) -> list[Discrepancy]:
+def load_points(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
     out: list[Discrepancy] = []
     for i, entry in enumerate(load.points):
         path, res, src = f"load.points[{i}]", entry.result, entry.records.path
         records, problems = read_records(
-            folder, entry.records, RequestRecord.model_validate, f"{path}.records"
+            folder,
+            entry.records,
+            RequestRecord.model_validate,
+            f"{path}.records",
+            Expected(
+                load_point_context(res),
+                {
+                    "label": f"{path}.result.label",
+                    "point": f"{path}.result.point",
+                    "slo": f"{path}.result.metrics.slo",
+                    "started_at": f"{path}.result.started_at",
+                },
+            ),
+            binding,
         )
         out += problems
         if records is None:
@@ -49,7 +65,44 @@ def load_points(load: LoadSection, folder: Path) -> list[Discrepancy]:
         out += differences(
             res.not_sent, res.point.num_requests - len(records), f"{path}.result.not_sent", src
         )
+        out += _in_flight_within_cap(res.point, records, path, src)
     return out
+
+
+def _in_flight_within_cap(
+    point: LoadPoint, records: list[RequestRecord], path: str, src: str
+) -> list[Discrepancy]:
+    """What the records show in flight must fit the stated concurrency (closed loop) or cap (open loop).
+
+    At most: a user sends its next request only after its last one ended. At least, closed loop: every user
+    sends its first request in the loop's first step, before any response can be read, so min(concurrency,
+    requests) are in flight at once. Both hold for records of any schema: what an older, unbound document's
+    settings can still be held to, and what a forger rewriting a header must also fake in the records."""
+    name = "concurrency" if point.mode == "closed" else "max_concurrency"
+    cap = getattr(point, name)
+    if cap is None:
+        return []
+    # A request without an end time counts as never in flight for the upper bound, as never ending for the
+    # lower one: neither bound can then be failed by an honest run.
+    fewest, most = _peak(records, missing_end=None), _peak(records, missing_end=math.inf)
+    if fewest > cap:
+        found = f"{fewest} requests in flight at once in the records"
+    elif point.mode == "closed" and most < min(cap, len(records)):
+        found = f"at most {most} requests in flight at once in the records"
+    else:
+        return []
+    return [Discrepancy(figure=f"{path}.result.point.{name}", stated=cap, recomputed=found, source=src)]
+
+
+def _peak(records: list[RequestRecord], *, missing_end: float | None) -> int:
+    """Most requests in flight at once (a request ending when another is sent does not overlap it)."""
+    spans = [(r.sent_s, r.end_s if r.end_s is not None else missing_end) for r in records]
+    events = sorted((t, step) for sent, end in spans if end is not None for t, step in ((sent, 1), (end, -1)))
+    most = running = 0
+    for _, step in events:
+        running += step
+        most = max(most, running)
+    return most
 
 
 def _judged_alike(stated: Arrivals | None):
@@ -72,14 +125,23 @@ class _Replayed:
     arrivals: Arrivals | None
 
 
-def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
+def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
     bracket, capacity, range and stop reason. Without (1.0.0): each verdict through the probe's own judge,
     and the answer through the probe's own `answer`."""
-    if isinstance(load.capacity, NotMeasured) or not load.points:
+    if isinstance(load.capacity, NotMeasured):
         return []
     cap, base = load.capacity.result, "load.capacity.result"
+    if not load.points:
+        # Every probe runs the first load point's shape: without it, no probe can be recomputed.
+        return [
+            Discrepancy(
+                figure=base,
+                stated="measured",
+                recomputed="no load point: the shape every probe ran is not stated",
+            )
+        ]
     if len(cap.points) != len(load.capacity.records):
         n_points, n_records = len(cap.points), len(load.capacity.records)
         return [
@@ -89,8 +151,24 @@ def capacity(load: LoadSection, folder: Path) -> list[Discrepancy]:
     out: list[Discrepancy] = []
     replayed: list[_Replayed] = []
     for i, (stated, rec) in enumerate(zip(cap.points, load.capacity.records, strict=True)):
+        context = capacity_step_context(
+            cap.knob, stated.value, i, confirmation=stated.confirmation, template=template, slo=cap.slo
+        )
+        fields = {
+            "knob": f"{base}.knob",
+            "value": f"{base}.points[{i}].value",
+            "position": f"load.capacity.records[{i}] (place in the probing order)",
+            "confirmation": f"{base}.points[{i}].confirmation",
+            "template": "load.points[0].result.point",
+            "slo": f"{base}.slo",
+        }
         records, problems = read_records(
-            folder, rec, RequestRecord.model_validate, f"load.capacity.records[{i}]"
+            folder,
+            rec,
+            RequestRecord.model_validate,
+            f"load.capacity.records[{i}]",
+            Expected(context, fields),
+            binding,
         )
         out += problems
         if records is None:

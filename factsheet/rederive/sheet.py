@@ -1,4 +1,5 @@
-"""`rederive(sheet, folder)`: every figure of a factsheet that its raw records determine, recomputed."""
+"""`rederive(sheet, folder)`: every figure of a factsheet that its raw records determine, recomputed, with
+the records bound to the context the factsheet states for them."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.energy import energy
 from factsheet.rederive.load import capacity, load_points
+from factsheet.rederive.presence import missing_records, named_twice
+from factsheet.rederive.records import Binding
 from factsheet.schema import Factsheet
-from probes.measurement import NotMeasured
+from factsheet.versions import BINDS_RECORDS, at_least
+from probes.measurement import Model, NotMeasured
 
 REDERIVED = (
     "load points: every metric (counts, throughputs, TTFT/TPOT/ITL/E2EL distributions and percentiles, their "
@@ -23,19 +27,41 @@ REDERIVED = (
     "1.1.0); window, request and token counts against the load point they cover; every derived figure "
     "(average power, J/request, J/token, Wh/1000 requests, tokens/J, net of idle, totals, the TDP estimate); "
     "carbon from that energy, intensity and PUE",
+    "binding (schema >= 1.2.0): each records file's header names the digest of the context the factsheet "
+    "states for it (a load point's label, settings, SLO and start; a capacity step's knob, value, place, "
+    "kind, template and SLO; the accuracy run's dataset, tasks and sampling; the energy window and the "
+    "load point it covers); no records file is named twice",
 )
 
 
-def rederive(sheet: Factsheet, folder: Path) -> list[Discrepancy]:
-    """Discrepancies between what `sheet` states and what the raw records in `folder` give; empty when
-    every re-derivable figure matches (to float precision). Read the records' digests first."""
+class Rederivation(Model):
+    """What `rederive` found, and what it could not bind (records of a document older than 1.2.0)."""
+
+    discrepancies: list[Discrepancy]
+    unbound: list[str] = []  # records paths read without a context header (settings attested only)
+
+
+def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
+    """Every re-derivable figure recomputed and every records file's binding checked. Read the records'
+    digests first (`factsheet.verify.check_records`)."""
     folder = Path(folder)
-    out: list[Discrepancy] = []
+    binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
+    out: list[Discrepancy] = named_twice(sheet)
     if not isinstance(sheet.load, NotMeasured):
-        out += load_points(sheet.load, folder)
-        out += capacity(sheet.load, folder)
+        out += load_points(sheet.load, folder, binding)
+        out += capacity(sheet.load, folder, binding)
     if not isinstance(sheet.accuracy, NotMeasured):
-        out += accuracy(sheet.accuracy, folder)
+        out += accuracy(sheet.accuracy, folder, binding)
     if not isinstance(sheet.energy, NotMeasured):
-        out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder)
-    return out
+        out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder, binding)
+    out += binding.missing()
+    out += missing_records(sheet, bound=bool(binding.bound))
+    unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]
+    return Rederivation(discrepancies=out, unbound=unbound)
+
+
+def rederive(sheet: Factsheet, folder: Path) -> list[Discrepancy]:
+    """Discrepancies between what `sheet` states and what the raw records in `folder` give, records bound to
+    another context, measured figures with their records missing; empty when everything matches (to float
+    precision). Read the records' digests first."""
+    return rederive_report(sheet, folder).discrepancies

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from probes.measurement import Model
+from probes.records_header import split_header
 
 ErrorKind = Literal["http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled"]
 
@@ -49,4 +50,6 @@ def records_digest(data: bytes) -> str:
 
 
 def load_records(data: bytes) -> list[RequestRecord]:
-    return [RequestRecord.model_validate(json.loads(line)) for line in data.splitlines() if line.strip()]
+    """The requests of a records file, after its header line when it has one (schema >= 1.2.0)."""
+    _, lines = split_header(data)
+    return [RequestRecord.model_validate(json.loads(line)) for line in lines]

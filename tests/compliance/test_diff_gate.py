@@ -77,7 +77,9 @@ def test_different_workload_is_not_comparable(builds, tmp_path, mock_url):
     result, out = build(tmp_path / "other", spec_text(mock_url, "- {concurrency: 2, num_requests: 12}\n"))
     assert result.exit_code == 0, result.output
     result, report = _diff(builds["base"], out / "factsheet.json", tmp_path / "d")
-    assert result.exit_code == 0, result.output
+    # Nothing compared is no "No regression" (issue 20): exit 1, and the verdict says so.
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "inconclusive"
     reasons = {f["reason"] for f in report["figures"] if f["status"] == "not_comparable"}
     assert (
         "no such load point in the old factsheet" in reasons

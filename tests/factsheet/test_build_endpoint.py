@@ -53,8 +53,9 @@ def test_provenance_and_records(built):
     prov = sheet["provenance"]
     assert prov["spec_sha256"].startswith("sha256:") and prov["started_at"] <= prov["finished_at"]
     rec = sheet["load"]["points"][1]["records"]
-    lines = (out / rec["path"]).read_text().splitlines()
+    header, *lines = (out / rec["path"]).read_text().splitlines()  # schema 1.2.0: a header, then records
     assert len(lines) == rec["records"] == 12
+    assert json.loads(header)["header"]["role"] == "load point"
 
 
 def test_validate_accepts_then_detects_tampering(built, tmp_path):

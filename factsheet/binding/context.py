@@ -1,0 +1,139 @@
+"""The contexts raw records are bound to, each built from what the factsheet states about it.
+
+A context holds what the records were measured *under* and cannot show by themselves: the settings of the
+load point (label, concurrency or rate, lengths, arrival process), the SLO they are judged by, when the run
+started, the place of a capacity probe in the search, what an accuracy run evaluated. The build writes the
+digest of the context into the records file's header; `validate` recomputes it from the factsheet, so a
+changed setting or label, or one point's records reused for another, no longer matches.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from factsheet.provenance import digest
+from probes.accuracy import AccuracyResult
+from probes.accuracy.dataset import DatasetInfo
+from probes.energy import EnergyResult
+from probes.load.capacity import Knob
+from probes.load.point import SLO, LoadPoint
+from probes.load.runner import PointResult
+from probes.measurement import Model, NotMeasured
+
+
+class LoadPointContext(Model):
+    role: Literal["load point"] = "load point"
+    label: str
+    point: LoadPoint = Field(description="every setting of the point (concurrency/rate, lengths, arrivals)")
+    slo: SLO
+    started_at: float = Field(description="epoch seconds of the run's time origin")
+
+
+class CapacityStepContext(Model):
+    role: Literal["capacity step"] = "capacity step"
+    knob: Knob
+    value: float
+    position: int = Field(description="0-based place in the probing order")
+    confirmation: bool = Field(description="a confirmation run, not a search probe")
+    template: LoadPoint = Field(description="the first load point's settings, which every probe takes")
+    slo: SLO
+
+
+class AccuracyContext(Model):
+    role: Literal["accuracy"] = "accuracy"
+    benchmark: str
+    dataset: DatasetInfo = Field(description="identity and sha256 of the dataset file")
+    tests_run: list[str]
+    mode: str
+    prompting: str
+    subset: str = Field(description="which tasks ran")
+    temperature: float
+    sampling: dict[str, float | int | bool | str]
+    max_tokens: int
+    n_samples_per_task: int
+
+
+class EnergyContext(Model):
+    role: Literal["energy counters"] = "energy counters"
+    window: tuple[float, float] = Field(description="the measured window, epoch seconds")
+    idle_window: tuple[float, float] | None = Field(description="the idle measurement's window, if any")
+    load_point: str = Field(description="context digest of the load point whose steady window it covers")
+
+
+Context = LoadPointContext | CapacityStepContext | AccuracyContext | EnergyContext
+ROLES = ("load point", "capacity step", "accuracy", "energy counters")
+FORMAT = "llm-factsheet records"
+
+
+class RecordsHeader(Model):
+    """The header line's content. The context is written out in full so that a mismatch can be named field
+    by field; the digest is what binds (it must be the digest of that context, and of the one stated)."""
+
+    format: Literal["llm-factsheet records"] = FORMAT
+    role: str = Field(description="what the records belong to: one of ROLES")
+    context_sha256: str = Field(description="sha256 of the canonical JSON of the context")
+    context: Annotated[Context, Field(discriminator="role")]
+
+
+class HeaderLine(Model):
+    header: RecordsHeader
+
+
+def header_line(context: Context) -> bytes:
+    """The first line of a records file measured in `context`."""
+    header = RecordsHeader(role=context.role, context_sha256=context_digest(context), context=context)
+    return HeaderLine(header=header).model_dump_json().encode() + b"\n"
+
+
+def parse_header(line: bytes) -> RecordsHeader:
+    """The header of a records file; ValueError (pydantic's included) when it is not a valid one."""
+    return HeaderLine.model_validate_json(line).header
+
+
+def context_digest(context: Context) -> str:
+    return digest(context)
+
+
+def load_point_context(result: PointResult) -> LoadPointContext:
+    return LoadPointContext(
+        label=result.label, point=result.point, slo=result.metrics.slo, started_at=result.started_at
+    )
+
+
+def capacity_step_context(
+    knob: Knob, value: float, position: int, *, confirmation: bool, template: LoadPoint, slo: SLO
+) -> CapacityStepContext:
+    return CapacityStepContext(
+        knob=knob,
+        value=float(value),
+        position=position,
+        confirmation=confirmation,
+        template=template,
+        slo=slo,
+    )
+
+
+def accuracy_context(result: AccuracyResult) -> AccuracyContext:
+    return AccuracyContext(
+        benchmark=result.benchmark,
+        dataset=result.dataset,
+        tests_run=list(result.tests_run),
+        mode=result.mode,
+        prompting=result.prompting,
+        subset=result.subset,
+        temperature=result.temperature,
+        sampling=result.sampling,
+        max_tokens=result.max_tokens,
+        n_samples_per_task=result.pass_rates.n_samples_per_task,
+    )
+
+
+def energy_context(result: EnergyResult, covered: PointResult) -> EnergyContext:
+    idle = result.idle
+    return EnergyContext(
+        window=(result.t_start, result.t_end),
+        idle_window=None if isinstance(idle, NotMeasured) else (idle.t_start, idle.t_end),
+        load_point=context_digest(load_point_context(covered)),
+    )

@@ -1,0 +1,164 @@
+"""Which figures `validate` vouches for, and how: every field of a factsheet is in exactly one class.
+
+- **re-derived**: recomputed from raw records, or bound to them as the context they were measured in (the
+  records file's header names the digest of that context, schema >= 1.2.0);
+- **re-checked**: recomputed by running something again on re-derived figures (the compliance section: the
+  named policies run on the re-derived sheet);
+- **attested only**: stated by the author and not checkable from the folder (host and provenance facts, the
+  tuning trace, the predictor section, method names, inputs such as the carbon intensity): a signature
+  vouches for who stated them, nothing vouches for their truth.
+
+Fields are named by their path in factsheet.json with `[]` for any list item and `{}` for any key of a map;
+a rule covers its path and everything under it, the longest matching rule decides. `leaf_fields()` lists
+every leaf the Factsheet model can hold, so a test fails naming a field a future change adds unclassified.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from factsheet.schema import Factsheet
+
+Class = Literal["re-derived", "re-checked", "attested only"]
+CLASSES: tuple[Class, ...] = ("re-derived", "re-checked", "attested only")
+
+P = "load.points[].result"
+C = "load.capacity.result"
+A = "accuracy.result"
+
+# (path prefix, class, why): longest prefix wins.
+RULES: tuple[tuple[str, Class, str], ...] = (
+    # Document framing.
+    ("schema_version", "attested only", "the version the document states (records' headers outrank it)"),
+    ("kind", "attested only", "document type"),
+    ("name", "attested only", "the factsheet's name"),
+    ("identity", "attested only", "the model named and the weights' digests as found at build time"),
+    ("system", "attested only", "host, engine and library versions as found at build time"),
+    ("provenance", "attested only", "tool version, commit, spec digest, command and times of the build"),
+    ("tuning", "attested only", "the tuning trace: its evaluations ran against servers that are gone"),
+    ("predictor", "attested only", "the performance predictor's section (its training runs are not kept)"),
+    ("compliance", "re-checked", "the named policies run again on the re-derived sheet"),
+    # Load points.
+    ("load.status", "attested only", "whether the load section was measured"),
+    ("load.reason", "attested only", "why the load section was not measured"),
+    ("load.percentile_method", "attested only", "the name of the percentile method used"),
+    ("load.points[].records", "re-derived", "the records' digest, count and header"),
+    (f"{P}.metrics", "re-derived", "every metric recomputed from the per-request records"),
+    (f"{P}.window_epoch", "re-derived", "the steady window from the records and the start time"),
+    (f"{P}.arrivals", "re-derived", "open-loop arrival fidelity from the records' send times"),
+    (f"{P}.sent", "re-derived", "the number of records"),
+    (f"{P}.not_sent", "re-derived", "the point's request count less the records"),
+    (f"{P}.point", "re-derived", "bound: the settings are part of the records' context"),
+    (f"{P}.label", "re-derived", "bound: part of the records' context"),
+    (f"{P}.started_at", "re-derived", "bound: part of the records' context"),
+    (f"{P}.stop_reason", "attested only", "what ended sending (count or duration), as the run reported"),
+    (f"{P}.aborted", "attested only", "why a run stopped early, as the run reported"),
+    (f"{P}.workload", "attested only", "digests of the prompts sent (the prompts are not kept)"),
+    (f"{P}.records", "attested only", "never written (the records are the file named by .records); unused"),
+    # Capacity.
+    ("load.capacity.status", "attested only", "whether the capacity search ran"),
+    ("load.capacity.reason", "attested only", "why the capacity search did not run"),
+    ("load.capacity.records", "re-derived", "the records' digest, count and header"),
+    (C, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
+    (f"{C}.points[].value", "re-derived", "bound: part of the capacity step's context"),
+    (f"{C}.points[].confirmation", "re-derived", "bound: part of the capacity step's context"),
+    (f"{C}.knob", "re-derived", "bound: part of every capacity step's context"),
+    (f"{C}.slo", "re-derived", "bound: part of every capacity step's context"),
+    (f"{C}.method", "attested only", "the name of the search method"),
+    (f"{C}.pass_rule", "attested only", "the statement of the pass rule"),
+    (f"{C}.range_method", "attested only", "the name of the range method"),
+    # Accuracy.
+    ("accuracy.status", "attested only", "whether accuracy was measured"),
+    ("accuracy.reason", "attested only", "why accuracy was not measured"),
+    ("accuracy.records", "re-derived", "the records' digest, count and header"),
+    (f"{A}.pass_rates", "re-derived", "pass@k from the per-sample verdicts"),
+    (f"{A}.per_task", "re-derived", "the per-sample records the JSON repeats"),
+    (f"{A}.generation_failures", "re-derived", "counted from the per-sample records"),
+    (f"{A}.benchmark", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.dataset", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.tests_run", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.mode", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.prompting", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.subset", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.temperature", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.sampling", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.max_tokens", "re-derived", "bound: part of the accuracy run's context"),
+    (f"{A}.isolation", "attested only", "the sandbox mechanisms in force, as the judge reported them"),
+    (f"{A}.judge_parity", "attested only", "the judge's agreement with EvalPlus, measured elsewhere"),
+    (f"{A}.timings", "attested only", "wall-clock times of generation and judging"),
+    # Energy and carbon.
+    ("energy.status", "attested only", "whether energy was measured"),
+    ("energy.reason", "attested only", "why energy was not measured"),
+    ("energy.records", "re-derived", "the counters' samples: digest, count and header"),
+    ("energy.energy", "re-derived", "window energies and idle power from the samples (>= 1.1.0), every "
+     "derived figure, the window and counts against the load point covered"),
+    ("energy.carbon", "attested only", "carbon inputs and method as stated"),
+    ("energy.carbon.energy_kwh", "re-derived", "from the re-derived energy"),
+    ("energy.carbon.g_co2e.value", "re-derived", "from the re-derived energy, the intensity and PUE"),
+    ("energy.carbon.status", "attested only", "whether carbon was computed"),
+    ("energy.carbon.reason", "attested only", "why carbon was not computed"),
+)  # fmt: skip
+
+
+def classify(path: str) -> tuple[Class, str] | None:
+    """The class of a field (path as in `leaf_fields`) and why; None when no rule covers it."""
+    best: tuple[str, Class, str] | None = None
+    for prefix, cls, why in RULES:
+        covers = path == prefix or path.startswith((prefix + ".", prefix + "[", prefix + "{"))
+        if covers and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, cls, why)
+    return None if best is None else (best[1], best[2])
+
+
+def leaf_fields() -> list[str]:
+    """Every leaf field a factsheet of this schema can hold, from the Factsheet model's JSON Schema."""
+    schema = Factsheet.model_json_schema()
+    defs = schema.get("$defs", {})
+    out: set[str] = set()
+
+    def walk(node: dict, path: str, seen: frozenset[str]) -> None:
+        ref = node.get("$ref")
+        if ref is not None:
+            name = ref.rsplit("/", 1)[-1]
+            if name not in seen:  # a recursive model: its fields are listed once
+                walk(defs[name], path, seen | {name})
+            return
+        branches = [b for key in ("anyOf", "oneOf", "allOf") for b in node.get(key, [])]
+        for branch in branches:
+            walk(branch, path, seen)
+        if branches:
+            return
+        properties = node.get("properties")
+        if properties:
+            for key, sub in properties.items():
+                walk(sub, f"{path}.{key}" if path else key, seen)
+            return
+        items = node.get("items") or node.get("prefixItems")
+        if isinstance(items, list):
+            for item in items:
+                walk(item, f"{path}[]", seen)
+            return
+        if isinstance(items, dict):
+            walk(items, f"{path}[]", seen)
+            return
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) and extra:
+            walk(extra, f"{path}{{}}", seen)
+            return
+        out.add(path)
+
+    walk(schema, "", frozenset())
+    return sorted(out)
+
+
+def unclassified() -> list[str]:
+    return [path for path in leaf_fields() if classify(path) is None]
+
+
+def explain() -> list[str]:
+    """The three classes, each with its rules, for `factsheet validate --explain`."""
+    lines: list[str] = []
+    for cls in CLASSES:
+        lines.append(f"{cls}:")
+        lines += [f"  {prefix}: {why}" for prefix, c, why in RULES if c == cls]
+    return lines

@@ -1,0 +1,92 @@
+"""Figures that state a measurement with nothing behind it: records a measured figure needs but the
+factsheet no longer names, and one records file named for two measurements."""
+
+from __future__ import annotations
+
+import posixpath
+
+from factsheet.build import energy_point
+from factsheet.rederive.compare import Discrepancy
+from factsheet.schema import Factsheet, RecordsFile
+from factsheet.versions import KEEPS_ENERGY_SAMPLES_AND_SEARCH, at_least
+from probes.measurement import NotMeasured
+
+
+def named_records(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:
+    """Every records file the factsheet names, with the path of the field naming it."""
+    out: list[tuple[str, RecordsFile]] = []
+    if not isinstance(sheet.load, NotMeasured):
+        out += [(f"load.points[{i}].records", p.records) for i, p in enumerate(sheet.load.points)]
+        if not isinstance(sheet.load.capacity, NotMeasured):
+            out += [(f"load.capacity.records[{i}]", r) for i, r in enumerate(sheet.load.capacity.records)]
+    if not isinstance(sheet.accuracy, NotMeasured):
+        out.append(("accuracy.records", sheet.accuracy.records))
+    if not isinstance(sheet.energy, NotMeasured) and sheet.energy.records is not None:
+        out.append(("energy.records", sheet.energy.records))
+    return out
+
+
+def named_twice(sheet: Factsheet) -> list[Discrepancy]:
+    """A records file (by path, or the same bytes under another name) backs one measurement only: a build
+    writes one file per run, so a second mention reuses another run's records for figures never measured."""
+    out: list[Discrepancy] = []
+    by_path: dict[str, str] = {}
+    by_digest: dict[str, str] = {}
+    for figure, rec in named_records(sheet):
+        path = posixpath.normpath(rec.path)
+        first = by_path.get(path) or by_digest.get(rec.sha256)
+        if first is not None:
+            out.append(
+                Discrepancy(
+                    figure=figure,
+                    stated=f"records {rec.path}",
+                    recomputed=f"the same records as {first} (one file per measured run)",
+                    source=rec.path,
+                )
+            )
+            continue
+        by_path[path], by_digest[rec.sha256] = figure, figure
+    return out
+
+
+def missing_records(sheet: Factsheet, *, bound: bool = False) -> list[Discrepancy]:
+    """Measured figures whose evidence the document's schema version keeps, but which it does not name.
+    `bound`: its records carry context headers, so a tool of schema >= 1.2.0 wrote them, whatever version
+    the document states (a version lowered to escape these checks is held to the records' own)."""
+    out: list[Discrepancy] = []
+    keeps = bound or at_least(sheet.schema_version, KEEPS_ENERGY_SAMPLES_AND_SEARCH)
+    since = (
+        "records bound to their contexts (schema >= 1.2.0)"
+        if bound
+        else f"schema {sheet.schema_version} >= {KEEPS_ENERGY_SAMPLES_AND_SEARCH}"
+    )
+    energy = sheet.energy
+    if not isinstance(energy, NotMeasured) and not isinstance(energy.energy, NotMeasured):
+        if keeps and energy.records is None:
+            out.append(
+                Discrepancy(
+                    figure="energy.records",
+                    stated="none",
+                    recomputed=f"the energy counters' samples ({since} keeps them for measured energy)",
+                )
+            )
+        points = [] if isinstance(sheet.load, NotMeasured) else sheet.load.points
+        if energy_point(points) is None:
+            out.append(
+                Discrepancy(
+                    figure="energy.energy",
+                    stated="measured",
+                    recomputed="no load point with a steady window for the energy to cover",
+                )
+            )
+    load = sheet.load
+    if not isinstance(load, NotMeasured) and not isinstance(load.capacity, NotMeasured):
+        if keeps and load.capacity.result.search is None:
+            out.append(
+                Discrepancy(
+                    figure="load.capacity.result.search",
+                    stated="none",
+                    recomputed=f"the search's parameters ({since} keeps them, so the search is replayed)",
+                )
+            )
+    return out

@@ -1,0 +1,28 @@
+"""The first line of a raw-records file (schema >= 1.2.0; older files have none): a JSON object with the
+single key `header`, which no record has, binding the records to the context they were measured in.
+
+Only its place and shape are known here, so that every reader of a records file, probes included, can step
+over it; what it holds (the context and its digest) is the factsheet's business (factsheet/binding).
+"""
+
+from __future__ import annotations
+
+import json
+
+HEADER_KEY = "header"
+
+
+def split_header(data: bytes) -> tuple[bytes | None, list[bytes]]:
+    """The header line (None for a file written before schema 1.2.0) and the record lines after it."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    if lines and _is_header(lines[0]):
+        return lines[0], lines[1:]
+    return None, lines
+
+
+def _is_header(line: bytes) -> bool:
+    try:
+        first = json.loads(line)
+    except ValueError:
+        return False  # not JSON: left to the records' own parsing, which says so
+    return isinstance(first, dict) and HEADER_KEY in first

@@ -1,0 +1,126 @@
+"""A factsheet with every measured section, built in-process against the mock server, and forgeries of it.
+
+Load points (closed loop at 16 and 1), a capacity search with a confirmation run, HumanEval+ on three tasks
+and energy on a fake RAPL counter (a writer thread advancing it at 30 W) with carbon: every kind of raw
+records a build keeps. Import the fixtures into a test module (`from binding_builds import ...`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factsheet.cli import app
+from factsheet.provenance import sha256_bytes
+from probes.targets.mock_server import MockServerConfig, running
+
+runner = CliRunner()
+WATTS = 30.0
+
+
+def _spec(base_url: str, powercap: Path) -> str:
+    return textwrap.dedent(f"""\
+        spec_version: 1
+        name: mock-hostile
+        model: {{name: mock-model}}
+        target: {{kind: endpoint, base_url: "{base_url}", model: mock-model}}
+        load:
+          input_len: 16
+          output_len: 8
+          slo: {{e2el_ms: 5000}}
+          capacity: {{knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 16}}
+          points:
+            - {{concurrency: 16, num_requests: 64}}
+            - {{concurrency: 1, num_requests: 6}}
+        accuracy: {{mode: chat, subset: {{first: 3}}, max_tokens: 64}}
+        energy:
+          idle_s: 1
+          gpu: false
+          sample_interval_s: 0.05
+          powercap_root: {powercap}
+          carbon: {{intensity_g_per_kwh: 400, pue: 1.2}}
+        """)
+
+
+def _fake_rapl(root: Path) -> tuple[threading.Event, threading.Thread]:
+    zone = root / "intel-rapl:0"
+    zone.mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text(f"{2**32}\n")
+    counter, t0, stop = zone / "energy_uj", time.time(), threading.Event()
+    counter.write_text("0\n")
+
+    def write() -> None:
+        while not stop.is_set():
+            tmp = zone / ".energy_uj"
+            tmp.write_text(f"{round(WATTS * (time.time() - t0) * 1e6) % 2**32}\n")
+            tmp.replace(counter)
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return stop, thread
+
+
+@pytest.fixture(scope="session")
+def full_build(tmp_path_factory) -> Path:
+    """The output folder of one honest build with every section measured (validates: exit 0)."""
+    folder = tmp_path_factory.mktemp("full-build")
+    stop, thread = _fake_rapl(folder / "powercap")
+    try:
+        with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
+            (folder / "model.yaml").write_text(_spec(url, folder / "powercap"))
+            result = runner.invoke(app, ["build", str(folder / "model.yaml"), "-o", str(folder / "out")])
+    finally:
+        stop.set()
+        thread.join()
+    assert result.exit_code == 0, result.output
+    return folder / "out"
+
+
+class Forgery:
+    """A copy of a build to edit as a hostile author would: the JSON, and records files (with their sha256
+    restated in the factsheet, as anyone without the signing key can)."""
+
+    def __init__(self, source: Path, into: Path):
+        shutil.copytree(source, into)
+        self.root = into
+        self.doc = json.loads((into / "factsheet.json").read_text())
+
+    def write(self) -> Path:
+        path = self.root / "factsheet.json"
+        path.write_text(json.dumps(self.doc))
+        return path
+
+    def rewrite_records(self, rec: dict, change: Callable[[list[str]], list[str]]) -> None:
+        """Replace the lines of a records file, and restate its digest in the factsheet."""
+        path = self.root / rec["path"]
+        data = "".join(line + "\n" for line in change(path.read_text().splitlines())).encode()
+        path.write_bytes(data)
+        rec["sha256"] = sha256_bytes(data)
+
+    def validate(self):
+        return runner.invoke(app, ["validate", str(self.write())])
+
+    def records_entries(self) -> list[dict]:
+        """Every records entry the factsheet names (load points, capacity steps, accuracy, energy)."""
+        load, out = self.doc["load"], []
+        out += [p["records"] for p in load.get("points", [])]
+        out += load.get("capacity", {}).get("records", [])
+        out += [self.doc[s]["records"] for s in ("accuracy", "energy") if "records" in self.doc[s]]
+        return out
+
+    def as_older_version(self, version: str = "1.1.0") -> None:
+        """What a forger would make of it to escape binding: every header stripped, digests restated, the
+        version lowered to one that had no headers."""
+        for rec in self.records_entries():
+            self.rewrite_records(rec, lambda lines: [line for line in lines if '"header"' not in line])
+        self.doc["schema_version"] = version

@@ -1,0 +1,276 @@
+"""Decisions on re-derived figures only (issue 20, items 1-2): `check` and `diff` re-derive every figure from
+its raw records before deciding anything on it, and `validate` re-runs the policies a compliance summary
+names. A hostile author edits factsheet.json (and compliance.json), never the records' figures' truth."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from decisions_builds import (
+    GOODPUT,
+    NO_SLO_POLICY,
+    PASS_AT_1,
+    RECORDS_POLICY,
+    check,
+    copy_fixture,
+    diff,
+    edit,
+    forge_pass,
+    gated_builds_fixture,  # noqa: F401 (the fixture `gated_builds`)
+    made_up,
+    validate,
+    write_policy,
+)
+
+NOT_SUPPORTED = "not supported by its records"
+
+
+# --- check -------------------------------------------------------------------------------------------
+
+
+def test_policy_without_the_slo_rule_does_not_pass_made_up_figures(tmp_path):
+    """Goodput 1000 req/s and pass@1 100 % written over what the records give (~11 req/s, 0 of 3 tasks):
+    floors on them would pass on the stated values; they fail, and so does the built-in integrity check."""
+    sheet = made_up(tmp_path / "sheet")
+    result, report = check(sheet, write_policy(tmp_path, NO_SLO_POLICY), tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "fail"
+    by_rule = {r["rule"]: r for r in report["results"]}
+    for rule, figure in (
+        ("goodput-floor", "load.points[0].result.metrics.goodput"),
+        ("pass-at-1-floor", "accuracy.result.pass_rates.plus.pass@1"),
+    ):
+        assert by_rule[rule]["outcome"] == "fail" and by_rule[rule]["gating"]
+        assert by_rule[rule]["reason"].startswith(f"{NOT_SUPPORTED}: {figure}: stated 1"), by_rule[rule]
+    integrity = by_rule["figures-rederive"]
+    assert integrity["policy"] == "llm-factsheet" and integrity["outcome"] == "fail" and integrity["gating"]
+    assert report["integrity"]["outcome"] == "fail"
+    assert {d["figure"] for d in report["integrity"]["discrepancies"]} == {
+        "load.points[0].result.metrics.goodput",
+        "accuracy.result.pass_rates.base.pass@1",
+        "accuracy.result.pass_rates.plus.pass@1",
+    }
+    assert "llm-factsheet/figures-rederive" in result.output
+
+
+def test_raw_records_evidence_means_re_derived_not_only_digests(tmp_path):
+    """The records are untouched (every digest matches): the raw-records check and a rule demanding raw
+    records still fail, because the figure is not what the records give."""
+    sheet = copy_fixture(tmp_path / "sheet")
+    edit(sheet, GOODPUT, 50.0)
+    result, report = check(sheet, write_policy(tmp_path, RECORDS_POLICY), tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    by_rule = {r["rule"]: r for r in report["results"]}
+    assert all(c["status"] == "verified" for c in by_rule["records"]["figures"][0]["records"])
+    assert by_rule["records"]["outcome"] == "fail"
+    assert "load.points[0].result.metrics.goodput: stated 50.0" in by_rule["records"]["reason"]
+    assert by_rule["goodput-with-records"]["outcome"] == "fail"
+    assert by_rule["goodput-with-records"]["reason"].startswith(NOT_SUPPORTED)
+
+
+def test_a_rule_on_an_untouched_figure_still_decides_on_its_value(tmp_path):
+    """Only the figures the records do not support lose their say: pass@1 made up leaves the goodput rule
+    (same sheet, its figure untouched) decided on its value — here a fail on 11 req/s < 100."""
+    sheet = copy_fixture(tmp_path / "sheet")
+    edit(sheet, PASS_AT_1, 1.0)
+    result, report = check(sheet, write_policy(tmp_path, NO_SLO_POLICY), tmp_path / "out")
+    by_rule = {r["rule"]: r for r in report["results"]}
+    assert by_rule["goodput-floor"]["outcome"] == "fail"
+    assert "does not hold" in by_rule["goodput-floor"]["reason"]
+    assert by_rule["pass-at-1-floor"]["reason"].startswith(NOT_SUPPORTED)
+    assert result.exit_code == 1
+
+
+def test_honest_fixture_keeps_its_outcomes(tmp_path):
+    """The untouched fixture: the rules decide on the values (goodput 11 < 100 fails, pass@1 0 < 0.9 fails,
+    as before), the integrity check passes and adds no result; a lenient policy passes (exit 0)."""
+    sheet = copy_fixture(tmp_path / "sheet")
+    result, report = check(sheet, write_policy(tmp_path, NO_SLO_POLICY), tmp_path / "strict")
+    assert result.exit_code == 1
+    assert {r["rule"]: r["outcome"] for r in report["results"]} == {
+        "goodput-floor": "fail",
+        "pass-at-1-floor": "fail",
+    }
+    assert all("does not hold" in r["reason"] for r in report["results"])
+    assert report["integrity"]["outcome"] == "pass" and report["integrity"]["discrepancies"] == []
+    lenient = NO_SLO_POLICY.replace("threshold: 100", "threshold: 1").replace(
+        "threshold: 0.9", "threshold: 0"
+    )
+    result, report = check(sheet, write_policy(tmp_path / "l", lenient), tmp_path / "lenient")
+    assert result.exit_code == 0, result.output
+    assert report["verdict"] == "pass" and report["counts"]["pass"] == 2
+    result, report = check(sheet, write_policy(tmp_path / "r", RECORDS_POLICY), tmp_path / "records")
+    assert result.exit_code == 0, result.output
+
+
+# --- diff --------------------------------------------------------------------------------------------
+
+
+def test_diff_against_a_candidate_without_records_is_not_no_regression(tmp_path):
+    base = copy_fixture(tmp_path / "base")
+    bare = copy_fixture(tmp_path / "bare")
+    shutil.rmtree(bare.parent / "records")
+    result, report = diff(base, bare, tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "inconclusive"
+    assert all(f["status"] == "not_comparable" for f in report["figures"])
+    assert report["verdict_reason"].startswith("nothing was comparable")
+    md = (tmp_path / "out" / "diff.md").read_text()
+    assert "No regression" not in md and "nothing was comparable" in md
+    assert "nothing was comparable" in (tmp_path / "out" / "diff.html").read_text()
+
+
+def test_diff_against_a_candidate_with_an_altered_figure_fails(tmp_path):
+    """Goodput and pass@1 made up in the candidate: its rows on them are not comparable (with the reason),
+    the verdict says the candidate's figures are not supported, exit 1."""
+    base = copy_fixture(tmp_path / "base")
+    result, report = diff(base, made_up(tmp_path / "cand"), tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "unsupported"
+    rows = {(f["figure"], f["scope"]): f for f in report["figures"]}
+    for key in (("goodput", "concurrency=1"), ("pass@1", "accuracy")):
+        assert rows[key]["status"] == "not_comparable", rows[key]
+        assert rows[key]["reason"].startswith(f"new factsheet: {NOT_SUPPORTED}"), rows[key]
+    assert rows[("goodput", "rate=20/s (burstiness=1)")]["status"] == "compared"  # the other point is sound
+    assert {d["figure"] for d in report["new_unsupported"]} >= {"load.points[0].result.metrics.goodput"}
+    assert "No regression" not in (tmp_path / "out" / "diff.md").read_text()
+
+
+def test_diff_of_honest_sheets_is_no_regression(tmp_path):
+    result, report = diff(copy_fixture(tmp_path / "a"), copy_fixture(tmp_path / "b"), tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert report["verdict"] == "no_regression" and report["new_unsupported"] == []
+    assert all(f["status"] == "compared" for f in report["figures"])
+
+
+# --- validate: the compliance summary re-checked -----------------------------------------------------
+
+
+def test_honest_gated_builds_validate(gated_builds):
+    for name, sheet in gated_builds.items():
+        result = validate(sheet)
+        assert result.exit_code == 0, f"{name}: {result.output}"
+        report = json.loads((sheet.parent / "compliance.json").read_text())
+        assert report["report_version"] == "1.1.0" and report["policies"][0]["rules"]
+
+
+def test_forged_pass_verdict_is_caught_by_validate(gated_builds, tmp_path):
+    """The gate failed at build time; `pass` written into the factsheet's summary (counts and findings to
+    match) gives exit 1 naming compliance.verdict."""
+    shutil.copytree(gated_builds["fail"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    forge_pass(sheet)
+    result = validate(sheet)
+    assert result.exit_code == 1, result.output
+    assert "compliance.verdict: stated 'pass', recomputed 'fail'" in result.output
+
+
+def test_forged_pass_with_the_report_rewritten_is_caught(gated_builds, tmp_path):
+    """The forger also rewrites compliance.json to say pass: the verdict is re-run, not read from it."""
+    shutil.copytree(gated_builds["fail"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    forge_pass(sheet)
+    path = sheet.parent / "compliance.json"
+    report = json.loads(path.read_text())
+    report["verdict"] = "pass"
+    for r in report["results"]:
+        r["outcome"], r["gating"] = "pass", False
+    path.write_text(json.dumps(report))
+    result = validate(sheet)
+    assert result.exit_code == 1 and "compliance.verdict" in result.output, result.output
+
+
+def test_report_alone_rewritten_to_pass_is_caught(gated_builds, tmp_path):
+    """The factsheet untouched (it says fail); compliance.json rewritten to say pass for the same policies:
+    the build's own report is held to the same re-run, exit 1 naming compliance.report.verdict."""
+    shutil.copytree(gated_builds["fail"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    path = sheet.parent / "compliance.json"
+    report = json.loads(path.read_text())
+    report["verdict"] = "pass"
+    for r in report["results"]:
+        r["outcome"], r["gating"] = "pass", False
+    report["counts"] = {k: (len(report["results"]) if k == "pass" else 0) for k in report["counts"]}
+    path.write_text(json.dumps(report))
+    result = validate(sheet)
+    assert result.exit_code == 1, result.output
+    assert "compliance.report.verdict: stated 'pass', recomputed 'fail'" in result.output
+
+
+def test_rules_swapped_in_the_report_are_caught_by_their_digest(gated_builds, tmp_path):
+    """An easier policy put into compliance.json (threshold raised to pass): its digest no longer matches
+    the one the summary names."""
+    shutil.copytree(gated_builds["fail"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    forge_pass(sheet)
+    path = sheet.parent / "compliance.json"
+    report = json.loads(path.read_text())
+    report["policies"][0]["rules"][0]["threshold"] = 100000
+    path.write_text(json.dumps(report))
+    result = validate(sheet)
+    assert result.exit_code == 1 and "compliance.policies[0].sha256" in result.output, result.output
+
+
+def test_missing_report_is_a_discrepancy(gated_builds, tmp_path):
+    shutil.copytree(gated_builds["pass"].parent, tmp_path / "sheet")
+    (tmp_path / "sheet" / "compliance.json").unlink()
+    result = validate(tmp_path / "sheet" / "factsheet.json")
+    assert result.exit_code == 1 and "compliance.report" in result.output, result.output
+
+
+def test_report_outside_the_folder_is_not_read(gated_builds, tmp_path):
+    shutil.copytree(gated_builds["pass"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    shutil.copy(sheet.parent / "compliance.json", tmp_path / "elsewhere.json")
+    edit(sheet, "compliance/report", "../elsewhere.json")
+    result = validate(sheet)
+    assert result.exit_code == 1 and "not a path inside the factsheet's folder" in result.output, (
+        result.output
+    )
+
+
+def test_page_one_states_the_verdict_as_the_builds(gated_builds):
+    """Rendering re-runs nothing: page 1 says whose verdict it is and where the report is."""
+    from factsheet.glance import glance_rows
+    from factsheet.verify import load_factsheet
+
+    row = next(r for r in glance_rows(load_factsheet(gated_builds["pass"])) if r.label == "Compliance")
+    assert row.value == "PASS (build's gate)"
+    assert "not re-checked here" in row.detail and "compliance.json" in row.detail
+    assert "factsheet validate" in row.detail
+
+
+def test_a_built_in_profile_re_checks_without_the_builds_report(gated_builds, tmp_path):
+    """`factsheet check` with other policies writes its report over the build's (its default folder): a
+    gate that was a built-in profile is still re-run, from the profile as shipped (same digest)."""
+    shutil.copytree(gated_builds["profile"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    policy = write_policy(tmp_path, RECORDS_POLICY)
+    result, report = check(sheet, policy, sheet.parent)
+    assert [p["id"] for p in report["policies"]] == ["records"]
+    result = validate(sheet)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_made_up_condition_does_not_switch_a_rule_off(tmp_path):
+    """`when:` on a made-up figure: the rule is not 'not applicable' on the forger's say-so."""
+    sheet = copy_fixture(tmp_path / "sheet")
+    edit(sheet, GOODPUT, 0.5)  # the records give ~11 req/s; the rule applies only above 5
+    policy = """\
+        policy_version: 1
+        id: cond
+        title: a floor that applies to fast points
+        version: "1"
+        rules:
+          - id: pass-at-1-when-fast
+            title: pass@1 at least 0.9 when goodput is above 5 req/s
+            field: accuracy.result.pass_rates.plus.pass@1
+            op: ">="
+            threshold: 0.9
+            when: {field: "load.points[0].result.metrics.goodput", op: ">", value: 5}
+        """
+    result, report = check(sheet, write_policy(tmp_path, policy), tmp_path / "out")
+    rule = report["results"][0]
+    assert rule["outcome"] == "fail" and rule["reason"].startswith(f"condition {NOT_SUPPORTED}"), rule
+    assert result.exit_code == 1
