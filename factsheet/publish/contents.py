@@ -65,7 +65,8 @@ def collect(json_path: Path) -> PublishContents:
     json_path = Path(json_path)
     sheet = load_factsheet(json_path)
     folder = json_path.parent
-    check_records(sheet, folder)  # never publish records that no longer give the figures' digests
+    files = tuple(artifacts(sheet, json_path))  # first: every path confined to the folder before any read
+    check_records(sheet, folder)  # never publish records that no longer match the factsheet's digests
     digest = "sha256:" + hashlib.sha256(json_path.read_bytes()).hexdigest()
     tags = {
         TAG_PREFIX + "name": sheet.name,
@@ -86,7 +87,7 @@ def collect(json_path: Path) -> PublishContents:
         params=params(sheet),
         metrics=metrics(sheet),
         tags=tags,
-        artifacts=tuple(artifacts(sheet, json_path)),
+        artifacts=files,
         started_ms=_epoch_ms(sheet.provenance.started_at),
         finished_ms=_epoch_ms(sheet.provenance.finished_at),
     )
@@ -169,7 +170,28 @@ def params(sheet: Factsheet) -> dict[str, str]:
 
 # --- metrics: the headline figures, unit in the name, CI bounds beside them --------------------------------
 
-# (factsheet distribution, percentile) -> metric stem; every latency is in ms
+# Every metric name a publish can log (README documents each); a figure with a CI adds `<name>_ci_low` and
+# `<name>_ci_high`, capacity its indistinguishable range as `<name>_range_low` / `<name>_range_high`.
+METRIC_NAMES = (
+    "capacity_at_slo_users",
+    "capacity_at_slo_rps",
+    "e2el_p99_ms",
+    "e2el_p50_ms",
+    "ttft_p99_ms",
+    "ttft_p50_ms",
+    "tpot_p99_ms",
+    "tpot_p50_ms",
+    "goodput_rps",
+    "slo_attainment_fraction",
+    "output_throughput_tokens_per_s",
+    "completed_requests_count",
+    "pass_at_1_fraction",
+    "energy_per_1000_requests_wh",
+    "energy_per_output_token_j",
+)
+BOUND_SUFFIXES = ("_ci_low", "_ci_high", "_range_low", "_range_high")
+
+# (factsheet distribution, percentile) -> metric name; every latency is in ms
 _LATENCIES = (
     ("e2el_ms", 99, "e2el_p99_ms"),
     ("e2el_ms", 50, "e2el_p50_ms"),
@@ -181,12 +203,15 @@ _LATENCIES = (
 
 
 def _with_ci(out: dict[str, float], name: str, value, low, high) -> None:
-    """A figure and, when both bounds exist, its CI as `<name>_ci_low` / `<name>_ci_high`."""
+    """A figure and its CI bounds as `<name>_ci_low` / `<name>_ci_high`, each one only where the factsheet
+    states it (a p99 on few samples has a lower bound and no upper one: no bound is invented)."""
     if value is None:
         return
     out[name] = float(value)
-    if low is not None and high is not None:
-        out[f"{name}_ci_low"], out[f"{name}_ci_high"] = float(low), float(high)
+    if low is not None:
+        out[f"{name}_ci_low"] = float(low)
+    if high is not None:
+        out[f"{name}_ci_high"] = float(high)
 
 
 def metrics(sheet: Factsheet) -> dict[str, float]:
@@ -268,8 +293,6 @@ def artifacts(sheet: Factsheet, json_path: Path) -> list[Artifact]:
             continue
         seen.add(name)
         path = _inside(folder, name)
-        if path.is_file():
+        if path.is_file():  # a missing raw-records file is check_records' failed check (exit 1)
             out.append(Artifact(path, str(PurePosixPath(name))))
-        elif name in required:
-            raise MalformedPublication(f"{name}: named by the factsheet but missing from {folder}")
     return out

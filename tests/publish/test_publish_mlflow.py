@@ -121,8 +121,7 @@ def test_the_build_publishes_one_run_holding_the_factsheets_figures(sheet_dir, c
     # Values equal the factsheet's figures exactly (MLflow stores doubles).
     assert got["e2el_p99_ms"] == m.e2el_ms.p(99)
     ci = m.percentile_ci["e2el_ms.p99"]
-    if ci.lower is not None and ci.upper is not None:
-        assert (got["e2el_p99_ms_ci_low"], got["e2el_p99_ms_ci_high"]) == (ci.lower, ci.upper)
+    assert (got.get("e2el_p99_ms_ci_low"), got.get("e2el_p99_ms_ci_high")) == (ci.lower, ci.upper)
     assert got["ttft_p50_ms"] == m.ttft_ms.p(50)
     assert got["goodput_rps"] == m.goodput
     assert (got["goodput_rps_ci_low"], got["goodput_rps_ci_high"]) == (m.goodput_ci.lower, m.goodput_ci.upper)
@@ -248,10 +247,3 @@ def test_a_malformed_factsheet_exits_2_and_creates_nothing(sheet_dir, client, se
     )
     assert code == 1 and "do not match" in output, output
     assert client.get_experiment_by_name("malformed") is None
-
-
-def test_every_metric_name_is_documented_in_the_readme(sheet_dir):
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    for name in metrics(load_factsheet(sheet_dir / "factsheet.json")):
-        stem = name.removesuffix("_ci_low").removesuffix("_ci_high")
-        assert f"`{stem}`" in readme, name
