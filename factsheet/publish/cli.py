@@ -36,6 +36,8 @@ def publish(
     from factsheet.publish.mlflow import publish_factsheet
     from factsheet.publish.spec import PublishSpec
 
+    if model_version is not None and registered_model is None:
+        raise InputError("--model-version needs --registered-model (the model whose version it is)")
     try:
         spec = PublishSpec(
             mlflow_uri=mlflow_uri,

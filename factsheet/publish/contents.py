@@ -29,6 +29,7 @@ VERDICT_TAG = TAG_PREFIX + "compliance_verdict"
 UNSIGNED = "unsigned"
 NOT_RUN = "not_run"
 ARTIFACT_DIR = "factsheet"  # the run's artifacts keep the folder's layout under this folder
+PARAM_MAX_CHARS = 6000  # MLflow's limit on a param's value: a longer one would fail the whole publish
 ATTESTATION_MAX_BYTES = 1 << 20  # an envelope is a few kB; a larger file is not read whole
 # Written by the build (and `factsheet check -o` into the same folder) beside the factsheet.
 COMPLIANCE_SUFFIXES = (".json", ".html", ".pdf", "-junit.xml")
@@ -165,7 +166,12 @@ def params(sheet: Factsheet) -> dict[str, str]:
             "accuracy.tests_run": ",".join(acc.tests_run),
         }
         out |= {f"accuracy.sampling.{k}": v for k, v in sorted(acc.sampling.items())}
-    return {k: str(v) for k, v in out.items() if v is not None}
+    return {k: _param_value(v) for k, v in out.items() if v is not None}
+
+
+def _param_value(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= PARAM_MAX_CHARS else text[: PARAM_MAX_CHARS - 1] + "…"
 
 
 # --- metrics: the headline figures, unit in the name, CI bounds beside them --------------------------------

@@ -60,7 +60,9 @@ class PublishResult:
     model_version_changed: bool = False  # the registry step created or re-tagged a version
 
     def lines(self) -> list[str]:
-        state = "already published (nothing changed)" if self.already_published else "published"
+        state = "published"
+        if self.already_published:
+            state = "already published" + ("" if self.model_version_changed else " (nothing changed)")
         out = [
             f"{state}: run {self.run_id} in experiment {self.experiment!r} at {self.tracking_uri}",
             f"  factsheet {self.sha256}, compliance verdict {self.verdict}",

@@ -101,3 +101,34 @@ def test_missing_records_are_a_failed_check_and_an_unsigned_sheet_says_so(full, 
     with pytest.raises(CheckFailed, match="missing"):
         collect(path)
     assert UNSIGNED == "unsigned"
+
+
+def test_without_mlflow_installed_publishing_names_the_extra(monkeypatch):
+    from factsheet.publish.mlflow import PublishError, check_reachable
+    from factsheet.publish.spec import PublishSpec
+
+    monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow -> ImportError, as without the extra
+    with pytest.raises(PublishError, match=r"llm-factsheet\[publish\]"):
+        check_reachable(PublishSpec(mlflow_uri="http://127.0.0.1:9"))
+
+
+def test_a_spec_publish_section_is_checked_when_the_spec_is_read(tmp_path):
+    from typer.testing import CliRunner
+
+    from factsheet.cli import app
+
+    spec = tmp_path / "model.yaml"
+    spec.write_text(
+        "spec_version: 1\nname: x\nmodel: {name: m}\n"
+        'target: {kind: endpoint, base_url: "http://127.0.0.1:9", model: m}\n'
+        "load: {points: [{concurrency: 1}]}\n"
+        "publish: {mlflow_uri: http://127.0.0.1:9, model_version: '3'}\n"
+    )
+    result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "model_version needs registered_model" in result.output, result.output
+    assert not (tmp_path / "out").exists()
+    # A valid section with an unreachable server: refused in seconds, before anything is measured.
+    spec.write_text(spec.read_text().replace(", model_version: '3'", ""))
+    result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "not reachable" in result.output, result.output
+    assert not (tmp_path / "out").exists()
