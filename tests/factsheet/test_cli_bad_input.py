@@ -101,6 +101,13 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
     ],
     ("campaign",): [["{binary}", "-o", "{out}"], ["{empty}", "-o", "{out}"], ["{missing}", "-o", "{out}"]],
     ("predict",): [["{missing}"], ["{binary}"], ["{out}", "--constraint", "x>y"]],
+    ("publish",): [
+        ["{notjson}", "--mlflow-uri", "http://127.0.0.1:9"],
+        ["{missing}", "--mlflow-uri", "http://127.0.0.1:9"],
+        ["{binary}", "--mlflow-uri", "http://127.0.0.1:9"],
+        ["{notjson}", "--mlflow-uri", "http://127.0.0.1:9", "--model-version", "1"],  # no --registered-model
+        ["{notjson}"],  # no --mlflow-uri
+    ],
 }
 
 
