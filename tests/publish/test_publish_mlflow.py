@@ -247,3 +247,22 @@ def test_a_malformed_factsheet_exits_2_and_creates_nothing(sheet_dir, client, se
     )
     assert code == 1 and "do not match" in output, output
     assert client.get_experiment_by_name("malformed") is None
+
+
+def test_an_interrupt_mid_upload_leaves_the_run_failed_and_exits_130(sheet_dir, client, server, monkeypatch):
+    calls = []
+    upload = mlflow.MlflowClient.log_artifact
+
+    def interrupted(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return upload(self, *args, **kwargs)
+
+    monkeypatch.setattr(mlflow.MlflowClient, "log_artifact", interrupted)
+    code, output = cli(
+        "publish", sheet_dir / "factsheet.json", "--mlflow-uri", server, "--experiment", "ctrl-c"
+    )
+    assert code == 130, output
+    (run,) = _runs(client, "ctrl-c")
+    assert run.info.status == "FAILED"
