@@ -22,9 +22,8 @@ from probes.targets import TargetConfig
 from tuner import TunerConfig
 
 SPEC_VERSION = 1
-SPEC_SCHEMA_VERSION = (
-    "1.2.0"  # semver of the published spec schema; its major is SPEC_VERSION (1.2.0: publish)
-)
+# semver of the published spec schema; its major is SPEC_VERSION. 1.2.0: the optional `publish` section.
+SPEC_SCHEMA_VERSION = "1.2.0"
 
 
 class ModelIdentity(Model):
