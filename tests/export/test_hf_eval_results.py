@@ -91,14 +91,19 @@ def test_hostile_labels_stay_file_names_and_yaml_scalars(full, tmp_path):
     """A load point label is factsheet text: it names no path outside .eval_results and adds no YAML key."""
     sheet = full.sheet
     entry = sheet.load.points[1]
-    evil = "../../x\nvalue: 1e9\n--- !!python/object:os.system"
+    # One line (a label with a line break is refused by `source`, exit 2, for every export).
+    evil = "../../x: {value: 1e9} --- !!python/object:os.system &a *a # é"
     points = list(sheet.load.points)
     points[1] = entry.model_copy(update={"result": entry.result.model_copy(update={"label": evil})})
     hostile = sheet.model_copy(update={"load": sheet.load.model_copy(update={"points": points})})
     src = source(_write(tmp_path / "in", hostile), hostile)
     paths = hf_eval_results.write(src, tmp_path / "out")
     assert all(p.parent == tmp_path / "out" / ".eval_results" for p in paths)
+    notes = []
     for p in paths:
+        assert p.read_bytes().isascii()  # non-ASCII written as YAML escapes
         data = yaml.safe_load(p.read_text())
         jsonschema.Draft202012Validator(SCHEMA).validate(data)
         assert all(r["value"] != 1e9 for r in data)
+        notes += [r["notes"] for r in data]
+    assert any(f"load point {evil};" in n for n in notes)  # the label comes back as text, exactly
