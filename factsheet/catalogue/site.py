@@ -10,7 +10,7 @@ import hashlib
 import os
 import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest, read_manifest, write_manifest
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, build_row
@@ -76,7 +76,7 @@ def build_catalogue(folders: list[Path], site: Path, pubkeys: list[Path] | None 
         else:
             f.sheet = _read(f, read)
             f.entry = _entry(f, keys, key_ids)
-    diffs, computed = _diffs(found, previous, read)
+    diffs, computed = _diffs(found, previous, read, site)
     manifest = Manifest(entries={f.sha256: f.entry for f in found}, diffs=diffs)
     # Nothing was written so far; from here on, only writing.
     from factsheet.catalogue.pages import write_pages
@@ -155,8 +155,23 @@ def _read(f: _Found, read: list[Path]) -> Factsheet:
 
 def _inputs(sheet: Factsheet, folder: Path) -> dict[str, str]:
     names = [n for n in DOCUMENTS if _plain_file(folder / n)]
-    names += [rec.path for _, rec in sheet.records_files() if _plain_file(folder / rec.path)]
+    names += [
+        rec.path
+        for _, rec in sheet.records_files()
+        if _inside(rec.path, folder) and _plain_file(folder / rec.path)
+    ]
     return {n: _sha256(folder / n) for n in names}
+
+
+def _inside(name: str, folder: Path) -> bool:
+    """A records path the factsheet names must stay in its folder: nothing elsewhere on disk is read."""
+    p = PurePosixPath(name)
+    return (
+        bool(name)
+        and not p.is_absolute()
+        and ".." not in p.parts
+        and (folder / name).resolve().is_relative_to(folder.resolve())
+    )
 
 
 def _plain_file(path: Path) -> bool:
@@ -197,7 +212,9 @@ def _report_verdict(folder: Path) -> str | None:
         return "unreadable compliance report"
 
 
-def _diffs(found: list[_Found], previous: Manifest, read: list[Path]) -> tuple[dict[str, DiffEntry], list]:
+def _diffs(
+    found: list[_Found], previous: Manifest, read: list[Path], site: Path
+) -> tuple[dict[str, DiffEntry], list]:
     """`factsheet diff` between consecutive builds of each deployment (oldest first); a pair diffed before
     is reused, a new pair reads both factsheets (the older one too: diff needs its raw records)."""
     from factsheet.compliance.diff import compare
@@ -211,8 +228,9 @@ def _diffs(found: list[_Found], previous: Manifest, read: list[Path]) -> tuple[d
         builds.sort(key=lambda f: (f.entry.row.date, f.sha256))
         for old, new in zip(builds, builds[1:], strict=False):
             key = DiffEntry.key(old.sha256, new.sha256)
-            if key in previous.diffs:
-                out[key] = previous.diffs[key]
+            done = previous.diffs.get(key)
+            if done is not None and (done.folder is None or (site / done.folder / "diff.html").is_file()):
+                out[key] = done
                 continue
             for f in (old, new):
                 if f.sheet is None:

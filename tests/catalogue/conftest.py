@@ -72,12 +72,34 @@ def _spec(name: str, url: str, extra: str) -> str:
     )
 
 
-def _build(tmp: Path, name: str, server: MockServerConfig, watts: float, key: Path | None) -> Build:
+# A gate every mock build passes (p99 E2EL within 5 s), run by build 1 so the index shows a verdict.
+POLICY = """\
+policy_version: 1
+id: p99-generous
+title: p99 E2EL within 5 s
+version: "1"
+rules:
+  - id: p99-e2el
+    title: p99 E2EL within 5000 ms
+    field: load.points[headline].result.metrics.e2el_ms.percentiles.p99
+    op: "<="
+    threshold: 5000
+    unit: ms
+    evidence: {measured: true, raw_records: true}
+"""
+
+
+def _build(
+    tmp: Path, name: str, server: MockServerConfig, watts: float, key: Path | None, gate: bool = False
+) -> Build:
     tmp.mkdir(parents=True)
+    if gate:
+        (tmp / "gate.yaml").write_text(POLICY)
     cap_root, stop, thread = _powercap(tmp / "powercap", watts)
     extra = (
         f"energy:\n  idle_s: 0.5\n  gpu: false\n  sample_interval_s: 0.05\n  powercap_root: {cap_root}\n"
         f"accuracy:\n  dataset: {MINI}\n  subset: {{first: 2}}\n  max_tokens: 64\n"
+        + ("compliance: {policies: [gate.yaml]}\n" if gate else "")
     )
     try:
         with running(server) as url:
@@ -119,7 +141,7 @@ def builds(tmp_path_factory, keys) -> list[Build]:
     fast = dict(model="mock-model", ttft_ms=20, itl_ms=5, slots=2, reply_text=solution)
     slow = dict(fast, ttft_ms=60, itl_ms=10)
     return [
-        _build(root / "1", "catalogue-demo", MockServerConfig(**fast), 30.0, keys[0]),
+        _build(root / "1", "catalogue-demo", MockServerConfig(**fast), 30.0, keys[0], gate=True),
         _build(root / "2", "catalogue-demo", MockServerConfig(**fast), 30.0, None),
         _build(root / "3", "catalogue-demo", MockServerConfig(**slow), 60.0, keys[0]),
     ]

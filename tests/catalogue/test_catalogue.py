@@ -72,7 +72,9 @@ def stated(folder: Path) -> dict:
     head = max(points, key=lambda p: p["result"]["metrics"]["completed"])["result"]["metrics"]
     rates = s["accuracy"]["result"]["pass_rates"]
     p1 = (rates["plus"] or rates["base"])["pass@1"]
+    gate = s["compliance"]
     return {
+        "compliance": gate["verdict"] if "verdict" in gate else "no policy run",
         "capacity": s["load"]["capacity"]["result"]["capacity"],
         "capacity_range": s["load"]["capacity"]["result"]["range"],
         "e2el_p99": head["e2el_ms"]["percentiles"]["p99"],
@@ -101,7 +103,9 @@ def test_index_rows_are_the_factsheets_figures(site, builds):
         truth, row = stated(b.folder), rows[sha]
         for key in ("capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000"):
             assert float(row[key]) == truth[key], (i, key)  # exact: repr round-trips a float
+        assert row["compliance"] == truth["compliance"]
         assert truth["pass_at_1"] == 0.5  # task 0 passes (the canonical reply), task 1 does not
+    assert [stated(b.folder)["compliance"] for b in builds] == ["pass", "no policy run", "no policy run"]
     html = (out / "index.html").read_text()
     t = stated(builds[2].folder)
     lo, hi = t["goodput_ci"]["lower"], t["goodput_ci"]["upper"]
