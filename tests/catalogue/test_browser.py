@@ -157,9 +157,38 @@ def check_print(browser, site: Path) -> list[str]:
     return problems
 
 
+def check_without_script(browser, site: Path) -> list[str]:
+    """Without JavaScript the index is a plain table: every build shown, no inert filter box."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    problems = []
+    try:
+        page.goto((site / "index.html").as_uri())
+        rows = page.eval_on_selector_all("#builds tbody tr", "rs => rs.filter(r => r.offsetParent).length")
+        links = page.eval_on_selector_all("#builds tbody a[href]", "as => as.length")
+        if rows != len(json_rows(site)) or links == 0:
+            problems.append(f"without script: {rows} rows, {links} links shown")
+        if page.is_visible(".controls"):
+            problems.append("without script: a filter box that cannot work is shown")
+    finally:
+        context.close()
+    return problems
+
+
+def json_rows(site: Path) -> list[str]:
+    import json
+
+    return list(json.loads((site / "manifest.json").read_text())["entries"])
+
+
 def check_site(browser, site: Path) -> list[str]:
     problems = [p for path in pages(site) for p in check_page(browser, path, site)]
-    return problems + check_sort_and_filter(browser, site) + check_print(browser, site)
+    return (
+        problems
+        + check_sort_and_filter(browser, site)
+        + check_print(browser, site)
+        + check_without_script(browser, site)
+    )
 
 
 def test_site_in_chromium(browser, site):
@@ -175,7 +204,7 @@ def _broken(site: Path, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "breakage",
-    ["console error", "dead link", "sort", "filter", "chart alternative", "network", "print"],
+    ["console error", "dead link", "sort", "filter", "chart alternative", "network", "print", "no script"],
 )
 def test_check_fails_when_the_site_breaks(browser, site, tmp_path, breakage):
     broken = _broken(site, tmp_path)
@@ -189,6 +218,8 @@ def test_check_fails_when_the_site_breaks(browser, site, tmp_path, breakage):
         js.write_text(js.read_text().replace("return parseFloat(a) - parseFloat(b);", "return 0;"))
     elif breakage == "filter":
         js.write_text(js.read_text().replace("r.hidden = !match;", ""))
+    elif breakage == "no script":
+        index.write_text(index.read_text().replace("data-filter hidden", "data-filter"))
     elif breakage == "print":
         css = broken / "assets" / "catalogue.css"
         css.write_text(css.read_text().replace("tr[hidden] { display: table-row !important; }", ""))
@@ -204,6 +235,8 @@ def test_check_fails_when_the_site_breaks(browser, site, tmp_path, breakage):
         found = check_sort_and_filter(browser, broken)
     elif breakage == "print":
         found = check_print(browser, broken)
+    elif breakage == "no script":
+        found = check_without_script(browser, broken)
     else:
         found = check_page(
             browser, deployment if breakage in ("chart alternative", "dead link") else index, broken

@@ -181,23 +181,31 @@ def test_tampered_factsheet_is_listed_as_signature_failed(tmp_path, builds, keys
     assert other.signatures == {"signature failed": 1, "signed, key unknown": 1}
 
 
-@pytest.mark.parametrize("case", ["not_a_folder", "malformed"])
+@pytest.mark.parametrize("case", ["not_a_folder", "malformed", "bad_key", "not_a_catalogue"])
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, builds, case):
+    target, site, extra = tmp_path / "in", tmp_path / "site", []
+    copy_build(builds[0].folder, target / "good")
     if case == "not_a_folder":
         target = tmp_path / "file.txt"
         target.write_text("x")
         want = "not a folder"
-    else:
-        target = tmp_path / "in"
-        copy_build(builds[0].folder, target / "good")
+    elif case == "malformed":
         bad = target / "bad"
         bad.mkdir()
         (bad / "factsheet.json").write_text('{"kind": "llm-factsheet", "schema_version": "1.1.0", "name": 3}')
         want = "not a valid factsheet"
-    result = runner.invoke(app, ["catalogue", str(target), "-o", str(tmp_path / "site")])
+    elif case == "bad_key":
+        (tmp_path / "key.pub").write_text("not a key")
+        extra, want = ["--pubkey", str(tmp_path / "key.pub")], "not a PEM public key"
+    else:
+        site.mkdir()
+        (site / "notes.txt").write_text("someone's folder")
+        want = "not a catalogue"
+    before = sorted(p.name for p in site.iterdir()) if site.exists() else None
+    result = runner.invoke(app, ["catalogue", str(target), "-o", str(site), *extra])
     assert result.exit_code == 2, result.output
     assert want in result.output and len(result.output.strip().splitlines()) == 1
-    assert not (tmp_path / "site").exists()
+    assert (sorted(p.name for p in site.iterdir()) if site.exists() else None) == before
 
 
 def test_incremental_rebuild_reads_only_what_is_new(tmp_path, builds, other_build, keys, monkeypatch):
