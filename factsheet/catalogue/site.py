@@ -33,6 +33,9 @@ DOCUMENTS = (
     "compliance.pdf",
     "compliance-junit.xml",
 )
+# A document larger than this is not copied into the site (a factsheet's PDF is a few MiB; a folder someone
+# else filled must not make the catalogue copy without bound); its link is left out of the pages.
+MAX_DOCUMENT_BYTES = 256 << 20
 
 
 class CatalogueError(InputError):
@@ -193,7 +196,11 @@ def _entry(f: _Found, keys: list[TrustedKey], key_ids: list[str]) -> Entry:
         source=str(f.path),
         inputs=_inputs(f.sheet, folder),
         keys=key_ids,
-        copied=[n for n in DOCUMENTS if _plain_file(folder / n)],
+        copied=[
+            n
+            for n in DOCUMENTS
+            if _plain_file(folder / n) and (folder / n).stat().st_size <= MAX_DOCUMENT_BYTES
+        ],
     )
 
 

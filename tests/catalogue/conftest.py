@@ -6,7 +6,6 @@ Known truth is what each factsheet JSON states, read here with json (not the cat
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 import threading
 import time
@@ -164,8 +163,3 @@ def other_build(tmp_path_factory) -> Path:
         result = runner.invoke(app, ["build", str(tmp / "model.yaml"), "-o", str(tmp / "out")])
     assert result.exit_code == 0, result.output
     return tmp / "out"
-
-
-def copy_build(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import copy_build
 from typer.testing import CliRunner
 
 from factsheet.catalogue import build_catalogue
@@ -57,6 +57,11 @@ class Cells(HTMLParser):
             self._row = None
         if tag == "table":
             self._table = None
+
+
+def copy_build(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
 
 
 def parse(path: Path) -> Cells:

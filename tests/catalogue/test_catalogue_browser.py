@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from browser import chromium
+from catalogue_browser import chromium
 from playwright.sync_api import Error as PlaywrightError
 
 from factsheet.catalogue import build_catalogue
