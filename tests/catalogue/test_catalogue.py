@@ -243,3 +243,23 @@ def test_incremental_rebuild_reads_only_what_is_new(tmp_path, builds, other_buil
     assert sorted(fourth.read) == sorted([root / "3" / "factsheet.json", root / "2" / "factsheet.json"])
     assert fourth.diffs_computed == 1 and fourth.builds == 4
     assert index_before != (site / "index.html").read_text()
+
+
+def test_a_factsheet_cannot_lead_the_catalogue_out_of_its_folder(tmp_path, builds):
+    """Hostile input: a records path naming a file outside the factsheet's folder is never read (hashed or
+    copied), and a factsheet.json that is a symbolic link to elsewhere is not a build."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the site")
+    folder = copy_build(builds[1].folder, tmp_path / "in" / "edited")
+    sheet = json.loads((folder / "factsheet.json").read_text())
+    sheet["load"]["points"][0]["records"]["path"] = "../../secret.txt"
+    (folder / "factsheet.json").write_text(json.dumps(sheet))
+    (tmp_path / "in" / "linked").mkdir()
+    (tmp_path / "in" / "linked" / "factsheet.json").symlink_to(builds[0].folder / "factsheet.json")
+    result = build_catalogue([tmp_path / "in"], tmp_path / "site")
+    assert result.builds == 1 and result.read == [folder / "factsheet.json"]
+    (entry,) = json.loads((tmp_path / "site" / "manifest.json").read_text())["entries"].values()
+    assert not any("secret" in name for name in entry["inputs"])
+    assert not any(
+        b"not for the site" in p.read_bytes() for p in (tmp_path / "site").rglob("*") if p.is_file()
+    )
