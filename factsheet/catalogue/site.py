@@ -18,6 +18,7 @@ from factsheet.catalogue.signature import TrustedKey, load_keys, signature_of
 from factsheet.errors import CheckFailed, InputError
 from factsheet.schema import Factsheet
 from factsheet.store import write_atomic
+from probes.files import together
 
 FACTSHEET_NAME = "factsheet.json"
 ATTESTATION_NAME = "factsheet.intoto.jsonl"
@@ -89,8 +90,11 @@ def build_catalogue(folders: list[Path], site: Path, pubkeys: list[Path] | None 
             _copy(f, site)
     _write_diffs(computed, site)
     _remove_stale(site, manifest)
-    index = write_pages(site, manifest)
-    write_manifest(site, manifest)
+    # Pages and manifest as one group (a stop signal waits for it): the site's pages always match its
+    # manifest. Copies and diff reports before it are keyed by digest, so an interrupted run only redoes them.
+    with together():
+        index = write_pages(site, manifest)
+        write_manifest(site, manifest)
     statuses: dict[str, int] = {}
     for e in manifest.entries.values():
         statuses[e.signature.status] = statuses.get(e.signature.status, 0) + 1
