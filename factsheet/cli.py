@@ -17,6 +17,7 @@ except ImportError:  # pragma: no cover - typer that depends on click
 
 from factsheet import signals
 from factsheet.attest.cli import register as register_attest
+from factsheet.catalogue.cli import register as register_catalogue
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_predictor import register as register_predictor
@@ -170,6 +171,7 @@ register_export(app)  # export
 register_compliance(app)  # check, diff, policies
 register_predictor(app)
 register_publish(app)  # publish
+register_catalogue(app)  # catalogue
 
 
 @app.command("mock-server")

@@ -92,6 +92,11 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
         ["{notjson}", "{notjson}", "--max-regression", "e2el_ms.p99", "-o", "{out}"],
     ],
     ("policies",): [["no-such-profile"]],
+    ("catalogue",): [
+        ["{notjson}", "-o", "{out}"],  # a file where a folder of factsheets is needed
+        ["{missing}", "-o", "{out}"],
+        ["{out}", "-o", "{out}"],  # (does not exist either)
+    ],
     ("features", "count"): [["{binary}"], ["{empty}"], ["{missing}"]],
     ("features", "sample"): [
         ["{binary}"],
