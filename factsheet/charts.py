@@ -28,6 +28,10 @@ class Series:
     values: list[float | None]  # one per x position; None: no figure at that point (gap, not zero)
     color: str
     dashed: bool = False
+    # Per x position (same length as `values`, None where absent): an interval drawn as an error bar (a
+    # figure's CI), and whether the point is marked with a ring (e.g. a change beyond noise at that point).
+    intervals: list[tuple[float, float] | None] | None = None
+    marked: list[bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,8 @@ def line_chart(
 ) -> Chart | None:
     """Lines over categorical x positions; None when no series has a single (positive, for log) value.
     `x_names` (default: the labels) name the positions in the description, where the axis has no room."""
-    values = [v for s in series for v in s.values if v is not None and (v > 0 or not log_y)]
+    bounds = [b for s in series for iv in (s.intervals or []) if iv is not None for b in iv]
+    values = [v for s in series for v in [*s.values, *bounds] if v is not None and (v > 0 or not log_y)]
     if not values:
         return None
     axis = _LogAxis(min(values), max(values)) if log_y else _LinearAxis(min(0.0, min(values)), max(values))
@@ -118,7 +123,9 @@ def _alt(title: str, x_title: str, x_labels: list[str], series: list[Series], y_
             return f"{s.label}: no figure"
         missing = [x for x, v in zip(x_labels, s.values, strict=True) if v is None]
         gap = f" (no figure at {', '.join(missing)})" if missing else ""
-        return f"{s.label}: {_figure(min(got))}–{_figure(max(got))}{gap}"
+        marked = [x for x, m in zip(x_labels, s.marked or [], strict=False) if m]
+        ring = f" (marked: {', '.join(marked)})" if marked else ""
+        return f"{s.label}: {_figure(min(got))}–{_figure(max(got))}{gap}{ring}"
 
     return (
         f"{title}. Y: {y_title}; X: {x_title} ({', '.join(x_labels)}). "
@@ -242,7 +249,14 @@ def _line(s: Series, axis, n: int) -> str:
             continue
         run.append((_plot_x(i, n), _plot_y(axis, v)))
     parts.append(run)
-    out = []
+    out = [_error_bar(_plot_x(i, n), iv, axis, s.color) for i, iv in enumerate(s.intervals or []) if iv]
+    for i, m in enumerate(s.marked or []):
+        v = s.values[i] if i < len(s.values) else None
+        if m and v is not None and (v > 0 or not isinstance(axis, _LogAxis)):
+            out.append(
+                f'<circle class="marked" cx="{_plot_x(i, n):.1f}" cy="{_plot_y(axis, v):.1f}" r="6.5" '
+                f'fill="none" stroke="#b3261e" stroke-width="1.8"/>'
+            )
     for run in parts:
         if len(run) > 1:
             pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)
@@ -256,6 +270,18 @@ def _line(s: Series, axis, n: int) -> str:
                     f'<rect x="{x - 2.4:.1f}" y="{y - 2.4:.1f}" width="4.8" height="4.8" fill="{s.color}"/>'
                 )
     return "".join(out)
+
+
+def _error_bar(x: float, interval: tuple[float, float], axis, color: str) -> str:
+    """A vertical bar from the interval's lower to its upper bound, with caps (clipped to a log axis)."""
+    lo, hi = interval
+    if isinstance(axis, _LogAxis) and (lo <= 0 or hi <= 0):
+        return ""
+    y1, y2 = _plot_y(axis, lo), _plot_y(axis, hi)
+    return (
+        f'<path class="interval" d="M{x:.1f},{y1:.1f}V{y2:.1f}M{x - 4:.1f},{y1:.1f}H{x + 4:.1f}'
+        f'M{x - 4:.1f},{y2:.1f}H{x + 4:.1f}" stroke="{color}" stroke-width="1.1" fill="none"/>'
+    )
 
 
 def _legend(series: list[Series]) -> list[str]:

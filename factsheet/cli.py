@@ -17,6 +17,7 @@ except ImportError:  # pragma: no cover - typer that depends on click
 
 from factsheet import signals
 from factsheet.attest.cli import register as register_attest
+from factsheet.catalogue.cli import register as register_catalogue
 from factsheet.cli_common import err, guarded, one_line, state
 from factsheet.cli_eval import eval_app
 from factsheet.cli_predictor import register as register_predictor
@@ -24,6 +25,7 @@ from factsheet.cli_probe import probe_app
 from factsheet.compliance.cli import register as register_compliance
 from factsheet.export.cli import register as register_export
 from factsheet.progress import bars
+from factsheet.publish.cli import register as register_publish
 
 out = Console()
 app = typer.Typer(
@@ -82,6 +84,10 @@ def build(
     parsed, raw = load_spec(spec)
     signer = build_signer(parsed.sign, spec, sign_key)
     gate = BuildGate(parsed, spec)  # policies checked before anything is measured
+    if parsed.publish is not None:  # MLflow installed and answering, before anything is measured
+        from factsheet.publish.mlflow import check_reachable
+
+        check_reachable(parsed.publish)
     out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
     with bars(err) as bar:
         log = lambda m: err.print(m, highlight=False)  # noqa: E731
@@ -94,6 +100,11 @@ def build(
     out.print("factsheet written:")
     for p in paths:
         out.print(f"  {p}")
+    if parsed.publish is not None:  # whatever the gate's verdict: the run and version carry it as a tag
+        from factsheet.publish.mlflow import publish_factsheet
+
+        for line in publish_factsheet(out_dir / "factsheet.json", parsed.publish).lines():
+            out.print(line, highlight=False)
     gate.raise_if_failed()  # exit 1 when the gate fails; the files above are written either way
 
 
@@ -159,6 +170,8 @@ register_attest(app)  # keygen, sign, verify
 register_export(app)  # export
 register_compliance(app)  # check, diff, policies
 register_predictor(app)
+register_publish(app)  # publish
+register_catalogue(app)  # catalogue
 
 
 @app.command("mock-server")

@@ -11,6 +11,7 @@ from factsheet.attest.spec import SignSpec
 from factsheet.compliance.config import ComplianceSpec
 from factsheet.errors import InputError
 from factsheet.predictor_section import PredictorSpec
+from factsheet.publish.spec import PublishSpec
 from probes.accuracy import HumanEvalConfig
 from probes.documents import parse_yaml_model
 from probes.energy import EnergyConfig
@@ -21,7 +22,8 @@ from probes.targets import TargetConfig
 from tuner import TunerConfig
 
 SPEC_VERSION = 1
-SPEC_SCHEMA_VERSION = "1.1.0"  # semver of the published spec schema; its major is SPEC_VERSION
+# semver of the published spec schema; its major is SPEC_VERSION. 1.2.0: the optional `publish` section.
+SPEC_SCHEMA_VERSION = "1.2.0"
 
 
 class ModelIdentity(Model):
@@ -145,6 +147,9 @@ class BuildSpec(Model):
     )
     output_dir: str | None = Field(None, description="default output folder (the CLI's -o wins)")
     sign: SignSpec | None = Field(None, description="sign the outputs (in-toto/DSSE); omitted = unsigned")
+    publish: PublishSpec | None = Field(
+        None, description="publish the factsheet to MLflow at the end of the build; omitted = not published"
+    )
 
 
 def load_spec(path: Path) -> tuple[BuildSpec, bytes]:

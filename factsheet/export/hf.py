@@ -137,6 +137,9 @@ def _sections(sheet):
 
 
 def write(src: Source, out_dir: Path) -> Path:
+    from factsheet.export import hf_eval_results
+
     path = Path(out_dir) / "README.md"
     write_atomic(path, model_card(src).encode())
+    hf_eval_results.write(src, out_dir)  # the Hub's newer format beside the card: .eval_results/*.yaml
     return path

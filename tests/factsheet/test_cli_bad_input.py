@@ -92,6 +92,11 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
         ["{notjson}", "{notjson}", "--max-regression", "e2el_ms.p99", "-o", "{out}"],
     ],
     ("policies",): [["no-such-profile"]],
+    ("catalogue",): [
+        ["{notjson}", "-o", "{out}"],  # a file where a folder of factsheets is needed
+        ["{missing}", "-o", "{out}"],
+        ["{out}", "-o", "{out}"],  # (does not exist either)
+    ],
     ("features", "count"): [["{binary}"], ["{empty}"], ["{missing}"]],
     ("features", "sample"): [
         ["{binary}"],
@@ -101,6 +106,13 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
     ],
     ("campaign",): [["{binary}", "-o", "{out}"], ["{empty}", "-o", "{out}"], ["{missing}", "-o", "{out}"]],
     ("predict",): [["{missing}"], ["{binary}"], ["{out}", "--constraint", "x>y"]],
+    ("publish",): [
+        ["{notjson}", "--mlflow-uri", "http://127.0.0.1:9"],
+        ["{missing}", "--mlflow-uri", "http://127.0.0.1:9"],
+        ["{binary}", "--mlflow-uri", "http://127.0.0.1:9"],
+        ["{notjson}", "--mlflow-uri", "http://127.0.0.1:9", "--model-version", "1"],  # no --registered-model
+        ["{notjson}"],  # no --mlflow-uri
+    ],
 }
 
 

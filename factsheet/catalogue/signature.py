@@ -1,0 +1,124 @@
+"""A build's signature status for the index, decided with the project's own verifier
+(`factsheet.attest.attestation.verify_factsheet`) under the public keys the reviewer trusts.
+
+verified              a signature verifies under a given key and every signed file matches its digest (and
+                      the raw records still give the figures: what `factsheet verify` checks)
+unsigned              no attestation beside the factsheet
+signed, key unknown   an attestation whose signature verifies under none of the given keys and names none of
+                      them, while the files match the digests it states (nothing to say against it, nothing for it)
+signature failed      the signature or a signed file does not check, or the attestation is unreadable: shown,
+                      never an error, since a tampered build is exactly what a reviewer must see
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from pydantic import Field
+
+from factsheet.attest import dsse
+from factsheet.attest.attestation import attestation_path, key_id, load_public, verify_factsheet
+from factsheet.attest.statement import file_sha256
+from factsheet.errors import CheckFailed, InputError
+from probes.measurement import Model
+
+Status = Literal["verified", "unsigned", "signed, key unknown", "signature failed"]
+# Bounds on an attestation someone else wrote: a bundle is a few envelopes of a few KiB.
+MAX_ATTESTATION_BYTES = 4 << 20
+
+
+class Signature(Model):
+    status: Status
+    key_id: str | None = Field(None, description="the key that verified, or the one the envelope names")
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    path: Path
+    public: Ed25519PublicKey
+    key_id: str
+
+
+def load_keys(paths: list[Path]) -> list[TrustedKey]:
+    """Every --pubkey, read before anything else (a bad key file is bad input: exit 2)."""
+    out = []
+    for p in paths:
+        public = load_public(p)
+        out.append(TrustedKey(Path(p), public, key_id(public)))
+    return out
+
+
+def signature_of(json_path: Path, keys: list[TrustedKey]) -> Signature:
+    att = attestation_path(json_path)
+    if not att.is_file():
+        return Signature(status="unsigned", detail=f"no {att.name} beside the factsheet")
+    try:
+        if att.stat().st_size > MAX_ATTESTATION_BYTES:
+            return Signature(status="signature failed", detail=f"{att.name} is larger than any attestation")
+        envelopes = [dsse.parse(line) for line in att.read_bytes().splitlines() if line.strip()]
+    except (OSError, InputError) as exc:
+        return Signature(status="signature failed", detail=f"{att.name} is unreadable: {exc}")
+    if not envelopes:
+        return Signature(status="signature failed", detail=f"{att.name} is empty")
+    trusted = next((k for k in keys for e in envelopes if dsse.verify(e, k.public)), None)
+    if trusted is not None:
+        try:
+            verify_factsheet(json_path, trusted.path, att)
+        except (CheckFailed, InputError) as exc:
+            return Signature(status="signature failed", key_id=trusted.key_id, detail=str(exc))
+        return Signature(status="verified", key_id=trusted.key_id, detail=f"signed by key {trusted.key_id}")
+    hints = [kid for e in envelopes for kid, _ in e.signatures if kid]
+    ours = {k.key_id for k in keys}
+    named = next((h for h in hints if h in ours), None)
+    if named is not None:
+        return Signature(
+            status="signature failed", key_id=named, detail=f"the signature does not verify under key {named}"
+        )
+    differs = _unverified_digest_mismatch(envelopes, json_path.parent)
+    if differs:
+        return Signature(
+            status="signature failed",
+            key_id=hints[0] if hints else None,
+            detail=f"{differs} differs from the digest the attestation states (its key is not trusted here)",
+        )
+    return Signature(
+        status="signed, key unknown",
+        key_id=hints[0] if hints else None,
+        detail="signed by a key none of the given --pubkey files holds",
+    )
+
+
+def _unverified_digest_mismatch(envelopes: list[dsse.Parsed], folder: Path) -> str | None:
+    """The first file inside the folder whose sha256 differs from what an (untrusted) statement says: a
+    claim that is false on its face needs no key to be refuted."""
+    for e in envelopes:
+        try:
+            subjects = json.loads(e.payload).get("subject", [])
+        except (ValueError, AttributeError):
+            return "the attestation's payload"
+        for s in subjects if isinstance(subjects, list) else []:
+            if not isinstance(s, dict):
+                continue
+            name, digest = s.get("name"), s.get("digest")
+            want = digest.get("sha256") if isinstance(digest, dict) else None
+            if not isinstance(name, str) or not _inside(name, folder):
+                continue
+            path = folder / name
+            if not path.is_file() or file_sha256(path) != want:
+                return name
+    return None
+
+
+def _inside(name: str, folder: Path) -> bool:
+    p = Path(name)
+    return (
+        bool(name)
+        and not p.is_absolute()
+        and ".." not in p.parts
+        and (folder / p).resolve().is_relative_to(folder.resolve())
+    )

@@ -1,0 +1,55 @@
+"""`factsheet publish` (registered in factsheet/cli.py): flags -> one PublishSpec -> one publish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from factsheet.cli_common import guarded
+
+out = Console(soft_wrap=True)  # run ids and digests stay whole on one line
+
+
+@guarded
+def publish(
+    factsheet_json: Annotated[Path, typer.Argument(help="factsheet.json (its files beside it)")],
+    mlflow_uri: Annotated[str, typer.Option("--mlflow-uri", help="MLflow tracking URI")],
+    experiment: Annotated[
+        str | None, typer.Option("--experiment", help="experiment name (default: the factsheet's name)")
+    ] = None,
+    registered_model: Annotated[
+        str | None,
+        typer.Option("--registered-model", help="tag a version of this registered model with the factsheet"),
+    ] = None,
+    model_version: Annotated[
+        str | None,
+        typer.Option("--model-version", help="existing version to tag (default: register a new version)"),
+    ] = None,
+) -> None:
+    """Publish a factsheet to MLflow: one run (params, metrics with CIs, tags, artifacts), all or nothing."""
+    from pydantic import ValidationError
+
+    from factsheet.errors import InputError, describe_validation_error
+    from factsheet.publish.mlflow import publish_factsheet
+    from factsheet.publish.spec import PublishSpec
+
+    if model_version is not None and registered_model is None:
+        raise InputError("--model-version needs --registered-model (the model whose version it is)")
+    try:
+        spec = PublishSpec(
+            mlflow_uri=mlflow_uri,
+            experiment=experiment,
+            registered_model=registered_model,
+            model_version=model_version,
+        )
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc)) from None
+    for line in publish_factsheet(factsheet_json, spec).lines():
+        out.print(line, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("publish")(publish)

@@ -1,0 +1,165 @@
+"""Three real builds of one deployment against the mock server, made once per session: the second as the
+first (same timing: a change within noise), the third slower (E2EL 55 → 130 ms: beyond noise), with a
+capacity search, HumanEval+ on two tasks and energy on a fake powercap counter at a known power, so every
+trend has points; builds 1 and 3 are signed. A fourth build of another deployment serves the incremental test.
+Known truth is what each factsheet JSON states, read here with json (not the catalogue's reader)."""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from humaneval_path import DATASET, records
+from typer.testing import CliRunner
+
+from factsheet.cli import app
+from probes.targets.mock_server import MockServerConfig, running
+
+runner = CliRunner()
+# HumanEval+ Mini (the same tasks, a dozen plus inputs instead of a thousand): the expected outputs take
+# a second, not half a minute, per build.
+MINI = DATASET.with_name("HumanEvalPlus-Mini-v0.1.10.jsonl.gz")
+
+
+@dataclass(frozen=True)
+class Build:
+    folder: Path  # holds factsheet.json and its documents
+    watts: float
+
+
+def _powercap(root: Path, watts: float) -> tuple[Path, threading.Event, threading.Thread]:
+    """A RAPL package counter advancing at `watts` of wall-clock time (as tests/factsheet/test_build_energy)."""
+    zone = root / "intel-rapl:0"
+    zone.mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text(f"{2**32}\n")
+    (zone / "energy_uj").write_text("0\n")
+    t0, stop = time.time(), threading.Event()
+
+    def write() -> None:
+        while not stop.is_set():
+            tmp = zone / ".energy_uj"
+            tmp.write_text(f"{round(watts * (time.time() - t0) * 1e6) % 2**32}\n")
+            tmp.replace(zone / "energy_uj")
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return root, stop, thread
+
+
+def _spec(name: str, url: str, extra: str) -> str:
+    return (
+        textwrap.dedent(f"""\
+        spec_version: 1
+        name: {name}
+        model: {{name: mock-model, version: "1"}}
+        target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
+        load:
+          input_len: 16
+          output_len: 8
+          slo: {{e2el_ms: 200}}
+          capacity: {{knob: concurrency, start: 1, max_value: 8, num_requests: 16}}
+          points:
+            - {{concurrency: 2, num_requests: 60}}
+        """)
+        + extra
+    )
+
+
+# A gate every mock build passes (p99 E2EL within 5 s), run by build 1 so the index shows a verdict.
+POLICY = """\
+policy_version: 1
+id: p99-generous
+title: p99 E2EL within 5 s
+version: "1"
+rules:
+  - id: p99-e2el
+    title: p99 E2EL within 5000 ms
+    field: load.points[headline].result.metrics.e2el_ms.percentiles.p99
+    op: "<="
+    threshold: 5000
+    unit: ms
+    evidence: {measured: true, raw_records: true}
+"""
+
+
+def _build(
+    tmp: Path, name: str, server: MockServerConfig, watts: float, key: Path | None, gate: bool = False
+) -> Build:
+    tmp.mkdir(parents=True)
+    if gate:
+        (tmp / "gate.yaml").write_text(POLICY)
+    cap_root, stop, thread = _powercap(tmp / "powercap", watts)
+    extra = (
+        f"energy:\n  idle_s: 0.5\n  gpu: false\n  sample_interval_s: 0.05\n  powercap_root: {cap_root}\n"
+        f"accuracy:\n  dataset: {MINI}\n  subset: {{first: 2}}\n  max_tokens: 64\n"
+        + ("compliance: {policies: [gate.yaml]}\n" if gate else "")
+    )
+    try:
+        with running(server) as url:
+            (tmp / "model.yaml").write_text(_spec(name, url, extra))
+            args = ["build", str(tmp / "model.yaml"), "-o", str(tmp / "out")]
+            result = runner.invoke(app, args + (["--sign-key", str(key)] if key else []))
+    finally:
+        stop.set()
+        thread.join()
+    assert result.exit_code == 0, result.output
+    return Build(tmp / "out", watts)
+
+
+@pytest.fixture(scope="session")
+def keys(tmp_path_factory) -> tuple[Path, Path]:
+    """(private, public) of the key builds 1 and 3 are signed with."""
+    folder = tmp_path_factory.mktemp("keys") / "k"
+    assert runner.invoke(app, ["keygen", "-o", str(folder)]).exit_code == 0
+    return folder / "factsheet-signing.key", folder / "factsheet-signing.pub"
+
+
+@pytest.fixture(scope="session")
+def other_key(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("other-key") / "k"
+    assert runner.invoke(app, ["keygen", "-o", str(folder)]).exit_code == 0
+    return folder / "factsheet-signing.pub"
+
+
+@pytest.fixture(scope="session")
+def builds(tmp_path_factory, keys) -> list[Build]:
+    """Three builds of the deployment 'catalogue-demo', in this order, under one folder `builds[0].folder
+    .parent.parent` (releases/1, releases/2, releases/3)."""
+    if not MINI.is_file():
+        pytest.skip(f"HumanEval+ Mini not found at {MINI}")
+    task0 = records()[0]
+    # Every reply is task 0's canonical solution: task 0 passes, task 1 fails, so pass@1 = 0.5 exactly.
+    solution = f"```python\n{task0['prompt']}{task0['canonical_solution']}```"
+    root = tmp_path_factory.mktemp("releases")
+    fast = dict(model="mock-model", ttft_ms=20, itl_ms=5, slots=2, reply_text=solution)
+    slow = dict(fast, ttft_ms=60, itl_ms=10)
+    return [
+        _build(root / "1", "catalogue-demo", MockServerConfig(**fast), 30.0, keys[0], gate=True),
+        _build(root / "2", "catalogue-demo", MockServerConfig(**fast), 30.0, None),
+        _build(root / "3", "catalogue-demo", MockServerConfig(**slow), 60.0, keys[0]),
+    ]
+
+
+@pytest.fixture(scope="session")
+def releases(builds) -> Path:
+    return builds[0].folder.parent.parent
+
+
+@pytest.fixture(scope="session")
+def other_build(tmp_path_factory) -> Path:
+    """A small build of another deployment (no capacity, accuracy or energy), for the incremental test."""
+    tmp = tmp_path_factory.mktemp("other")
+    with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
+        text = _spec("other-deployment", url, "").replace(
+            "  capacity: {knob: concurrency, start: 1, max_value: 8, num_requests: 16}\n", ""
+        )
+        (tmp / "model.yaml").write_text(text.replace("num_requests: 60", "num_requests: 12"))
+        result = runner.invoke(app, ["build", str(tmp / "model.yaml"), "-o", str(tmp / "out")])
+    assert result.exit_code == 0, result.output
+    return tmp / "out"
