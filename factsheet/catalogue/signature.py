@@ -12,7 +12,6 @@ signature failed      the signature or a signed file does not check, or the atte
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -24,6 +23,7 @@ from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path, key_id, load_public, verify_factsheet
 from factsheet.attest.statement import file_sha256
 from factsheet.errors import CheckFailed, InputError
+from factsheet.untrusted.parsing import parse_json
 from probes.measurement import Model
 
 Status = Literal["verified", "unsigned", "signed, key unknown", "signature failed"]
@@ -60,7 +60,9 @@ def signature_of(json_path: Path, keys: list[TrustedKey]) -> Signature:
     try:
         if att.stat().st_size > MAX_ATTESTATION_BYTES:
             return Signature(status="signature failed", detail=f"{att.name} is larger than any attestation")
-        envelopes = [dsse.parse(line) for line in att.read_bytes().splitlines() if line.strip()]
+        lines = [line for line in att.read_bytes().splitlines() if line.strip()]
+        # nesting and numbers bounded before parsing (factsheet.untrusted): a deep line is unreadable, not a crash
+        envelopes = [dsse.parse(parse_json(line, f"line {i}")) for i, line in enumerate(lines, 1)]
     except (OSError, InputError) as exc:
         return Signature(status="signature failed", detail=f"{att.name} is unreadable: {exc}")
     if not envelopes:
@@ -98,8 +100,8 @@ def _unverified_digest_mismatch(envelopes: list[dsse.Parsed], folder: Path) -> s
     claim that is false on its face needs no key to be refuted."""
     for e in envelopes:
         try:
-            subjects = json.loads(e.payload).get("subject", [])
-        except (ValueError, AttributeError):
+            subjects = parse_json(e.payload, "payload").get("subject", [])
+        except (ValueError, AttributeError):  # InputError is a ValueError
             return "the attestation's payload"
         for s in subjects if isinstance(subjects, list) else []:
             if not isinstance(s, dict):
@@ -108,8 +110,10 @@ def _unverified_digest_mismatch(envelopes: list[dsse.Parsed], folder: Path) -> s
             want = digest.get("sha256") if isinstance(digest, dict) else None
             if not isinstance(name, str) or not _inside(name, folder):
                 continue
-            path = folder / name
-            if not path.is_file() or file_sha256(path) != want:
+            try:  # confined like verify's: a symlinked or missing subject is not the signed file
+                if file_sha256(folder, name) != want:
+                    return name
+            except (OSError, InputError):
                 return name
     return None
 
