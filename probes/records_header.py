@@ -8,6 +8,7 @@ over it; what it holds (the context and its digest) is the factsheet's business 
 from __future__ import annotations
 
 import json
+import math
 
 HEADER_KEY = "header"
 
@@ -26,3 +27,20 @@ def _is_header(line: bytes) -> bool:
     except ValueError:
         return False  # not JSON: left to the records' own parsing, which says so
     return isinstance(first, dict) and HEADER_KEY in first
+
+
+def parse_record_line(line: bytes) -> object:
+    """One record line as JSON, its numbers finite: `Infinity`, `NaN` or `1e400` (which Python reads as inf)
+    are no measurement any probe writes, and would overflow the figures recomputed from them (ValueError)."""
+    return json.loads(line, parse_constant=_not_finite, parse_float=_finite)
+
+
+def _not_finite(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value

@@ -64,7 +64,7 @@ def sign_factsheet(
     json_path = Path(json_path)
     sheet = sheet or load_factsheet(json_path)
     folder = json_path.parent
-    consistency_checks(sheet, folder)
+    consistency_checks(sheet, json_path)
     # confined first: a name leading outside the folder is refused before anything is looked up there
     names = subject_names(sheet, json_path.name)
     for n in names:
@@ -94,11 +94,18 @@ def build_signer(
     return load_private(key if key.is_absolute() else Path(spec_path).parent / key)
 
 
-def consistency_checks(sheet: Factsheet, folder: Path) -> list[str]:
+def consistency_checks(sheet: Factsheet, json_path: Path) -> list[str]:
     """What `factsheet validate` checks of a factsheet folder, before signing and after verifying: the raw
     records match their digests and every figure they determine recomputes to the stated value
-    (CheckFailed naming each that differs)."""
-    return checks.check_records(sheet, folder) + checks.check_figures(sheet, folder)
+    (CheckFailed naming each that differs), and the compliance summary re-checks."""
+    from factsheet.compliance.recheck import rechecked
+
+    folder = Path(json_path).parent
+    return (
+        checks.check_records(sheet, folder)
+        + checks.check_figures(sheet, folder)
+        + rechecked(sheet, Path(json_path))
+    )
 
 
 @dataclass
@@ -190,5 +197,5 @@ def verify_factsheet(json_path: Path, public_path: Path, attestation: Path | Non
     if uncovered:
         raise CheckFailed(f"{json_path}: not covered by the attestation: {', '.join(uncovered)}")
     # What was signed is intact; the records must also still give the figures the factsheet states.
-    notes = consistency_checks(sheet, folder)
+    notes = consistency_checks(sheet, json_path)
     return Verification(kid, [s["name"] for s in st["subject"]], st.get("predicate", {}), notes)

@@ -29,6 +29,8 @@ from factsheet.compliance.support import Support, reasons, support
 from factsheet.rederive import Discrepancy
 from factsheet.schema import AccuracySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.store import write_atomic
+from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
+from factsheet.untrusted.reading import read_given
 from probes.errors import InputError
 from probes.load.metrics import LATENCY_METRICS
 from probes.measurement import PERCENTILE_METHOD, Model
@@ -245,7 +247,7 @@ def _row_path(sheet: Factsheet, scope: str) -> str | None:
 
 def _digest(path: Path) -> str:
     try:
-        return prov.sha256_bytes(path.read_bytes())
+        return prov.sha256_bytes(read_given(path, MAX_FACTSHEET_BYTES, "factsheet"))
     except OSError:
         return "unreadable"
 

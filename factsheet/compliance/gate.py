@@ -13,10 +13,16 @@ from factsheet.compliance.report import ComplianceReport
 from factsheet.errors import CheckFailed, InputError
 from factsheet.provenance import sha256_bytes
 from factsheet.schema import Factsheet
+from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_POLICIES
+from factsheet.untrusted.reading import read_given
 from probes.measurement import NotMeasured
 
 
 def load_policies(refs: list[str], base: Path | None = None) -> list[LoadedPolicy]:
+    if len(refs) > MAX_POLICIES:
+        from factsheet.compliance.policy import PolicyError
+
+        raise PolicyError(f"{len(refs)} policies given: at most {MAX_POLICIES} are applied at once")
     policies = [load_policy(ref, base) for ref in refs]
     seen: set[str] = set()
     for p in policies:
@@ -51,7 +57,8 @@ def check_sheet(
 ) -> ComplianceReport:
     """Evaluate `policies` over `sheet`, whose raw records lie beside `factsheet_json`."""
     try:
-        digest = sha256_bytes(factsheet_json.read_bytes())
+        # bounded like its first reading: the file may have been swapped since it was loaded
+        digest = sha256_bytes(read_given(factsheet_json, MAX_FACTSHEET_BYTES, "factsheet"))
     except OSError:
         digest = sha256_bytes(sheet.model_dump_json(indent=2).encode())
     return evaluate(

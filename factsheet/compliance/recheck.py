@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -25,10 +25,10 @@ from factsheet.errors import CheckFailed, InputError
 from factsheet.rederive import Discrepancy
 from factsheet.rederive.compare import differences
 from factsheet.schema import Factsheet
+from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES, MAX_POLICIES, MAX_POLICY_RULES
+from factsheet.untrusted.parsing import parse_json
+from factsheet.untrusted.reading import read_confined
 from probes.measurement import NotMeasured
-
-MAX_REPORT_BYTES = 64 * 2**20  # a report holds a few figures per rule: far below this
-MAX_RULES = 2000  # rules re-run, over all policies
 
 
 class ComplianceDiffers(CheckFailed):
@@ -103,22 +103,16 @@ def _nd(figure: str, stated, recomputed) -> Discrepancy:
 
 
 def _read_report(folder: Path, name: str) -> tuple[ComplianceReport | None, Discrepancy | None]:
-    """The report the summary names: a regular file inside the factsheet's folder, read within a bound."""
+    """The report the summary names: confined to the factsheet's folder and bounded like every file a
+    factsheet names (a path out of the folder, a link out, a FIFO: refused, exit 2); absent or not a report:
+    the verdict cannot be re-checked (exit 1, naming it)."""
     figure = "compliance.report"
-    rel = PurePosixPath(name)
-    if rel.is_absolute() or ".." in rel.parts or "\\" in name or "\0" in name or not rel.parts:
-        return None, _nd(figure, name, "not a path inside the factsheet's folder")
-    path = folder / rel
     try:
-        if path.resolve(strict=True).parent != folder.resolve(strict=True) or not path.is_file():
-            return None, _nd(figure, name, "not a regular file beside the factsheet")
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            return None, _nd(figure, name, f"larger than {MAX_REPORT_BYTES >> 20} MiB")
-        data = path.read_bytes()
-    except (OSError, RuntimeError):
+        data = read_confined(folder, name, MAX_COMPLIANCE_REPORT_BYTES, "compliance report")
+    except OSError:
         return None, _nd(figure, name, "missing: the verdict cannot be re-checked")
     try:
-        return ComplianceReport.model_validate_json(data), None
+        return ComplianceReport.model_validate(parse_json(data, f"compliance report {name}")), None
     except ValidationError as exc:
         return None, _nd(figure, name, f"not a compliance report: {exc.errors()[0]['msg']}")
 
@@ -160,8 +154,15 @@ def _policies(
             if getattr(applied, key) != getattr(named, key):
                 found.append(_nd(f"{where}.{key}", getattr(named, key), getattr(applied, key)))
         policies.append(_loaded(applied, applied.rules))
-    if sum(len(p.rules) for p in policies) > MAX_RULES:
-        found.append(_nd("compliance.policies", "rules to re-run", f"more than {MAX_RULES}"))
+    # The bounds `factsheet check` holds a policy file to, so re-running them costs what checking did.
+    if len(summary.policies) > MAX_POLICIES or any(len(p.rules) > MAX_POLICY_RULES for p in policies):
+        found.append(
+            _nd(
+                "compliance.policies",
+                "rules to re-run",
+                f"more than {MAX_POLICIES} policies or {MAX_POLICY_RULES} rules in one",
+            )
+        )
     return policies, found
 
 

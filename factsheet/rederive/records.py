@@ -3,7 +3,6 @@ checking the header that binds each file to its context (schema >= 1.2.0)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.schema import RecordsFile
 from factsheet.untrusted.reading import read_records_file
 from probes.errors import InputError
-from probes.records_header import split_header
+from probes.records_header import parse_record_line, split_header
 
 T = TypeVar("T")
 
@@ -70,7 +69,7 @@ def read_records(
     try:
         data = read_records_file(folder, rec.path)  # confined, bounded, depth-checked (factsheet.untrusted)
         header, lines = split_header(data)
-        records = [parse(json.loads(line)) for line in lines]
+        records = [parse(parse_record_line(line)) for line in lines]
     except OSError as exc:
         return None, [Discrepancy(figure=figure, stated=rec.path, recomputed=f"unreadable: {exc.strerror}")]
     except InputError:  # refused before parsing (outside the folder, too big, too deep): exit 2, not a figure

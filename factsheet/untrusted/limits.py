@@ -53,6 +53,9 @@ MAX_POLICY_BYTES = 256 * KIB
 # in `factsheet check` (evaluation and the report's rows); a 0.5 MB policy of 2,400 rules took > 120 s
 # and 2.2 GB. 128 rules is 8 times the largest built-in profile; 100,000 nodes 300 times its 328.
 MAX_POLICY_RULES = 128
+# Policies one check or one build's gate applies (each named by a -p or listed in the spec): the built-in
+# profiles are 3; a summary naming more is re-run only up to this.
+MAX_POLICIES = 16
 MAX_YAML_NODES = 100_000
 
 # Digits of an `[N]` index in a policy's field path: a list of the factsheet is at most a few hundred items

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field
 
 from probes.measurement import Model
-from probes.records_header import split_header
+from probes.records_header import parse_record_line, split_header
 
 ErrorKind = Literal["http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled"]
 
@@ -52,4 +51,4 @@ def records_digest(data: bytes) -> str:
 def load_records(data: bytes) -> list[RequestRecord]:
     """The requests of a records file, after its header line when it has one (schema >= 1.2.0)."""
     _, lines = split_header(data)
-    return [RequestRecord.model_validate(json.loads(line)) for line in lines]
+    return [RequestRecord.model_validate(parse_record_line(line)) for line in lines]
