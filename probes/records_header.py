@@ -32,14 +32,16 @@ def _is_header(line: bytes) -> bool:
 def parse_record_line(line: bytes) -> object:
     """One record line as JSON, its numbers finite: `Infinity`, `NaN` or `1e400` (which Python reads as inf)
     are no measurement any probe writes, and would overflow the figures recomputed from them (ValueError)."""
-    return json.loads(line, parse_constant=_not_finite, parse_float=_finite)
+    return json.loads(line, parse_constant=not_finite, parse_float=finite_float)
 
 
-def _not_finite(name: str) -> float:
+def not_finite(name: str) -> float:
+    """json's `parse_constant`: `Infinity`, `-Infinity` and `NaN` are refused (ValueError)."""
     raise ValueError(f"{name} is not a finite number")
 
 
-def _finite(text: str) -> float:
+def finite_float(text: str) -> float:
+    """json's `parse_float`: a number that overflows to inf (`1e400`) is refused (ValueError)."""
     value = float(text)
     if not math.isfinite(value):
         raise ValueError(f"{text} is not a finite number")

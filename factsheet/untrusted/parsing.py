@@ -24,6 +24,7 @@ from factsheet.untrusted.limits import (
     MAX_YAML_NODES,
 )
 from probes.errors import InputError
+from probes.records_header import finite_float, not_finite
 
 _CHUNK = 1 << 20  # bytes scanned at once: the scan's temporaries stay ~40 MB whatever the file's size
 _OPEN = np.zeros(256, dtype=np.int8)
@@ -79,15 +80,18 @@ def check_json_depth(data: bytes, source: str) -> None:
         raise TooDeep(f"{source}: nested more than {MAX_NESTING_DEPTH} deep (at byte {at:,})")
 
 
-def _constant(name: str):
-    raise NotFinite(f"{name} is not a finite number (a figure is finite or not measured)")
+def _constant(name: str) -> float:
+    try:
+        return not_finite(name)
+    except ValueError as exc:
+        raise NotFinite(f"{exc} (a figure is finite or not measured)") from None
 
 
 def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise NotFinite(f"{text} is not a finite number (a figure is finite or not measured)")
-    return value
+    try:
+        return finite_float(text)
+    except ValueError as exc:
+        raise NotFinite(f"{exc} (a figure is finite or not measured)") from None
 
 
 def _int(text: str) -> int:
