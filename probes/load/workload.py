@@ -176,10 +176,20 @@ def _prompts(prompts, out_lens, spec, desc, source, file_digest) -> Prompts:
 
 def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise WorkloadError(f"workload.path: no such file {path}")
-    raw = p.read_bytes()
-    text = (gzip.decompress(raw) if path.endswith(".gz") else raw).decode("utf-8")
+    if not p.is_file():
+        raise WorkloadError(f"workload.path: {path} is not a regular file")
+    try:
+        raw = p.read_bytes()
+        data = gzip.decompress(raw) if path.endswith(".gz") else raw
+    except (OSError, EOFError) as exc:  # BadGzipFile and a truncated stream included
+        raise WorkloadError(f"workload.path: {path}: cannot read ({exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise WorkloadError(f"workload.path: {path} line {line}: not UTF-8 text") from None
     rows = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():

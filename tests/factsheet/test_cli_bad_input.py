@@ -180,3 +180,161 @@ def test_unusable_output_is_refused_first(tmp_path, path, args):
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before, (
         "bad input must write nothing"
     )
+
+
+# Every parameter that names a path, with the rest of a command line around it ({p} is where the path goes)
+# and what it must be: an input file, an input folder, an output folder or an output file. Each is given a
+# binary file, a folder, a missing path and a FIFO where these are wrong for it. Every other parameter is
+# listed in NOT_A_PATH, so a new option has to be placed in one of the two.
+_URL = "http://127.0.0.1:9"
+_LOAD = ["--base-url", _URL, "--model", "x", "--concurrency", "1", "--num-prompts", "1"]
+PATH_PARAMS: dict[tuple[tuple[str, ...], str], tuple[str, list[str]]] = {
+    (("build",), "spec"): ("in-file", ["{p}", "-o", "{out}"]),
+    (("build",), "--sign-key"): ("in-file", ["{notjson}", "--sign-key", "{p}", "-o", "{out}"]),
+    (("build",), "-o"): ("out-folder", ["{notjson}", "-o", "{p}"]),
+    (("validate",), "file"): ("in-file", ["{p}"]),
+    (("render",), "factsheet_json"): ("in-file", ["{p}", "-o", "{out}"]),
+    (("render",), "-o"): ("out-folder", ["{notjson}", "-o", "{p}"]),
+    (("schema",), "-o"): ("out-folder", ["-o", "{p}"]),
+    (("keygen",), "-o"): ("out-folder", ["-o", "{p}"]),
+    (("sign",), "factsheet_json"): ("in-file", ["{p}", "--key", "{empty}"]),
+    (("sign",), "--key"): ("in-file", ["{notjson}", "--key", "{p}"]),
+    (("sign",), "--compliance"): ("in-file", ["{notjson}", "--key", "{empty}", "--compliance", "{p}"]),
+    (("verify",), "factsheet_json"): ("in-file", ["{p}", "--pubkey", "{empty}"]),
+    (("verify",), "--pubkey"): ("in-file", ["{notjson}", "--pubkey", "{p}"]),
+    (("verify",), "--attestation"): ("in-file", ["{notjson}", "--pubkey", "{empty}", "--attestation", "{p}"]),
+    (("export",), "factsheet_json"): ("in-file", ["{p}", "--format", "hf", "-o", "{out}"]),
+    (("export",), "-o"): ("out-folder", ["{notjson}", "--format", "hf", "-o", "{p}"]),
+    (("check",), "factsheet_json"): ("in-file", ["{p}", "-p", "release-gate", "-o", "{out}"]),
+    (("check",), "--policy"): ("in-file", ["{notjson}", "-p", "{p}", "-o", "{out}"]),
+    (("check",), "-o"): ("out-folder", ["{notjson}", "-p", "release-gate", "-o", "{p}"]),
+    (("check",), "--junit"): (
+        "out-file",
+        ["{notjson}", "-p", "release-gate", "-o", "{out}", "--junit", "{p}"],
+    ),
+    (("diff",), "old"): ("in-file", ["{p}", "{notjson}", "-o", "{out}"]),
+    (("diff",), "new"): ("in-file", ["{notjson}", "{p}", "-o", "{out}"]),
+    (("diff",), "--policy"): ("in-file", ["{notjson}", "{notjson}", "-p", "{p}", "-o", "{out}"]),
+    (("diff",), "-o"): ("out-folder", ["{notjson}", "{notjson}", "-o", "{p}"]),
+    (("campaign",), "spec_path"): ("in-file", ["{p}", "-o", "{out}"]),
+    (("campaign",), "-o"): ("out-folder", ["{notjson}", "-o", "{p}"]),
+    (("predict",), "campaign_dir"): ("in-folder", ["{p}"]),
+    (("publish",), "factsheet_json"): ("in-file", ["{p}", "--mlflow-uri", _URL]),
+    (("catalogue",), "folders"): ("in-folder", ["{p}", "-o", "{out}"]),
+    (("catalogue",), "-o"): ("out-folder", ["{notjson}", "-o", "{p}"]),
+    (("catalogue",), "--pubkey"): ("in-file", ["{out}", "-o", "{out}", "--pubkey", "{p}"]),
+    (("probe", "load"), "-o"): ("out-folder", [*_LOAD, "-o", "{p}"]),
+    (("probe", "load"), "--dataset-path"): (
+        "in-file",
+        [*_LOAD, "--dataset", "jsonl", "--dataset-path", "{p}", "-o", "{out}"],
+    ),
+    (("probe", "load"), "--tokenizer"): ("in-file", [*_LOAD, "--tokenizer", "{p}", "-o", "{out}"]),
+    (("eval", "humaneval"), "--samples"): ("in-file", ["--samples", "{p}", "-o", "{out}"]),
+    (("eval", "humaneval"), "-o"): ("out-folder", ["--samples", "{notjson}", "-o", "{p}"]),
+    (("eval", "humaneval"), "--dataset"): (
+        "in-file",
+        ["--samples", "{notjson}", "--dataset", "{p}", "-o", "{out}"],
+    ),
+    (("features", "count"), "model"): ("in-file", ["{p}"]),
+    (("features", "sample"), "model"): ("in-file", ["{p}"]),
+    (("features", "sample"), "-o"): (
+        "out-file",
+        ["vllm_serving", "--method", "uniform", "-n", "2", "-o", "{p}"],
+    ),
+}
+# What each kind is given: a wrong thing for it, never a thing it accepts.
+_WRONG: dict[str, tuple[str, ...]] = {
+    "in-file": ("binary", "folder", "missing", "fifo"),
+    "in-folder": ("binary", "missing", "fifo"),
+    "out-folder": ("binary", "fifo"),
+    "out-file": ("folder", "fifo"),
+}
+NOT_A_PATH = {
+    (): {"--debug", "--version"},
+    ("build",): {"--resume", "--overwrite"},
+    ("validate",): {"--explain"},
+    ("export",): {"--format"},
+    ("check",): {"--allow-insufficient"},
+    ("diff",): {"--max-regression"},
+    ("policies",): {"name"},
+    ("campaign",): {"--executor", "--ray-address"},
+    ("predict",): {"--targets", "--objective", "--constraint", "--verify-reps", "--confident"},
+    ("publish",): {"--mlflow-uri", "--experiment", "--registered-model", "--model-version"},
+    ("mock-server",): {
+        "--port",
+        "--ttft-ms",
+        "--itl-ms",
+        "--slots",
+        "--fail-every",
+        "--drop-every",
+        "--model",
+    },
+    ("probe", "load"): {
+        "--base-url",
+        "--model",
+        "--endpoint",
+        "--concurrency",
+        "--request-rate",
+        "--burstiness",
+        "--max-concurrency",
+        "--num-prompts",
+        "--duration",
+        "--input-len",
+        "--output-len",
+        "--ignore-eos",
+        "--goodput",
+        "--slo-p99-metric",
+        "--metric-percentiles",
+        "--warmup",
+        "--cooldown",
+        "--dataset",
+        "--seed",
+        "--timeout",
+        "--api-key",
+    },
+    ("eval", "humaneval"): {"--concurrency"},
+    ("features", "sample"): {"--method", "-t", "-n", "--seed"},
+}
+
+
+def _params(group: typer.Typer) -> set[tuple[tuple[str, ...], str]]:
+    found: set[tuple[tuple[str, ...], str]] = set()
+
+    def walk(cmd, path):
+        for name, sub in (getattr(cmd, "commands", None) or {}).items():
+            walk(sub, (*path, name))
+        for param in getattr(cmd, "params", []):
+            if param.name != "help":
+                found.add((path, param.opts[0] if param.opts[0].startswith("-") else param.name))
+
+    walk(typer.main.get_group(group), ())
+    return found
+
+
+def test_every_parameter_is_placed_as_a_path_or_not():
+    placed = set(PATH_PARAMS) | {(cmd, name) for cmd, names in NOT_A_PATH.items() for name in names}
+    assert _params(app) == placed, "name each new parameter in PATH_PARAMS (with its cases) or NOT_A_PATH"
+
+
+@pytest.mark.parametrize(
+    ("key", "wrong"),
+    [(key, wrong) for key, (kind, _) in PATH_PARAMS.items() for wrong in _WRONG[kind]],
+    ids=str,
+)
+def test_a_wrong_path_is_one_line_and_exit_2(tmp_path, key, wrong):
+    files = _files(tmp_path)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "x.txt").write_text("x\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would block for ever: it must be refused, not opened
+    given = {"binary": files["binary"], "folder": folder, "missing": files["missing"], "fifo": fifo}[wrong]
+    out = tmp_path / "out"
+    command, (_, template) = key[0], PATH_PARAMS[key]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    argv = [*command, *(a.format(**files, out=out, p=given) for a in template)]
+    result = _run(argv)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, f"{argv}: exit {result.returncode}\n{result.stdout}{result.stderr}"
+    assert len(lines) == 1 and "Traceback" not in result.stderr, f"{argv}: {lines}"
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before, f"{argv}: wrote something"
