@@ -91,7 +91,10 @@ def _tokenizer(path: str | None):
         return None
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(path)
+    try:
+        return Tokenizer.from_file(path)
+    except Exception as exc:  # noqa: BLE001 - the library raises a bare Exception for any unreadable file
+        raise WorkloadError(f"workload.tokenizer_path: {path}: not a tokenizer.json ({exc})") from None
 
 
 def _fit_to_tokens(words: list[str], target: int, tokenizer) -> str:
