@@ -6,9 +6,11 @@ The table below must name every command the CLI registers (a new command without
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -127,14 +129,56 @@ def _run(args: list[str]) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize(
-    ("path", "args"), [(path, args) for path, cases in CASES.items() for args in cases], ids=str
-)
-def test_bad_input_is_one_line_and_exit_2(tmp_path, path, args):
-    files = _files(tmp_path)
-    out = tmp_path / "out"
-    argv = [*path, *(a.format(**files, out=out) for a in args)]
-    result = _run(argv)
+@dataclass
+class Ran:
+    returncode: int | str
+    stdout: str
+    stderr: str
+
+
+def _run_batch(cases: list[list[str]]) -> list[Ran]:
+    """Every case through the real entry point in ONE process (tests/factsheet/cli_batch.py: the CLI's
+    imports cost seconds a start; a per-case alarm turns a hang into a failed case)."""
+    root = str(Path(__file__).resolve().parents[2])  # this checkout's packages, as pytest's pythonpath
+    env = {
+        **os.environ,
+        "COLUMNS": "200",
+        "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("cli_batch.py"))],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=120 + 20 * len(cases),
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [Ran(r["code"], r["stdout"], r["stderr"]) for r in json.loads(done.stdout)]
+
+
+def _listing(folder: Path) -> list[Path]:
+    return sorted(p.relative_to(folder) for p in folder.rglob("*"))
+
+
+BAD_INPUT = [(path, args) for path, cases in CASES.items() for args in cases]
+
+
+@pytest.fixture(scope="module")
+def bad_input_runs(tmp_path_factory) -> list[tuple[list[str], Ran, Path]]:
+    """Each case of CASES in a folder of its own, all run in one batch."""
+    cases = []
+    for path, args in BAD_INPUT:
+        tmp = tmp_path_factory.mktemp("case")
+        files = _files(tmp)
+        cases.append(([*path, *(a.format(**files, out=tmp / "out") for a in args)], tmp / "out"))
+    results = _run_batch([argv for argv, _ in cases])
+    return [(argv, ran, out) for (argv, out), ran in zip(cases, results, strict=True)]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_INPUT)), ids=[str(c) for c in BAD_INPUT])
+def test_bad_input_is_one_line_and_exit_2(bad_input_runs, case):
+    argv, result, out = bad_input_runs[case]
     text = result.stdout + result.stderr
     assert result.returncode == 2, f"{argv}: exit {result.returncode}\n{text}"
     assert "Traceback" not in text
@@ -316,25 +360,37 @@ def test_every_parameter_is_placed_as_a_path_or_not():
     assert _params(app) == placed, "name each new parameter in PATH_PARAMS (with its cases) or NOT_A_PATH"
 
 
-@pytest.mark.parametrize(
-    ("key", "wrong"),
-    [(key, wrong) for key, (kind, _) in PATH_PARAMS.items() for wrong in _WRONG[kind]],
-    ids=str,
-)
-def test_a_wrong_path_is_one_line_and_exit_2(tmp_path, key, wrong):
-    files = _files(tmp_path)
-    folder = tmp_path / "folder"
-    folder.mkdir()
-    (folder / "x.txt").write_text("x\n")
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)  # reading it would block for ever: it must be refused, not opened
-    given = {"binary": files["binary"], "folder": folder, "missing": files["missing"], "fifo": fifo}[wrong]
-    out = tmp_path / "out"
-    command, (_, template) = key[0], PATH_PARAMS[key]
-    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    argv = [*command, *(a.format(**files, out=out, p=given) for a in template)]
-    result = _run(argv)
+WRONG_PATHS = [(key, wrong) for key, (kind, _) in PATH_PARAMS.items() for wrong in _WRONG[kind]]
+
+
+@pytest.fixture(scope="module")
+def wrong_path_runs(tmp_path_factory) -> list[tuple[list[str], Ran, list[Path], list[Path]]]:
+    """Each (path parameter, wrong thing) in a folder of its own, all run in one batch."""
+    cases = []
+    for key, wrong in WRONG_PATHS:
+        tmp = tmp_path_factory.mktemp("path")
+        files = _files(tmp)
+        folder = tmp / "folder"
+        folder.mkdir()
+        (folder / "x.txt").write_text("x\n")
+        fifo = tmp / "fifo"
+        os.mkfifo(fifo)  # reading it would block for ever: it must be refused, not opened
+        given = {"binary": files["binary"], "folder": folder, "missing": files["missing"], "fifo": fifo}[
+            wrong
+        ]
+        command, (_, template) = key[0], PATH_PARAMS[key]
+        argv = [*command, *(a.format(**files, out=tmp / "out", p=given) for a in template)]
+        cases.append((argv, tmp, _listing(tmp)))
+    results = _run_batch([argv for argv, _, _ in cases])
+    return [
+        (argv, ran, before, _listing(tmp)) for (argv, tmp, before), ran in zip(cases, results, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(WRONG_PATHS)), ids=[str(c) for c in WRONG_PATHS])
+def test_a_wrong_path_is_one_line_and_exit_2(wrong_path_runs, case):
+    argv, result, before, after = wrong_path_runs[case]
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2, f"{argv}: exit {result.returncode}\n{result.stdout}{result.stderr}"
     assert len(lines) == 1 and "Traceback" not in result.stderr, f"{argv}: {lines}"
-    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before, f"{argv}: wrote something"
+    assert after == before, f"{argv}: wrote something"
