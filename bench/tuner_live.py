@@ -217,7 +217,12 @@ def main() -> None:
     g.add_argument("--spec-k", type=ints, default=[0])
     g.add_argument("--concurrency", type=ints, default=[4, 8, 16, 32])
     f = sub.add_parser("fresh")
-    f.add_argument("--result", default="/tmp/tuning_result.json", help="a `tune` sub-command's output")
+    f.add_argument(
+        "--result",
+        type=Path,
+        default=ROOT / "out" / "bench" / "tuning_result.json",
+        help="a `tune` sub-command's output (default: where `tune` writes it)",
+    )
     f.add_argument("--starts", type=int, default=5, help="fresh server starts per point")
     args = ap.parse_args()
     {"explore": explore, "iomp": iomp, "tune": tune, "grid": grid, "fresh": fresh}[args.cmd](args)

@@ -104,7 +104,9 @@ def build(
             log(f"resume: removed {stale} (not part of this build)")
     return Factsheet(
         name=spec.name,
-        identity=Identity(**spec.model.model_dump(), served_model=live.prepared_model),
+        identity=Identity(
+            **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
+        ),
         system=system,
         load=LoadSection(points=points, capacity=capacity),
         accuracy=accuracy,
@@ -346,9 +348,9 @@ def _provenance(spec_path: Path, spec_raw: bytes, started: str, t0: float) -> Pr
         tool_version=prov.tool_version(),
         git_commit=commit,
         git_dirty=dirty,
-        spec_file=str(spec_path),
+        spec_file=spec_path.name,
         spec_sha256=prov.sha256_bytes(spec_raw),
-        command=sys.argv,
+        command=prov.recorded_command(sys.argv, spec_path.parent),
         started_at=started,
         finished_at=prov.utc_now(),
         wall_time_s=round(time.monotonic() - t0, 2),

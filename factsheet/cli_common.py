@@ -32,12 +32,24 @@ def check_output(path: Path, *, file: bool = False) -> Path:
     return path
 
 
+def _refuse_special_files(values: list) -> None:
+    """A path argument naming a FIFO, socket or device is bad input: reading a FIFO waits for a writer
+    for ever and a device has no end, so it is refused by name before any work (files and folders pass)."""
+    for value in values:
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str | Path) and str(item):
+                path = Path(item)
+                if path.exists() and not (path.is_file() or path.is_dir()):
+                    raise InputError(f"{path}: not a regular file or folder")
+
+
 def guarded(fn):
     """Map known failures to one clear line and an exit code; a traceback only with --debug."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
+            _refuse_special_files([*args, *kwargs.values()])
             return fn(*args, **kwargs)
         except typer.Exit:
             raise

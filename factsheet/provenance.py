@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from factsheet.schema import Host
 from probes.measurement import NotMeasured
+from probes.targets.model_source import PreparedModel, cache_dir
 
 TOOL_LIBRARIES = (
     "pydantic",
@@ -176,3 +177,45 @@ def host_info() -> Host:
 
 def python_version() -> str:
     return sys.version.split()[0]
+
+
+def recorded_path(path: str | Path, spec_dir: Path) -> str:
+    """A path as a factsheet may state it: relative to the spec's folder when it lies there, relative to the
+    tool's cache (`<cache>/...`) when it lies there, else the name alone. A machine's own folders (home, a
+    temporary or checkout folder) say nothing to a reader elsewhere and expose the builder; what the
+    file was is carried by its sha256 beside it."""
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return str(path)
+    for base, shown in ((spec_dir.resolve(), None), (cache_dir().resolve(), "<cache>")):
+        try:
+            rel = p.resolve().relative_to(base)
+        except ValueError:
+            continue
+        return str(rel) if shown is None else f"{shown}/{rel}"
+    return p.name
+
+
+def recorded_command(argv: list[str], spec_dir: Path) -> list[str]:
+    """The command line, its program by name and each path argument as `recorded_path` states it."""
+    head = [Path(argv[0]).name] if argv else []
+    return head + [recorded_path(arg, spec_dir) if Path(arg).is_absolute() else arg for arg in argv[1:]]
+
+
+def recorded_model(prepared: PreparedModel | None, spec_dir: Path) -> PreparedModel | None:
+    """The served weights as the factsheet records them: folders by `recorded_path`, the tokenizer by its
+    sha256 among the digests (file name → sha256) rather than by where it lay."""
+    if prepared is None:
+        return None
+    digests = dict(prepared.digests)
+    tokenizer = Path(prepared.tokenizer_path) if prepared.tokenizer_path else None
+    if tokenizer is not None and tokenizer.is_file():
+        digests.setdefault(tokenizer.name, sha256_bytes(tokenizer.read_bytes()))
+    return prepared.model_copy(
+        update={
+            "source": recorded_path(prepared.source, spec_dir),
+            "served_path": recorded_path(prepared.served_path, spec_dir),
+            "tokenizer_path": tokenizer.name if tokenizer is not None else None,
+            "digests": digests,
+        }
+    )

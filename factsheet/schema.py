@@ -107,9 +107,14 @@ class Provenance(Model):
     tool_version: str
     git_commit: str | None
     git_dirty: bool | None
-    spec_file: str
+    spec_file: str = Field(
+        description="the spec's file name (its content is spec_sha256), never the folder it lay in"
+    )
     spec_sha256: str
-    command: list[str]
+    command: list[str] = Field(
+        description="the command line, its program by name and each absolute path "
+        "argument relative to the spec's folder, the tool's cache (<cache>/...) or by name"
+    )
     started_at: str = Field(description="ISO 8601, UTC")
     finished_at: str = Field(description="ISO 8601, UTC")
     wall_time_s: float

