@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from pathlib import Path
 
 import typer
@@ -11,6 +13,7 @@ from rich.markup import escape
 
 from factsheet import signals
 from factsheet.errors import CheckFailed, InputError
+from factsheet.untrusted.reading import kind_of
 
 err = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
 state = {"debug": False}
@@ -38,9 +41,12 @@ def _refuse_special_files(values: list) -> None:
     for value in values:
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str | Path) and str(item):
-                path = Path(item)
-                if path.exists() and not (path.is_file() or path.is_dir()):
-                    raise InputError(f"{path}: not a regular file or folder")
+                try:
+                    mode = os.stat(item).st_mode
+                except (OSError, ValueError):
+                    continue  # missing or unnamable: the command's own check names it
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    raise InputError(f"{item}: {kind_of(mode)}, not a regular file or folder")
 
 
 def guarded(fn):

@@ -40,7 +40,8 @@ def _shown(name: object, keep: int = 120) -> str:
     return text if len(text) <= keep else f"{text[:keep]}… ({len(text):,} characters)"
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular file is, in words (for the one-line refusal)."""
     for test, name in (
         (stat.S_ISDIR, "a folder"),
         (stat.S_ISFIFO, "a FIFO"),
@@ -60,7 +61,7 @@ def _open_regular(path: Path, limit: int, what: str, flags: int = 0) -> tuple[in
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{what} {path}: {_kind(st.st_mode)}, not a regular file")
+            raise Refused(f"{what} {path}: {kind_of(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise Refused(f"{what} {path}: {st.st_size:,} bytes, over the limit of {limit:,}")
     except BaseException:
