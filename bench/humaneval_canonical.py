@@ -26,7 +26,7 @@ from pathlib import Path
 from probes.accuracy.dataset import HUMANEVALPLUS_FILE, cache_dir, load_dataset
 from probes.accuracy.harness import Job, expected_outputs, judge_many, program_for
 from probes.accuracy.sandbox import SandboxLimits
-from probes.files import write_atomic
+from probes.core.files import write_atomic
 
 WORKERS = 2
 

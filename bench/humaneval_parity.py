@@ -49,7 +49,7 @@ from humaneval_graded import graded_report  # noqa: E402
 from probes.accuracy.dataset import Dataset, load_dataset  # noqa: E402
 from probes.accuracy.evaluate import evaluate_samples  # noqa: E402
 from probes.accuracy.harness import MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR, SampleVerdict  # noqa: E402
-from probes.files import write_atomic  # noqa: E402
+from probes.core.files import write_atomic  # noqa: E402
 
 DEFAULT_DATASET = ROOT / ".." / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz"
 OUT = ROOT / "bench" / "out"

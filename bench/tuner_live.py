@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from probes.files import write_atomic
+from probes.core.files import write_atomic
 from probes.targets import VllmTarget
 from tuner import LiveEvaluator, OperatingPoint, TunerConfig, TuningLoad, TuningResult, run_tuning
 from tuner.figures import compute_figures

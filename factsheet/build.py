@@ -16,7 +16,7 @@ from factsheet.binding import (
     energy_context,
     load_point_context,
 )
-from factsheet.checkpoint import Checkpoints, Key, digest, prepare_output
+from factsheet.checkpoint import Checkpoints, Key, prepare_output
 from factsheet.predictor_section import build_predictor
 from factsheet.schema import (
     AccuracySection,
@@ -34,12 +34,13 @@ from factsheet.schema import (
 from factsheet.spec import BuildSpec
 from factsheet.store import OutputDir
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
+from probes.core.digests import sha256_bytes, sha256_json
+from probes.core.measurement import NotMeasured
+from probes.core.progress import Bars, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.load.capacity import find_capacity, point_runner
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
-from probes.measurement import NotMeasured
-from probes.progress import Bars, no_bars
 from probes.targets import LiveTarget, VllmTarget, open_target
 from tuner import TuningResult, run_tuning
 
@@ -83,7 +84,7 @@ def build(
     log(f"target: {spec.target.kind} — starting / checking")
     with open_target(spec.target) as live, _energy_monitor(run):
         run.live = live
-        run.target_id = digest(spec.target, live.prepared_model)
+        run.target_id = sha256_json([spec.target, live.prepared_model])
         log(f"target up at {live.base_url} (model {live.model})")
         point_keys = [_key(run, p, spec.load.slo) for p in spec.load.load_points(live.supports_ignore_eos)]
         energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
@@ -135,7 +136,7 @@ def _energy_monitor(run: _Run):
 
 def _key(run: _Run, *section: object) -> Key:
     """What a measurement depends on: its spec section (and inputs), and the target's identity."""
-    return {"spec": digest(*section), "target": run.target_id}
+    return {"spec": sha256_json(list(section)), "target": run.target_id}
 
 
 def _reused_energy(run: _Run, key: Key) -> EnergySection | None:
@@ -349,7 +350,7 @@ def _provenance(spec_path: Path, spec_raw: bytes, started: str, t0: float) -> Pr
         git_commit=commit,
         git_dirty=dirty,
         spec_file=spec_path.name,
-        spec_sha256=prov.sha256_bytes(spec_raw),
+        spec_sha256=sha256_bytes(spec_raw),
         command=prov.recorded_command(sys.argv, spec_path.parent),
         started_at=started,
         finished_at=prov.utc_now(),

@@ -20,13 +20,14 @@ from typing import TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from factsheet.binding import Context
-from factsheet.errors import InputError
-from factsheet.provenance import digest, sha256_bytes
 from factsheet.schema import RecordsFile
-from factsheet.store import OutputDir, write_atomic
-from probes.records_header import split_header
+from factsheet.store import OutputDir
+from probes.core.digests import sha256_bytes
+from probes.core.errors import InputError
+from probes.core.files import write_atomic
+from probes.core.records_header import split_header
 
-__all__ = ["BUILD_OUTPUTS", "Checkpoints", "Key", "OutputFolderInUse", "digest", "prepare_output"]
+__all__ = ["BUILD_OUTPUTS", "Checkpoints", "Key", "OutputFolderInUse", "prepare_output"]
 
 T = TypeVar("T")
 Key = dict[str, str]

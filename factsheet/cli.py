@@ -75,9 +75,9 @@ def build(
     from factsheet.attest.attestation import build_signer, key_id, sign_factsheet
     from factsheet.build import build as run_build
     from factsheet.compliance.gate import BuildGate
-    from factsheet.errors import InputError
     from factsheet.render import render_all
     from factsheet.spec import load_spec
+    from probes.core.errors import InputError
 
     if resume and overwrite:
         raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
@@ -186,7 +186,7 @@ def mock_server(
     model: str = "mock-model",
 ) -> None:
     """Serve an OpenAI-compatible streaming API with known timing on 127.0.0.1 (to calibrate clients)."""
-    from factsheet.errors import InputError, describe_validation_error
+    from probes.core.errors import InputError, describe_validation_error
     from probes.targets.mock_server import MockServerConfig, serve_forever
 
     try:

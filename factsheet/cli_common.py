@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from factsheet import signals
-from factsheet.errors import CheckFailed, InputError
 from factsheet.untrusted.reading import kind_of
+from probes.core.errors import CheckFailed, InputError
 
 err = Console(stderr=True, soft_wrap=True)  # one error = one line, never wrapped
 state = {"debug": False}
@@ -63,7 +63,7 @@ def guarded(fn):
             err.print(f"[red]check failed:[/red] {one_line(exc)}", highlight=False)
             raise typer.Exit(1) from None
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (signals.Terminated)
-            # Files are written whole or not at all (probes.files), so whatever is there is usable.
+            # Files are written whole or not at all (probes.core.files), so whatever is there is usable.
             err.print("interrupted; files already written (measurements taken) are kept, none half-written")
             raise typer.Exit(signals.exit_code(exc)) from None
         except Exception as exc:

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from factsheet.cli_common import check_output, guarded
-from factsheet.errors import InputError
-from probes.files import write_atomic
+from probes.core.errors import InputError
+from probes.core.files import write_atomic
 
 features_app = typer.Typer(
     no_args_is_help=True, help="Feature models (UVL): count and sample configurations."
@@ -119,7 +119,7 @@ def campaign(
     """Measure a sample of configurations (resumable: rerun the same command after an interruption)."""
     import yaml
 
-    from factsheet.errors import describe_validation_error
+    from probes.core.errors import describe_validation_error
     from tuner.campaign.runner import run_campaign
     from tuner.campaign.spec import CampaignSpec
 

@@ -14,13 +14,14 @@ from rich.console import Console
 from rich.table import Table
 
 from factsheet.cli_common import check_output, err, guarded
-from factsheet.errors import InputError, describe_validation_error
 from factsheet.progress import bars
 from factsheet.provenance import tool_version
-from probes.files import write_atomic
+from probes.core.digests import sha256_bytes
+from probes.core.errors import InputError, describe_validation_error
+from probes.core.files import write_atomic
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
-from probes.load.records import records_digest, records_jsonl
+from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workload import WorkloadConfig, build_workload
 
@@ -222,7 +223,7 @@ def load(
     records = records_jsonl(result.records)
     doc = json.loads(result.model_dump_json())
     doc["records_file"] = "records.jsonl"
-    doc["records_digest"] = records_digest(records)
+    doc["records_digest"] = sha256_bytes(records)
     doc["tool_version"] = tool_version()  # from the installed package's metadata
     write_atomic(output / "records.jsonl", records)
     write_atomic(output / "result.json", json.dumps(doc, indent=2).encode())

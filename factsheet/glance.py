@@ -11,8 +11,8 @@ from typing import Literal
 
 from factsheet.compliance.paths import headline_index
 from factsheet.schema import Factsheet
+from probes.core.measurement import NotMeasured
 from probes.load.stats import proportion_ci
-from probes.measurement import NotMeasured
 
 Status = Literal["ok", "bad", "nm", "plain"]
 

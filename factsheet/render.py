@@ -23,16 +23,15 @@ from pydantic import BaseModel
 from factsheet.charts import Chart, Points, Series, line_chart, scatter_chart
 from factsheet.glance import glance_rows
 from factsheet.pdfa import AssociatedFile, archival_pdf
-from factsheet.provenance import sha256_bytes
 from factsheet.resources import TEMPLATES, data_file, package_data
 from factsheet.schema import Factsheet, LoadSection
-from factsheet.store import write_atomic
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
-from probes.errors import InputError
-from probes.files import together
+from probes.core.digests import sha256_bytes
+from probes.core.errors import InputError
+from probes.core.files import together, write_atomic
+from probes.core.measurement import MS_PER_S, NotMeasured
 from probes.load.metrics import LoadMetrics
-from probes.measurement import MS_PER_S, NotMeasured
 from tuner import TuningResult
 
 HTML_TEMPLATE = "factsheet.html.j2"
@@ -115,7 +114,7 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
 class LatencyRow:
     key: str
     name: str
-    dist: object  # probes.measurement.Distribution
+    dist: object  # probes.core.measurement.Distribution
     ci_p50: object | None
     ci_p99: object | None
     sufficiency: object | None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from importlib.abc import Traversable
 
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 TEMPLATES = "factsheet.templates"
 PUBLISHED_SCHEMAS = "factsheet.published_schemas"

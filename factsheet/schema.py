@@ -16,10 +16,10 @@ from factsheet.predictor_section import PredictorSection
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
+from probes.core.measurement import PERCENTILE_METHOD, Model, NotMeasured
 from probes.energy import CarbonResult, EnergyResult
 from probes.load.capacity import CapacityResult
 from probes.load.runner import PointResult
-from probes.measurement import PERCENTILE_METHOD, Model, NotMeasured
 from probes.targets import EngineInfo, PreparedModel
 from tuner import TuningResult
 

@@ -12,7 +12,7 @@ remove their temporaries. Two things made stopping slow, and both are cut short 
   DEADLINE_S after the signal, once it has removed the temporaries being written. The kernel then closes a
   vLLM lifeline's write end, and the lifeline wrapper stops the server's process group.
 
-While a group of files is being put in place (`probes.files.together`) the signal is put off until the
+While a group of files is being put in place (`probes.core.files.together`) the signal is put off until the
 group is complete, so a render leaves the old set of files or the new one.
 """
 
@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 
-from probes import files
+import probes.core.files as files
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal number, as a shell reports it
 DEADLINE_S = 0.8  # unwinding normally takes milliseconds; the rest of the second is for the host

@@ -9,15 +9,15 @@ from pydantic import Field, model_validator
 
 from factsheet.attest.spec import SignSpec
 from factsheet.compliance.config import ComplianceSpec
-from factsheet.errors import InputError
 from factsheet.predictor_section import PredictorSpec
 from factsheet.publish.spec import PublishSpec
 from probes.accuracy import HumanEvalConfig
-from probes.documents import parse_yaml_model
+from probes.core.documents import parse_yaml_model
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 from probes.energy import EnergyConfig
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
-from probes.measurement import Model
 from probes.targets import TargetConfig
 from tuner import TunerConfig
 

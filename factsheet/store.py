@@ -8,12 +8,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from factsheet.binding import Context, header_line
-from factsheet.errors import InputError
-from factsheet.provenance import sha256_bytes
 from factsheet.schema import RecordsFile
-from probes.files import write_atomic
+from probes.core.digests import sha256_bytes
+from probes.core.errors import InputError
+from probes.core.files import write_atomic
 
-__all__ = ["OutputDir", "write_atomic"]
+__all__ = ["OutputDir"]
 
 
 class OutputDir:

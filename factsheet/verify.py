@@ -7,14 +7,15 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from factsheet.compliance.recheck import rechecked
-from factsheet.errors import CheckFailed, InputError, describe_validation_error
-from factsheet.provenance import sha256_bytes, tool_version
+from factsheet.provenance import tool_version
 from factsheet.rederive import Discrepancy, rederive_report
 from factsheet.schema import SCHEMA_VERSION, Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_RECORDS_TOTAL_BYTES
 from factsheet.untrusted.parsing import check_factsheet_counts, parse_json
 from factsheet.untrusted.reading import read_given, read_records_file
 from factsheet.versions import BINDS_RECORDS, check_readable
+from probes.core.digests import sha256_bytes
+from probes.core.errors import CheckFailed, InputError, describe_validation_error
 
 
 def load_factsheet(path: Path) -> Factsheet:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq, nnls
 
-from probes.errors import InputError
-from probes.measurement import MS_PER_S
+from probes.core.errors import InputError
+from probes.core.measurement import MS_PER_S
 from tuner.config import TuningLoad
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint

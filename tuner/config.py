@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from probes.errors import InputError
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 from probes.load.point import LatencyMetric
-from probes.measurement import Model
 from tuner.knobs import KNOBS, OperatingPoint
 
 

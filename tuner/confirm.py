@@ -19,7 +19,7 @@ from scipy.optimize import brentq
 from scipy.stats import nct, norm
 from scipy.stats import t as student_t
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 from tuner.config import TunerConfig
 from tuner.evaluation import RunSample
 from tuner.figures import Estimate, Figures, compute_figures, good_mask, p99_of, score_value, slo_values_ms

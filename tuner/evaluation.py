@@ -8,10 +8,10 @@ from typing import Literal, Protocol
 import numpy as np
 from pydantic import Field, model_validator
 
+from probes.core.measurement import Model
 from probes.load.metrics import latencies_ms, request_latencies
 from probes.load.point import LatencyMetric
 from probes.load.records import RequestRecord
-from probes.measurement import Model
 from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
 

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from pydantic import Field
 
-from probes.measurement import MS_PER_S, Model
+from probes.core.measurement import MS_PER_S, Model
 from tuner.config import TunerConfig
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 
 @dataclass(frozen=True)

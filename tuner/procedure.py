@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Callable
 
-from probes.measurement import NotMeasured
+from probes.core.measurement import NotMeasured
 from probes.targets import EndpointTarget, VllmTarget
 from tuner.calibration import CalibrationError, fit_speculation, fit_step_model
 from tuner.climb import Climb

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import spearmanr
 
-from probes.measurement import NotMeasured
+from probes.core.measurement import NotMeasured
 from tuner.climb import ACCEPTANCE_RULE, ClimbOutcome
 from tuner.confirm import Confirmation, ConfirmedPoint, slo_probability
 from tuner.figures import Estimate, Figures

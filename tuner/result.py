@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from probes.measurement import Model, NotMeasured
+from probes.core.measurement import Model, NotMeasured
 from tuner.config import SloMetric
 from tuner.confirm import Confirmation, SloProbability
 from tuner.evaluation import Source

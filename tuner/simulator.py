@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field
 
-from probes.errors import InputError
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 from probes.load.arrivals import arrival_offsets
-from probes.measurement import Model
 from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
 

@@ -6,7 +6,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 from tuner.calibration import CalibrationError, acceptance_rate
 
 DRAFTS = "vllm:spec_decode_num_drafts_total"

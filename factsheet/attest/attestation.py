@@ -21,13 +21,13 @@ from factsheet.attest.statement import (
     statement,
     subject_names,
 )
-from factsheet.errors import CheckFailed, InputError
 from factsheet.schema import Factsheet
-from factsheet.store import write_atomic
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import confined, read_given
 from factsheet.verify import load_factsheet
+from probes.core.errors import CheckFailed, InputError
+from probes.core.files import write_atomic
 
 __all__ = [
     "ComplianceVerdict",

@@ -44,11 +44,11 @@ def sign(
     """Sign the factsheet: an in-toto Statement over its files in a DSSE envelope (<name>.intoto.jsonl)."""
     from factsheet.attest.attestation import ComplianceVerdict, key_id, load_private, sign_factsheet
     from factsheet.attest.statement import verdict_of_report
-    from factsheet.errors import InputError, describe_validation_error
-    from factsheet.provenance import sha256_bytes
     from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES
     from factsheet.untrusted.parsing import parse_json
     from factsheet.untrusted.reading import read_given
+    from probes.core.digests import sha256_bytes
+    from probes.core.errors import InputError, describe_validation_error
 
     private = load_private(key)
     verdict = None

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from securesystemslib.dsse import Envelope
 
 from factsheet.attest.keys import key_id
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 

@@ -16,7 +16,7 @@ from securesystemslib.signer import SSlibKey
 
 from factsheet.untrusted.limits import MAX_KEY_BYTES
 from factsheet.untrusted.reading import read_given
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 PRIVATE_NAME = "factsheet-signing.key"
 PUBLIC_NAME = "factsheet-signing.pub"

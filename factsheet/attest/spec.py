@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 
 class SignSpec(Model):

@@ -13,7 +13,8 @@ from factsheet.provenance import tool_version, utc_now
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_SIGNED_FILE_BYTES
 from factsheet.untrusted.reading import hash_confined
-from probes.measurement import Model
+from probes.core.digests import bare
+from probes.core.measurement import Model
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://llm-factsheet.dev/attestation/factsheet/v1"
@@ -72,10 +73,6 @@ def subject_names(sheet: Factsheet, json_name: str) -> list[str]:
     return [json_name, *DOCUMENT_NAMES, *(rec.path for _, rec in sheet.records_files())]
 
 
-def _bare(digest: str) -> str:
-    return digest.split(":", 1)[1] if digest.startswith("sha256:") else digest
-
-
 def statement(
     sheet: Factsheet, folder: Path, json_name: str, compliance: ComplianceVerdict | None = None
 ) -> dict:
@@ -87,7 +84,7 @@ def statement(
     predicate: dict = {
         "factsheet": {"name": sheet.name, "kind": sheet.kind, "schemaVersion": sheet.schema_version},
         "tool": {"name": prov.tool, "version": tool_version(), "buildVersion": prov.tool_version},
-        "spec": {"file": prov.spec_file, "digest": {"sha256": _bare(prov.spec_sha256)}},
+        "spec": {"file": prov.spec_file, "digest": {"sha256": bare(prov.spec_sha256)}},
         "signedAt": utc_now(),
     }
     if compliance is not None:

@@ -13,14 +13,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from factsheet.provenance import digest
 from probes.accuracy import AccuracyResult
 from probes.accuracy.dataset import DatasetInfo
+from probes.core.digests import sha256_json
+from probes.core.measurement import Model, NotMeasured
 from probes.energy import EnergyResult
 from probes.load.capacity import Knob
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
-from probes.measurement import Model, NotMeasured
 
 
 class LoadPointContext(Model):
@@ -93,7 +93,7 @@ def parse_header(line: bytes) -> RecordsHeader:
 
 
 def context_digest(context: Context) -> str:
-    return digest(context)
+    return sha256_json([context])
 
 
 def load_point_context(result: PointResult) -> LoadPointContext:

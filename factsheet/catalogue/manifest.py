@@ -10,8 +10,8 @@ from pydantic import Field, ValidationError
 
 from factsheet.catalogue.rows import BuildRow
 from factsheet.catalogue.signature import Signature
-from factsheet.store import write_atomic
-from probes.measurement import Model
+from probes.core.files import write_atomic
+from probes.core.measurement import Model
 
 MANIFEST_NAME = "manifest.json"
 CATALOGUE_VERSION = "1"

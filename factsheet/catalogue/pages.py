@@ -21,7 +21,7 @@ from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, FIGURE_TITLES, Fi
 from factsheet.charts import Series, line_chart
 from factsheet.provenance import tool_version, utc_now
 from factsheet.resources import data_file
-from factsheet.store import write_atomic
+from probes.core.files import write_atomic
 
 PACKAGE = "factsheet.catalogue"
 ASSETS = ("catalogue.css", "catalogue.js")

@@ -10,8 +10,8 @@ from pydantic import Field
 
 from factsheet.compliance.paths import headline_index
 from factsheet.schema import Factsheet
+from probes.core.measurement import Model, NotMeasured
 from probes.load.stats import proportion_ci
-from probes.measurement import Model, NotMeasured
 
 FigureKey = Literal["capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000"]
 FIGURE_KEYS: tuple[FigureKey, ...] = ("capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000")

@@ -22,9 +22,9 @@ from pydantic import Field
 from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path, key_id, load_public, verify_factsheet
 from factsheet.attest.statement import file_sha256
-from factsheet.errors import CheckFailed, InputError
 from factsheet.untrusted.parsing import parse_json
-from probes.measurement import Model
+from probes.core.errors import CheckFailed, InputError
+from probes.core.measurement import Model
 
 Status = Literal["verified", "unsigned", "signed, key unknown", "signature failed"]
 # Bounds on an attestation someone else wrote: a bundle is a few envelopes of a few KiB.

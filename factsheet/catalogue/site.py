@@ -6,7 +6,6 @@ malformed factsheet, a bad key) leaves the site as it was."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -15,10 +14,10 @@ from pathlib import Path, PurePosixPath
 from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest, read_manifest, write_manifest
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, build_row
 from factsheet.catalogue.signature import TrustedKey, load_keys, signature_of
-from factsheet.errors import CheckFailed, InputError
 from factsheet.schema import Factsheet
-from factsheet.store import write_atomic
-from probes.files import together
+from probes.core.digests import bare, sha256_file
+from probes.core.errors import CheckFailed, InputError
+from probes.core.files import together, write_atomic
 
 FACTSHEET_NAME = "factsheet.json"
 ATTESTATION_NAME = "factsheet.intoto.jsonl"
@@ -143,14 +142,10 @@ def _discover(folders: list[Path], site: Path) -> list[_Found]:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+        return bare(sha256_file(path))
     except OSError as exc:
         raise CatalogueError(f"{path}: cannot read: {exc.strerror}") from exc
-    return h.hexdigest()
 
 
 def _read(f: _Found, read: list[Path]) -> Factsheet:

@@ -57,7 +57,7 @@ def check(
         out.print(f"  {p}", highlight=False, markup=False)
     failure = gate_failure(report)
     if failure:
-        from factsheet.errors import CheckFailed
+        from probes.core.errors import CheckFailed
 
         raise CheckFailed(failure)
 
@@ -93,8 +93,8 @@ def diff(
     """Regression gate between two builds: a change counts only when beyond noise (from raw records) and threshold."""
     from factsheet.compliance.diff import compare, parse_limits, write_diff
     from factsheet.compliance.policy import load_policy
-    from factsheet.errors import CheckFailed
     from factsheet.verify import load_factsheet
+    from probes.core.errors import CheckFailed
 
     limits = {}
     for ref in policy or []:

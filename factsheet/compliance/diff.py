@@ -28,12 +28,13 @@ from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.rederive import Discrepancy
 from factsheet.schema import AccuracySection, Factsheet, LoadPointEntry, LoadSection
-from factsheet.store import write_atomic
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
-from probes.errors import InputError
+from probes.core.digests import sha256_bytes
+from probes.core.errors import InputError
+from probes.core.files import write_atomic
+from probes.core.measurement import PERCENTILE_METHOD, Model
 from probes.load.metrics import LATENCY_METRICS
-from probes.measurement import PERCENTILE_METHOD, Model
 
 # 1.1.0: verdicts "unsupported" and "inconclusive", with verdict_reason and each side's unsupported figures.
 DIFF_VERSION = "1.1.0"
@@ -247,7 +248,7 @@ def _row_path(sheet: Factsheet, scope: str) -> str | None:
 
 def _digest(path: Path) -> str:
     try:
-        return prov.sha256_bytes(read_given(path, MAX_FACTSHEET_BYTES, "factsheet"))
+        return sha256_bytes(read_given(path, MAX_FACTSHEET_BYTES, "factsheet"))
     except OSError:
         return "unreadable"
 

@@ -36,11 +36,11 @@ from factsheet.compliance.summary import Outcome
 from factsheet.compliance.support import Support, Unsupported, concrete_path, listing, reasons, support
 from factsheet.schema import Factsheet, LoadPointEntry
 from probes.accuracy.result import PassRates
+from probes.core.measurement import Distribution
 from probes.energy.figures import Quantity
 from probes.load.capacity import CapacityResult
 from probes.load.metrics import CI_CONFIDENCE, CLAIM_CONFIDENCE, LATENCY_METRICS, LoadMetrics
 from probes.load.stats import SampleSufficiency, min_samples, proportion_ci, quantile_ci, sample_sufficiency
-from probes.measurement import Distribution
 from tuner.figures import Estimate
 
 _OPS = {

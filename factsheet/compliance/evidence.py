@@ -13,14 +13,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from factsheet.provenance import sha256_bytes
 from factsheet.schema import Factsheet, RecordsFile
 from factsheet.untrusted.reading import read_records_file
+from probes.core.digests import sha256_bytes
+from probes.core.measurement import Model
 from probes.load.metrics import is_good, latency_samples, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord, load_records
 from probes.load.runner import steady_records
-from probes.measurement import Model
 
 RecordsStatus = Literal["verified", "missing", "mismatch", "unreadable"]
 

@@ -10,12 +10,12 @@ from factsheet.compliance.evaluate import evaluate
 from factsheet.compliance.policy import LoadedPolicy, load_policy
 from factsheet.compliance.render import write_report
 from factsheet.compliance.report import ComplianceReport
-from factsheet.errors import CheckFailed, InputError
-from factsheet.provenance import sha256_bytes
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_POLICIES
 from factsheet.untrusted.reading import read_given
-from probes.measurement import NotMeasured
+from probes.core.digests import sha256_bytes
+from probes.core.errors import CheckFailed, InputError
+from probes.core.measurement import NotMeasured
 
 
 def load_policies(refs: list[str], base: Path | None = None) -> list[LoadedPolicy]:

@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from factsheet.untrusted.limits import MAX_INDEX_DIGITS
-from probes.errors import InputError
-from probes.measurement import NotMeasured
+from probes.core.errors import InputError
+from probes.core.measurement import NotMeasured
 
 HEADLINE = "headline"
 

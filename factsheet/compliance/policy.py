@@ -7,7 +7,6 @@ from. Every path a policy names is checked against the factsheet schema when the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from importlib import resources
@@ -21,8 +20,9 @@ from factsheet.compliance.paths import PathError, check_path
 from factsheet.untrusted.limits import MAX_POLICY_BYTES, MAX_POLICY_RULES
 from factsheet.untrusted.parsing import parse_yaml
 from factsheet.untrusted.reading import confined, read_given
-from probes.errors import InputError, describe_validation_error
-from probes.measurement import Model
+from probes.core.digests import sha256_bytes
+from probes.core.errors import InputError, describe_validation_error
+from probes.core.measurement import Model
 
 POLICY_VERSION = 1
 POLICY_SCHEMA_VERSION = "1.0.0"  # semver of the published policy schema; its major is POLICY_VERSION
@@ -302,9 +302,7 @@ def _merge(chain: list[tuple[Policy, str]]) -> LoadedPolicy:
         )
         for n, (p, _) in declared.items()
     ]
-    digest = hashlib.sha256(
-        json.dumps([r.model_dump(mode="json") for r in applied], sort_keys=True).encode()
-    ).hexdigest()
+    digest = sha256_bytes(json.dumps([r.model_dump(mode="json") for r in applied], sort_keys=True).encode())
     return LoadedPolicy(
         id=top.id,
         title=top.title,
@@ -313,7 +311,7 @@ def _merge(chain: list[tuple[Policy, str]]) -> LoadedPolicy:
         disclaimer=next((p.disclaimer for p, _ in chain if p.disclaimer), None),
         source=top_source,
         extends=[s for _, s in chain[1:]],
-        sha256="sha256:" + digest,
+        sha256=digest,
         parameters=params,
         max_regression=max_regression,
         disabled=disabled,

@@ -10,7 +10,6 @@ applied: which policy was meant is attested (the signature covers compliance.jso
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -21,14 +20,15 @@ from factsheet.compliance.paths import check_path
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, Rule, load_policy, profile_names
 from factsheet.compliance.report import ComplianceReport, PolicyApplied
 from factsheet.compliance.summary import ComplianceSummary
-from factsheet.errors import CheckFailed, InputError
 from factsheet.rederive import Discrepancy
 from factsheet.rederive.compare import differences
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES, MAX_POLICIES, MAX_POLICY_RULES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_confined
-from probes.measurement import NotMeasured
+from probes.core.digests import sha256_bytes
+from probes.core.errors import CheckFailed, InputError
+from probes.core.measurement import NotMeasured
 
 
 class ComplianceDiffers(CheckFailed):
@@ -192,4 +192,4 @@ def _loaded(applied: PolicyApplied, rules: list[Rule]) -> LoadedPolicy:
 def rules_digest(rules: list[Rule]) -> str:
     """The digest a policy as applied is named by (the same as `policy.load_policy` gives)."""
     data = json.dumps([r.model_dump(mode="json") for r in rules], sort_keys=True).encode()
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return sha256_bytes(data)

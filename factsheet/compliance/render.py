@@ -11,7 +11,7 @@ from factsheet.compliance.junit import junit_bytes
 from factsheet.compliance.report import ComplianceReport
 from factsheet.render import CSS_FILE, RenderError, _environment, render_pdf
 from factsheet.resources import TEMPLATES, data_file
-from factsheet.store import write_atomic
+from probes.core.files import write_atomic
 
 JSON_NAME = "compliance.json"
 HTML_NAME = "compliance.html"

@@ -10,8 +10,8 @@ from factsheet.compliance.evidence import RecordsCheck
 from factsheet.compliance.policy import AppliedParameter, Evidence, Op, Reference, Rule, Scalar
 from factsheet.compliance.summary import OUTCOMES, ComplianceSummary, GateFinding, Outcome, PolicyId
 from factsheet.rederive import Discrepancy
+from probes.core.measurement import Model
 from probes.load.stats import SampleSufficiency
-from probes.measurement import Model
 
 # 1.1.0: each policy carries its rules as applied (so `factsheet validate` can re-run them), and `integrity`.
 REPORT_VERSION = "1.1.0"

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 Outcome = Literal["pass", "fail", "insufficient_evidence", "not_measured", "not_applicable"]
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "insufficient_evidence", "not_measured", "not_applicable")

@@ -15,7 +15,7 @@ from factsheet.compliance.evidence import RecordsCheck, check_file
 from factsheet.compliance.paths import Resolved, parse
 from factsheet.rederive import Discrepancy, rederive
 from factsheet.schema import Factsheet, RecordsFile
-from probes.measurement import NotMeasured
+from probes.core.measurement import NotMeasured
 
 NOT_SUPPORTED = "not supported by its records"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.errors import InputError
 from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
 from factsheet.export.text import json_for_html
-from factsheet.store import write_atomic
+from probes.core.errors import InputError
+from probes.core.files import write_atomic
 
 DIGEST_PROPERTY = "llm-factsheet:factsheet:sha256"
 MODEL_REF = "model"

@@ -3,7 +3,6 @@ never appears (no defaults, no zeros)."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +10,8 @@ from factsheet.export.text import checked_name
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
-from probes.measurement import NotMeasured
+from probes.core.digests import sha256_bytes
+from probes.core.measurement import NotMeasured
 
 _LATENCY = (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"), ("e2el_ms", "E2EL"))
 
@@ -68,7 +68,7 @@ def source(path: Path, sheet: Factsheet) -> Source:
     for field, value in names:
         checked_name(field, value)
     data = read_given(path, MAX_FACTSHEET_BYTES, "factsheet")  # bounded like load_factsheet's read
-    return Source(path, "sha256:" + hashlib.sha256(data).hexdigest(), sheet)
+    return Source(path, sha256_bytes(data), sheet)
 
 
 def serving_figures(sheet: Factsheet) -> list[Figure]:

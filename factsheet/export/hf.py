@@ -10,7 +10,7 @@ from pathlib import Path
 
 from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
 from factsheet.export.text import markdown_code, markdown_text
-from factsheet.store import write_atomic
+from probes.core.files import write_atomic
 
 TASK = "text-generation"
 LOAD_DATASET = "llm-factsheet/synthetic-load"  # the workload the serving figures were measured on
@@ -127,7 +127,7 @@ def _body(src: Source) -> str:
 
 
 def _sections(sheet):
-    from probes.measurement import NotMeasured
+    from probes.core.measurement import NotMeasured
 
     energy = sheet.energy
     if not isinstance(energy, NotMeasured) and isinstance(energy.energy, NotMeasured):

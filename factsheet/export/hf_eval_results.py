@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from factsheet.export.figures import Figure, Source, accuracy_figures, serving_figures
-from factsheet.store import write_atomic
+from probes.core.files import write_atomic
 from probes.load.stats import proportion_ci
 
 FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from factsheet.export.figures import Source, accuracy_figures, inference_energy, serving_figures
 from factsheet.export.text import json_for_html
-from factsheet.store import write_atomic
+from probes.core.files import write_atomic
 
 
 def _ids(src: Source) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from factsheet.errors import InputError
+from probes.core.errors import InputError
 
 
 class UnsafeText(InputError):

@@ -32,9 +32,9 @@ def publish(
     """Publish a factsheet to MLflow: one run (params, metrics with CIs, tags, artifacts), all or nothing."""
     from pydantic import ValidationError
 
-    from factsheet.errors import InputError, describe_validation_error
     from factsheet.publish.mlflow import publish_factsheet
     from factsheet.publish.spec import PublishSpec
+    from probes.core.errors import InputError, describe_validation_error
 
     if model_version is not None and registered_model is None:
         raise InputError("--model-version needs --registered-model (the model whose version it is)")

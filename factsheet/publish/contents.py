@@ -8,7 +8,6 @@ match their digests before anything leaves the machine, and no file outside its 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -16,12 +15,13 @@ from pathlib import Path, PurePosixPath
 from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path
 from factsheet.attest.statement import DOCUMENT_NAMES
-from factsheet.errors import InputError
 from factsheet.provenance import tool_version
 from factsheet.schema import Factsheet, headline_index
 from factsheet.verify import check_records, load_factsheet
+from probes.core.digests import sha256_file
+from probes.core.errors import InputError
+from probes.core.measurement import NotMeasured
 from probes.load.stats import proportion_ci
-from probes.measurement import NotMeasured
 
 TAG_PREFIX = "llm_factsheet."
 DIGEST_TAG = TAG_PREFIX + "sha256"  # 'sha256:<hex>' of factsheet.json: how a later publish finds its run
@@ -68,7 +68,7 @@ def collect(json_path: Path) -> PublishContents:
     folder = json_path.parent
     files = tuple(artifacts(sheet, json_path))  # first: every path confined to the folder before any read
     check_records(sheet, folder)  # never publish records that no longer match the factsheet's digests
-    digest = "sha256:" + hashlib.sha256(json_path.read_bytes()).hexdigest()
+    digest = sha256_file(json_path)
     tags = {
         TAG_PREFIX + "name": sheet.name,
         TAG_PREFIX + "schema_version": sheet.schema_version,

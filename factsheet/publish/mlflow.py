@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from factsheet.errors import InputError
 from factsheet.publish.contents import (
     ARTIFACT_DIR,
     DIGEST_TAG,
@@ -26,6 +25,7 @@ from factsheet.publish.contents import (
     collect,
 )
 from factsheet.publish.spec import PublishSpec
+from probes.core.errors import InputError
 
 RUN_ID_TAG = TAG_PREFIX + "run_id"
 # Bounded network waits (MLflow's own defaults retry for minutes): an unreachable server fails in seconds.

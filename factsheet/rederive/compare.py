@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 # JSON keeps a float's shortest repr, so a figure read back is bit-exact; the margin only absorbs another
 # numpy/scipy build summing in a different order. An edited figure differs by far more.

@@ -12,6 +12,7 @@ from factsheet.build import energy_point
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import EnergySection, LoadSection
+from probes.core.measurement import NotMeasured
 from probes.energy import (
     CarbonConfig,
     ChannelSamples,
@@ -26,7 +27,6 @@ from probes.energy import (
     window_energy,
 )
 from probes.energy.figures import ComponentFigures, EnergyResult
-from probes.measurement import NotMeasured
 
 
 def energy(

@@ -10,6 +10,7 @@ from factsheet.binding import capacity_step_context, load_point_context
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import LoadSection
+from probes.core.measurement import DEFAULT_PERCENTILES, NotMeasured
 from probes.load.capacity import (
     CapacityResult,
     answer,
@@ -23,7 +24,6 @@ from probes.load.metrics import LoadMetrics
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures
-from probes.measurement import DEFAULT_PERCENTILES, NotMeasured
 
 
 def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:

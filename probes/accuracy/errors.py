@@ -1,6 +1,6 @@
 """The accuracy probe's bad-input error (the CLI maps ValueError subclasses to exit 2)."""
 
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 
 class AccuracyError(InputError):

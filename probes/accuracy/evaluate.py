@@ -13,7 +13,7 @@ from probes.accuracy.harness import Job, expected_outputs, judge_many, program_f
 from probes.accuracy.result import EvalReport
 from probes.accuracy.run import judge_parity, pass_rates, tests_run
 from probes.accuracy.sandbox import SandboxLimits
-from probes.files import write_atomic
+from probes.core.files import write_atomic
 
 
 def evaluate_samples(

@@ -36,8 +36,8 @@ from probes.accuracy import _runner
 from probes.accuracy.compare import SetComparison
 from probes.accuracy.dataset import Dataset, HumanEvalTask, cache_dir
 from probes.accuracy.sandbox import SETUP_GRACE_S, Record, SandboxLimits, SandboxRun, decode_output
-from probes.files import write_atomic
-from probes.measurement import Model
+from probes.core.files import write_atomic
+from probes.core.measurement import Model
 
 # EvalPlus's defaults since 2025-04 (af49138; 0.3.1 had a 1 s floor, which failed correct code on a
 # loaded host): min 4 s, 4 × the canonical time per input.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 
 class JudgeParity(Model):

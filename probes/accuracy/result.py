@@ -10,7 +10,7 @@ from probes.accuracy.dataset import DatasetInfo
 from probes.accuracy.harness import SampleVerdict
 from probes.accuracy.parity import JudgeParity
 from probes.accuracy.passk import ESTIMATOR
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 PASS_DEFINITION = (
     "base: the program's output equals the canonical solution's on every base input (floats within the "

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 
 _RUNNER = Path(__file__).with_name("_runner.py")
 _READ_CHUNK = 1 << 16

@@ -8,10 +8,10 @@ from functools import cache
 
 from pydantic import Field
 
+from probes.core.measurement import Model, NotMeasured
 from probes.energy.codecarbon_data import data_file, describe
 from probes.energy.config import CarbonConfig, EnergyConfig, EnergyError
 from probes.energy.figures import Basis, Quantity
-from probes.measurement import Model, NotMeasured
 
 _COUNTRY_FILE = "data/private_infra/global_energy_mix.json"
 _CLOUD_FILE = "data/cloud/impact.csv"

@@ -6,7 +6,7 @@ from typing import Literal, Protocol
 
 from pydantic import ConfigDict, Field
 
-from probes.measurement import Model, NotMeasured
+from probes.core.measurement import Model, NotMeasured
 
 ComponentKind = Literal["gpu", "cpu_package", "dram"]
 

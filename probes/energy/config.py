@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from probes.errors import InputError
-from probes.measurement import Model
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 
 
 class EnergyError(InputError):

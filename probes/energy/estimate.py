@@ -9,8 +9,8 @@ from pathlib import Path
 from codecarbon.external.hardware import CONSUMPTION_PERCENTAGE_CONSTANT
 from rapidfuzz import fuzz, process, utils
 
+from probes.core.measurement import Model, NotMeasured
 from probes.energy.codecarbon_data import data_file, describe
-from probes.measurement import Model, NotMeasured
 
 _CPU_POWER_CSV = "data/hardware/cpu_power.csv"
 

@@ -7,11 +7,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from probes.core.measurement import Model, NotMeasured
 from probes.energy.components import Component, Unavailable
 from probes.energy.config import EnergyConfig, EnergyError
 from probes.energy.estimate import CpuPowerEstimate, estimate_cpu_power
 from probes.energy.monitor import ComponentWindow, IdlePower, WindowEnergy
-from probes.measurement import Model, NotMeasured
 
 Basis = Literal["measured", "estimated"]
 

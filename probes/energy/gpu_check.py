@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from probes.core.measurement import Model
 from probes.energy.nvml import NvmlBinding, NvmlEnergyChannel, NvmlPowerChannel, PynvmlBinding, discover_gpus
-from probes.measurement import Model
 
 
 class CounterCheck(Model):

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import Field
 
+from probes.core.measurement import Model, NotMeasured
 from probes.energy.components import ChannelReadError, Component, EnergyChannel, Unavailable
 from probes.energy.config import EnergyConfig, EnergyError
 from probes.energy.nvml import NvmlBinding, discover_gpus, gpu_disabled
 from probes.energy.rapl import discover_rapl
-from probes.measurement import Model, NotMeasured
 
 IDLE_METHOD = (
     "mean power = energy over the idle window / its duration, measured before the run with no requests"

@@ -4,7 +4,7 @@ with arrival fidelity, goodput at SLO, capacity search and statistical validity 
 from probes.load.capacity import CapacityError, CapacityPoint, CapacityResult, find_capacity, point_runner
 from probes.load.metrics import LoadMetrics, P99Check, compute_metrics, pool_metrics
 from probes.load.point import SLO, LoadPoint
-from probes.load.records import RequestRecord, load_records, records_digest, records_jsonl
+from probes.load.records import RequestRecord, load_records, records_jsonl
 from probes.load.runner import Arrivals, LoadProbeError, PointResult, pool_points, run_point
 from probes.load.stats import (
     QuantileCI,
@@ -53,7 +53,6 @@ __all__ = [
     "pool_points",
     "proportion_ci",
     "quantile_ci",
-    "records_digest",
     "records_jsonl",
     "run_point",
     "sample_sufficiency",

@@ -17,11 +17,11 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
-from probes.errors import InputError
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult, Progress, run_point
-from probes.measurement import Model
 
 Knob = Literal["rate", "concurrency"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from probes.core.measurement import DEFAULT_PERCENTILES, MS_PER_S, Distribution, Model, summarize
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
 from probes.load.stats import (
@@ -14,7 +15,6 @@ from probes.load.stats import (
     quantile_ci,
     sample_sufficiency,
 )
-from probes.measurement import DEFAULT_PERCENTILES, MS_PER_S, Distribution, Model, summarize
 
 LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
 CLAIM_CONFIDENCE = 0.99  # MLPerf's confidence for a tail-latency claim

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from probes.errors import InputError
-from probes.measurement import Model
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 
 
 class LoadPointError(InputError):

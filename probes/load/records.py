@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field
 
-from probes.measurement import Model
-from probes.records_header import parse_record_line, split_header
+from probes.core.measurement import Model
+from probes.core.records_header import parse_record_line, split_header
 
 ErrorKind = Literal["http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled"]
 
@@ -42,10 +41,6 @@ class RequestRecord(Model):
 
 def records_jsonl(records: Iterable[RequestRecord]) -> bytes:
     return b"".join(r.model_dump_json().encode() + b"\n" for r in records)
-
-
-def records_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def load_records(data: bytes) -> list[RequestRecord]:

@@ -10,15 +10,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from probes.errors import InputError
+from probes.core.errors import InputError
+from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+from probes.core.progress import Update
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint, begin_request, new_client, stream_request, warm
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.workload import Workload, synthetic_prompts
-from probes.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
-from probes.progress import Update
 
 
 class LoadProbeError(InputError):

@@ -13,8 +13,8 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import beta, binom
 
-from probes.errors import InputError
-from probes.measurement import Model
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 
 EARLY_STOPPING_RULE = (
     "MLPerf LoadGen early stopping: n samples with t above the threshold support 'p{q} ≤ threshold' at "

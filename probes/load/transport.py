@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from probes.errors import InputError
+from probes.core.errors import InputError
 from probes.load.records import RequestRecord
 from probes.load.sse import SSEParser
 

@@ -4,7 +4,6 @@ JSONL file, reproducible from a seed, always with the digest of exactly what was
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from pathlib import Path
 from typing import Literal
@@ -12,8 +11,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from probes.errors import InputError
-from probes.measurement import Model
+from probes.core.digests import sha256_bytes
+from probes.core.errors import InputError
+from probes.core.measurement import Model
 
 # Common one-token English words: without a tokenizer, one word ≈ one token (stated as the method).
 _WORDS = (
@@ -82,7 +82,8 @@ class Prompts(Model):
 
 
 def _digest(obj) -> str:
-    return "sha256:" + hashlib.sha256(json.dumps(obj).encode()).hexdigest()
+    # json.dumps as written since 1.0 (keys in order, default separators): the recorded digests stay comparable
+    return sha256_bytes(json.dumps(obj).encode())
 
 
 def _tokenizer(path: str | None):
@@ -151,7 +152,7 @@ def _synthetic(spec: WorkloadConfig, count: int, *, fixed_output: bool = False) 
     name = Path(spec.tokenizer_path).name if spec.tokenizer_path else None
     desc = (
         f"random common words trimmed to {lens} by the target's tokenizer ({name}, "
-        f"{_digest_bytes(Path(spec.tokenizer_path).read_bytes())})"
+        f"{sha256_bytes(Path(spec.tokenizer_path).read_bytes())})"
         if tok and spec.tokenizer_path
         else f"random common English words, {lens} words (≈1 token each; no tokenizer "
         f"{'found at ' + str(name) if name else 'given'}, so the server's "
@@ -219,7 +220,7 @@ def _humaneval(spec: WorkloadConfig, count: int) -> Prompts:
     prompts = [rows[order[i % len(rows)]]["prompt"] for i in range(count)]
     out = _lengths(np.random.default_rng(spec.seed + 1), spec.output_len, count, spec)
     desc = f"HumanEval+ task prompts from {Path(path).name}, seed-{spec.seed} order, cycled"
-    return _prompts(prompts, out, spec, desc, "humaneval", _digest_bytes(raw))
+    return _prompts(prompts, out, spec, desc, "humaneval", sha256_bytes(raw))
 
 
 def _jsonl(spec: WorkloadConfig, count: int) -> Prompts:
@@ -234,7 +235,7 @@ def _jsonl(spec: WorkloadConfig, count: int) -> Prompts:
             )
         out.append(n)
     desc = f"user prompts from {Path(spec.path or '').name}, in file order, cycled"
-    return _prompts([r["prompt"] for r in picked], out, spec, desc, "jsonl", _digest_bytes(raw))
+    return _prompts([r["prompt"] for r in picked], out, spec, desc, "jsonl", sha256_bytes(raw))
 
 
 def _as_recorded(spec: WorkloadConfig) -> WorkloadConfig:
@@ -242,10 +243,6 @@ def _as_recorded(spec: WorkloadConfig) -> WorkloadConfig:
     machine path they were read from (a home cache, a temporary or checkout folder)."""
     names = {k: Path(v).name for k, v in (("path", spec.path), ("tokenizer_path", spec.tokenizer_path)) if v}
     return spec.model_copy(update=names)
-
-
-def _digest_bytes(raw: bytes) -> str:
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def build_workload(spec: WorkloadConfig, count: int) -> Prompts:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 from probes.targets.endpoint import EndpointTarget
 from probes.targets.errors import TargetError
 from probes.targets.model_source import GGUFSource, ModelSource, PreparedModel, prepare

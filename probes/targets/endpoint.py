@@ -8,7 +8,7 @@ from typing import Literal
 import httpx
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 from probes.targets.errors import TargetError
 
 

@@ -1,4 +1,4 @@
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 
 class TargetError(InputError):

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from aiohttp import web
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 from probes.targets.ports import free_port
 
 

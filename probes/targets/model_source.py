@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -11,7 +10,8 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from probes.measurement import Model
+from probes.core.digests import bare, sha256_file
+from probes.core.measurement import Model
 from probes.targets.errors import TargetError
 
 _CONVERTER = Path(__file__).with_name("gguf_convert.py")
@@ -67,14 +67,6 @@ class PreparedModel(Model):
     )
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def cache_dir() -> Path:
     root = os.environ.get("FACTSHEET_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "llm-factsheet"
@@ -91,19 +83,19 @@ def prepare(source: ModelSource, serving_python: str | None) -> PreparedModel:
         )
     gguf = source.gguf.locate()
     digest = sha256_file(gguf)
-    out = cache_dir() / "models" / f"{gguf.stem}-{digest[:16]}"
+    out = cache_dir() / "models" / f"{gguf.stem}-{bare(digest)[:16]}"
     if not (out / "conversion.json").is_file():
         if serving_python is None:
             raise TargetError("target: converting a GGUF model needs the serving environment's python")
         _convert(serving_python, gguf, out)
     conversion = json.loads((out / "conversion.json").read_text())
-    conversion["cache_key"] = f"sha256:{digest}"
+    conversion["cache_key"] = digest
     return PreparedModel(
         source=f"{source.gguf.package + ':' if source.gguf.package else ''}{source.gguf.file}",
         served_path=str(out),
         digests={
-            gguf.name: f"sha256:{digest}",
-            "model.safetensors": f"sha256:{sha256_file(out / 'model.safetensors')}",
+            gguf.name: digest,
+            "model.safetensors": sha256_file(out / "model.safetensors"),
         },
         conversion=conversion,
         tokenizer_path=str(out / "tokenizer.json"),

@@ -19,7 +19,7 @@ from typing import Literal
 import httpx
 from pydantic import Field
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
 from probes.targets.model_source import ModelSource, PreparedModel

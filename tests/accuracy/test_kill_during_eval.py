@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from probes.files import is_temporary
+from probes.core.files import is_temporary
 
 # Runs the CLI with fsync slowed down for one output file, so the kill lands inside its write: the
 # bytes are in the temporary file, the rename has not happened yet.
 SLOW_WRITE = """
 import os, sys, time
-import probes.files as files
+import probes.core.files as files
 target, marker = sys.argv[1], sys.argv[2]
 real = os.fsync
 def fsync(fd):

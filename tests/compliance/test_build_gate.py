@@ -8,7 +8,7 @@ import json
 from compliance_builds import MIN_E2EL_MS, build, runner, spec_text
 
 from factsheet.cli import app
-from factsheet.provenance import sha256_bytes
+from probes.core.digests import sha256_bytes
 
 POLICY = """\
     policy_version: 1

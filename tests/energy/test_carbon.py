@@ -8,9 +8,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from probes.core.measurement import NotMeasured
 from probes.energy import CarbonConfig, EnergyConfig, EnergyError, carbon_figures
 from probes.energy.codecarbon_data import data_file
-from probes.measurement import NotMeasured
 
 
 def _country(iso: str) -> dict:

@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from probes.core.measurement import NotMeasured
 from probes.energy import (
     Component,
     ComponentFigures,
@@ -19,7 +20,6 @@ from probes.energy import (
 )
 from probes.energy.codecarbon_data import data_file
 from probes.energy.monitor import ComponentIdle
-from probes.measurement import NotMeasured
 
 
 def _component(kind: str, index: int | None, label: str) -> Component:

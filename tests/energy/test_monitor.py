@@ -8,8 +8,8 @@ import time
 import pytest
 from energy_fakes import FakeClock, FakeNvml, FakePowercap
 
+from probes.core.measurement import NotMeasured
 from probes.energy import EnergyConfig, EnergyError, EnergyMonitor
-from probes.measurement import NotMeasured
 
 
 @pytest.fixture

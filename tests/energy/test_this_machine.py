@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from probes.core.measurement import NotMeasured
 from probes.energy import EnergyConfig, EnergyMonitor, Unavailable, energy_figures
 from probes.energy.nvml import PynvmlBinding, discover_gpus
-from probes.measurement import NotMeasured
 
 
 def _nvml_error() -> str | None:

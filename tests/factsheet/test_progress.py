@@ -5,8 +5,9 @@ from io import StringIO
 from rich.console import Console
 
 from factsheet.build import build
-from factsheet.progress import bars, no_bars
+from factsheet.progress import bars
 from factsheet.spec import load_spec
+from probes.core.progress import no_bars
 
 
 def test_build_drives_one_bar_per_load_point_to_completion(tmp_path, mock_url, endpoint_spec):

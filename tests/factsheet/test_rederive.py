@@ -97,7 +97,7 @@ def test_every_kind_of_section_is_covered():
 
 def test_a_figure_added_by_a_later_minor_is_not_held_against_an_older_document():
     from factsheet.rederive.compare import differences
-    from probes.measurement import Distribution
+    from probes.core.measurement import Distribution
 
     older = Distribution.model_validate_json('{"unit": "ms", "definition": "d", "n": 2, "mean": 1.5}')
     now = Distribution(unit="ms", definition="d", n=2, mean=1.5, std=0.7, percentiles={"p50": 1.5})
@@ -107,7 +107,7 @@ def test_a_figure_added_by_a_later_minor_is_not_held_against_an_older_document()
 
 def test_records_rewritten_with_a_matching_digest_still_disagree_with_the_figures(sheet_copy):
     """Altering a record and restating its sha256 passes the digest check; the figures then give it away."""
-    from factsheet.provenance import sha256_bytes
+    from probes.core.digests import sha256_bytes
 
     doc = json.loads(sheet_copy.read_text())
     entry = doc["load"]["points"][0]

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli import app
-from factsheet.provenance import sha256_bytes
+from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 
 runner = CliRunner()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from exports_builds import many_points, write
 
-from probes.files import is_temporary
+from probes.core.files import is_temporary
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 1.5  # the promise is 1 s; see the module docstring
@@ -206,7 +206,7 @@ def test_a_signal_during_a_group_of_writes_takes_effect_once_the_group_is_comple
         tmp_path,
         textwrap.dedent("""\
         from pathlib import Path
-        from probes.files import together, write_atomic
+        from probes.core.files import together, write_atomic
         from factsheet.cli import main  # noqa: F401  (what the command line has loaded)
         folder = Path(sys.argv[1])
         try:
@@ -231,7 +231,7 @@ def test_a_command_that_does_not_unwind_is_ended_and_its_temporary_removed(tmp_p
         tmp_path,
         textwrap.dedent("""\
         from pathlib import Path
-        from probes import files
+        import probes.core.files as files
         def stuck(fd):  # a disk that does not answer, in a call that does not return on a signal
             try:
                 time.sleep(30)

@@ -5,7 +5,8 @@ import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli_probe import parse_goodput, probe_app
-from probes.load.records import load_records, records_digest
+from probes.core.digests import sha256_bytes
+from probes.load.records import load_records
 from probes.targets.mock_server import MockServerConfig, running
 from probes.targets.ports import free_port
 
@@ -24,7 +25,7 @@ def test_probe_load_writes_result_and_records(tmp_path):
     assert res.exit_code == 0, res.output
     doc = json.loads((out / "result.json").read_text())
     data = (out / "records.jsonl").read_bytes()
-    assert doc["records_digest"] == records_digest(data) and len(load_records(data)) == 20
+    assert doc["records_digest"] == sha256_bytes(data) and len(load_records(data)) == 20
     assert doc["tool_version"] == metadata.version("llm-factsheet")  # installed metadata, not a constant
     m = doc["metrics"]
     assert m["completed"] == 20 and m["slo"]["tpot_ms"] == 50 and m["good"] == 20

@@ -2,7 +2,7 @@
 
 import pytest
 
-from probes.errors import InputError
+from probes.core.errors import InputError
 from probes.load.point import LoadPoint
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from factsheet.errors import CheckFailed
 from factsheet.publish.contents import (
     BOUND_SUFFIXES,
     METRIC_NAMES,
@@ -18,6 +17,7 @@ from factsheet.publish.contents import (
     metrics,
 )
 from factsheet.schema import headline_index
+from probes.core.errors import CheckFailed
 from probes.load.stats import proportion_ci
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "render"))

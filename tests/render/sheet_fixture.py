@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-from factsheet.provenance import sha256_bytes
 from factsheet.schema import (
     AccuracySection,
     EnergySection,
@@ -20,6 +19,8 @@ from factsheet.schema import (
 )
 from probes.accuracy import AccuracyResult, DatasetInfo, PassRates, SampleRecord, TestVerdict
 from probes.accuracy.result import Timings
+from probes.core.digests import sha256_bytes
+from probes.core.measurement import NotMeasured
 from probes.energy import (
     CarbonConfig,
     Component,
@@ -34,7 +35,6 @@ from probes.energy.monitor import ComponentIdle
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
-from probes.measurement import NotMeasured
 from probes.targets import EngineInfo, PreparedModel
 from probes.targets.mock_server import MockServerConfig, running
 from tuner import (

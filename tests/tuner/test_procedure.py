@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from probes.measurement import NotMeasured
+from probes.core.measurement import NotMeasured
 from probes.targets import EndpointTarget
 from probes.targets.mock_server import MockServerConfig, running
 from tuner import (

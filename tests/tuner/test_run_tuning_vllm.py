@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from probes.measurement import NotMeasured
+from probes.core.measurement import NotMeasured
 from probes.targets import VllmTarget
 from tuner import OperatingPoint, SpecDecodeCounters, TunerConfig, TuningLoad, run_tuning
 

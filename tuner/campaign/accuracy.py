@@ -35,8 +35,8 @@ from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.run import select_tasks
 from probes.accuracy.sandbox import SandboxLimits
-from probes.errors import describe_validation_error
-from probes.measurement import Model
+from probes.core.errors import describe_validation_error
+from probes.core.measurement import Model
 
 # The figures `measure_accuracy` returns and what each means (higher is better for all).
 FIGURES = {

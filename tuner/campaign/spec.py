@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from probes.measurement import Model
+from probes.core.measurement import Model
 from tuner.campaign.accuracy import AccuracyOptions
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 
 class CampaignError(InputError):

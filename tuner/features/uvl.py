@@ -15,7 +15,7 @@ from functools import cache
 from lark import Lark, Token, Transformer, UnexpectedInput
 from lark.indenter import Indenter
 
-from probes.errors import InputError
+from probes.core.errors import InputError
 
 
 class UVLError(InputError):

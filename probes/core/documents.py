@@ -8,7 +8,7 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from probes.errors import InputError, describe_validation_error
+from probes.core.errors import InputError, describe_validation_error
 
 M = TypeVar("M", bound=BaseModel)
 

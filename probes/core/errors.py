@@ -2,7 +2,7 @@
 
 `InputError` means bad input or an unusable target: the user can fix it, the CLI prints its message as
 one line and exits 2. Every package raises a subclass of it for that case (probes own it because every
-other package imports probes). Anything else that escapes is a bug: exit 3.
+other package imports probes). `CheckFailed` means a check ran and failed: exit 1. Anything else that escapes is a bug: exit 3.
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ from pydantic import ValidationError
 
 class InputError(ValueError):
     """Bad input or unusable target; the message names the field or the cause (exit code 2)."""
+
+
+class CheckFailed(Exception):
+    """A check ran and failed (e.g. altered raw records, a compliance gate): exit code 1."""
 
 
 def describe_validation_error(exc: ValidationError, shown: int = 3) -> str:
