@@ -20,6 +20,7 @@ from typing import TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from factsheet.binding import Context
+from factsheet.outputs import BUILD_OUTPUTS
 from factsheet.schema import RecordsFile
 from factsheet.store import OutputDir
 from probes.core.digests import sha256_bytes
@@ -27,13 +28,12 @@ from probes.core.errors import InputError
 from probes.core.files import write_atomic
 from probes.core.records_header import split_header
 
-__all__ = ["BUILD_OUTPUTS", "Checkpoints", "Key", "OutputFolderInUse", "prepare_output"]
+__all__ = ["Checkpoints", "Key", "OutputFolderInUse", "prepare_output"]
 
 T = TypeVar("T")
 Key = dict[str, str]
 
 # What a build writes into its output folder (and all --overwrite removes).
-BUILD_OUTPUTS = ("factsheet.json", "factsheet.html", "factsheet.pdf", "records", "measurements")
 
 
 class OutputFolderInUse(InputError):

@@ -24,6 +24,7 @@ from factsheet.cli_predictor import register as register_predictor
 from factsheet.cli_probe import probe_app
 from factsheet.compliance.cli import register as register_compliance
 from factsheet.export.cli import register as register_export
+from factsheet.outputs import FACTSHEET_JSON
 from factsheet.progress import bars
 from factsheet.publish.cli import register as register_publish
 
@@ -96,14 +97,14 @@ def build(
     paths = render_all(sheet, out_dir, signing_key_id=signer and key_id(signer.public_key()))
     paths += gate.write(out_dir)
     if signer is not None:
-        paths.append(sign_factsheet(out_dir / "factsheet.json", signer, gate.verdict(), sheet=sheet))
+        paths.append(sign_factsheet(out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet))
     out.print("factsheet written:")
     for p in paths:
         out.print(f"  {p}")
     if parsed.publish is not None:  # whatever the gate's verdict: the run and version carry it as a tag
         from factsheet.publish.mlflow import publish_factsheet
 
-        for line in publish_factsheet(out_dir / "factsheet.json", parsed.publish).lines():
+        for line in publish_factsheet(out_dir / FACTSHEET_JSON, parsed.publish).lines():
             out.print(line, highlight=False)
     gate.raise_if_failed()  # exit 1 when the gate fails; the files above are written either way
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from factsheet.charts import Chart, Points, Series, line_chart, scatter_chart
 from factsheet.glance import glance_rows
+from factsheet.outputs import FACTSHEET_HTML, FACTSHEET_JSON, FACTSHEET_PDF
 from factsheet.pdfa import AssociatedFile, archival_pdf
 from factsheet.resources import TEMPLATES, data_file, package_data
 from factsheet.schema import Factsheet, LoadSection
@@ -50,9 +51,6 @@ SECTIONS = (
     "definitions",
 )  # the partials under templates/sections/, in page order
 CSS_FILE = "factsheet.css"
-JSON_NAME = "factsheet.json"
-HTML_NAME = "factsheet.html"
-PDF_NAME = "factsheet.pdf"
 
 # Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
 _METRIC_COLOURS = {"ttft_ms": "#0072B2", "tpot_ms": "#D55E00", "e2el_ms": "#009E73"}
@@ -307,7 +305,7 @@ def render_pdf(
     json_bytes: bytes,
     path: Path,
     *,
-    name: str = JSON_NAME,
+    name: str = FACTSHEET_JSON,
     description: str = "The factsheet as JSON (the record this document was rendered from)",
 ) -> None:
     """Print `html` to an archival (PDF/A-3u), tagged A4 PDF at `path` with `json_bytes` attached as
@@ -315,7 +313,7 @@ def render_pdf(
     write_atomic(Path(path), pdf_bytes(html, json_bytes, name=name, description=description))
 
 
-def pdf_bytes(html: str, json_bytes: bytes, *, name: str = JSON_NAME, description: str = "") -> bytes:
+def pdf_bytes(html: str, json_bytes: bytes, *, name: str = FACTSHEET_JSON, description: str = "") -> bytes:
     """The archival PDF of `html` with `json_bytes` attached (see `render_pdf`)."""
     record = AssociatedFile(
         name=name,
@@ -345,7 +343,7 @@ def render_all(
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise RenderError(f"output folder {out_dir}: exists and is not a folder")
-    json_path = out_dir / JSON_NAME
+    json_path = out_dir / FACTSHEET_JSON
     canonical = sheet.model_dump_json(indent=2).encode()
     record = json_to_attach(sheet, json_path) if not write_json else canonical
     html = render_html(sheet, Integrity(sha256_bytes(record), signing_key_id))
@@ -353,8 +351,8 @@ def render_all(
     # Everything is rendered before anything is written, and the files go in place together: a render
     # stopped by a signal (or failing) leaves the folder as it was, or with the whole new set.
     files = ([(json_path, canonical)] if write_json else []) + [
-        (out_dir / HTML_NAME, html.encode()),
-        (out_dir / PDF_NAME, pdf),
+        (out_dir / FACTSHEET_HTML, html.encode()),
+        (out_dir / FACTSHEET_PDF, pdf),
     ]
     with together():
         for path, data in files:

@@ -21,6 +21,7 @@ from factsheet.attest.statement import (
     statement,
     subject_names,
 )
+from factsheet.outputs import ATTESTATION_SUFFIX
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
@@ -48,7 +49,7 @@ class MalformedAttestation(InputError):
 
 def attestation_path(json_path: Path) -> Path:
     """factsheet.json -> factsheet.intoto.jsonl (the in-toto bundle convention: one envelope a line)."""
-    return json_path.with_name(f"{json_path.stem}.intoto.jsonl")
+    return json_path.with_name(json_path.stem + ATTESTATION_SUFFIX)
 
 
 def sign_factsheet(

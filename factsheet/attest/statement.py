@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from factsheet.outputs import RENDERINGS
 from factsheet.provenance import tool_version, utc_now
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_SIGNED_FILE_BYTES
@@ -18,7 +19,6 @@ from probes.core.measurement import Model
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://llm-factsheet.dev/attestation/factsheet/v1"
-DOCUMENT_NAMES = ("factsheet.pdf", "factsheet.html")  # render.PDF_NAME, render.HTML_NAME
 
 
 class ComplianceVerdict(Model):
@@ -70,7 +70,7 @@ def file_sha256(folder: Path, name: str) -> str:
 
 def subject_names(sheet: Factsheet, json_name: str) -> list[str]:
     """Paths relative to the factsheet's folder: the JSON, its renderings, every raw-records file."""
-    return [json_name, *DOCUMENT_NAMES, *(rec.path for _, rec in sheet.records_files())]
+    return [json_name, *RENDERINGS, *(rec.path for _, rec in sheet.records_files())]
 
 
 def statement(

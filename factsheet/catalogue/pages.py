@@ -16,6 +16,7 @@ from pathlib import Path
 from jinja2 import Environment, FunctionLoader, StrictUndefined
 from markupsafe import Markup
 
+from factsheet import outputs as o
 from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, FIGURE_TITLES, FigureKey, HeadlineFigure
 from factsheet.charts import Series, line_chart
@@ -26,14 +27,14 @@ from probes.core.files import write_atomic
 PACKAGE = "factsheet.catalogue"
 ASSETS = ("catalogue.css", "catalogue.js")
 DOCUMENT_LABELS = {
-    "factsheet.json": "JSON",
-    "factsheet.html": "HTML",
-    "factsheet.pdf": "PDF",
-    "factsheet.intoto.jsonl": "attestation",
-    "compliance.html": "compliance report",
-    "compliance.json": "compliance JSON",
-    "compliance.pdf": "compliance PDF",
-    "compliance-junit.xml": "compliance JUnit",
+    o.FACTSHEET_JSON: "JSON",
+    o.FACTSHEET_HTML: "HTML",
+    o.FACTSHEET_PDF: "PDF",
+    o.ATTESTATION: "attestation",
+    o.COMPLIANCE_HTML: "compliance report",
+    o.COMPLIANCE_JSON: "compliance JSON",
+    o.COMPLIANCE_PDF: "compliance PDF",
+    o.COMPLIANCE_JUNIT: "compliance JUnit",
 }
 _COLORS = {
     "capacity": "#1f5fa8",

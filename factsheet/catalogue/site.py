@@ -14,25 +14,22 @@ from pathlib import Path, PurePosixPath
 from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest, read_manifest, write_manifest
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, build_row
 from factsheet.catalogue.signature import TrustedKey, load_keys, signature_of
+from factsheet.outputs import (
+    ATTESTATION,
+    COMPLIANCE_FILES,
+    COMPLIANCE_JSON,
+    DIFF_HTML,
+    FACTSHEET_JSON,
+    RENDERINGS,
+)
 from factsheet.schema import Factsheet
 from probes.core.digests import bare, sha256_file
 from probes.core.errors import CheckFailed, InputError
 from probes.core.files import together, write_atomic
 
-FACTSHEET_NAME = "factsheet.json"
-ATTESTATION_NAME = "factsheet.intoto.jsonl"
 # Copied beside each build in the site when present (never the raw records: they can be large, and the
 # figures the site shows were read from them at build time and are re-derivable from the source folder).
-DOCUMENTS = (
-    FACTSHEET_NAME,
-    "factsheet.html",
-    "factsheet.pdf",
-    ATTESTATION_NAME,
-    "compliance.json",
-    "compliance.html",
-    "compliance.pdf",
-    "compliance-junit.xml",
-)
+DOCUMENTS = (FACTSHEET_JSON, *RENDERINGS, ATTESTATION, *COMPLIANCE_FILES)
 # A document larger than this is not copied into the site (a factsheet's PDF is a few MiB; a folder someone
 # else filled must not make the catalogue copy without bound); its link is left out of the pages.
 MAX_DOCUMENT_BYTES = 256 << 20
@@ -134,8 +131,8 @@ def _discover(folders: list[Path], site: Path) -> list[_Found]:
     for root in folders:
         for here, dirs, files in os.walk(root, followlinks=False):
             dirs[:] = sorted(d for d in dirs if Path(here, d).resolve() != site_real)
-            path = Path(here) / FACTSHEET_NAME
-            if FACTSHEET_NAME in files and path.is_file() and not path.is_symlink():
+            path = Path(here) / FACTSHEET_JSON
+            if FACTSHEET_JSON in files and path.is_file() and not path.is_symlink():
                 sha = _sha256(path)
                 by_sha.setdefault(sha, _Found(path, sha))
     return list(by_sha.values())
@@ -209,7 +206,7 @@ def _report_verdict(folder: Path) -> str | None:
 
     from factsheet.compliance.report import ComplianceReport
 
-    path = folder / "compliance.json"
+    path = folder / COMPLIANCE_JSON
     if not _plain_file(path):
         return None
     try:
@@ -235,7 +232,7 @@ def _diffs(
         for old, new in zip(builds, builds[1:], strict=False):
             key = DiffEntry.key(old.sha256, new.sha256)
             done = previous.diffs.get(key)
-            if done is not None and (done.folder is None or (site / done.folder / "diff.html").is_file()):
+            if done is not None and (done.folder is None or (site / done.folder / DIFF_HTML).is_file()):
                 out[key] = done
                 continue
             for f in (old, new):

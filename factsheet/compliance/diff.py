@@ -26,6 +26,7 @@ from scipy.stats import norm
 from factsheet import provenance as prov
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
+from factsheet.outputs import DIFF_FILES
 from factsheet.rederive import Discrepancy
 from factsheet.schema import AccuracySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
@@ -439,7 +440,7 @@ def write_diff(report: DiffReport, out_dir: Path) -> list[Path]:
         raise RenderError(f"output folder {out_dir}: exists and is not a folder")
     css = Markup(data_file(TEMPLATES, CSS_FILE).read_text(encoding="utf-8"))
     html = _environment().get_template("diff.html.j2").render(report=report, css=css)
-    paths = [out_dir / "diff.json", out_dir / "diff.md", out_dir / "diff.html"]
+    paths = [out_dir / name for name in DIFF_FILES]
     write_atomic(paths[0], report.model_dump_json(indent=2).encode())
     write_atomic(paths[1], report.markdown().encode())
     write_atomic(paths[2], html.encode())

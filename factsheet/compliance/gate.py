@@ -10,6 +10,7 @@ from factsheet.compliance.evaluate import evaluate
 from factsheet.compliance.policy import LoadedPolicy, load_policy
 from factsheet.compliance.render import write_report
 from factsheet.compliance.report import ComplianceReport
+from factsheet.outputs import FACTSHEET_HTML, FACTSHEET_JSON
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_POLICIES
 from factsheet.untrusted.reading import read_given
@@ -48,7 +49,7 @@ def run_check(
     policies = load_policies(refs)
     report = check_sheet(sheet, factsheet_json, policies, allow_insufficient=allow_insufficient)
     out_dir = output or factsheet_json.parent
-    href = os.path.relpath((factsheet_json.parent / "factsheet.html").absolute(), Path(out_dir).absolute())
+    href = os.path.relpath((factsheet_json.parent / FACTSHEET_HTML).absolute(), Path(out_dir).absolute())
     return report, write_report(report, out_dir, junit=junit, factsheet_href=href)
 
 
@@ -101,7 +102,7 @@ class BuildGate:
         try:
             self.report = check_sheet(
                 sheet,
-                Path(out_dir) / "factsheet.json",
+                Path(out_dir) / FACTSHEET_JSON,
                 self.policies,
                 allow_insufficient=self.allow_insufficient,
             )
@@ -116,7 +117,7 @@ class BuildGate:
         """The report, naming the digest of the factsheet as written (which carries the summary)."""
         if self.report is None:
             return []
-        json_path = Path(out_dir) / "factsheet.json"
+        json_path = Path(out_dir) / FACTSHEET_JSON
         ref = self.report.factsheet.model_copy(update={"sha256": sha256_bytes(json_path.read_bytes())})
         self.report = self.report.model_copy(update={"factsheet": ref})
         paths = write_report(self.report, out_dir)

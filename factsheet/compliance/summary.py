@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from factsheet.outputs import COMPLIANCE_JSON
 from probes.core.measurement import Model
 
 Outcome = Literal["pass", "fail", "insufficient_evidence", "not_measured", "not_applicable"]
@@ -36,4 +37,4 @@ class ComplianceSummary(Model):
     counts: dict[str, int] = Field(description="rules per outcome")
     allow_insufficient: bool = Field(description="insufficient evidence on error rules was downgraded")
     findings: list[GateFinding] = Field(description="every rule that did not pass, gating ones first")
-    report: str = Field("compliance.json", description="the full report, relative to the factsheet")
+    report: str = Field(COMPLIANCE_JSON, description="the full report, relative to the factsheet")

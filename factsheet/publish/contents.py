@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path
-from factsheet.attest.statement import DOCUMENT_NAMES
+from factsheet.outputs import COMPLIANCE_JSON, COMPLIANCE_SUFFIXES, RENDERINGS
 from factsheet.provenance import tool_version
 from factsheet.schema import Factsheet, headline_index
 from factsheet.verify import check_records, load_factsheet
@@ -32,7 +32,6 @@ ARTIFACT_DIR = "factsheet"  # the run's artifacts keep the folder's layout under
 PARAM_MAX_CHARS = 6000  # MLflow's limit on a param's value: a longer one would fail the whole publish
 ATTESTATION_MAX_BYTES = 1 << 20  # an envelope is a few kB; a larger file is not read whole
 # Written by the build (and `factsheet check -o` into the same folder) beside the factsheet.
-COMPLIANCE_SUFFIXES = (".json", ".html", ".pdf", "-junit.xml")
 
 
 class MalformedPublication(InputError):
@@ -289,9 +288,9 @@ def artifacts(sheet: Factsheet, json_path: Path) -> list[Artifact]:
     renderings, attestation and report only when present (a factsheet may be published unsigned, unrendered,
     unchecked). The raw records were already checked against their digests."""
     folder = json_path.parent
-    report = "compliance.json" if isinstance(sheet.compliance, NotMeasured) else sheet.compliance.report
+    report = COMPLIANCE_JSON if isinstance(sheet.compliance, NotMeasured) else sheet.compliance.report
     stem = str(PurePosixPath(report).with_suffix(""))
-    optional = [*DOCUMENT_NAMES, attestation_path(json_path).name, *(stem + s for s in COMPLIANCE_SUFFIXES)]
+    optional = [*RENDERINGS, attestation_path(json_path).name, *(stem + s for s in COMPLIANCE_SUFFIXES)]
     required = [json_path.name, *(rec.path for _, rec in sheet.records_files())]
     out, seen = [], set()
     for name in required + optional:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from factsheet.render import JSON_NAME, RenderError, json_to_attach, render_all, render_html
+from factsheet.outputs import FACTSHEET_JSON as JSON_NAME
+from factsheet.render import RenderError, json_to_attach, render_all, render_html
 from factsheet.schema import Factsheet
 
 sys.path.insert(0, str(Path(__file__).parent))
