@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from factsheet.resources import TEMPLATES, data_file
 from probes.core.measurement import NotMeasured
+from probes.load.stats import VERDICT_NAMES
 
 CSS_FILE = "factsheet.css"  # the one stylesheet of every document
 
@@ -39,6 +40,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=fields, label=label)
+    env.globals["verdict_names"] = VERDICT_NAMES
     env.tests.update(
         not_measured=lambda v: isinstance(v, NotMeasured), model=lambda v: isinstance(v, BaseModel)
     )

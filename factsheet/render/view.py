@@ -12,6 +12,7 @@ from factsheet.render.environment import fmt_sig, label
 from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LoadMetrics
+from probes.load.stats import VERDICT_RULE
 
 METRIC_NAMES = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2el_ms": "E2EL"}
 
@@ -201,6 +202,8 @@ def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
     rows.append(("percentile", load.percentile_method))
     if m0.sample_sufficiency:
         rows.append(("early stopping", next(iter(m0.sample_sufficiency.values())).rule))
+    if any(s.verdict is not None for s in m0.sample_sufficiency.values()):
+        rows.append(("verdict of a p99 claim", VERDICT_RULE.format(q="99")))
     if m0.percentile_ci:
         rows.append(("percentile CI method", next(iter(m0.percentile_ci.values())).method))
     if m0.goodput_ci:
@@ -209,5 +212,11 @@ def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
 
 
 def weak_p99(metrics: LoadMetrics) -> list[str]:
-    """Metrics whose p99 exists but rests on too few samples (no sample at all is reported as such)."""
-    return [k for k in metrics.insufficient_samples if getattr(metrics, k).n > 0]
+    """Metrics whose p99 exists but rests on too few samples to decide (no sample at all is reported as
+    such; a p99 whose interval lies wholly above its threshold is a conclusive fail, not a weak figure)."""
+    suff = metrics.sample_sufficiency
+    return [
+        k
+        for k in metrics.insufficient_samples
+        if getattr(metrics, k).n > 0 and (k not in suff or suff[k].verdict != "conclusive_fail")
+    ]

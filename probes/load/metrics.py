@@ -173,7 +173,12 @@ def pool_metrics(
         for k in LATENCY_METRICS
     }
     sufficiency = {
-        k: sample_sufficiency(samples[k], threshold=thresholds.get(k), confidence=CLAIM_CONFIDENCE)
+        k: sample_sufficiency(
+            samples[k],
+            threshold=thresholds.get(k),
+            confidence=CLAIM_CONFIDENCE,
+            interval_confidence=CI_CONFIDENCE,  # the interval the page shows decides a fail
+        )
         for k in LATENCY_METRICS
     }
     return LoadMetrics(
