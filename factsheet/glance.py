@@ -14,7 +14,7 @@ from typing import Literal
 from factsheet.compliance.paths import headline_index
 from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import NotMeasured
-from probes.load.metrics import LoadMetrics
+from probes.load.metrics import LATENCY_LABELS, LoadMetrics
 from probes.load.stats import VERDICT_NAMES, proportion_ci
 
 Status = Literal["ok", "bad", "nm", "plain"]
@@ -113,7 +113,7 @@ def _p99_words(run: Run) -> str:
     check = m.p99_check
     if check is None or check.p99_ms is None:
         return "no p99: nothing completed"
-    name = _METRIC.get(check.metric, check.metric)
+    name = LATENCY_LABELS.get(check.metric, check.metric)
     ci = m.percentile_ci.get(f"{check.metric}.p99")
     bounds = f", 95 % CI [{_num(ci.lower, 0)}, {_num(ci.upper, 0)}] ms" if ci and _bounded(ci) else ""
     verdict = check.sufficiency.verdict if check.sufficiency else None
@@ -127,7 +127,6 @@ def _bounded(ci) -> bool:
     return ci.lower is not None and ci.upper is not None
 
 
-_METRIC = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2el_ms": "E2EL"}
 _WHY = {
     "conclusive_pass": "MLPerf early stopping supports it",
     "conclusive_fail": "the 95 % CI lies wholly above the threshold",
@@ -136,7 +135,9 @@ _WHY = {
 
 
 def _verdict_words(verdict: str | None) -> str:
-    return "not decided" if verdict is None else f"{VERDICT_NAMES[verdict]} ({_WHY[verdict]})"
+    if verdict is None:  # a factsheet older than schema 1.3.0, which records no verdict
+        return "no verdict recorded"
+    return f"{VERDICT_NAMES[verdict]} ({_WHY[verdict]})"
 
 
 def _headline(sheet: Factsheet) -> list[GlanceRow]:

@@ -17,11 +17,12 @@ from factsheet.render.environment import page
 from factsheet.render.files import check_folder, write_set
 from factsheet.render.pdf import pdf_bytes
 from factsheet.render.sheet_charts import figures
-from factsheet.render.view import METRIC_NAMES, view
+from factsheet.render.view import view
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
+from probes.load.metrics import LATENCY_LABELS
 
 HTML_TEMPLATE = "factsheet.html.j2"
 SECTIONS = (
@@ -60,7 +61,7 @@ def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
         view=view(sheet),
         figures=figures(sheet),
         records_files=sheet.records_files(),
-        metric_names=METRIC_NAMES,
+        metric_names=LATENCY_LABELS,
         glance=glance_rows(sheet),
     )
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from factsheet.render.charts import Chart, Points, Series, line_chart, scatter_chart
-from factsheet.render.view import METRIC_NAMES
 from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import MS_PER_S, NotMeasured
+from probes.load.metrics import LATENCY_LABELS
 from tuner import TuningResult
 
 # Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
@@ -136,7 +136,7 @@ def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:
     metrics = [p.result.metrics for p in load.points]
     latency = [
         Series(
-            f"{METRIC_NAMES[k]} p{q}",
+            f"{LATENCY_LABELS[k]} p{q}",
             [getattr(m, k).p(q) for m in metrics],
             _METRIC_COLOURS[k],
             dashed=q == 99,

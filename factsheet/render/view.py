@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from factsheet.render.environment import fmt_sig, label
 from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import NotMeasured
-from probes.load.metrics import LoadMetrics
+from probes.load.metrics import LATENCY_LABELS, LoadMetrics
 from probes.load.stats import VERDICT_RULE
-
-METRIC_NAMES = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2el_ms": "E2EL"}
 
 
 @dataclass(frozen=True)
@@ -69,8 +67,8 @@ def _load_view(load: LoadSection | NotMeasured) -> dict | None:
         "completed": sum(p.metrics.completed for p in points),
         "failed": sum(p.metrics.failed for p in points),
         "flagged_points": sum(1 for p in points if p.weak_p99),
-        "thresholds": [(METRIC_NAMES[k], v) for k, v in sorted(thresholds.items())],
-        "p99_metric": METRIC_NAMES[slo.p99_metric],
+        "thresholds": [(LATENCY_LABELS[k], v) for k, v in sorted(thresholds.items())],
+        "p99_metric": LATENCY_LABELS[slo.p99_metric],
         "p99_checked": slo.p99_metric in thresholds,
         "capacity": _capacity_view(load.capacity),
     }
@@ -81,7 +79,7 @@ def _point_view(entry) -> PointView:
     rows = [
         LatencyRow(
             key=k,
-            name=METRIC_NAMES[k],
+            name=LATENCY_LABELS[k],
             dist=getattr(m, k),
             ci_p50=m.percentile_ci.get(f"{k}.p50"),
             ci_p99=m.percentile_ci.get(f"{k}.p99"),
@@ -89,7 +87,7 @@ def _point_view(entry) -> PointView:
         )
         for k in ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
     ]
-    weak = [METRIC_NAMES.get(k, k) for k in weak_p99(m)]
+    weak = [LATENCY_LABELS.get(k, k) for k in weak_p99(m)]
     return PointView(entry.result.label, entry.result, m, entry.records, rows, weak)
 
 
@@ -198,7 +196,7 @@ def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
     if isinstance(load, NotMeasured) or not load.points:
         return []
     m0 = load.points[0].result.metrics
-    rows = [(METRIC_NAMES.get(k, label(k)), v) for k, v in m0.definitions.items()]
+    rows = [(LATENCY_LABELS.get(k, label(k)), v) for k, v in m0.definitions.items()]
     rows.append(("percentile", load.percentile_method))
     if m0.sample_sufficiency:
         rows.append(("early stopping", next(iter(m0.sample_sufficiency.values())).rule))

@@ -17,6 +17,12 @@ from probes.load.stats import (
 )
 
 LATENCY_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
+LATENCY_LABELS = {
+    "ttft_ms": "TTFT",
+    "tpot_ms": "TPOT",
+    "itl_ms": "ITL",
+    "e2el_ms": "E2EL",
+}  # as documents show them
 CLAIM_CONFIDENCE = 0.99  # MLPerf's confidence for a tail-latency claim
 CI_CONFIDENCE = 0.95
 
