@@ -11,7 +11,7 @@ from pydantic import Field
 
 from factsheet.api.results import Result
 from factsheet.compliance.report import ComplianceReport
-from factsheet.outputs import BUILD_ROOT, FACTSHEET_JSON
+from factsheet.outputs import BUILD_ROOT, FACTSHEET_JSON, MEASUREMENTS_DIR
 from factsheet.publish.mlflow import PublishResult
 from factsheet.schema import Factsheet
 from probes.core.errors import InputError
@@ -32,6 +32,8 @@ class BuildResult(Result):
     compliance: ComplianceReport | None = Field(None, description="the policy gate's report; None: no policy")
     attestation: Path | None = Field(None, description="the signature written; None: the build is unsigned")
     publication: PublishResult | None = Field(None, description="the MLflow run; None: not published")
+    records: tuple[Path, ...] = Field((), description="the raw records files the factsheet names")
+    checkpoints: tuple[Path, ...] = Field((), description="measurements kept for --resume")
     error: str | None = Field(
         None,
         description="bad input found only after the files were written (a policy that does not fit the "
@@ -41,6 +43,11 @@ class BuildResult(Result):
     @property
     def json_path(self) -> Path:
         return self.output / FACTSHEET_JSON
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Every file the build leaves in its folder: raw records, checkpoints, then `written`."""
+        return self.records + self.checkpoints + self.written
 
     @property
     def exit_code(self) -> int:
@@ -106,6 +113,8 @@ def build_factsheet(
         output=out_dir,
         factsheet=sheet,
         written=tuple(paths),
+        records=tuple(out_dir / rec.path for _, rec in sheet.records_files()),
+        checkpoints=tuple(sorted((out_dir / MEASUREMENTS_DIR).glob("*.json"))),
         compliance=gate.report,
         attestation=attestation,
         publication=publication,
