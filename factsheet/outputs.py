@@ -32,3 +32,11 @@ DIFF_JSON = "diff.json"
 DIFF_MARKDOWN = "diff.md"
 DIFF_HTML = "diff.html"
 DIFF_FILES = (DIFF_JSON, DIFF_MARKDOWN, DIFF_HTML)
+
+# Where a build writes when neither -o nor the spec's `output_dir` says: `<BUILD_ROOT>/<spec name>`.
+BUILD_ROOT = "out"
+
+# The output of `factsheet probe load`: a folder holding the point's result and its raw records.
+PROBE_LOAD_DIR = "probe-load"
+PROBE_RESULT_JSON = "result.json"
+PROBE_RECORDS = "records.jsonl"

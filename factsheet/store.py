@@ -13,7 +13,17 @@ from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.files import write_atomic
 
-__all__ = ["OutputDir"]
+__all__ = ["OutputDir", "check_output"]
+
+
+def check_output(path: Path, *, file: bool = False) -> Path:
+    """Refuse an output that cannot be written before any work is done (bad input: one line, exit 2,
+    nothing written). A folder need not exist yet; an existing one is written into. With `file`, `path`
+    names a file."""
+    if file and path.is_dir():
+        raise InputError(f"output file {path}: is a folder")
+    OutputDir(path.parent if file else path).check_writable()
+    return path
 
 
 class OutputDir:
