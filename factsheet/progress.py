@@ -24,23 +24,13 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from probes.core.progress import Bars, Update, time_left_s
+from probes.core.progress import Bars, Update, duration, time_left_s
 
-__all__ = ["LOG_EVERY_S", "bars", "duration", "log_bars", "progress_line"]
+__all__ = ["LOG_EVERY_S", "bars", "log_bars", "progress_line"]
 
 # A line a minute: frequent enough that a stalled-looking log is never silent for long, rare enough
 # that a 30-minute step writes 30 lines, not one per request.
 LOG_EVERY_S = 60.0
-
-
-def duration(seconds: float) -> str:
-    """'45 s', '3 min 05 s', '1 h 02 min' (whole seconds; a log line, not a measurement)."""
-    s = round(seconds)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 def progress_line(label: str, done: int, total: int, elapsed_s: float) -> str:

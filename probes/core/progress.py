@@ -24,3 +24,13 @@ def time_left_s(done: int, total: int, elapsed_s: float) -> float | None:
     if done <= 0 or elapsed_s <= 0:
         return None
     return elapsed_s * max(total - done, 0) / done
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '3 min 05 s', '1 h 02 min': how a time left is written (whole seconds: an estimate)."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"

@@ -6,9 +6,9 @@ from io import StringIO
 from rich.console import Console
 
 from factsheet.build import build
-from factsheet.progress import bars, duration, log_bars
+from factsheet.progress import bars, log_bars
 from factsheet.spec import load_spec
-from probes.core.progress import time_left_s
+from probes.core.progress import duration, time_left_s
 
 
 def test_build_drives_one_bar_per_load_point_to_completion(tmp_path, mock_url, endpoint_spec):
@@ -110,3 +110,28 @@ def test_off_a_terminal_bars_write_log_lines_not_bars():
         clock.now += 30.0
         update(2, 3)
     assert pipe.file.getvalue() == "  x: 2/3 done, 1 min 00 s elapsed, about 30 s left\n"
+
+
+def test_a_confirmation_is_announced_with_its_expected_length(tmp_path, endpoint_spec):
+    """Before the longest step starts, the log says how long it will take at its search probe's rate
+    (requests / that probe's completed req/s), so a log reader knows it before the first minute's line."""
+    import re
+
+    from probes.targets.mock_server import MockServerConfig, running
+
+    with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)) as url:
+        spec_path = endpoint_spec(tmp_path, url)
+        text = spec_path.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 450}")
+        cap = "  capacity: {knob: concurrency, start: 4, max_value: 4, num_requests: 16, confirm_requests: 200}\n"
+        spec_path.write_text(text.replace("  points:\n", cap + "  points:\n"))
+        spec, raw = load_spec(spec_path)
+        lines: list[str] = []
+        sheet = build(spec, spec_path, raw, tmp_path / "out", log=lines.append)
+    probe, confirmation = sheet.load.capacity.result.points
+    rate = probe.metrics.request_throughput  # the probe's completed req/s
+    said = [line for line in lines if line.startswith("capacity confirmation: concurrency 4, 200 requests")]
+    assert len(said) == 1
+    match = re.search(r"about (\d+) s at its search probe's ([\d.]+) req/s", said[0])
+    assert match and float(match[2]) == float(f"{rate:.3g}")
+    assert int(match[1]) == round(200 / rate)
+    assert not any(line.startswith("capacity probe") and "about" in line for line in lines)  # no rate yet
