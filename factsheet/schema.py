@@ -27,8 +27,9 @@ from tuner import TuningResult
 # 1.1.0: energy.records (the counters' samples), load.capacity.result.search (its parameters), compliance (the
 # gate's summary), arrivals.client_bound_rule, tuning.score.slo_metric's unified names (older ones still
 # read), and the other additions of this release. 1.2.0: every raw-records file starts with a header binding it
-# to the context it was measured in (factsheet/binding). See factsheet/versions.py.
-SCHEMA_VERSION = "1.2.0"
+# to the context it was measured in (factsheet/binding). 1.3.0: load.rationale, the spec's statement of why the
+# load is shaped as it is (the demo's request shape, SLO and confirmation size). See factsheet/versions.py.
+SCHEMA_VERSION = "1.3.0"
 
 
 class RecordsFile(Model):
@@ -87,6 +88,11 @@ class LoadSection(Model):
     percentile_method: str = PERCENTILE_METHOD
     points: list[LoadPointEntry]
     capacity: CapacitySection | NotMeasured
+    rationale: str | None = Field(
+        None,
+        description="why the load is shaped as it is (request shape, SLO, confirmation size), as the build "
+        "spec's load.rationale states it; None: the spec gives no reason (schema >= 1.3.0)",
+    )
 
 
 class EnergySection(Model):
