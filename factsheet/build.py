@@ -235,6 +235,8 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         return probe
 
     confirm = spec.confirm_requests
+    then = f", then up to {spec.max_confirmations} confirmation(s) of {confirm} requests" if confirm else ""
+    run.log(f"capacity at SLO: at most {spec.max_points} probes of {spec.num_requests} requests{then}")
     result = find_capacity(
         prober(spec.num_requests, "probe"),
         run.spec.load.slo,

@@ -131,6 +131,11 @@ def test_a_confirmation_is_announced_with_its_expected_length(tmp_path, endpoint
     rate = probe.metrics.request_throughput  # the probe's completed req/s
     said = [line for line in lines if line.startswith("capacity confirmation: concurrency 4, 200 requests")]
     assert len(said) == 1
+    # The step's bound is said when it starts: the search's probes and the confirmations at most.
+    assert (
+        "capacity at SLO: at most 8 probes of 16 requests, then up to 2 confirmation(s) of 200 requests"
+        in lines
+    )
     match = re.search(r"about (\d+) s at its search probe's ([\d.]+) req/s", said[0])
     assert match and float(match[2]) == float(f"{rate:.3g}")
     assert int(match[1]) == round(200 / rate)
