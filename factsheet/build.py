@@ -336,7 +336,7 @@ def _tuning(run: _Run) -> TuningResult | NotMeasured:
     if saved is not None:
         return saved
     run.log(f"tuning: SLO-Tuner, time budget {run.spec.tuning.time_budget_s:g} s")
-    bar = run.bar(f"tuning: s of the {run.spec.tuning.time_budget_s:g} s budget")
+    bar = run.bar(f"tuning (seconds of its {run.spec.tuning.time_budget_s:g} s budget)")
     result = run_tuning(run.spec.target, run.spec.tuning, log=run.log, progress=bar)
     run.checkpoints.save("tuning", key, result, "tuning")
     return result
