@@ -74,7 +74,10 @@ class _TimeLeft(ProgressColumn):
 def bars(console: Console, *, clock: Callable[[], float] = time.monotonic) -> Iterator[Bars]:
     """A factory of bars drawn on `console` while the block runs; off a terminal, `log_bars` on it."""
     if not console.is_terminal:
-        yield log_bars(lambda line: console.print(line, highlight=False), clock=clock)
+        # One line per entry however narrow the log: no wrapping, no markup read into a label.
+        yield log_bars(
+            lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True), clock=clock
+        )
         return
     columns = (
         TextColumn("{task.description}"),

@@ -101,15 +101,16 @@ def test_a_terminal_bar_shows_the_time_left():
 
 def test_off_a_terminal_bars_write_log_lines_not_bars():
     clock = _Clock()
-    pipe = Console(file=StringIO(), force_terminal=False, width=200)
+    pipe = Console(file=StringIO(), force_terminal=False, width=40)  # narrower than the line: not wrapped
     with bars(pipe, clock=clock) as bar:
-        update = bar("x")
+        update = bar("capacity [probe]: concurrency 4")
         clock.now += 30.0
         update(1, 3)  # within the first minute: nothing
         assert pipe.file.getvalue() == ""
         clock.now += 30.0
         update(2, 3)
-    assert pipe.file.getvalue() == "  x: 2/3 done, 1 min 00 s elapsed, about 30 s left\n"
+    line = "  capacity [probe]: concurrency 4: 2/3 done, 1 min 00 s elapsed, about 30 s left\n"
+    assert pipe.file.getvalue() == line
 
 
 def test_a_confirmation_is_announced_with_its_expected_length(tmp_path, endpoint_spec):
