@@ -36,7 +36,7 @@ from factsheet.store import OutputDir
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.measurement import NotMeasured
-from probes.core.progress import Bars, no_bars
+from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.load.capacity import find_capacity, point_runner
 from probes.load.records import records_jsonl
@@ -109,7 +109,7 @@ def build(
             **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
         ),
         system=system,
-        load=LoadSection(points=points, capacity=capacity),
+        load=LoadSection(points=points, capacity=capacity, rationale=spec.load.rationale),
         accuracy=accuracy,
         energy=energy,
         tuning=tuning,
@@ -194,6 +194,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     first = run.spec.load.load_points(live.supports_ignore_eos)[0]  # as the factsheet states it
     template = first.model_copy(update={"num_requests": spec.num_requests})
     records: list[RecordsFile] = []
+    rates: dict[float, float | None] = {}  # value -> its search probe's completed req/s
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
         runner = point_runner(
@@ -215,8 +216,9 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             if saved is not None:
                 records.append(saved.records)
                 return saved.result
-            run.log(f"{label}, {requests} requests")
+            run.log(f"{label}, {requests} requests{_expected(rates.get(value), requests)}")
             result = runner(value, run.bar(label))
+            rates.setdefault(value, result.metrics.request_throughput)
             data = records_jsonl(result.records)
             context = capacity_step_context(
                 spec.knob,
@@ -233,6 +235,8 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         return probe
 
     confirm = spec.confirm_requests
+    then = f", then up to {spec.max_confirmations} confirmation(s) of {confirm} requests" if confirm else ""
+    run.log(f"capacity at SLO: at most {spec.max_points} probes of {spec.num_requests} requests{then}")
     result = find_capacity(
         prober(spec.num_requests, "probe"),
         run.spec.load.slo,
@@ -251,6 +255,14 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
     return CapacitySection(result=result, records=records)
+
+
+def _expected(rate: float | None, requests: int) -> str:
+    """How long a run of `requests` takes at `rate` req/s (the search probe's at the same value): said
+    before a confirmation starts, so a reader knows the longest step's length before its bar has a rate."""
+    if not rate:
+        return ""
+    return f", about {duration(requests / rate)} at its search probe's {rate:.3g} req/s"
 
 
 def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection | NotMeasured:
@@ -324,7 +336,8 @@ def _tuning(run: _Run) -> TuningResult | NotMeasured:
     if saved is not None:
         return saved
     run.log(f"tuning: SLO-Tuner, time budget {run.spec.tuning.time_budget_s:g} s")
-    result = run_tuning(run.spec.target, run.spec.tuning, log=run.log)
+    bar = run.bar(f"tuning (seconds of its {run.spec.tuning.time_budget_s:g} s budget)")
+    result = run_tuning(run.spec.target, run.spec.tuning, log=run.log, progress=bar)
     run.checkpoints.save("tuning", key, result, "tuning")
     return result
 

@@ -28,7 +28,9 @@ from tuner import TuningResult
 # gate's summary), arrivals.client_bound_rule, tuning.score.slo_metric's unified names (older ones still
 # read), and the other additions of this release. 1.2.0: every raw-records file starts with a header binding it
 # to the context it was measured in (factsheet/binding). See factsheet/versions.py.
-# 1.3.0: sample_sufficiency.verdict (conclusive pass, conclusive fail or insufficient: probes.load.stats).
+# 1.3.0: sample_sufficiency.verdict (conclusive pass, conclusive fail or insufficient: probes.load.stats);
+# load.rationale, the spec's statement of why the load is shaped as it is (the demo's request shape, SLO and
+# confirmation size).
 SCHEMA_VERSION = "1.3.0"
 
 
@@ -88,6 +90,11 @@ class LoadSection(Model):
     percentile_method: str = PERCENTILE_METHOD
     points: list[LoadPointEntry]
     capacity: CapacitySection | NotMeasured
+    rationale: str | None = Field(
+        None,
+        description="why the load is shaped as it is (request shape, SLO, confirmation size), as the build "
+        "spec's load.rationale states it; None: the spec gives no reason (schema >= 1.3.0)",
+    )
 
 
 class EnergySection(Model):

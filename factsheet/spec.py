@@ -23,7 +23,8 @@ from tuner import TunerConfig
 
 SPEC_VERSION = 1
 # semver of the published spec schema; its major is SPEC_VERSION. 1.2.0: the optional `publish` section.
-SPEC_SCHEMA_VERSION = "1.2.0"
+# 1.3.0: load.rationale (why the load is shaped as it is; carried into the factsheet).
+SPEC_SCHEMA_VERSION = "1.3.0"
 
 
 class ModelIdentity(Model):
@@ -101,6 +102,12 @@ class LoadSpec(Model):
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
+    rationale: str | None = Field(
+        None,
+        max_length=2000,
+        description="why the load is shaped this way (request shape, SLO, confirmation size, time budget): "
+        "copied into the factsheet's load section and rendered with the load figures",
+    )
 
     @model_validator(mode="after")
     def _capacity_needs_p99_threshold(self) -> LoadSpec:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from probes.core.measurement import NotMeasured
+from probes.core.progress import Update
 from probes.targets import EndpointTarget, VllmTarget
 from tuner.calibration import CalibrationError, fit_speculation, fit_step_model
 from tuner.climb import Climb
@@ -35,16 +36,28 @@ MIN_BUDGET_FOR_SPEC_CALIBRATION_S = 240.0
 
 
 def run_tuning(
-    target: VllmTarget | EndpointTarget, config: TunerConfig, *, log: Callable[[str], None] = print
+    target: VllmTarget | EndpointTarget,
+    config: TunerConfig,
+    *,
+    log: Callable[[str], None] = print,
+    progress: Update | None = None,
 ) -> TuningResult:
-    """Calibrate, climb and report within `config.time_budget_s`; always stops the servers it started."""
+    """Calibrate, climb and report within `config.time_budget_s`; always stops the servers it started.
+    `progress(used_s, budget_s)` after each evaluation: the budget is the step's length, so a bar over it
+    says how long the tuner can still take (it may stop sooner)."""
     t0 = time.perf_counter()
     slo_e2el = config.slo_p99_ms if config.slo_metric == "e2el_ms" else None
     with LiveEvaluator(target, slo_e2el_ms=slo_e2el) as live:
         prior, calibration, params = _calibrate(live, target, config, log)
         sim = SimulatorEvaluator(params) if params is not None else None
         climb = Climb(
-            live, config, sim, _progress(log), prior=prior, server=live.server, fixed=_fixed(target, config)
+            live,
+            config,
+            sim,
+            _progress(log, config, progress),
+            prior=prior,
+            server=live.server,
+            fixed=_fixed(target, config),
         )
         outcome = climb.run()
     log(f"tuning: {outcome.stop_reason} ({time.perf_counter() - t0:.0f} s)")
@@ -66,11 +79,19 @@ def _fixed(target, config: TunerConfig) -> list[FixedKnob]:
     ]
 
 
-def _progress(log: Callable[[str], None]) -> Callable[[TraceEntry], None]:
+def _progress(
+    log: Callable[[str], None], config: TunerConfig, progress: Update | None
+) -> Callable[[TraceEntry], None]:
+    used = [0.0]  # seconds charged to the budget so far (each entry's cost)
+
     def show(e: TraceEntry) -> None:
         fig = e.figures
         figs = "" if fig is None else f" goodput {fig.goodput.value:.3g} req/s, p99 {fig.p99.value:.4g} ms;"
         log(f"tuning {e.index}: [{e.source}] {e.point.label()}:{figs} {e.decision} — {e.reason}")
+        used[0] += e.cost_s
+        if progress is not None:
+            budget = round(config.time_budget_s)
+            progress(min(round(used[0]), budget), budget)
 
     return show
 

@@ -42,6 +42,7 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("load.status", "attested only", "whether the load section was measured"),
     ("load.reason", "attested only", "why the load section was not measured"),
     ("load.percentile_method", "attested only", "the name of the percentile method used"),
+    ("load.rationale", "attested only", "the spec author's statement of why the load is shaped as it is"),
     ("load.points[].records", "re-derived", "the records' digest, count and header"),
     (f"{P}.metrics", "re-derived", "every metric recomputed from the per-request records"),
     (f"{P}.window_epoch", "re-derived", "the steady window from the records and the start time"),

@@ -132,3 +132,16 @@ def test_run_tuning_stops_within_the_time_budget(mock_url):
     assert "budget" in result.stop_reason
     assert result.budget.time_used_s <= cfg.time_budget_s + 2.5  # at most one run beyond the estimate
     assert wall < cfg.time_budget_s + 10
+
+
+def test_run_tuning_reports_progress_over_its_time_budget(mock_url):
+    """The tuner's bar runs over its time budget (seconds charged so far of the budget), so the build's
+    progress display can say how long tuning can still take."""
+    target = EndpointTarget(base_url=mock_url, model="mock-model", supports_ignore_eos=True)
+    updates: list[tuple[int, int]] = []
+    result = run_tuning(target, _cfg(), log=lambda _: None, progress=lambda d, t: updates.append((d, t)))
+    assert len(updates) == len(result.trace)  # one update per trace entry
+    assert {total for _, total in updates} == {120}
+    done = [d for d, _ in updates]
+    assert done == sorted(done) and done[-1] == min(round(sum(e.cost_s for e in result.trace)), 120)
+    assert done[-1] > 0
