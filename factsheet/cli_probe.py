@@ -24,6 +24,7 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workload import WorkloadConfig, build_workload
+from probes.load.workloads.cli import probe_workload
 
 probe_app = typer.Typer(help="Run one probe on its own, outside a factsheet build.", no_args_is_help=True)
 
@@ -165,6 +166,12 @@ def load(
     dataset: Annotated[str, typer.Option(help="synthetic, humaneval or jsonl")] = "synthetic",
     dataset_path: Annotated[str | None, typer.Option(help="humaneval .jsonl.gz or user .jsonl")] = None,
     tokenizer: Annotated[str | None, typer.Option(help="tokenizer.json for exact synthetic lengths")] = None,
+    workload: Annotated[
+        str | None, typer.Option(help="workload profile: synthetic, chat-sessions, shared-prefix, ...")
+    ] = None,
+    workload_option: Annotated[
+        list[str] | None, typer.Option(help="a profile parameter KEY=VALUE (repeatable)")
+    ] = None,
     seed: int = 0,
     timeout: Annotated[float, typer.Option(help="per-operation request timeout, s")] = 300.0,
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="bearer token")] = None,
@@ -175,6 +182,9 @@ def load(
         # vLLM spells several thresholds as separate words after one --goodput: accept them here.
         thresholds = parse_goodput([*(goodput or []), *ctx.args])
         percentiles = parse_percentiles(metric_percentiles)
+        profile, request_rate, num_prompts, shape = probe_workload(
+            workload, workload_option or [], dataset_path, concurrency, request_rate, num_prompts
+        )
         if (concurrency is None) == (request_rate is None):
             raise ProbeInputError(
                 "give exactly one of --concurrency (closed loop) or --request-rate (open loop)"
@@ -191,8 +201,8 @@ def load(
             duration_s=duration,
             warmup_requests=warmup,
             cooldown_requests=cooldown,
-            input_len=input_len,
-            output_len=output_len,
+            input_len=shape[0] or input_len,
+            output_len=shape[1] or output_len,
             endpoint=endpoint,
             ignore_eos=ignore_eos,
             seed=seed,
@@ -212,7 +222,7 @@ def load(
             run_point(
                 base_url.rstrip("/"), model, point, slo, api_key=api_key, prompts=built.prompts,
                 workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
-                progress=bar(point.label),
+                progress=bar(point.label), profile=profile, tokenizer_path=tokenizer,
             )
         )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):

@@ -28,7 +28,10 @@ from tuner import TuningResult
 # gate's summary), arrivals.client_bound_rule, tuning.score.slo_metric's unified names (older ones still
 # read), and the other additions of this release. 1.2.0: every raw-records file starts with a header binding it
 # to the context it was measured in (factsheet/binding). See factsheet/versions.py.
-SCHEMA_VERSION = "1.2.0"
+# 1.3.0 (workloads): each load point's workload states its profile, generator version, parameters and the
+# digest of the request bodies as sent; chat-sessions points add figures by turn (load.points[].result.turns),
+# their records carry session and turn.
+SCHEMA_VERSION = "1.3.0"
 
 
 class RecordsFile(Model):

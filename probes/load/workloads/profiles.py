@@ -114,3 +114,18 @@ WorkloadProfile = Annotated[
     Field(discriminator="profile"),
 ]
 PROFILE_NAMES = ("synthetic", "chat-sessions", "shared-prefix", "long-context", "code", "jsonl", "trace")
+
+
+def nominal_lengths(profile: WorkloadProfile | None) -> tuple[int | None, int | None]:
+    """(prompt tokens, max_tokens) a load point states for `profile`: its own where it sets them; None where
+    the load section's lengths hold (synthetic, code, jsonl; a trace states its mean input length itself)."""
+    match profile:
+        case SharedPrefixProfile():
+            return profile.prefix_len + profile.suffix_len, profile.output_len
+        case LongContextProfile():
+            return profile.document_len + profile.question_len, profile.output_len
+        case ChatSessionsProfile():
+            return profile.user_turn_len, profile.output_len
+        case CodeProfile() | JsonlProfile():
+            return None, profile.output_len
+    return None, None

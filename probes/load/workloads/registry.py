@@ -7,7 +7,6 @@ from typing import NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
-from probes.core.errors import describe_validation_error
 from probes.load.workload import WorkloadError
 from probes.load.workloads import chat_sessions, code, long_context, shared_prefix, synthetic, trace
 from probes.load.workloads.context import BuildContext
@@ -41,7 +40,10 @@ def parse_profile(name: str, options: dict[str, str], where: str = "--workload")
     try:
         return _ADAPTER.validate_python({**options, "profile": name})
     except ValidationError as exc:
-        raise WorkloadError(f"{where} {name}: {describe_validation_error(exc)}") from None
+        # The first location is the profile's tag (its name, already said): the parameter follows it.
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"][1:]) or "(parameters)"
+        raise WorkloadError(f"{where} {name}: {field}: {first['msg']}") from None
 
 
 def build_plan(profile: WorkloadProfile, ctx: BuildContext) -> Plan:

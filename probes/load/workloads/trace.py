@@ -131,3 +131,15 @@ def build(profile: TraceProfile, ctx: BuildContext) -> Plan:
         file_digest=sha256_bytes(raw),
     )
     return Plan(prompts, outs, stamped(workload, profile, GENERATOR_VERSION), offsets=offsets)
+
+
+def trace_rate(profile: TraceProfile, count: int) -> tuple[float, int]:
+    """The trace's own open-loop rate after time_scale (a trace point's `rate`) and its request count."""
+    _, reqs = read_trace(profile.path, count)
+    offsets = [(r.timestamp_ms - reqs[0].timestamp_ms) / 1000 * profile.time_scale for r in reqs]
+    rate = scheduled_rate(offsets)
+    if rate is None:
+        raise WorkloadError(
+            f"workload.path: {Path(profile.path).name}: needs two requests at different times"
+        )
+    return rate, len(reqs)
