@@ -43,7 +43,9 @@ def test_a_binary_trace_is_named_with_its_line(tmp_path):
 def test_unknown_profile_and_parameter_are_named():
     with pytest.raises(InputError, match="unknown workload profile 'chat'"):
         parse_profile("chat", {})
-    with pytest.raises(InputError, match="--workload shared-prefix: prefix_len: Input should be greater than or equal to 0"):
+    with pytest.raises(
+        InputError, match="--workload shared-prefix: prefix_len: Input should be greater than or equal to 0"
+    ):
         parse_profile("shared-prefix", {"prefix_len": "-3"})
     with pytest.raises(InputError, match="num_groups"):
         parse_profile("shared-prefix", {"num_groups": "3"})
