@@ -23,6 +23,7 @@ from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
+from probes.load.turns import turn_summary
 from probes.load.workload import WorkloadConfig, build_workload
 from probes.load.workloads.cli import probe_workload
 
@@ -123,7 +124,7 @@ def _summary(result: PointResult) -> list[str]:
             lines.append("[bold red]client-bound[/]: " + "; ".join(a.client_bound_reasons))
     if result.aborted:
         lines.append(f"[bold red]aborted[/]: {result.aborted}")
-    return lines
+    return lines + turn_summary(result.turns)
 
 
 def _point(**kw) -> LoadPoint:

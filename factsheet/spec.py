@@ -19,7 +19,7 @@ from probes.energy import EnergyConfig
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
 from probes.load.workloads.profiles import TraceProfile, WorkloadProfile, nominal_lengths
-from probes.load.workloads.trace import trace_rate
+from probes.load.workloads.trace import trace_shape
 from probes.targets import TargetConfig
 from tuner import TunerConfig
 
@@ -107,7 +107,9 @@ class LoadSpec(Model):
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
     workload: WorkloadProfile | None = Field(
-        None, description="workload profile and its parameters (README 'Workload profiles'); none: synthetic"
+        None,
+        description="workload profile and its parameters (README 'Workload profiles'); none: synthetic. "
+        "A relative `path` is relative to the spec's folder",
     )
 
     @model_validator(mode="after")
@@ -141,10 +143,10 @@ class LoadSpec(Model):
 
     def _load_point(self, p: PointSpec, supports_ignore_eos: bool) -> LoadPoint:
         rate, count = p.rate, p.num_requests
-        if isinstance(self.workload, TraceProfile):
-            rate, count = trace_rate(self.workload, p.num_requests)
         # The point states the lengths its profile sends (the spec's input/output_len where it sets none).
         input_len, output_len = nominal_lengths(self.workload)
+        if isinstance(self.workload, TraceProfile):
+            rate, count, input_len, output_len = trace_shape(self.workload, p.num_requests)
         return LoadPoint.at(
             concurrency=p.concurrency,
             rate=rate,
@@ -192,4 +194,16 @@ def load_spec(path: Path) -> tuple[BuildSpec, bytes]:
     except OSError as exc:
         raise InputError(f"{path}: cannot read spec: {exc.strerror}") from exc
     shape = "a spec is a YAML mapping with name, model, target, load"
-    return parse_yaml_model(raw, BuildSpec, str(path), shape), raw
+    spec = parse_yaml_model(raw, BuildSpec, str(path), shape)
+    return _workload_beside(spec, path.parent), raw
+
+
+def _workload_beside(spec: BuildSpec, folder: Path) -> BuildSpec:
+    """A workload file (trace, code, jsonl) named relative to the spec is read from the spec's folder, as
+    policy and key files are."""
+    workload = spec.load.workload
+    path = getattr(workload, "path", None)
+    if workload is None or not path or Path(path).is_absolute():
+        return spec
+    workload = workload.model_copy(update={"path": str(folder / path)})
+    return spec.model_copy(update={"load": spec.load.model_copy(update={"workload": workload})})

@@ -56,3 +56,16 @@ def turn_figures(
             )
         )
     return out
+
+
+def turn_summary(turns: list[TurnFigures] | None) -> list[str]:
+    """One line a turn index for a console: TTFT p50/p99 (ms) with n, and the prompt it carried."""
+
+    def ms(x: float | None) -> str:
+        return "—" if x is None else f"{x:.1f}"
+
+    return [
+        f"turn {t.turn}: ttft p50 {ms(t.ttft_ms.p(50))} ms, p99 {ms(t.ttft_ms.p(99))} ms (n={t.ttft_ms.n}); "
+        f"prompt {ms(t.prompt_tokens.mean)} tokens (mean)"
+        for t in turns or []
+    ]

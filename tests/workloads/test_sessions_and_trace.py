@@ -136,3 +136,23 @@ def test_requests_digest_is_the_digest_of_the_bodies_the_server_received():
     assert len(ordered) == 16 and len({r.body["prompt"] for r in ordered}) == 16
     expected = sha256_bytes(b"".join(json.dumps(r.body).encode() + b"\n" for r in ordered))
     assert one.workload.requests_digest == expected
+
+
+def test_probe_load_runs_a_profile_and_prints_ttft_by_turn(tmp_path):
+    from typer.testing import CliRunner
+
+    from factsheet.cli_probe import probe_app
+
+    out = tmp_path / "o"
+    with running(MockServerConfig(ttft_ms=20, itl_ms=2, numbered_replies=True)) as url:
+        res = CliRunner().invoke(
+            probe_app,
+            ["load", "--base-url", url, "--model", "mock-model", "--endpoint", "chat", "--concurrency", "2",
+             "--num-prompts", "9", "--workload", "chat-sessions", "--workload-option", "turns_min=3",
+             "--workload-option", "turns_max=3", "--workload-option", "output_len=2", "-o", str(out)],
+        )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "turn 1: ttft p50" in res.output and "turn 3: ttft p50" in res.output
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["workload"]["profile"] == "chat-sessions" and len(doc["turns"]) == 3
+    assert doc["point"]["output_len"] == 2

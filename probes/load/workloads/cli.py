@@ -6,7 +6,7 @@ from __future__ import annotations
 from probes.load.workload import WorkloadError
 from probes.load.workloads.profiles import TraceProfile, WorkloadProfile, nominal_lengths
 from probes.load.workloads.registry import parse_profile
-from probes.load.workloads.trace import trace_rate
+from probes.load.workloads.trace import trace_shape
 
 
 def _options(items: list[str]) -> dict[str, str]:
@@ -42,5 +42,6 @@ def probe_workload(
             raise WorkloadError(
                 "--workload trace: give neither --concurrency nor --request-rate (the trace is the schedule)"
             )
-        rate, count = trace_rate(profile, count)
+        rate, count, input_len, output_len = trace_shape(profile, count)
+        return profile, rate, count, (input_len, output_len)
     return profile, rate, count, nominal_lengths(profile)

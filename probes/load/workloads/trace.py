@@ -133,8 +133,9 @@ def build(profile: TraceProfile, ctx: BuildContext) -> Plan:
     return Plan(prompts, outs, stamped(workload, profile, GENERATOR_VERSION), offsets=offsets)
 
 
-def trace_rate(profile: TraceProfile, count: int) -> tuple[float, int]:
-    """The trace's own open-loop rate after time_scale (a trace point's `rate`) and its request count."""
+def trace_shape(profile: TraceProfile, count: int) -> tuple[float, int, int, int]:
+    """What a trace point states: the trace's own open-loop rate after time_scale (its `rate`), its request
+    count and its mean input and output lengths (rounded)."""
     _, reqs = read_trace(profile.path, count)
     offsets = [(r.timestamp_ms - reqs[0].timestamp_ms) / 1000 * profile.time_scale for r in reqs]
     rate = scheduled_rate(offsets)
@@ -142,4 +143,10 @@ def trace_rate(profile: TraceProfile, count: int) -> tuple[float, int]:
         raise WorkloadError(
             f"workload.path: {Path(profile.path).name}: needs two requests at different times"
         )
-    return rate, len(reqs)
+    n = len(reqs)
+    return (
+        rate,
+        n,
+        round(sum(r.input_length for r in reqs) / n),
+        round(sum(r.output_length for r in reqs) / n),
+    )
