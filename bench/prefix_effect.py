@@ -120,13 +120,19 @@ def main() -> None:
     ap.add_argument("--chat-requests", type=int, default=12, help="chat turns in all (3 per session)")
     ap.add_argument("--slo-ttft-ms", type=float, default=1500.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--startup-timeout-s", type=float, default=900.0)
     args = ap.parse_args()
     spec, _ = load_spec(EMBEDDED_SPEC)
     lines = [f"command: .venv/bin/python bench/prefix_effect.py {' '.join(sys.argv[1:])}".rstrip(),
              f"load average before: {os.getloadavg()[0]:.1f} (2-core host shared with other jobs)"]  # fmt: skip
     t0 = time.monotonic()
     for caching, flags in (("on", []), ("off", ["--no-enable-prefix-caching"])):
-        target = spec.target.model_copy(update={"extra_args": [*spec.target.extra_args, *flags]})
+        # A busy shared host can take minutes to start the engine: wait longer than a build does.
+        update = {
+            "extra_args": [*spec.target.extra_args, *flags],
+            "startup_timeout_s": args.startup_timeout_s,
+        }
+        target = spec.target.model_copy(update=update)
         with open_target(target) as live:
             _measure(live, args, lines, caching)
     lines.append(f"load average after: {os.getloadavg()[0]:.1f}; wall {time.monotonic() - t0:.0f} s")
