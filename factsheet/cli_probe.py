@@ -25,7 +25,7 @@ from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.turns import turn_summary
 from probes.load.workload import WorkloadConfig, build_workload
-from probes.load.workloads.cli import probe_workload
+from probes.load.workloads.flags import probe_workload
 
 probe_app = typer.Typer(help="Run one probe on its own, outside a factsheet build.", no_args_is_help=True)
 
