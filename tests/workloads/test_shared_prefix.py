@@ -85,3 +85,25 @@ def test_same_spec_and_seed_give_the_same_requests_and_synthetic_is_unchanged(to
     prompts, old = synthetic_prompts(20, 32, 5, tokenizer_json)
     assert plan.prompts == prompts and plan.workload.prompts_digest == old.prompts_digest
     assert plan.workload.profile == "synthetic" and plan.workload.generator_version == "synthetic/1"
+
+
+def test_words_a_tokenizer_splits_are_left_out(tmp_path):
+    """A byte-level BPE trained on a few words only: the other common words split into pieces, so only the
+    whole-word tokens may be drawn, and n drawn words are n tokens."""
+    import numpy as np
+    from tokenizers import ByteLevelBPETokenizer
+
+    from probes.load.workloads.vocabulary import Vocabulary, join
+
+    tok = ByteLevelBPETokenizer()
+    whole = ["the", "of", "and", "to", "in", "is", "was", "for", "on", "are", "with", "as", "by", "at", "be",
+             "this", "from", "that", "have", "or"]  # fmt: skip
+    lines = [*whole, " " + " ".join(whole)] * 100  # each word alone and after a space
+    tok.train_from_iterator(lines, vocab_size=256 + 120, min_frequency=2, show_progress=False)
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    vocab = Vocabulary(str(path))
+    assert set(vocab.words) <= set(whole) and len(vocab.words) >= 16
+    trained = Tokenizer.from_file(str(path))
+    text = join(vocab.draw(np.random.default_rng(0), 300))
+    assert len(_ids(trained, text)) == 300
