@@ -8,6 +8,11 @@ p99 meets the SLO, doubling from 2 up to 8, short probes). Then `chat-sessions` 
 hit rate over each run comes from its /metrics counters (Δhits / Δqueries, tokens), so "on" and "off"
 are seen, not assumed.
 
+vLLM caches whole KV blocks, 128 tokens on its CPU backend (vllm/platforms/cpu.py): with P + S = 256,
+both the 50 % and the 90 % prefix cover one whole block (128 of 256 tokens), so their hit rates are alike
+and bounded near 0.5 (less the first prompt of each group); a longer --total would separate them, at a
+cost in run time this host could not afford under contention (see the results).
+
 The ratios that matter are within one run (same host, same load): TTFT p50 caching off / on at 90 %
 shared, and turn 3 / turn 1 TTFT with caching on vs off. The absolute figures move with the host: the
 results file states the load average before and after. Sized for a few minutes on 2 cores.
