@@ -10,7 +10,7 @@ are seen, not assumed.
 
 vLLM caches whole KV blocks, 128 tokens on its CPU backend (vllm/platforms/cpu.py): with P + S = 256,
 both the 50 % and the 90 % prefix cover one whole block (128 of 256 tokens), so their hit rates are alike
-and bounded near 0.5 (less the first prompt of each group); a longer --total would separate them, at a
+and bounded near 0.5 (less the first prompt of each group); longer prompts (TOTAL) would separate them, at a
 cost in run time this host could not afford under contention (see the results).
 
 The ratios that matter are within one run (same host, same load): TTFT p50 caching off / on at 90 %
