@@ -41,6 +41,9 @@ from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.load.capacity import find_capacity, point_runner
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
+from probes.load.workloads.context import BuildContext
+from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
+from probes.load.workloads.registry import build_plan
 from probes.targets import LiveTarget, VllmTarget, open_target
 from tuner import TuningResult, run_tuning
 
@@ -86,7 +89,9 @@ def build(
         run.live = live
         run.target_id = sha256_json([spec.target, live.prepared_model])
         log(f"target up at {live.base_url} (model {live.model})")
-        point_keys = [_key(run, p, spec.load.slo) for p in spec.load.load_points(live.supports_ignore_eos)]
+        # The workload joins the key only when the spec names one: older builds' checkpoints keep resuming.
+        shape = [spec.load.slo, *_workload_key(spec)]
+        point_keys = [_key(run, p, *shape) for p in spec.load.load_points(live.supports_ignore_eos)]
         energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
         energy = _reused_energy(run, energy_key)
         if run.monitor is not None and energy is None:
@@ -122,6 +127,16 @@ def _preflight(spec: BuildSpec) -> None:
     """Inputs that can be checked before a server is started: fail in seconds, not after the load runs."""
     if spec.accuracy is not None:
         load_dataset(spec.accuracy.dataset)
+    points = spec.load.load_points(True)  # a trace is read (and checked line by line) here
+    build_plan(_profile(spec), BuildContext(1, spec.load.seed, points[0].input_len, points[0].output_len))
+
+
+def _workload_key(spec: BuildSpec) -> list:
+    return [spec.load.workload] if spec.load.workload else []
+
+
+def _profile(spec: BuildSpec) -> WorkloadProfile:
+    return spec.load.workload or SyntheticProfile()
 
 
 @contextlib.contextmanager
@@ -167,6 +182,7 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
                 api_key=live.api_key,
                 tokenizer_path=live.tokenizer_path,
                 progress=run.bar(label),
+                profile=_profile(run.spec),
             )
         )
         data = records_jsonl(result.records)
@@ -205,13 +221,16 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             knob=spec.knob,
             api_key=live.api_key,
             tokenizer_path=live.tokenizer_path,
+            profile=_profile(run.spec),
         )
 
         def probe(value: float) -> PointResult:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
             label = f"capacity {kind}: {spec.knob} {value:g}"
             name = f"capacity-{len(records) + 1:02d}"
-            key = _key(run, spec, template, run.spec.load.slo, kind, requests, value)
+            key = _key(
+                run, spec, template, run.spec.load.slo, kind, requests, value, *_workload_key(run.spec)
+            )
             saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
             if saved is not None:
                 records.append(saved.records)

@@ -14,6 +14,7 @@ from factsheet.cli_common import err, guarded
 from factsheet.progress import bars
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.runner import PointResult
+from probes.load.turns import turn_summary
 
 __all__ = ["parse_goodput", "probe_app"]
 
@@ -84,7 +85,7 @@ def _summary(result: PointResult) -> list[str]:
             lines.append("[bold red]client-bound[/]: " + "; ".join(a.client_bound_reasons))
     if result.aborted:
         lines.append(f"[bold red]aborted[/]: {result.aborted}")
-    return lines
+    return lines + turn_summary(result.turns)
 
 
 @probe_app.command("load", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -123,6 +124,12 @@ def load(
     dataset: Annotated[str, typer.Option(help="synthetic, humaneval or jsonl")] = "synthetic",
     dataset_path: Annotated[str | None, typer.Option(help="humaneval .jsonl.gz or user .jsonl")] = None,
     tokenizer: Annotated[str | None, typer.Option(help="tokenizer.json for exact synthetic lengths")] = None,
+    workload: Annotated[
+        str | None, typer.Option(help="workload profile: synthetic, chat-sessions, shared-prefix, ...")
+    ] = None,
+    workload_option: Annotated[
+        list[str] | None, typer.Option(help="a profile parameter KEY=VALUE (repeatable)")
+    ] = None,
     seed: int = 0,
     timeout: Annotated[float, typer.Option(help="per-operation request timeout, s")] = 300.0,
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="bearer token")] = None,

@@ -31,6 +31,9 @@ from tuner import TuningResult
 # 1.3.0: sample_sufficiency.verdict (conclusive pass, conclusive fail or insufficient: probes.load.stats);
 # load.rationale, the spec's statement of why the load is shaped as it is (the demo's request shape, SLO and
 # confirmation size).
+# 1.3.0 (workloads): each load point's workload states its profile, generator version, parameters and the
+# digest of the request bodies as sent; chat-sessions points add figures by turn (load.points[].result.turns),
+# their records carry session and turn.
 SCHEMA_VERSION = "1.3.0"
 
 

@@ -17,6 +17,7 @@ from probes.core.measurement import Model
 from probes.core.progress import Bars, no_bars
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
+from probes.load.workloads.profiles import WorkloadProfile
 
 _GOODPUT = re.compile(r"^(ttft|tpot|e2el):(\d+(?:\.\d+)?)$")
 
@@ -49,6 +50,8 @@ class ProbeLoadArgs(Model):
     dataset: str = "synthetic"
     dataset_path: str | None = None
     tokenizer: str | None = None
+    workload: str | None = Field(None, description="workload profile: synthetic, chat-sessions, shared-prefix, ...")
+    workload_option: list[str] = Field(default_factory=list, description="profile parameters as KEY=VALUE")
     seed: int = 0
     timeout: float = Field(300.0, description="per-operation request timeout, s")
     api_key: str | None = None
@@ -100,7 +103,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
 
     try:
         args = args or ProbeLoadArgs(**settings)
-        slo, point, percentiles = _settings(args)
+        slo, point, percentiles, profile = _settings(args)
         spec = WorkloadConfig(
             source=args.dataset, input_len=args.input_len, output_len=args.output_len,
             path=args.dataset_path, tokenizer_path=args.tokenizer, seed=args.seed,
@@ -113,7 +116,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
         run_point(
             args.base_url.rstrip("/"), args.model, point, slo, api_key=args.api_key, prompts=built.prompts,
             workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
-            progress=bars(point.label),
+            progress=bars(point.label), profile=profile, tokenizer_path=args.tokenizer,
         )
     )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):
@@ -126,23 +129,30 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
     )
 
 
-def _settings(args: ProbeLoadArgs) -> tuple[SLO, LoadPoint, tuple[float, ...]]:
-    """The SLO, the load point and the percentiles the settings give, checked in the order of the flags."""
+def _settings(args: ProbeLoadArgs) -> tuple[SLO, LoadPoint, tuple[float, ...], WorkloadProfile | None]:
+    """The SLO, the load point, the percentiles and the workload profile the settings give, checked in the
+    order of the flags. A profile may fix the lengths, and a trace the rate and the request count."""
+    from probes.load.workloads.flags import probe_workload
+
     thresholds = parse_goodput(args.goodput)
     percentiles = parse_percentiles(args.metric_percentiles)
-    if (args.concurrency is None) == (args.request_rate is None):
+    profile, request_rate, num_prompts, shape = probe_workload(
+        args.workload, args.workload_option, args.dataset_path, args.concurrency, args.request_rate,
+        args.num_prompts,
+    )  # fmt: skip
+    if (args.concurrency is None) == (request_rate is None):
         raise ProbeInputError("give exactly one of --concurrency (closed loop) or --request-rate (open loop)")
     if args.slo_p99_metric not in ("ttft", "tpot", "e2el"):
         raise ProbeInputError(f"--slo-p99-metric: '{args.slo_p99_metric}' is not ttft, tpot or e2el")
     slo = SLO(**thresholds, p99_metric=f"{args.slo_p99_metric}_ms")
     point = LoadPoint.at(
-        concurrency=args.concurrency, rate=args.request_rate, burstiness=args.burstiness,
-        max_concurrency=args.max_concurrency, num_requests=args.num_prompts, duration_s=args.duration,
-        warmup_requests=args.warmup, cooldown_requests=args.cooldown, input_len=args.input_len,
-        output_len=args.output_len, endpoint=args.endpoint, ignore_eos=args.ignore_eos, seed=args.seed,
+        concurrency=args.concurrency, rate=request_rate, burstiness=args.burstiness,
+        max_concurrency=args.max_concurrency, num_requests=num_prompts, duration_s=args.duration,
+        warmup_requests=args.warmup, cooldown_requests=args.cooldown, input_len=shape[0] or args.input_len,
+        output_len=shape[1] or args.output_len, endpoint=args.endpoint, ignore_eos=args.ignore_eos, seed=args.seed,
         request_timeout_s=args.timeout,
     )  # fmt: skip
-    return slo, point, percentiles
+    return slo, point, percentiles, profile
 
 
 def _write(result: PointResult, output: Path) -> tuple[Path, Path]:

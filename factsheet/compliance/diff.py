@@ -270,11 +270,16 @@ def _judge(f: FigureDiff, limit: Limit | None) -> None:
     f.regression = bool(worse and f.beyond_noise and f.beyond_limit)
 
 
+_WORKLOAD_DESCRIPTION = {"profile", "generator_version", "parameters", "requests_digest"}
+
+
 def workload_key(e: LoadPointEntry) -> str:
     """What must be equal for two load points to be compared: the point as run and the prompts sent."""
     data = {
         "point": e.result.point.model_dump(mode="json"),
-        "workload": e.result.workload.model_dump(mode="json"),
+        # What identifies the prompts; the profile's description (schema >= 1.3.0) and the bodies' digest
+        # (which names the served model) leave it out, so an older factsheet's synthetic points compare.
+        "workload": e.result.workload.model_dump(mode="json", exclude=_WORKLOAD_DESCRIPTION),
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

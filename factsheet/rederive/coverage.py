@@ -54,7 +54,9 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     (f"{P}.started_at", "re-derived", "bound: part of the records' context"),
     (f"{P}.stop_reason", "attested only", "what ended sending (count or duration), as the run reported"),
     (f"{P}.aborted", "attested only", "why a run stopped early, as the run reported"),
-    (f"{P}.workload", "attested only", "digests of the prompts sent (the prompts are not kept)"),
+    (f"{P}.workload", "attested only", "profile, parameters, generator version and digests of the prompts "
+     "and request bodies sent (the requests are not kept)"),
+    (f"{P}.turns", "re-derived", "chat-sessions figures by turn, recomputed from the records' session and turn"),
     (f"{P}.records", "attested only", "never written (the records are the file named by .records); unused"),
     # Capacity.
     ("load.capacity.status", "attested only", "whether the capacity search ran"),

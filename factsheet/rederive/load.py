@@ -23,7 +23,8 @@ from probes.load.capacity import (
 from probes.load.metrics import LoadMetrics
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures
+from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures, steady_records
+from probes.load.turns import turn_figures
 
 
 def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
@@ -62,6 +63,8 @@ def load_points(load: LoadSection, folder: Path, binding: Binding | None = None)
         out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
         out += differences(_judged_alike(res.arrivals), arrivals, f"{path}.result.arrivals", src)
         out += differences(res.sent, len(records), f"{path}.result.sent", src)
+        turns = turn_figures(steady_records(records, res.point), percentiles_of(res.metrics))
+        out += differences(res.turns, turns, f"{path}.result.turns", src)
         out += differences(
             res.not_sent, res.point.num_requests - len(records), f"{path}.result.not_sent", src
         )

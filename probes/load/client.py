@@ -25,7 +25,8 @@ class Endpoint:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def body(self, prompt: str, max_tokens: int) -> dict:
+    def body(self, prompt: str | list[dict[str, str]], max_tokens: int) -> dict:
+        """The request body; `prompt` as a list is a chat conversation's messages (chat endpoint only)."""
         body: dict = {
             "model": self.model,
             "max_tokens": max_tokens,
@@ -33,7 +34,9 @@ class Endpoint:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if self.kind == "chat":
+        if isinstance(prompt, list):
+            body["messages"] = prompt
+        elif self.kind == "chat":
             body["messages"] = [{"role": "user", "content": prompt}]
         else:
             body["prompt"] = prompt
@@ -65,5 +68,16 @@ def begin_request(
     pool: Pool, endpoint: Endpoint, prompt: str, max_tokens: int, record: RequestRecord, t0: float
 ) -> Awaitable[RequestRecord]:
     """Like `stream_request`, but the bytes leave now when a kept-alive connection is free."""
-    body = json.dumps(endpoint.body(prompt, max_tokens)).encode()
+    return begin_body(pool, endpoint, request_body(endpoint, prompt, max_tokens), record, t0)
+
+
+def request_body(endpoint: Endpoint, prompt: str | list[dict[str, str]], max_tokens: int) -> bytes:
+    """The bytes sent for one request (what a workload's requests digest covers)."""
+    return json.dumps(endpoint.body(prompt, max_tokens)).encode()
+
+
+def begin_body(
+    pool: Pool, endpoint: Endpoint, body: bytes, record: RequestRecord, t0: float
+) -> Awaitable[RequestRecord]:
+    """Send `body` now (see `begin_request`)."""
     return pool.begin(record, t0, body, chat=endpoint.kind == "chat", path=endpoint.path)

@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import Model
+from probes.load.workloads.profiles import WorkloadProfile
 
 # Common one-token English words: without a tokenizer, one word ≈ one token (stated as the method).
 _WORDS = (
@@ -73,6 +74,16 @@ class Workload(Model):
     output_len_method: str | None = None
     file_digest: str | None = Field(None, description="sha256 of the source file (humaneval, jsonl)")
     spec: WorkloadConfig | None = Field(None, description="the configuration it was built from")
+    profile: str | None = Field(None, description="workload profile (schema >= 1.3.0; older: synthetic)")
+    generator_version: str | None = Field(
+        None, description="version of the profile's generator: equal version, spec and seed → equal requests"
+    )
+    parameters: WorkloadProfile | None = Field(None, description="the profile's parameters (files by name)")
+    requests_digest: str | None = Field(
+        None,
+        description="sha256 of every request body exactly as sent, in request-index order, each followed by "
+        "a newline (schema >= 1.3.0)",
+    )
 
 
 class Prompts(Model):

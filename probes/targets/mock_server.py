@@ -42,6 +42,20 @@ class MockServerConfig(Model):
     reply_text: str | None = Field(
         None, description="fixed reply (non-streaming and chat), else 'tok' tokens"
     )
+    numbered_replies: bool = Field(
+        False,
+        description="streamed token i of request n is 'r{n}.{i} ': every reply unique and known to a test",
+    )
+
+
+class Received(Model):
+    """A request as the mock server received it (the recording a test reads)."""
+
+    n: int = Field(description="arrival number, from 1")
+    at_s: float = Field(description="time.perf_counter() on arrival")
+    path: str
+    body: dict
+    reply: str = Field("", description="the streamed reply's text, once sent")
 
 
 def _chunk(kind: str, text: str, model: str) -> bytes:
@@ -50,8 +64,10 @@ def _chunk(kind: str, text: str, model: str) -> bytes:
 
 
 class _App:
-    def __init__(self, cfg: MockServerConfig):
+    def __init__(self, cfg: MockServerConfig, recorder: list[Received] | None = None):
         self.cfg = cfg
+        self.recorder = recorder
+        self.entries: dict[int, Received] = {}  # by arrival number: the reply is appended as it streams
         self.count = 0
         self.slots = asyncio.Semaphore(cfg.slots)
 
@@ -62,6 +78,9 @@ class _App:
         body = await request.json()
         self.count += 1
         n = self.count
+        if self.recorder is not None:
+            self.entries[n] = Received(n=n, at_s=time.perf_counter(), path=request.path, body=body)
+            self.recorder.append(self.entries[n])
         kind = "chat" if request.path.endswith("/chat/completions") else "completions"
         if self.cfg.fail_every and n % self.cfg.fail_every == 0:
             return web.json_response({"error": {"message": "injected failure"}}, status=500)
@@ -112,7 +131,10 @@ class _App:
             if cut and i >= self.cfg.drop_after:
                 request.transport.close()  # abrupt: no terminating chunk, no [DONE]
                 return resp
-            await resp.write(_chunk(kind, "tok ", self.cfg.model))
+            piece = f"r{n}.{i} " if self.cfg.numbered_replies else "tok "
+            await resp.write(_chunk(kind, piece, self.cfg.model))
+            if n in self.entries:
+                self.entries[n].reply += piece
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": tokens,
@@ -124,8 +146,8 @@ class _App:
         return resp
 
 
-def build_app(cfg: MockServerConfig) -> web.Application:
-    handlers = _App(cfg)
+def build_app(cfg: MockServerConfig, recorder: list[Received] | None = None) -> web.Application:
+    handlers = _App(cfg, recorder)
     app = web.Application()
     app.add_routes(
         [
@@ -138,13 +160,16 @@ def build_app(cfg: MockServerConfig) -> web.Application:
 
 
 @contextlib.contextmanager
-def running(cfg: MockServerConfig, port: int | None = None) -> Iterator[str]:
-    """Serve `cfg` on 127.0.0.1 in a background thread; yields the base URL."""
+def running(
+    cfg: MockServerConfig, port: int | None = None, recorder: list[Received] | None = None
+) -> Iterator[str]:
+    """Serve `cfg` on 127.0.0.1 in a background thread; yields the base URL. `recorder`, if given, gets
+    every generation request as received, with the reply streamed to it."""
     port = port or free_port()
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     # Short shutdown grace: stalled (fault-injected) handlers must not hold the test run for a minute.
-    runner = web.AppRunner(build_app(cfg), access_log=None, shutdown_timeout=1.0)
+    runner = web.AppRunner(build_app(cfg, recorder), access_log=None, shutdown_timeout=1.0)
 
     async def start() -> None:
         await runner.setup()
