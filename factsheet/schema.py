@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from factsheet.compliance.summary import ComplianceSummary
-from factsheet.predictor_section import PredictorSection
+from factsheet.predictor import PredictorSection
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
@@ -28,7 +28,9 @@ from tuner import TuningResult
 # gate's summary), arrivals.client_bound_rule, tuning.score.slo_metric's unified names (older ones still
 # read), and the other additions of this release. 1.2.0: every raw-records file starts with a header binding it
 # to the context it was measured in (factsheet/binding). See factsheet/versions.py.
-SCHEMA_VERSION = "1.2.0"
+# 1.3.0: the predictor section is typed (factsheet/predictor/section.py: campaign, model selection per figure,
+# learning curve, Pareto front, recommendation, verification, summary) and so is target.prepared_model.conversion.
+SCHEMA_VERSION = "1.3.0"
 
 
 class RecordsFile(Model):
