@@ -121,13 +121,15 @@ async def run_point(
     progress: Progress | None = None,
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
     output_lens: list[int] | None = None,
+    sampling: dict | None = None,
 ) -> PointResult:
-    """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`."""
+    """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`; `sampling`
+    (e.g. a tuner configuration's temperature, top_p) goes into every request's body."""
     if prompts is None:
         prompts, workload = synthetic_prompts(point.num_requests, point.input_len, point.seed, tokenizer_path)
     if workload is None:
         raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
-    endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos)
+    endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos, dict(sampling or {}))
     with _fewer_gc_pauses():
         return await _drive(
             base_url, point, slo, endpoint, prompts, workload, output_lens, progress, percentiles

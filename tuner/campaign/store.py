@@ -3,33 +3,31 @@ measurement, each written atomically (temporary file + rename), so that a run ki
 nothing already measured and a rerun measures only what is missing.
 
     CAMPAIGN_DIR/plan.json            configurations, their features and keyword arguments, the order
-    CAMPAIGN_DIR/measurements/ID.json one finished measurement (config_id, repetition, figures, node)
+    CAMPAIGN_DIR/measurements/ID.json one finished measurement (config_id, repetition, figures, node; under
+                                      "latency" the load point, metrics with CIs and its records file)
+    CAMPAIGN_DIR/latency/ID.jsonl     its latency requests' records (probes.load.records), sha256 in ID.json
     CAMPAIGN_DIR/measurements.csv     the table (pandas), rewritten after each run; .parquet beside it
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
 import pandas as pd
 
+from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
+from probes.core.files import write_atomic
+from probes.load.records import RequestRecord, load_records, records_jsonl
+from tuner.campaign.latency import LATENCY
+
+RECORDS_DIR = "latency"
 
 
 class CampaignError(InputError):
     """A campaign directory or plan that cannot be used (exit 2 at the CLI)."""
-
-
-def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def item_id(config_id: str, rep: int) -> str:
@@ -75,7 +73,7 @@ class CampaignStore:
             "order": items,
             **meta,
         }
-        atomic_write(self.root / "plan.json", json.dumps(plan, indent=1))
+        write_atomic(self.root / "plan.json", json.dumps(plan, indent=1))
         return plan
 
     def plan(self) -> dict:
@@ -97,7 +95,32 @@ class CampaignStore:
         return [i for i in self.plan()["order"] if i not in done]
 
     def record(self, iid: str, row: dict) -> None:
-        atomic_write(self.mdir / f"{iid}.json", json.dumps(row))
+        """Keep one finished measurement: its latency records first (a file of their own, its sha256 in the
+        measurement), then the measurement's file, whose presence marks it done."""
+        latency = row.get(LATENCY)
+        if latency is not None and "records" in latency:
+            latency = dict(latency)
+            data = records_jsonl(RequestRecord.model_validate(r) for r in latency.pop("records"))
+            path = write_atomic(self.root / RECORDS_DIR / f"{iid}.jsonl", data)
+            latency["records_file"] = {
+                "path": path.relative_to(self.root).as_posix(),
+                "sha256": sha256_bytes(data),
+                "records": data.count(b"\n"),
+            }
+            row = {**row, LATENCY: latency}
+        write_atomic(self.mdir / f"{iid}.json", json.dumps(row))
+
+    def latency_records(self, row: dict) -> list[RequestRecord]:
+        """A measurement's latency records, read back from their file (CampaignError: missing or altered)."""
+        ref = row[LATENCY]["records_file"]
+        path = self.root / ref["path"]
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CampaignError(f"{path}: cannot read ({exc.strerror})") from None
+        if sha256_bytes(data) != ref["sha256"]:
+            raise CampaignError(f"{path}: its sha256 differs from the one its measurement recorded")
+        return load_records(data)
 
     def rows(self) -> list[dict]:
         out = []
@@ -116,7 +139,7 @@ class CampaignStore:
         rows = []
         for r in self.rows():
             flat = {
-                k: v for k, v in r.items() if k not in ("figures", "records")
+                k: v for k, v in r.items() if k not in ("figures", "records", LATENCY)
             }  # raw records stay in files
             flat.update(r.get("figures", {}))
             flat.update({f"f:{n}": int(n in feats[r["config_id"]]) for n in names})
@@ -125,8 +148,6 @@ class CampaignStore:
 
     def save_table(self) -> pd.DataFrame:
         df = self.table()
-        atomic_write(self.root / "measurements.csv", df.to_csv(index=False))
-        tmp = self.root / f".measurements.parquet.{os.getpid()}.tmp"
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, self.root / "measurements.parquet")
+        write_atomic(self.root / "measurements.csv", df.to_csv(index=False))
+        write_atomic(self.root / "measurements.parquet", df.to_parquet(index=False))
         return df

@@ -7,10 +7,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from probes.core.files import write_atomic
 from tuner.campaign.accuracy import FIGURES as ACCURACY_FIGURES
 from tuner.campaign.accuracy import AccuracyOptions
 from tuner.campaign.runner import build_measurer, load_model
-from tuner.campaign.store import CampaignError, CampaignStore, atomic_write
+from tuner.campaign.store import CampaignError, CampaignStore
 from tuner.features.space import FeatureSpace
 from tuner.predictor.decide import config_means, pareto_front, recommend, verify
 from tuner.predictor.learn import evaluate
@@ -122,7 +123,7 @@ def predict_campaign(
         if verification is None
         else {t: v.get("relative_error") for t, v in verification.items()},
     }
-    atomic_write(root / "predictor.json", json.dumps(out, indent=1, default=str))
+    write_atomic(root / "predictor.json", json.dumps(out, indent=1, default=str))
     return out
 
 
