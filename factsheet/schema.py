@@ -13,6 +13,7 @@ from pydantic import Field
 
 from factsheet.compliance.summary import ComplianceSummary
 from factsheet.predictor import PredictorSection
+from factsheet.records_file import RecordsFile
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
@@ -31,12 +32,6 @@ from tuner import TuningResult
 # 1.3.0: the predictor section is typed (factsheet/predictor/section.py: campaign, model selection per figure,
 # learning curve, Pareto front, recommendation, verification, summary) and so is target.prepared_model.conversion.
 SCHEMA_VERSION = "1.3.0"
-
-
-class RecordsFile(Model):
-    path: str = Field(description="relative to the factsheet")
-    sha256: str = Field(description="of the whole file, its header line included")
-    records: int = Field(description="records in the file (schema >= 1.2.0: after its header line)")
 
 
 class Identity(ModelIdentity):
@@ -161,4 +156,6 @@ class Factsheet(Model):
             out.append(("accuracy: per-sample verdicts", self.accuracy.records))
         if not isinstance(self.energy, NotMeasured) and self.energy.records is not None:
             out.append(("energy: counter samples", self.energy.records))
+        if not isinstance(self.predictor, NotMeasured) and self.predictor.records is not None:
+            out.append(("predictor: campaign measurements", self.predictor.records))
         return out

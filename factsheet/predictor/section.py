@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from factsheet.records_file import RecordsFile
 from probes.core.measurement import Model, NotMeasured
 
 FIGURE_UNIT = (
@@ -50,6 +51,9 @@ class Campaign(Model):
     executor: str | None = Field(description="'local' or 'ray'")
     wall_s: float = Field(ge=0, description="wall time of every campaign run together, seconds")
     nodes: list[str] = Field(description="host names that measured")
+    seed: int | None = Field(
+        None, description="the campaign's seed, which the recommendation's sample uses (>= 1.3.0)"
+    )
 
 
 class AccuracyStatement(Model):
@@ -271,6 +275,18 @@ class PredictorSection(Model):
         "then measured and compared with the interval"
     )
     campaign_dir: str
+    objective: str | None = Field(None, description="the figure minimised ('max:NAME' maximised; >= 1.3.0)")
+    constraints: dict[str, str] | None = Field(
+        None, description="the recommendation's constraints as the spec states them (>= 1.3.0)"
+    )
+    confident: bool | None = Field(
+        None, description="constraints held for the whole 95 % interval, not only the mean (>= 1.3.0)"
+    )
+    records: RecordsFile | None = Field(
+        None,
+        description="the campaign's measurements, one JSON line each (configuration features, figures, the "
+        "latency requests' records), which `validate` re-derives the section from (>= 1.3.0)",
+    )
     model: FeatureModelSummary
     sampling: Sampling | None
     campaign: Campaign

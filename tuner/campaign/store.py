@@ -133,21 +133,41 @@ class CampaignStore:
 
     def table(self) -> pd.DataFrame:
         """One row per measurement: config_id, repetition, node, the figures, and one 0/1 column per feature."""
-        plan = self.plan()
-        feats = {c["id"]: set(c["features"]) for c in plan["configs"]}
-        names = sorted(set().union(*feats.values())) if feats else []
-        rows = []
-        for r in self.rows():
-            flat = {
-                k: v for k, v in r.items() if k not in ("figures", "records", LATENCY)
-            }  # raw records stay in files
-            flat.update(r.get("figures", {}))
-            flat.update({f"f:{n}": int(n in feats[r["config_id"]]) for n in names})
-            rows.append(flat)
-        return pd.DataFrame(rows)
+        return measurement_table({c["id"]: c["features"] for c in self.plan()["configs"]}, self.rows())
+
+    def evidence(self) -> list[dict]:
+        """Every measurement as one self-contained line (what a factsheet keeps of its campaign): the
+        measurement, its configuration's features, and its latency records inline (digest-checked)."""
+        features = {c["id"]: c["features"] for c in self.plan()["configs"]}
+        out = []
+        for row in self.rows():
+            line = {**row, FEATURES: features[row["config_id"]]}
+            if LATENCY in row:
+                latency = {k: v for k, v in row[LATENCY].items() if k != "records_file"}
+                latency["records"] = [r.model_dump(mode="json") for r in self.latency_records(row)]
+                line[LATENCY] = latency
+            out.append(line)
+        return out
 
     def save_table(self) -> pd.DataFrame:
         df = self.table()
         write_atomic(self.root / "measurements.csv", df.to_csv(index=False))
         write_atomic(self.root / "measurements.parquet", df.to_parquet(index=False))
         return df
+
+
+FEATURES = "features"  # an evidence line's configuration features
+
+
+def measurement_table(features: dict[str, list[str]], rows: list[dict]) -> pd.DataFrame:
+    """The table the predictor learns from: one row per measurement (config_id, repetition, node, seconds, the
+    figures) and one 0/1 column `f:NAME` per feature of the configurations; raw records stay out of it."""
+    feats = {cid: set(names) for cid, names in features.items()}
+    names = sorted(set().union(*feats.values())) if feats else []
+    table = []
+    for r in rows:
+        flat = {k: v for k, v in r.items() if k not in ("figures", "records", LATENCY, FEATURES)}
+        flat.update(r.get("figures", {}))
+        flat.update({f"f:{n}": int(n in feats[r["config_id"]]) for n in names})
+        table.append(flat)
+    return pd.DataFrame(table)
