@@ -47,11 +47,13 @@ def main() -> int:
     ap.add_argument("--output-len", type=int, default=64)
     ap.add_argument("--tokens", type=int, default=4, help="num_speculative_tokens")
     ap.add_argument("--result", default=None, help="write the figures as JSON here")
+    ap.add_argument("--startup-timeout-s", type=float, default=900.0, help="n-gram start-up compiles kernels")
     args = ap.parse_args()
 
     import yaml
 
     target = VllmTarget.model_validate(yaml.safe_load(Path(args.spec).read_text())["target"])
+    target = target.model_copy(update={"startup_timeout_s": args.startup_timeout_s})
     prepared = prepare(target.model, target.serving_python())
     engine = {"speculative_method": "ngram", "num_speculative_tokens": args.tokens}
     with VllmServer(target, prepared, flags=engine_flags(engine)) as server:

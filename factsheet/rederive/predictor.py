@@ -56,7 +56,13 @@ def predictor(section: PredictorSection, version: str, folder: Path) -> list[Dis
     out += differences(section.campaign.measurements, len(df), "predictor.campaign.measurements", src)
     if df.empty or section.objective is None or section.model.feature_model not in BUNDLED:
         return out  # nothing to learn from, or inputs a document before 1.3.0 (or a .uvl file) does not keep
-    return out + _decisions(section, df, src)
+    try:
+        return out + _decisions(section, df, src)
+    except (ValueError, KeyError, TypeError) as exc:  # measurements no campaign could have produced
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return out + [
+            Discrepancy(figure=FIGURE, stated=src, recomputed=f"cannot re-run the predictor: {first}")
+        ]
 
 
 def _line(data: dict) -> tuple[Measurement, dict]:
