@@ -20,8 +20,6 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "campaign"))  # the known-
 
 from factsheet.cli import app  # noqa: E402
 from factsheet.predictor import PredictorSpec, build_predictor  # noqa: E402
-from factsheet.rederive import rederive  # noqa: E402
-from factsheet.verify import load_factsheet  # noqa: E402
 from probes.core.digests import sha256_bytes  # noqa: E402
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"
@@ -95,9 +93,7 @@ def test_hand_edited_predictor_figures_are_named_and_exit_1(sheet):
         _edit(sheet, edit)
     result = runner.invoke(app, ["validate", str(sheet)])
     assert result.exit_code == 1, result.output
-    found = [d.figure for d in rederive(load_factsheet(sheet), sheet.parent)]
     for kind, _, name in EDITS:
-        assert name in found, f"{kind}: {found}"
         assert name in result.output, f"{kind}: {result.output}"
 
 
