@@ -53,19 +53,6 @@ class ModelSource(Model):
         return self
 
 
-class Conversion(Model):
-    """What `gguf_convert` wrote into conversion.json, plus the cache key it was stored under."""
-
-    method: str
-    source_file: str = Field(description="the GGUF file's name")
-    dtype: str = Field(description="dtype of the saved weights")
-    transformers: str = Field(description="transformers version that converted")
-    torch: str = Field(description="torch version that converted")
-    parameters: int = Field(ge=0, description="parameters of the converted model")
-    architecture: str
-    cache_key: str = Field(description="sha256 of the GGUF file: the cache folder's key")
-
-
 class PreparedModel(Model):
     source: str = Field(description="what the spec named")
     served_path: str = Field(
@@ -73,8 +60,10 @@ class PreparedModel(Model):
         "under <cache>/, or its name)"
     )
     digests: dict[str, str] = Field(default_factory=dict, description="file name → sha256")
-    conversion: Conversion | None = Field(
-        None, description="how the served weights were derived, if converted"
+    conversion: dict[str, str | int | float | bool] | None = Field(
+        None,
+        description="how the served weights were derived, if converted: gguf_convert's record (method, "
+        "source_file, dtype, library versions, parameters, architecture) and the cache_key (the GGUF's sha256)",
     )
     tokenizer_path: str | None = Field(
         None,
