@@ -73,3 +73,27 @@ def test_same_records_same_figures_through_both_measurers(through_the_probe):
     # and the records the worker path keeps have the load probe's shape, its requests back to back
     kept = [RequestRecord.model_validate(r) for r in via_worker[LATENCY]["records"]]
     assert [r.sent_s for r in kept[1:]] == [r.end_s for r in kept[:-1]]
+
+
+def test_a_measurement_keeps_its_records_with_their_sha256(tmp_path, through_the_probe):
+    from probes.core.digests import sha256_file
+    from tuner.campaign.runner import measure_one
+    from tuner.campaign.store import CampaignError, CampaignStore
+
+    class Replay:  # the records measured above, as a measurer returns them
+        def measure(self, kwargs, *, seed):
+            return dict(through_the_probe)
+
+    store = CampaignStore(tmp_path)
+    config = {"id": "c0", "features": ["A"], "kwargs": {}, "sampled_by": "uniform"}
+    store.create([config], 1, 0, {})
+    store.record("c0-r0", measure_one(Replay(), config, 0, 0))
+    row = store.rows()[0]
+    kept = row[LATENCY]["records_file"]
+    assert kept["path"] == "latency/c0-r0.jsonl" and kept["records"] == 4
+    assert kept["sha256"] == sha256_file(tmp_path / kept["path"])
+    assert "records" not in row[LATENCY] and LATENCY not in store.table().columns
+    assert store.evidence()[0][LATENCY]["records"] == through_the_probe[LATENCY]["records"]
+    (tmp_path / kept["path"]).write_text("")  # a record removed by hand
+    with pytest.raises(CampaignError, match="sha256 differs"):
+        store.evidence()
