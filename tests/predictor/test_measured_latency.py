@@ -44,6 +44,8 @@ def test_tpot_counts_tokens_not_chunks(through_the_probe):
     assert {r.output_tokens_source for r in records} == {"usage"}
     # (e2el − ttft) / (tokens − 1) = 160 ms / 8 = 20 ms; counting chunks would say 160 / 2 = 80 ms
     assert figures["tpot_p50_ms"] == pytest.approx(ITL_MS, rel=0.25)
+    by_chunks = sorted((r.end_s - r.first_chunk_s) * 1000 / (len(r.chunk_s) - 1) for r in records)
+    assert by_chunks[1] == pytest.approx(PER_CHUNK * ITL_MS, rel=0.25)  # what the old measurer reported
     assert figures["ttft_p50_ms"] == pytest.approx(TTFT_MS, abs=40)
     assert figures["n_requests"] == 4 and figures["tokens_mean"] == TOKENS
     evidence = figures[LATENCY]
