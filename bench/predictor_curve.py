@@ -111,8 +111,8 @@ def restore(out: Path) -> None:
 
     import pandas as pd
 
+    from probes.core.files import write_atomic
     from tuner.campaign.runner import load_model
-    from tuner.campaign.store import atomic_write
     from tuner.features.space import FeatureSpace
 
     if (out / "restored.txt").exists():
@@ -139,10 +139,10 @@ def restore(out: Path) -> None:
         store.record(
             f"{row['config_id']}-r{row['repetition']}", {**{k: row[k] for k in top}, "figures": figures}
         )
-    atomic_write(out / "plan.json", json.dumps(plan, indent=1))
-    atomic_write(out / "bench_runs.jsonl", RUNS.read_text(encoding="utf-8"))
+    write_atomic(out / "plan.json", json.dumps(plan, indent=1))
+    write_atomic(out / "bench_runs.jsonl", RUNS.read_text(encoding="utf-8"))
     store.save_table()
-    atomic_write(out / "restored.txt", f"restored from {RECORDS.name}, {PLAN.name} and {RUNS.name}\n")
+    write_atomic(out / "restored.txt", f"restored from {RECORDS.name}, {PLAN.name} and {RUNS.name}\n")
 
 
 def split_curves(

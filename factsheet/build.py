@@ -17,7 +17,7 @@ from factsheet.binding import (
     load_point_context,
 )
 from factsheet.checkpoint import Checkpoints, Key, prepare_output
-from factsheet.predictor_section import build_predictor
+from factsheet.predictor import build_predictor
 from factsheet.schema import (
     AccuracySection,
     CapacitySection,

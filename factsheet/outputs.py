@@ -18,6 +18,8 @@ ATTESTATION = FACTSHEET_JSON.removesuffix(".json") + ATTESTATION_SUFFIX
 # Folders of a build's output: raw records (one file per measurement) and checkpoints for --resume.
 RECORDS_DIR = "records"
 MEASUREMENTS_DIR = "measurements"
+# The predictor's campaign as the factsheet keeps it (under RECORDS_DIR): one measurement a line.
+PREDICTOR_RECORDS = "predictor-campaign.jsonl"
 BUILD_OUTPUTS = (FACTSHEET_JSON, FACTSHEET_HTML, FACTSHEET_PDF, RECORDS_DIR, MEASUREMENTS_DIR)
 
 # The compliance report of `check` (and of a gated build): `<stem><suffix>`; a factsheet's compliance summary

@@ -12,7 +12,8 @@ from typing import Literal
 from pydantic import Field
 
 from factsheet.compliance.summary import ComplianceSummary
-from factsheet.predictor_section import PredictorSection
+from factsheet.predictor import PredictorSection
+from factsheet.records_file import RecordsFile
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
@@ -30,17 +31,12 @@ from tuner import TuningResult
 # to the context it was measured in (factsheet/binding). See factsheet/versions.py.
 # 1.3.0: sample_sufficiency.verdict (conclusive pass, conclusive fail or insufficient: probes.load.stats);
 # load.rationale, the spec's statement of why the load is shaped as it is (the demo's request shape, SLO and
-# confirmation size).
-# 1.3.0 (workloads): each load point's workload states its profile, generator version, parameters and the
+# confirmation size); each load point's workload states its profile, generator version, parameters and the
 # digest of the request bodies as sent; chat-sessions points add figures by turn (load.points[].result.turns),
-# their records carry session and turn.
+# their records carry session and turn; the predictor section is typed (factsheet/predictor/section.py:
+# campaign, model selection per figure, learning curve, Pareto front, recommendation, verification, summary)
+# and so is target.prepared_model.conversion.
 SCHEMA_VERSION = "1.3.0"
-
-
-class RecordsFile(Model):
-    path: str = Field(description="relative to the factsheet")
-    sha256: str = Field(description="of the whole file, its header line included")
-    records: int = Field(description="records in the file (schema >= 1.2.0: after its header line)")
 
 
 class Identity(ModelIdentity):
@@ -170,4 +166,6 @@ class Factsheet(Model):
             out.append(("accuracy: per-sample verdicts", self.accuracy.records))
         if not isinstance(self.energy, NotMeasured) and self.energy.records is not None:
             out.append(("energy: counter samples", self.energy.records))
+        if not isinstance(self.predictor, NotMeasured) and self.predictor.records is not None:
+            out.append(("predictor: campaign measurements", self.predictor.records))
         return out

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from factsheet.attest.spec import SignSpec
 from factsheet.compliance.config import ComplianceSpec
-from factsheet.predictor_section import PredictorSpec
+from factsheet.predictor import PredictorSpec
 from factsheet.publish.spec import PublishSpec
 from probes.accuracy import HumanEvalConfig
 from probes.core.documents import parse_yaml_model

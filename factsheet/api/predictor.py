@@ -188,7 +188,7 @@ def predict_campaign(
 ) -> Prediction:
     """Learn the campaign's figures, find the Pareto front, recommend (and verify live `verify_reps`
     times). `constraints`: {"pass_at_1": ">=0.05"} as a spec writes them, or "pass_at_1>=0.05" strings
-    as `--constraint` does; one grammar (factsheet.predictor_section.parse_constraints) reads both."""
+    as `--constraint` does; one grammar (factsheet.predictor.spec.parse_constraints) reads both."""
     from tuner.campaign.store import CampaignError
     from tuner.predictor.report import predict_campaign as predict
 
@@ -202,7 +202,7 @@ def predict_campaign(
 
 
 def _constraints(given: Mapping[str, str] | Sequence[str]) -> dict[str, tuple[str, float]]:
-    from factsheet.predictor_section import parse_constraints
+    from factsheet.predictor.spec import parse_constraints
 
     if isinstance(given, Mapping):
         named, flag = dict(given), "constraints"

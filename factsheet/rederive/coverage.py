@@ -36,7 +36,19 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("system", "attested only", "host, engine and library versions as found at build time"),
     ("provenance", "attested only", "tool version, commit, spec digest, command and times of the build"),
     ("tuning", "attested only", "the tuning trace: its evaluations ran against servers that are gone"),
-    ("predictor", "attested only", "the performance predictor's section (its training runs are not kept)"),
+    ("predictor", "attested only", "the performance predictor's section as stated (before schema 1.3.0 its "
+     "measurements were not kept)"),
+    ("predictor.records", "re-derived", "the campaign's measurements: digest and count; each one's latency "
+     "figures from its request records (schema >= 1.3.0)"),
+    ("predictor.campaign.measurements", "re-derived", "the measurements kept (>= 1.3.0)"),
+    ("predictor.targets", "re-derived", "model selection, CV scores, learning curve, importance and "
+     "learnability re-run on the measurements (>= 1.3.0)"),
+    ("predictor.pareto", "re-derived", "the front re-computed from the measurements (>= 1.3.0)"),
+    ("predictor.recommendation", "re-derived", "re-run, seeded, on the measurements: the pick and every "
+     "prediction (>= 1.3.0; a bundled feature model: a .uvl file is not read from a factsheet)"),
+    ("predictor.summary", "re-derived", "from the re-derived figures (>= 1.3.0)"),
+    ("predictor.summary.verified", "attested only", "the live verification ran against a server that is gone"),
+    ("predictor.verification", "attested only", "live measurements of the recommendation, not kept"),
     ("compliance", "re-checked", "the named policies run again on the re-derived sheet"),
     # Load points.
     ("load.status", "attested only", "whether the load section was measured"),

@@ -84,9 +84,9 @@ def predictor_charts(predictor) -> list[Chart]:
     if isinstance(predictor, NotMeasured):
         return []
     curves = {
-        name: {c["n"]: c["r2_mean"] for c in t["learning_curve"]}
+        name: {c.n: c.r2_mean for c in t.learning_curve}
         for name, t in predictor.targets.items()
-        if t.get("learning_curve") and t.get("status") != "not_learnable"
+        if t.status is None and t.learning_curve
     }
     sizes = sorted({n for c in curves.values() for n in c})
     charts = [
@@ -104,25 +104,25 @@ def predictor_charts(predictor) -> list[Chart]:
         if sizes
         else None
     ]
-    pareto = predictor.pareto or {}
-    senses = list(pareto.get("senses", {}).items())
-    if len(senses) >= 2 and pareto.get("configurations"):
+    pareto = predictor.pareto
+    senses = list(pareto.senses.items()) if pareto else []
+    if len(senses) >= 2 and pareto.configurations:
         (fx, sx), (fy, sy) = senses[:2]
 
         def xy(rows):
-            return [(r[fx], r[fy]) for r in rows]
+            return [(getattr(r, fx), getattr(r, fy)) for r in rows]
 
         charts.append(
             scatter_chart(
                 [
-                    Points("measured", xy(pareto["configurations"]), "#9aa3b0", 2.2),
-                    Points("Pareto front", xy(pareto["front"]), "#a23b2a", 3.4),
+                    Points("measured", xy(pareto.configurations), "#9aa3b0", 2.2),
+                    Points("Pareto front", xy(pareto.front), "#a23b2a", 3.4),
                 ],
                 title=f"Pareto front of {len(senses)} objectives, drawn on {fx} and {fy}",
                 x_title=f"{fx} ({sx}imise)",
                 y_title=f"{fy} ({sy}imise)",
-                log_x=all(r[fx] > 0 for r in pareto["configurations"]),
-                log_y=all(r[fy] > 0 for r in pareto["configurations"]),
+                log_x=all(getattr(r, fx) > 0 for r in pareto.configurations),
+                log_y=all(getattr(r, fy) > 0 for r in pareto.configurations),
             )
         )
     return [c for c in charts if c is not None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from probes.load.records import RequestRecord
 from probes.load.transport import Pool
@@ -17,6 +17,8 @@ class Endpoint:
     kind: str = "completions"  # or "chat"
     api_key: str | None = None
     ignore_eos: bool = True
+    # sampling parameters sent with every request (a tuner configuration's): they override the defaults
+    sampling: dict = field(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -42,7 +44,7 @@ class Endpoint:
             body["prompt"] = prompt
         if self.ignore_eos:
             body["ignore_eos"] = True
-        return body
+        return {**body, **self.sampling}
 
 
 def new_client(base_url: str, timeout_s: float, headers: dict[str, str]) -> Pool:

@@ -132,9 +132,11 @@ async def run_point(
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
     output_lens: list[int] | None = None,
     profile: WorkloadProfile | None = None,
+    sampling: dict | None = None,
 ) -> PointResult:
     """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`. `profile`
-    builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones."""
+    builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones.
+    `sampling` (e.g. a tuner configuration's temperature, top_p) goes into every request's body."""
     if profile is not None:
         ctx = BuildContext(point.num_requests, point.seed, point.input_len, point.output_len, tokenizer_path)
         plan = build_plan(profile, ctx)
@@ -144,7 +146,7 @@ async def run_point(
         if workload is None:
             raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
         plan = Plan(prompts, output_lens, workload)
-    endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos)
+    endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos, dict(sampling or {}))
     _check_plan(plan, point, endpoint)
     with _fewer_gc_pauses():
         return await _drive(base_url, point, slo, endpoint, plan, progress, percentiles)

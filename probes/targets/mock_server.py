@@ -39,6 +39,12 @@ class MockServerConfig(Model):
         0, ge=0, description="every k-th request gets headers, then nothing: the client times out (0: never)"
     )
     default_max_tokens: int = Field(16, ge=1)
+    tokens_per_chunk: int = Field(
+        1,
+        ge=1,
+        description="tokens each streamed chunk carries (> 1 as with n-gram speculation); chunk j is sent "
+        "at ttft_ms + j · tokens_per_chunk · itl_ms, so the time per output token stays itl_ms",
+    )
     reply_text: str | None = Field(
         None, description="fixed reply (non-streaming and chat), else 'tok' tokens"
     )
@@ -123,7 +129,8 @@ class _App:
         await resp.prepare(request)
         start = time.perf_counter()
         cut = self.cfg.drop_every and n % self.cfg.drop_every == 0
-        for i in range(tokens):
+        per = self.cfg.tokens_per_chunk
+        for i in range(0, tokens, per):
             due = start + (self.cfg.ttft_ms + i * self.cfg.itl_ms) / 1000
             delay = due - time.perf_counter()
             if delay > 0:
@@ -131,7 +138,8 @@ class _App:
             if cut and i >= self.cfg.drop_after:
                 request.transport.close()  # abrupt: no terminating chunk, no [DONE]
                 return resp
-            piece = f"r{n}.{i} " if self.cfg.numbered_replies else "tok "
+            count = min(per, tokens - i)
+            piece = "".join(f"r{n}.{j} " for j in range(i, i + count)) if self.cfg.numbered_replies else "tok " * count
             await resp.write(_chunk(kind, piece, self.cfg.model))
             if n in self.entries:
                 self.entries[n].reply += piece

@@ -256,3 +256,20 @@ def measure_with_records(subset: AccuracySubset, generate: Generate, options: Ac
         subset, generate, mode=options.mode, concurrency=options.concurrency, records=records
     )
     return {**figures, "records": {RECORDS: records}}
+
+
+def judge_subset(
+    subset: AccuracySubset,
+    options: AccuracyOptions,
+    seed: int,
+    generate: Callable[[HumanEvalTask, Prompt, int], str],
+) -> dict:
+    """Every measurer's accuracy step: `generate(task, prompt, task_seed)` is the measurer's transport only;
+    each task's seed is the measurement's seed + the task's index in the subset, so a sampled configuration
+    stays reproducible per repetition and task."""
+    index = {t.task_id: i for i, t in enumerate(subset.tasks)}
+
+    def one(task_id: str, prompt: Prompt) -> str:
+        return generate(subset.task(task_id), prompt, seed + index[task_id])
+
+    return measure_with_records(subset, one, options)
