@@ -18,6 +18,8 @@ ATTESTATION = FACTSHEET_JSON.removesuffix(".json") + ATTESTATION_SUFFIX
 # Folders of a build's output: raw records (one file per measurement) and checkpoints for --resume.
 RECORDS_DIR = "records"
 MEASUREMENTS_DIR = "measurements"
+# A run's /metrics scrapes sit beside its request records: `<records stem><suffix>`.
+SCRAPES_SUFFIX = "-metrics.jsonl"
 BUILD_OUTPUTS = (FACTSHEET_JSON, FACTSHEET_HTML, FACTSHEET_PDF, RECORDS_DIR, MEASUREMENTS_DIR)
 
 # The compliance report of `check` (and of a gated build): `<stem><suffix>`; a factsheet's compliance summary

@@ -18,6 +18,7 @@ from probes.core.measurement import Model
 from probes.energy import EnergyConfig
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
+from probes.server_view import ServerViewConfig
 from probes.targets import TargetConfig
 from tuner import TunerConfig
 
@@ -101,6 +102,9 @@ class LoadSpec(Model):
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
+    server_view: ServerViewConfig = Field(
+        default_factory=ServerViewConfig, description="scraping the target's /metrics (probes/server_view)"
+    )
 
     @model_validator(mode="after")
     def _capacity_needs_p99_threshold(self) -> LoadSpec:

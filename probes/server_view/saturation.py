@@ -73,6 +73,9 @@ class Saturation(Model):
     over_saturated: bool
     tests: list[TrendTest] = Field(description="the waiting-queue test (when scraped) and the TTFT test")
     stop_when_saturated: bool = Field(False, description="whether the point was to stop once saturated")
+    interval_s: float | None = Field(
+        None, description="seconds between the /metrics scrapes the waiting queue was sampled at (None: none)"
+    )
     rule: str = RULE
 
 
@@ -117,8 +120,16 @@ def ttft_trend(send_times: list[float], ttft_ms: list[float]) -> TrendTest:
     return trend_test(send_times, ttft_ms, series=TTFT_SERIES, unit="ms", min_growth=MIN_TTFT_GROWTH * median)
 
 
-def saturation(waiting: TrendTest | None, ttft: TrendTest, stop_when_saturated: bool = False) -> Saturation:
+def saturation(
+    waiting: TrendTest | None,
+    ttft: TrendTest,
+    stop_when_saturated: bool = False,
+    interval_s: float | None = None,
+) -> Saturation:
     tests = [t for t in (waiting, ttft) if t is not None]
     return Saturation(
-        over_saturated=any(t.grows for t in tests), tests=tests, stop_when_saturated=stop_when_saturated
+        over_saturated=any(t.grows for t in tests),
+        tests=tests,
+        stop_when_saturated=stop_when_saturated,
+        interval_s=interval_s,
     )

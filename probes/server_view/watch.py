@@ -44,7 +44,7 @@ def point_server_side(
     waiting = _waiting(scrapes, min(sends), _sending_end(scrapes, max(sends))) if sends else None
     return (
         server_view(scrapes, interval_s, in_flight, client_ttft_p50_ms),
-        saturation(waiting, ttft, stop_when_saturated),
+        saturation(waiting, ttft, stop_when_saturated, interval_s),
     )
 
 
