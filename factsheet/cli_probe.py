@@ -14,16 +14,19 @@ from rich.console import Console
 from rich.table import Table
 
 from factsheet.cli_common import check_output, err, guarded
+from factsheet.outputs import PROBE_SCRAPES
 from factsheet.progress import bars
 from factsheet.provenance import tool_version
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError, describe_validation_error
 from probes.core.files import write_atomic
+from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workload import WorkloadConfig, build_workload
+from probes.server_view import DEFAULT_INTERVAL_S, ServerViewConfig, scrapes_jsonl
 
 probe_app = typer.Typer(help="Run one probe on its own, outside a factsheet build.", no_args_is_help=True)
 
@@ -122,6 +125,35 @@ def _summary(result: PointResult) -> list[str]:
             lines.append("[bold red]client-bound[/]: " + "; ".join(a.client_bound_reasons))
     if result.aborted:
         lines.append(f"[bold red]aborted[/]: {result.aborted}")
+    lines += server_view_lines(result)
+    return lines
+
+
+def server_view_lines(result: PointResult) -> list[str]:
+    """The server's own figures and the saturation verdict, one line each."""
+    view, sat = result.server_view, result.saturation
+    lines = []
+    if isinstance(view, NotMeasured):
+        lines.append(f"server view: not measured: {view.reason}")
+    elif view is not None:
+        parts = [f"{view.scrapes} scrapes every {view.interval_s:g} s"]
+        for name in ("kv_cache_usage", "running", "waiting"):
+            g = getattr(view, name)
+            if not isinstance(g, NotMeasured):
+                parts.append(f"{name} mean {g.mean:.3g} max {g.max:.3g}")
+        hit = view.prefix_cache_hit_rate
+        if not isinstance(hit, NotMeasured) and hit.value is not None:
+            parts.append(f"prefix-cache hit rate {hit.value:.2f}")
+        over = view.client_overhead_ms
+        if not isinstance(over, NotMeasured):
+            parts.append(
+                f"server TTFT p50 {over.server_ttft_p50_ms:.4g} ms (client − server {over.difference_ms:.3g} ms)"
+            )
+        lines.append("server view: " + " · ".join(parts))
+    if sat is not None and sat.over_saturated:
+        lines.append(
+            "[bold red]over-saturated[/]: the waiting queue or TTFT grows without bound over the run"
+        )
     return lines
 
 
@@ -168,6 +200,13 @@ def load(
     seed: int = 0,
     timeout: Annotated[float, typer.Option(help="per-operation request timeout, s")] = 300.0,
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="bearer token")] = None,
+    scrape: Annotated[bool, typer.Option("--scrape/--no-scrape", help="scrape the server's /metrics")] = True,
+    scrape_interval: Annotated[
+        float, typer.Option(help="seconds between /metrics scrapes")
+    ] = DEFAULT_INTERVAL_S,
+    stop_when_saturated: Annotated[
+        bool, typer.Option(help="stop sending once the scraped waiting queue grows without bound")
+    ] = False,
 ) -> None:
     """Measure a server under load like `vllm bench serve`, with arrival fidelity and sample sufficiency."""
     console = Console()
@@ -203,6 +242,9 @@ def load(
             tokenizer_path=tokenizer, seed=seed,
         )  # fmt: skip
         built = build_workload(spec, num_prompts)
+        view = ServerViewConfig(
+            scrape=scrape, interval_s=scrape_interval, stop_when_saturated=stop_when_saturated
+        )
         check_output(output)
     except ValidationError as exc:
         raise ProbeInputError(describe_validation_error(exc)) from None
@@ -212,7 +254,7 @@ def load(
             run_point(
                 base_url.rstrip("/"), model, point, slo, api_key=api_key, prompts=built.prompts,
                 workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
-                progress=bar(point.label),
+                progress=bar(point.label), server_view=view,
             )
         )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):
@@ -225,6 +267,10 @@ def load(
     doc["records_file"] = "records.jsonl"
     doc["records_digest"] = sha256_bytes(records)
     doc["tool_version"] = tool_version()  # from the installed package's metadata
+    if isinstance(result.scrapes, list):
+        scrapes = scrapes_jsonl(result.scrapes)
+        doc["scrapes_file"], doc["scrapes_digest"] = PROBE_SCRAPES, sha256_bytes(scrapes)
+        write_atomic(output / PROBE_SCRAPES, scrapes)
     write_atomic(output / "records.jsonl", records)
     write_atomic(output / "result.json", json.dumps(doc, indent=2).encode())
     console.print(_table(result, percentiles))
