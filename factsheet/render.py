@@ -26,6 +26,7 @@ from factsheet.outputs import FACTSHEET_HTML, FACTSHEET_JSON, FACTSHEET_PDF
 from factsheet.pdfa import AssociatedFile, archival_pdf
 from factsheet.resources import TEMPLATES, data_file, package_data
 from factsheet.schema import Factsheet, LoadSection
+from factsheet.server_view_section import confirmation_chart, server_view_rows
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
@@ -91,7 +92,7 @@ class Figure:
 def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
     """Every figure of the document by section, numbered in the order the sections come."""
     charts = {
-        "load": load_charts(sheet.load),
+        "load": [*load_charts(sheet.load), *filter(None, [confirmation_chart(sheet.load)])],
         "tuning": tuning_chart(sheet.tuning),
         "predictor": predictor_charts(sheet.predictor),
     }
@@ -146,6 +147,7 @@ def view(sheet: Factsheet) -> dict:
         "energy": _energy_view(sheet.energy),
         "library_rows": _library_rows(sheet.system),
         "definitions": _definitions(sheet.load),
+        "server_view_rows": server_view_rows(sheet.load),
     }
 
 

@@ -48,13 +48,13 @@ def point_server_side(
     )
 
 
-def saturation_watch(stop: Callable[[str], None]) -> Callable[[list[ScrapeRecord]], None]:
-    """An `on_scrape` for the Scraper: after every page, the waiting-queue test on the pages read since the
-    run's clock started (all taken while sending); `stop(reason)` once it grows."""
+def saturation_watch(stop: Callable[[str], None]) -> Callable[[list[tuple[float, float]]], None]:
+    """An `on_scrape` for the Scraper: after every page, the waiting-queue test on (t_s, waiting) of the pages
+    read since the run's clock started (all taken while sending); `stop(reason)` once it grows."""
 
-    def check(scrapes: list[ScrapeRecord]) -> None:
-        test = _waiting(scrapes, 0.0, float("inf"))
-        if test is not None and test.grows:
+    def check(points: list[tuple[float, float]]) -> None:
+        test = waiting_trend([t for t, _ in points], [w for _, w in points])
+        if test.grows:
             stop(
                 f"over-saturated: the waiting queue grew by {test.growth:.3g} requests over {test.span_s:.3g} s "
                 f"(Theil–Sen {test.slope_per_s:.3g}/s, Mann–Kendall p {test.p_value:.2g})"
