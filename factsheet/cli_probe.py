@@ -129,6 +129,14 @@ def _summary(result: PointResult) -> list[str]:
     return lines
 
 
+def _write_scrapes(output: Path, result: PointResult, doc: dict) -> None:
+    """The run's /metrics scrapes beside its records, named with their digest in result.json."""
+    if isinstance(result.scrapes, list):
+        scrapes = scrapes_jsonl(result.scrapes)
+        doc["scrapes_file"], doc["scrapes_digest"] = PROBE_SCRAPES, sha256_bytes(scrapes)
+        write_atomic(output / PROBE_SCRAPES, scrapes)
+
+
 def server_view_lines(result: PointResult) -> list[str]:
     """The server's own figures and the saturation verdict, one line each."""
     view, sat = result.server_view, result.saturation
@@ -267,10 +275,7 @@ def load(
     doc["records_file"] = "records.jsonl"
     doc["records_digest"] = sha256_bytes(records)
     doc["tool_version"] = tool_version()  # from the installed package's metadata
-    if isinstance(result.scrapes, list):
-        scrapes = scrapes_jsonl(result.scrapes)
-        doc["scrapes_file"], doc["scrapes_digest"] = PROBE_SCRAPES, sha256_bytes(scrapes)
-        write_atomic(output / PROBE_SCRAPES, scrapes)
+    _write_scrapes(output, result, doc)
     write_atomic(output / "records.jsonl", records)
     write_atomic(output / "result.json", json.dumps(doc, indent=2).encode())
     console.print(_table(result, percentiles))
