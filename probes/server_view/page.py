@@ -44,9 +44,10 @@ class Sample(Model):
     value: float
 
 
-def parse_page(text: str, where: str = "/metrics") -> list[Sample]:
-    """The samples of the families the server view reads; PageError when `text` is not Prometheus text
-    (an HTML login page, JSON, free text: the parser refuses the first line that is no sample)."""
+def parse_page(text: str, where: str = "/metrics", names: frozenset[str] = SAMPLE_NAMES) -> list[Sample]:
+    """The samples named `names` (default: those the server view reads); PageError when `text` is not
+    Prometheus text (an HTML login page, JSON, free text: the parser refuses the first line that is no sample).
+    The one reader of a /metrics page (the tuner's speculation counters come through here too)."""
     try:
         families = list(text_string_to_metric_families(text))
     except (ValueError, IndexError, TypeError) as exc:  # the parser's ways of saying a line is not a sample
@@ -56,5 +57,5 @@ def parse_page(text: str, where: str = "/metrics") -> list[Sample]:
         Sample(name=s.name, labels=dict(s.labels), value=float(s.value))
         for family in families
         for s in family.samples
-        if s.name in SAMPLE_NAMES
+        if s.name in names
     ]
