@@ -11,12 +11,15 @@ from pathlib import Path
 
 from factsheet import provenance as prov
 from factsheet.binding import (
+    Context,
     accuracy_context,
     capacity_step_context,
     energy_context,
     load_point_context,
+    server_scrapes_context,
 )
 from factsheet.checkpoint import Checkpoints, Key, prepare_output
+from factsheet.outputs import SCRAPES_SUFFIX
 from factsheet.predictor import build_predictor
 from factsheet.schema import (
     AccuracySection,
@@ -44,6 +47,7 @@ from probes.load.runner import PointResult, run_point
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
 from probes.load.workloads.registry import build_plan
+from probes.server_view import check_endpoint, scrapes_jsonl
 from probes.targets import LiveTarget, VllmTarget, open_target
 from tuner import TuningResult, run_tuning
 
@@ -89,8 +93,9 @@ def build(
         run.live = live
         run.target_id = sha256_json([spec.target, live.prepared_model])
         log(f"target up at {live.base_url} (model {live.model})")
+        _check_metrics_page(run)
         # The workload joins the key only when the spec names one: older builds' checkpoints keep resuming.
-        shape = [spec.load.slo, *_workload_key(spec)]
+        shape = [spec.load.slo, spec.load.server_view, *_workload_key(spec)]
         point_keys = [_key(run, p, *shape) for p in spec.load.load_points(live.supports_ignore_eos)]
         energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
         energy = _reused_energy(run, energy_key)
@@ -120,6 +125,31 @@ def build(
         tuning=tuning,
         predictor=build_predictor(spec.predictor, out_dir, log),  # after the build's server is stopped
         provenance=_provenance(spec_path, spec_raw, started, t0),
+    )
+
+
+def _check_metrics_page(run: _Run) -> None:
+    """A /metrics page that is not Prometheus text stops the build before anything is measured (exit 2);
+    a target without one is measured without the server view (each point says why)."""
+    live = run.live
+    if run.spec.load.server_view.scrape:
+        missing = check_endpoint(
+            live.base_url, {"Authorization": f"Bearer {live.api_key}"} if live.api_key else {}
+        )
+        if missing is not None:
+            run.log(f"server view: not measured: {missing.reason}")
+
+
+def _scrapes(run: _Run, records_name: str, result: PointResult, measured_in: Context):
+    """The run's /metrics scrapes beside its request records, bound to the same run; None when none."""
+    if not isinstance(result.scrapes, list):
+        return None
+    view = run.spec.load.server_view
+    return run.checkpoints.records(
+        records_name.removesuffix(".jsonl") + SCRAPES_SUFFIX,
+        scrapes_jsonl(result.scrapes),
+        len(result.scrapes),
+        server_scrapes_context(measured_in, view.interval_s, view.stop_when_saturated),
     )
 
 
@@ -183,13 +213,14 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
                 tokenizer_path=live.tokenizer_path,
                 progress=run.bar(label),
                 profile=_profile(run.spec),
+                server_view=run.spec.load.server_view,
             )
         )
         data = records_jsonl(result.records)
-        records = run.checkpoints.records(
-            f"load-{i:02d}.jsonl", data, len(result.records), load_point_context(result)
-        )
-        entries.append(LoadPointEntry(result=result, records=records))
+        context = load_point_context(result)
+        records = run.checkpoints.records(f"load-{i:02d}.jsonl", data, len(result.records), context)
+        scrapes = _scrapes(run, f"load-{i:02d}.jsonl", result, context)
+        entries.append(LoadPointEntry(result=result, records=records, server_records=scrapes))
         run.checkpoints.save(name, key, entries[-1], label)
         m = result.metrics
         run.log(
@@ -211,6 +242,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     template = first.model_copy(update={"num_requests": spec.num_requests})
     records: list[RecordsFile] = []
     rates: dict[float, float | None] = {}  # value -> its search probe's completed req/s
+    scrapes: list[RecordsFile | None] = []
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
         runner = point_runner(
@@ -222,6 +254,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             api_key=live.api_key,
             tokenizer_path=live.tokenizer_path,
             profile=_profile(run.spec),
+            server_view=run.spec.load.server_view,
         )
 
         def probe(value: float) -> PointResult:
@@ -229,11 +262,20 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             label = f"capacity {kind}: {spec.knob} {value:g}"
             name = f"capacity-{len(records) + 1:02d}"
             key = _key(
-                run, spec, template, run.spec.load.slo, kind, requests, value, *_workload_key(run.spec)
+                run,
+                spec,
+                template,
+                run.spec.load.slo,
+                run.spec.load.server_view,
+                kind,
+                requests,
+                value,
+                *_workload_key(run.spec),
             )
             saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
             if saved is not None:
                 records.append(saved.records)
+                scrapes.append(saved.server_records)
                 return saved.result
             run.log(f"{label}, {requests} requests{_expected(rates.get(value), requests)}")
             result = runner(value, run.bar(label))
@@ -248,7 +290,9 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
                 slo=run.spec.load.slo,
             )
             records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records), context))
-            run.checkpoints.save(name, key, LoadPointEntry(result=result, records=records[-1]), label)
+            scrapes.append(_scrapes(run, f"{name}.jsonl", result, context))
+            entry = LoadPointEntry(result=result, records=records[-1], server_records=scrapes[-1])
+            run.checkpoints.save(name, key, entry, label)
             return result
 
         return probe
@@ -273,7 +317,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         f"  capacity at SLO: {result.capacity} ({result.stop_reason}); "
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
-    return CapacitySection(result=result, records=records)
+    return CapacitySection(result=result, records=records, server_records=scrapes)
 
 
 def _expected(rate: float | None, requests: int) -> str:

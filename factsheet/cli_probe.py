@@ -12,9 +12,11 @@ from rich.table import Table
 from factsheet.api.probe import ProbeLoadArgs, parse_goodput  # parse_goodput: vLLM's spelling, tested here
 from factsheet.cli_common import err, guarded
 from factsheet.progress import bars
+from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.runner import PointResult
 from probes.load.turns import turn_summary
+from probes.server_view import DEFAULT_INTERVAL_S
 
 __all__ = ["parse_goodput", "probe_app"]
 
@@ -85,7 +87,35 @@ def _summary(result: PointResult) -> list[str]:
             lines.append("[bold red]client-bound[/]: " + "; ".join(a.client_bound_reasons))
     if result.aborted:
         lines.append(f"[bold red]aborted[/]: {result.aborted}")
-    return lines + turn_summary(result.turns)
+    return lines + turn_summary(result.turns) + server_view_lines(result)
+
+
+def server_view_lines(result: PointResult) -> list[str]:
+    """The server's own figures and the saturation verdict, one line each."""
+    view, sat = result.server_view, result.saturation
+    lines = []
+    if isinstance(view, NotMeasured):
+        lines.append(f"server view: not measured: {view.reason}")
+    elif view is not None:
+        parts = [f"{view.scrapes} scrapes every {view.interval_s:g} s"]
+        for name in ("kv_cache_usage", "running", "waiting"):
+            g = getattr(view, name)
+            if not isinstance(g, NotMeasured):
+                parts.append(f"{name} mean {g.mean:.3g} max {g.max:.3g}")
+        hit = view.prefix_cache_hit_rate
+        if not isinstance(hit, NotMeasured) and hit.value is not None:
+            parts.append(f"prefix-cache hit rate {hit.value:.2f}")
+        over = view.client_overhead_ms
+        if not isinstance(over, NotMeasured):
+            parts.append(
+                f"server TTFT p50 {over.server_ttft_p50_ms:.4g} ms (client − server {over.difference_ms:.3g} ms)"
+            )
+        lines.append("server view: " + " · ".join(parts))
+    if sat is not None and sat.over_saturated:
+        lines.append(
+            "[bold red]over-saturated[/]: the waiting queue or TTFT grows without bound over the run"
+        )
+    return lines
 
 
 @probe_app.command("load", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -133,6 +163,13 @@ def load(
     seed: int = 0,
     timeout: Annotated[float, typer.Option(help="per-operation request timeout, s")] = 300.0,
     api_key: Annotated[str | None, typer.Option(envvar="OPENAI_API_KEY", help="bearer token")] = None,
+    scrape: Annotated[bool, typer.Option("--scrape/--no-scrape", help="scrape the server's /metrics")] = True,
+    scrape_interval: Annotated[
+        float, typer.Option(help="seconds between /metrics scrapes")
+    ] = DEFAULT_INTERVAL_S,
+    stop_when_saturated: Annotated[
+        bool, typer.Option(help="stop sending once the scraped waiting queue grows without bound")
+    ] = False,
 ) -> None:
     """Measure a server under load like `vllm bench serve`, with arrival fidelity and sample sufficiency."""
     from factsheet.api.probe import probe_load

@@ -20,6 +20,10 @@ RECORDS_DIR = "records"
 MEASUREMENTS_DIR = "measurements"
 # The predictor's campaign as the factsheet keeps it (under RECORDS_DIR): one measurement a line.
 PREDICTOR_RECORDS = "predictor-campaign.jsonl"
+# A run's /metrics scrapes sit beside its request records: `<records stem><suffix>`.
+SCRAPES_SUFFIX = "-metrics.jsonl"
+# `probe load`'s /metrics scrapes, beside its result.json and records.jsonl.
+PROBE_SCRAPES = "scrapes.jsonl"
 BUILD_OUTPUTS = (FACTSHEET_JSON, FACTSHEET_HTML, FACTSHEET_PDF, RECORDS_DIR, MEASUREMENTS_DIR)
 
 # The compliance report of `check` (and of a gated build): `<stem><suffix>`; a factsheet's compliance summary

@@ -36,6 +36,8 @@ from tuner import TuningResult
 # their records carry session and turn; the predictor section is typed (factsheet/predictor/section.py:
 # campaign, model selection per figure, learning curve, Pareto front, recommendation, verification, summary)
 # and so is target.prepared_model.conversion.
+# 1.3.0 also: per load point and capacity run, the target's /metrics over the run (`server_view`), the
+# saturation test (`saturation`) and the scrape records (`server_records`); stop_reason "saturated".
 SCHEMA_VERSION = "1.3.0"
 
 
@@ -71,6 +73,9 @@ class SystemSection(Model):
 class LoadPointEntry(Model):
     result: PointResult
     records: RecordsFile
+    server_records: RecordsFile | None = Field(
+        None, description="the /metrics scrapes of the run (schema >= 1.3.0; None: no page was scraped)"
+    )
 
 
 def headline_index(points: list[LoadPointEntry]) -> int | None:
@@ -83,6 +88,10 @@ def headline_index(points: list[LoadPointEntry]) -> int | None:
 class CapacitySection(Model):
     result: CapacityResult
     records: list[RecordsFile] = Field(description="raw records of each probed point, in probing order")
+    server_records: list[RecordsFile | None] = Field(
+        default_factory=list,
+        description="each probed point's /metrics scrapes, in probing order (schema >= 1.3.0; None: none)",
+    )
 
 
 class LoadSection(Model):
@@ -153,6 +162,11 @@ class Factsheet(Model):
         out: list[tuple[str, RecordsFile]] = []
         if not isinstance(self.load, NotMeasured):
             out += [(f"load: {p.result.label}", p.records) for p in self.load.points]
+            out += [
+                (f"server view: {p.result.label}", p.server_records)
+                for p in self.load.points
+                if p.server_records
+            ]
             if not isinstance(self.load.capacity, NotMeasured):
                 cap = self.load.capacity
                 out += [
@@ -161,6 +175,11 @@ class Factsheet(Model):
                         rec,
                     )
                     for pt, rec in zip(cap.result.points, cap.records, strict=True)
+                ]
+                out += [
+                    (f"server view: capacity {cap.result.knob} {pt.value:g}", rec)
+                    for pt, rec in zip(cap.result.points, cap.server_records, strict=False)
+                    if rec is not None
                 ]
         if not isinstance(self.accuracy, NotMeasured):
             out.append(("accuracy: per-sample verdicts", self.accuracy.records))

@@ -20,6 +20,7 @@ from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
 from probes.load.workloads.profiles import TraceProfile, WorkloadProfile, nominal_lengths
 from probes.load.workloads.trace import trace_shape
+from probes.server_view import ServerViewConfig
 from probes.targets import TargetConfig
 from tuner import TunerConfig
 
@@ -117,6 +118,9 @@ class LoadSpec(Model):
         None,
         description="workload profile and its parameters (README 'Workload profiles'); none: synthetic. "
         "A relative `path` is relative to the spec's folder",
+    )
+    server_view: ServerViewConfig = Field(
+        default_factory=ServerViewConfig, description="scraping the target's /metrics (probes/server_view)"
     )
 
     @model_validator(mode="after")

@@ -11,13 +11,14 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from factsheet.api.results import Result
-from factsheet.outputs import PROBE_LOAD_DIR, PROBE_RECORDS, PROBE_RESULT_JSON
+from factsheet.outputs import PROBE_LOAD_DIR, PROBE_RECORDS, PROBE_RESULT_JSON, PROBE_SCRAPES
 from probes.core.errors import InputError, describe_validation_error
 from probes.core.measurement import Model
 from probes.core.progress import Bars, no_bars
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
 from probes.load.workloads.profiles import WorkloadProfile
+from probes.server_view import DEFAULT_INTERVAL_S, ServerViewConfig
 
 _GOODPUT = re.compile(r"^(ttft|tpot|e2el):(\d+(?:\.\d+)?)$")
 
@@ -50,9 +51,16 @@ class ProbeLoadArgs(Model):
     dataset: str = "synthetic"
     dataset_path: str | None = None
     tokenizer: str | None = None
-    workload: str | None = Field(None, description="workload profile: synthetic, chat-sessions, shared-prefix, ...")
+    workload: str | None = Field(
+        None, description="workload profile: synthetic, chat-sessions, shared-prefix, ..."
+    )
     workload_option: list[str] = Field(default_factory=list, description="profile parameters as KEY=VALUE")
     seed: int = 0
+    scrape: bool = Field(True, description="scrape the server's /metrics while the point runs")
+    scrape_interval: float = Field(DEFAULT_INTERVAL_S, description="seconds between /metrics scrapes")
+    stop_when_saturated: bool = Field(
+        False, description="stop once the scraped waiting queue grows without bound"
+    )
     timeout: float = Field(300.0, description="per-operation request timeout, s")
     api_key: str | None = None
 
@@ -109,6 +117,9 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
             path=args.dataset_path, tokenizer_path=args.tokenizer, seed=args.seed,
         )  # fmt: skip
         built = build_workload(spec, args.num_prompts)
+        view = ServerViewConfig(
+            scrape=args.scrape, interval_s=args.scrape_interval, stop_when_saturated=args.stop_when_saturated
+        )
         check_output(args.output)
     except ValidationError as exc:
         raise ProbeInputError(describe_validation_error(exc)) from None
@@ -116,7 +127,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
         run_point(
             args.base_url.rstrip("/"), args.model, point, slo, api_key=args.api_key, prompts=built.prompts,
             workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
-            progress=bars(point.label), profile=profile, tokenizer_path=args.tokenizer,
+            progress=bars(point.label), profile=profile, tokenizer_path=args.tokenizer, server_view=view,
         )
     )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):
@@ -155,7 +166,7 @@ def _settings(args: ProbeLoadArgs) -> tuple[SLO, LoadPoint, tuple[float, ...], W
     return slo, point, percentiles, profile
 
 
-def _write(result: PointResult, output: Path) -> tuple[Path, Path]:
+def _write(result: PointResult, output: Path) -> tuple[Path, ...]:
     """The raw records, then the result document naming them by file and digest, with the tool's version."""
     from factsheet.provenance import tool_version
     from probes.core.digests import sha256_bytes
@@ -168,6 +179,20 @@ def _write(result: PointResult, output: Path) -> tuple[Path, Path]:
     doc["records_digest"] = sha256_bytes(records)
     doc["tool_version"] = tool_version()  # from the installed package's metadata
     paths = (output / PROBE_RECORDS, output / PROBE_RESULT_JSON)
+    scrapes = _scrapes(result, doc)
+    if scrapes is not None:  # the run's /metrics scrapes beside its records, named with their digest
+        write_atomic(output / PROBE_SCRAPES, scrapes)
     write_atomic(paths[0], records)
     write_atomic(paths[1], json.dumps(doc, indent=2).encode())
-    return paths
+    return paths if scrapes is None else (*paths, output / PROBE_SCRAPES)
+
+
+def _scrapes(result: PointResult, doc: dict) -> bytes | None:
+    from probes.core.digests import sha256_bytes
+    from probes.server_view import scrapes_jsonl
+
+    if not isinstance(result.scrapes, list):
+        return None
+    scrapes = scrapes_jsonl(result.scrapes)
+    doc["scrapes_file"], doc["scrapes_digest"] = PROBE_SCRAPES, sha256_bytes(scrapes)
+    return scrapes

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from factsheet.render.charts import Chart, Points, Series, line_chart, scatter_chart
+from factsheet.render.server_view import confirmation_chart
 from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import MS_PER_S, NotMeasured
 from probes.load.metrics import LATENCY_LABELS
@@ -27,7 +28,7 @@ class Figure:
 def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
     """Every figure of the document by section, numbered in the order the sections come."""
     charts = {
-        "load": load_charts(sheet.load),
+        "load": [*load_charts(sheet.load), *filter(None, [confirmation_chart(sheet.load)])],
         "tuning": tuning_chart(sheet.tuning),
         "predictor": predictor_charts(sheet.predictor),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from factsheet.render.environment import fmt_sig, label
+from factsheet.render.server_view import server_view_rows
 from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
@@ -53,6 +54,7 @@ def view(sheet: Factsheet) -> dict:
         "energy": _energy_view(sheet.energy),
         "library_rows": _library_rows(sheet.system),
         "definitions": _definitions(sheet.load),
+        "server_view_rows": server_view_rows(sheet.load),
     }
 
 

@@ -12,11 +12,11 @@ from pydantic import Field
 
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
-from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, NotMeasured, summarize
 from probes.core.progress import Update
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint, begin_body, new_client, request_body, warm
-from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics
+from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.sessions import closed_sessions, open_sessions
@@ -26,6 +26,16 @@ from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import Plan
 from probes.load.workloads.profiles import WorkloadProfile
 from probes.load.workloads.registry import build_plan
+from probes.server_view import (
+    Saturation,
+    Scraper,
+    ScrapeRecord,
+    ServerView,
+    ServerViewConfig,
+    check_endpoint,
+    point_server_side,
+    saturation_watch,
+)
 
 
 class LoadProbeError(InputError):
@@ -64,7 +74,7 @@ class Arrivals(Model):
     client_bound_reasons: list[str] = Field(default_factory=list)
 
 
-StopReason = Literal["count", "duration", "target_unreachable"]
+StopReason = Literal["count", "duration", "target_unreachable", "saturated"]
 
 
 class PointResult(Model):
@@ -83,6 +93,11 @@ class PointResult(Model):
         None, description="chat-sessions: figures by turn index over the steady window (schema >= 1.3.0)"
     )
     records: list[RequestRecord] = Field(exclude=True, default_factory=list)
+    server_view: ServerView | NotMeasured | None = Field(
+        None, description="the target's /metrics over the run (schema >= 1.3.0; None: not asked)"
+    )
+    saturation: Saturation | None = Field(None, description="the saturation test (schema >= 1.3.0)")
+    scrapes: list[ScrapeRecord] | NotMeasured | None = Field(exclude=True, default=None)
 
 
 Progress = Update
@@ -96,6 +111,7 @@ class _Run:
         self.t0 = t0
         self.connect_failures = 0  # consecutive
         self.aborted: str | None = None
+        self.saturated: str | None = None  # set by the scraper's thread (stop_when_saturated)
         self.deadline_hit = False
 
     def now(self) -> float:
@@ -104,7 +120,7 @@ class _Run:
     def may_send(self) -> bool:
         if self.point.duration_s is not None and self.now() >= self.point.duration_s:
             self.deadline_hit = True
-        return self.aborted is None and not self.deadline_hit
+        return self.aborted is None and self.saturated is None and not self.deadline_hit
 
     def observe(self, rec: RequestRecord) -> None:
         if rec.error_kind != "connect":
@@ -133,10 +149,12 @@ async def run_point(
     output_lens: list[int] | None = None,
     profile: WorkloadProfile | None = None,
     sampling: dict | None = None,
+    server_view: ServerViewConfig | None = None,
 ) -> PointResult:
     """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`. `profile`
     builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones.
-    `sampling` (e.g. a tuner configuration's temperature, top_p) goes into every request's body."""
+    `sampling` (e.g. a tuner configuration's temperature, top_p) goes into every request's body;
+    `server_view` scrapes the target's /metrics while it runs (probes/server_view)."""
     if profile is not None:
         ctx = BuildContext(point.num_requests, point.seed, point.input_len, point.output_len, tokenizer_path)
         plan = build_plan(profile, ctx)
@@ -149,7 +167,7 @@ async def run_point(
     endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos, dict(sampling or {}))
     _check_plan(plan, point, endpoint)
     with _fewer_gc_pauses():
-        return await _drive(base_url, point, slo, endpoint, plan, progress, percentiles)
+        return await _drive(base_url, point, slo, endpoint, plan, progress, percentiles, server_view)
 
 
 def _check_plan(plan: Plan, point: LoadPoint, endpoint: Endpoint) -> None:
@@ -182,19 +200,44 @@ def _fewer_gc_pauses():
 _GC_DEPTH = [0]
 
 
-async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentiles):
+async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentiles, view):
+    missing = check_endpoint(base_url, endpoint.headers()) if view and view.scrape else None
     async with new_client(base_url, point.request_timeout_s, endpoint.headers()) as client:
         await warm(client, time.perf_counter())
+        watch = _Watch()
+        scraper = _scraper(base_url, endpoint, view, watch) if view and view.scrape and not missing else None
         started_at = time.time()
         run = _Run(point, time.perf_counter())
+        if scraper:
+            watch.run = run
+            scraper.start(run.t0)
         work = _Work(endpoint, plan, point.output_len)
-        if plan.sessions is not None:
-            records = await _sessions(client, endpoint, point, work, run, progress)
-        else:
-            loop = _closed_loop if point.mode == "closed" else _open_loop
-            records = await loop(client, endpoint, point, work, run, progress)
+        try:
+            if plan.sessions is not None:
+                records = await _sessions(client, endpoint, point, work, run, progress)
+            else:
+                loop = _closed_loop if point.mode == "closed" else _open_loop
+                records = await loop(client, endpoint, point, work, run, progress)
+        finally:
+            scrapes = scraper.stop() if scraper else missing
     workload = plan.workload.model_copy(update={"requests_digest": work.digest()})
-    return _result(point, slo, records, started_at, workload, run, percentiles)
+    return _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
+
+
+class _Watch:
+    """Where the scraper's thread says a point is saturated (the run exists only once the clock starts)."""
+
+    run: _Run | None = None
+
+    def stop(self, reason: str) -> None:
+        if self.run is not None and self.run.saturated is None:
+            self.run.saturated = reason
+
+
+def _scraper(base_url: str, endpoint: Endpoint, view: ServerViewConfig, watch: _Watch) -> Scraper:
+    """The point's scraper, its baseline read before the clock starts."""
+    check = saturation_watch(watch.stop) if view.stop_when_saturated else None
+    return Scraper(base_url, endpoint.headers(), view.interval_s, check)
 
 
 async def _sessions(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
@@ -385,23 +428,56 @@ def point_figures(
     return metrics, window, _arrivals(records, point, metrics)
 
 
-def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -> PointResult:
+def server_figures(
+    records: list[RequestRecord],
+    scrapes: list[ScrapeRecord] | NotMeasured,
+    view: ServerViewConfig,
+    metrics: LoadMetrics,
+) -> tuple[ServerView | NotMeasured, Saturation]:
+    """What a run's scrapes and records determine of the server view and the saturation test. The run
+    itself and `factsheet validate`'s re-derivation both call this."""
+    ttft = [(r.sent_s, request_latencies(r)["ttft_ms"]) for r in records if r.ok]
+    ends = [r.end_s for r in records if r.end_s is not None]
+    return point_server_side(
+        scrapes,
+        view.interval_s,
+        [r.sent_s for r in records],
+        ends,
+        ttft,
+        metrics.ttft_ms.p(50),
+        view.stop_when_saturated,
+    )
+
+
+def _stop_reason(run: _Run) -> StopReason:
+    if run.aborted:
+        return "target_unreachable"
+    return "saturated" if run.saturated else "duration" if run.deadline_hit else "count"
+
+
+def _result(point, slo, records, started_at, workload, run: _Run, percentiles, view, scrapes) -> PointResult:
     metrics, window, arrivals = point_figures(point, slo, records, started_at, percentiles)
     turns = turn_figures(steady_records(records, point), percentiles)
+    seen, saturation = (
+        server_figures(records, scrapes, view, metrics) if scrapes is not None else (None, None)
+    )
     return PointResult(
         point=point,
         label=point.label,
         started_at=started_at,
         sent=len(records),
         not_sent=point.num_requests - len(records),
-        stop_reason="target_unreachable" if run.aborted else "duration" if run.deadline_hit else "count",
-        aborted=run.aborted,
+        stop_reason=_stop_reason(run),
+        aborted=run.aborted or run.saturated,
         metrics=metrics,
         window_epoch=window,
         arrivals=arrivals,
         workload=workload,
         turns=turns,
         records=records,
+        server_view=seen,
+        saturation=saturation,
+        scrapes=scrapes,
     )
 
 

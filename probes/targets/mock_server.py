@@ -6,6 +6,13 @@ absolute deadlines so the timing does not drift. Faults are deterministic by req
 every `fail_every`-th request gets HTTP 500, every `drop_every`-th is cut after `drop_after` tokens,
 every `reset_every`-th has its connection reset before any response, every `stall_every`-th gets
 its headers and then nothing. The first matching rule in that order applies.
+
+With `metrics`, `/metrics` serves vLLM's names in Prometheus text (prometheus-client's own registry and
+exposition), with values known from what the server did: requests holding a slot (`running`) and waiting for
+one (`waiting`; an open loop above capacity grows it without bound), KV usage = running / slots, prompt
+tokens (words) looked up and `prefix_hit_fraction` of them (floored, per request) found in the prefix cache,
+a preemption every `preempt_every`-th request, and each request's TTFT (arrival to first token) and E2EL in
+histograms with vLLM's bucket bounds. `metrics_text` serves that text verbatim instead (a broken page).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import time
 from collections.abc import Iterator
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from pydantic import Field
 
 from probes.core.measurement import Model
@@ -52,6 +60,10 @@ class MockServerConfig(Model):
         False,
         description="streamed token i of request n is 'r{n}.{i} ': every reply unique and known to a test",
     )
+    metrics: bool = Field(False, description="serve /metrics with vLLM's names and known values")
+    prefix_hit_fraction: float = Field(0.0, ge=0, le=1, description="of each prompt's tokens, found cached")
+    preempt_every: int = Field(0, ge=0, description="every k-th request counts a preemption (0: never)")
+    metrics_text: str | None = Field(None, description="served verbatim on /metrics instead")
 
 
 class Received(Model):
@@ -62,6 +74,34 @@ class Received(Model):
     path: str
     body: dict
     reply: str = Field("", description="the streamed reply's text, once sent")
+
+
+# vLLM 0.32's own bucket bounds (s) for the two latency histograms, as its /metrics page shows them
+# (tests/server_view/fixtures/vllm-0.32-metrics.txt).
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+                40.0, 80.0, 160.0, 640.0, 2560.0)  # fmt: skip
+E2EL_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
+                480.0, 960.0, 1920.0, 7680.0)  # fmt: skip
+
+
+class _Metrics:
+    """The server's state in vLLM's names, in a registry of its own (one per app)."""
+
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        labels = ["engine", "model_name"]
+        self.running = Gauge("vllm:num_requests_running", "running", labels, registry=r).labels("0", "mock")
+        self.waiting = Gauge("vllm:num_requests_waiting", "waiting", labels, registry=r).labels("0", "mock")
+        self.kv = Gauge("vllm:kv_cache_usage_perc", "kv usage", labels, registry=r).labels("0", "mock")
+        self.queries = Counter("vllm:prefix_cache_queries", "q", labels, registry=r).labels("0", "mock")
+        self.hits = Counter("vllm:prefix_cache_hits", "h", labels, registry=r).labels("0", "mock")
+        self.preemptions = Counter("vllm:num_preemptions", "p", labels, registry=r).labels("0", "mock")
+        self.ttft = Histogram(
+            "vllm:time_to_first_token_seconds", "ttft", labels, registry=r, buckets=TTFT_BUCKETS
+        ).labels("0", "mock")
+        self.e2el = Histogram(
+            "vllm:e2e_request_latency_seconds", "e2el", labels, registry=r, buckets=E2EL_BUCKETS
+        ).labels("0", "mock")
 
 
 def _chunk(kind: str, text: str, model: str) -> bytes:
@@ -76,6 +116,13 @@ class _App:
         self.entries: dict[int, Received] = {}  # by arrival number: the reply is appended as it streams
         self.count = 0
         self.slots = asyncio.Semaphore(cfg.slots)
+        self.metrics = _Metrics()
+        self.in_slot = 0
+
+    async def metrics_page(self, _: web.Request) -> web.Response:
+        if self.cfg.metrics_text is not None:
+            return web.Response(text=self.cfg.metrics_text, content_type="text/plain")
+        return web.Response(body=generate_latest(self.metrics.registry), content_type="text/plain")
 
     async def models(self, _: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.cfg.model, "object": "model"}]})
@@ -100,10 +147,28 @@ class _App:
             return resp
         tokens = int(body.get("max_tokens") or self.cfg.default_max_tokens)
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
+        arrived, words = time.perf_counter(), len(str(prompt).split())
+        m = self.metrics
+        m.waiting.inc()
         async with self.slots:
-            if not body.get("stream"):
-                return await self._whole(kind, tokens, len(str(prompt).split()))
-            return await self._stream(request, kind, tokens, len(str(prompt).split()), n)
+            m.waiting.dec()
+            self._occupy(+1)
+            m.queries.inc(words)
+            m.hits.inc(int(words * self.cfg.prefix_hit_fraction))
+            if self.cfg.preempt_every and n % self.cfg.preempt_every == 0:
+                m.preemptions.inc()
+            try:
+                if not body.get("stream"):
+                    return await self._whole(kind, tokens, words)
+                return await self._stream(request, kind, tokens, words, n, arrived)
+            finally:
+                self._occupy(-1)
+                m.e2el.observe(time.perf_counter() - arrived)
+
+    def _occupy(self, step: int) -> None:
+        self.in_slot += step
+        self.metrics.running.set(self.in_slot)
+        self.metrics.kv.set(self.in_slot / self.cfg.slots)
 
     def _dropped(self, n: int) -> bool:
         return bool(self.cfg.drop_every and n % self.cfg.drop_every == 0)
@@ -124,7 +189,7 @@ class _App:
             {"object": kind, "model": self.cfg.model, "choices": [choice], "usage": usage}
         )
 
-    async def _stream(self, request, kind: str, tokens: int, prompt_tokens: int, n: int):
+    async def _stream(self, request, kind: str, tokens: int, prompt_tokens: int, n: int, arrived: float):
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         start = time.perf_counter()
@@ -139,10 +204,16 @@ class _App:
                 request.transport.close()  # abrupt: no terminating chunk, no [DONE]
                 return resp
             count = min(per, tokens - i)
-            piece = "".join(f"r{n}.{j} " for j in range(i, i + count)) if self.cfg.numbered_replies else "tok " * count
+            piece = (
+                "".join(f"r{n}.{j} " for j in range(i, i + count))
+                if self.cfg.numbered_replies
+                else "tok " * count
+            )
             await resp.write(_chunk(kind, piece, self.cfg.model))
             if n in self.entries:
                 self.entries[n].reply += piece
+            if i == 0:
+                self.metrics.ttft.observe(time.perf_counter() - arrived)
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": tokens,
@@ -160,6 +231,11 @@ def build_app(cfg: MockServerConfig, recorder: list[Received] | None = None) -> 
     app.add_routes(
         [
             web.get("/v1/models", handlers.models),
+            *(
+                [web.get("/metrics", handlers.metrics_page)]
+                if cfg.metrics or cfg.metrics_text is not None
+                else []
+            ),
             web.post("/v1/completions", handlers.generate),
             web.post("/v1/chat/completions", handlers.generate),
         ]
