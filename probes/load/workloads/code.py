@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from probes.load.workload import WorkloadConfig, _humaneval, _jsonl
+from probes.load.workload import WorkloadConfig, humaneval_prompts, jsonl_prompts
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.plan import Plan
 from probes.load.workloads.profiles import CodeProfile, JsonlProfile
@@ -15,7 +15,7 @@ def build(profile: CodeProfile, ctx: BuildContext) -> Plan:
     spec = WorkloadConfig(
         source="humaneval", path=profile.path, output_len=profile.output_len or ctx.output_len, seed=ctx.seed
     )
-    built = _humaneval(spec, ctx.count)
+    built = humaneval_prompts(spec, ctx.count)
     return Plan(built.prompts, built.output_lens, stamped(built.workload, profile, GENERATOR_VERSION))
 
 
@@ -23,5 +23,5 @@ def build_jsonl(profile: JsonlProfile, ctx: BuildContext) -> Plan:
     spec = WorkloadConfig(
         source="jsonl", path=profile.path, output_len=profile.output_len or ctx.output_len, seed=ctx.seed
     )
-    built = _jsonl(spec, ctx.count)
+    built = jsonl_prompts(spec, ctx.count)
     return Plan(built.prompts, built.output_lens, stamped(built.workload, profile, JSONL_GENERATOR_VERSION))

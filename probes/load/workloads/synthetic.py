@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from probes.load.workload import WorkloadConfig, _synthetic, synthetic_prompts
+from probes.load.workload import WorkloadConfig, synthetic_prompts, synthetic_workload
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.plan import Plan
 from probes.load.workloads.profiles import SyntheticProfile
@@ -24,5 +24,5 @@ def build(profile: SyntheticProfile, ctx: BuildContext) -> Plan:
         tokenizer_path=ctx.tokenizer_path,
         seed=ctx.seed,
     )
-    built = _synthetic(spec, ctx.count)
+    built = synthetic_workload(spec, ctx.count)
     return Plan(built.prompts, built.output_lens, stamped(built.workload, profile, GENERATOR_VERSION))

@@ -10,22 +10,22 @@ from pathlib import Path
 import numpy as np
 
 from probes.core.digests import sha256_bytes
-from probes.load.workload import _WORDS, WorkloadError, _tokenizer
+from probes.load.workload import WORDS, WorkloadError, load_tokenizer
 
 
 class Vocabulary:
     """Draws word text of a stated token count; `method` says how exact the count is."""
 
     def __init__(self, tokenizer_path: str | None):
-        self.tokenizer = _tokenizer(tokenizer_path)
+        self.tokenizer = load_tokenizer(tokenizer_path)
         if self.tokenizer is None:
-            self.words = list(_WORDS)
+            self.words = list(WORDS)
             self.method = (
                 "common English words, one counted as one token (no tokenizer given: the server's "
                 "usage.prompt_tokens in the records gives the exact count)"
             )
             return
-        self.words = [w for w in _WORDS if self._one_token(w)]
+        self.words = [w for w in WORDS if self._one_token(w)]
         if len(self.words) < 16:
             raise WorkloadError(
                 f"workload: the tokenizer {Path(tokenizer_path or '').name} splits common English words; "
