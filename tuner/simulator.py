@@ -28,15 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field
 
-from probes.core.errors import InputError
 from probes.core.measurement import Model
 from probes.load.arrivals import arrival_offsets
 from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
-
-
-class SimulatorError(InputError):
-    """Simulator parameters or inputs that cannot be simulated."""
 
 
 class StepTimeModel(Model):

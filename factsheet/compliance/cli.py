@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -162,7 +161,3 @@ def policies(
             highlight=False,
             markup=False,
         )
-
-
-def relative_href(target: Path, from_dir: Path) -> str:
-    return os.path.relpath(target.absolute(), from_dir.absolute())
