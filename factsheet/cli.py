@@ -120,7 +120,7 @@ def validate(
 ) -> None:
     """Check a build spec or a factsheet (schema, raw records' digests and bindings, every figure they
     determine)."""
-    from factsheet.verify import validate_file
+    from factsheet.validate import validate_file
 
     kind, notes = validate_file(file)
     out.print(f"{file}: valid {kind}")
@@ -141,7 +141,7 @@ def render(
 ) -> None:
     """Render a factsheet JSON to HTML and PDF."""
     from factsheet.render import render_all
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
 
     sheet = load_factsheet(factsheet_json)
     for p in render_all(sheet, output or factsheet_json.parent, write_json=output is not None):

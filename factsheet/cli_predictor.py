@@ -176,7 +176,7 @@ def predict(
     ] = False,
 ) -> None:
     """Learn the campaign's figures, find the Pareto front, recommend and (optionally) verify."""
-    from tuner.predictor.report import predict_campaign
+    from tuner.predictor.predict import predict_campaign
 
     campaign_error, _ = _campaign_errors()
     cons = {}

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from factsheet.compliance.paths import headline_index
-from factsheet.schema import Factsheet
+from factsheet.schema import Factsheet, headline_index
 from probes.core.measurement import NotMeasured
 from probes.load.stats import proportion_ci
 
@@ -67,7 +66,7 @@ def _capacity(sheet: Factsheet) -> GlanceRow:
 
 
 def _headline(sheet: Factsheet) -> list[GlanceRow]:
-    i = headline_index(sheet.load)
+    i = None if isinstance(sheet.load, NotMeasured) else headline_index(sheet.load.points)
     if i is None:
         reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
         return [_nm("Goodput", reason, "#load"), _nm("p99 E2EL", reason, "#load")]

@@ -12,8 +12,6 @@ from pydantic import Field, model_validator
 from probes.core.measurement import Model, NotMeasured
 from tuner.campaign.spec import CampaignSpec
 
-NOT_REQUESTED = "no predictor section in the spec"
-
 
 class PredictorSpec(Model):
     """Feature-model predictor: a measurement campaign, then learning, Pareto front and a verified pick."""
@@ -77,10 +75,12 @@ def parse_constraints(raw: dict[str, str]) -> dict[str, tuple[str, float]]:
 
 
 def build_predictor(spec: PredictorSpec | None, out_dir: Path, log=print) -> PredictorSection | NotMeasured:
+    from factsheet.spec import NOT_REQUESTED  # here: factsheet.spec imports this module
+
     if spec is None:
         return NotMeasured(reason=NOT_REQUESTED)
     from tuner.campaign.runner import run_campaign
-    from tuner.predictor.report import predict_campaign
+    from tuner.predictor.predict import predict_campaign
 
     root = Path(spec.campaign_dir) if spec.campaign_dir else out_dir / "predictor-campaign"
     log(f"predictor: campaign in {root} ({spec.campaign.feature_model}, executor {spec.campaign.executor})")

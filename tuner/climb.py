@@ -9,13 +9,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from tuner.config import TunerConfig
 from tuner.confirm import BACKOFF_BEST, Confirmation, confirm
+from tuner.estimates import Figures, compute_figures
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Source, evaluation_seed
-from tuner.figures import Figures, compute_figures
 from tuner.knobs import KNOBS, OperatingPoint, needs_restart
 from tuner.result import Decision, FixedKnob, TraceEntry
 from tuner.search import Budget, Key, SearchState, Trace, Trial, index_of
+from tuner.spec import TunerSpec
 
 ACCEPTANCE_RULE = (
     "move to a neighbour (one knob one step along its value list) only if its measured score exceeds the "
@@ -32,7 +32,7 @@ ACCEPTANCE_RULE = (
 class ClimbOutcome:
     """What a finished search hands to the report: read-only, so the report cannot disturb the search."""
 
-    config: TunerConfig
+    config: TunerSpec
     source: Source  # the evaluator's: "live" or "simulator"
     trace: tuple[TraceEntry, ...]
     measured: Mapping[Key, Figures]  # first scored evaluation of each point
@@ -55,7 +55,7 @@ class Climb:
     def __init__(
         self,
         evaluator: Evaluator,
-        cfg: TunerConfig,
+        cfg: TunerSpec,
         simulator: Evaluator | None,
         progress: Callable[[TraceEntry], None] | None,
         *,

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tuner.config import TunerConfig
 from tuner.confirm import restarts_needed, schedule
+from tuner.estimates import Figures
 from tuner.evaluation import Evaluation, RunSample, Source
-from tuner.figures import Figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs, needs_restart
 from tuner.result import Decision, FixedKnob, TraceEntry
+from tuner.spec import TunerSpec
 
 Key = tuple[int, int, int]
 
@@ -46,7 +46,7 @@ class SearchState:
         """Points the search has evaluated or holds an evaluation of."""
         return {*self.measured, *self.failed, *self.prior}
 
-    def move_to(self, cand: OperatingPoint, cfg: TunerConfig) -> None:
+    def move_to(self, cand: OperatingPoint, cfg: TunerSpec) -> None:
         """An accepted move: remember its direction, so the next step tries it first."""
         knob = changed_knobs(self.current, cand)[0]
         values = cfg.knobs.values(knob)
@@ -60,7 +60,7 @@ class Budget:
     """Evaluations and time charged so far, what the next evaluation is estimated to cost, and why the search
     must stop (`spent`: empty while budget remains; once set it ends the climb and every restart)."""
 
-    cfg: TunerConfig
+    cfg: TunerSpec
     evals_used: int = 0
     time_used: float = 0.0
     spent: str = ""
@@ -158,6 +158,6 @@ class Trace:
         self.record(trial.point, trial.source, trial.fig, decision, reason, trial.restart, trial.cost)
 
 
-def index_of(key: Key, cfg: TunerConfig) -> tuple[int, ...]:
+def index_of(key: Key, cfg: TunerSpec) -> tuple[int, ...]:
     """A point's position in the knob space: the index of each knob's value in its value list."""
     return tuple(cfg.knobs.values(k).index(v) for k, v in zip(KNOBS, key, strict=True))

@@ -30,8 +30,8 @@ from pydantic import Field
 
 from probes.core.measurement import Model
 from probes.load.arrivals import arrival_offsets
-from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
+from tuner.spec import TuningLoad
 
 
 class StepTimeModel(Model):

@@ -92,7 +92,7 @@ def diff(
     """Regression gate between two builds: a change counts only when beyond noise (from raw records) and threshold."""
     from factsheet.compliance.diff import compare, parse_limits, write_diff
     from factsheet.compliance.policy import load_policy
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
     from probes.core.errors import CheckFailed
 
     limits = {}

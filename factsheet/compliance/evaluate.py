@@ -43,7 +43,7 @@ from probes.energy.figures import Quantity
 from probes.load.capacity import CapacityResult
 from probes.load.metrics import CI_CONFIDENCE, CLAIM_CONFIDENCE, LATENCY_METRICS, LoadMetrics
 from probes.load.stats import SampleSufficiency, min_samples, proportion_ci, quantile_ci, sample_sufficiency
-from tuner.figures import Estimate
+from tuner.estimates import Estimate
 
 _OPS = {
     "<=": operator.le,

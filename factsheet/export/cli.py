@@ -28,9 +28,9 @@ def export(
 ) -> None:
     """Export a factsheet for a model registry: HF model card, CycloneDX 1.6 BOM or SPDX 3.0.1."""
     from factsheet.export import cyclonedx, hf, spdx
-    from factsheet.export.figures import source
+    from factsheet.export.readout import source
     from factsheet.render import RenderError
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
 
     sheet = load_factsheet(factsheet_json)
     if output.exists() and not output.is_dir():

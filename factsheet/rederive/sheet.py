@@ -43,7 +43,7 @@ class Rederivation(Model):
 
 def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
     """Every re-derivable figure recomputed and every records file's binding checked. Read the records'
-    digests first (`factsheet.verify.check_records`)."""
+    digests first (`factsheet.validate.check_records`)."""
     folder = Path(folder)
     binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
     out: list[Discrepancy] = named_twice(sheet)

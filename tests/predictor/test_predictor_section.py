@@ -12,7 +12,7 @@ import sheet_fixture as fx  # noqa: E402
 from factsheet.predictor_section import PredictorSpec, build_predictor  # noqa: E402
 from factsheet.render import render_html  # noqa: E402
 from factsheet.schema import Factsheet  # noqa: E402
-from tuner.predictor.report import accuracy_statement  # noqa: E402
+from tuner.predictor.predict import accuracy_statement  # noqa: E402
 
 
 def test_section_from_a_campaign_validates_and_renders(tmp_path):
