@@ -41,7 +41,7 @@ class Rederivation(Model):
     unbound: list[str] = []  # records paths read without a context header (settings attested only)
 
 
-def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
+def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     """Every re-derivable figure recomputed and every records file's binding checked. Read the records'
     digests first (`factsheet.validate.check_records`)."""
     folder = Path(folder)
@@ -64,4 +64,4 @@ def rederive(sheet: Factsheet, folder: Path) -> list[Discrepancy]:
     """Discrepancies between what `sheet` states and what the raw records in `folder` give, records bound to
     another context, measured figures with their records missing; empty when everything matches (to float
     precision). Read the records' digests first."""
-    return rederive_report(sheet, folder).discrepancies
+    return rederivation(sheet, folder).discrepancies
