@@ -30,7 +30,7 @@ ACCEPTANCE_RULE = (
 
 @dataclass(frozen=True)
 class ClimbOutcome:
-    """What a finished search hands to the report: read-only, so the report cannot disturb the search."""
+    """What a finished search hands to its findings (tuner.findings): read-only, so they cannot disturb the search."""
 
     config: TunerSpec
     source: Source  # the evaluator's: "live" or "simulator"

@@ -37,7 +37,7 @@ MIN_BUDGET_FOR_SPEC_CALIBRATION_S = 240.0
 def run_tuning(
     target: VllmTarget | EndpointTarget, config: TunerSpec, *, log: Callable[[str], None] = print
 ) -> TuningResult:
-    """Calibrate, climb and report within `config.time_budget_s`; always stops the servers it started."""
+    """Calibrate, climb and state the findings within `config.time_budget_s`; always stops the servers it started."""
     t0 = time.perf_counter()
     slo_e2el = config.slo_p99_ms if config.slo_metric == "e2el_ms" else None
     with LiveEvaluator(target, slo_e2el_ms=slo_e2el) as live:

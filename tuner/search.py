@@ -145,7 +145,16 @@ class Trace:
         self.entries: list[TraceEntry] = []
         self.progress = progress
 
-    def record(self, point, source, fig, decision: Decision, reason: str, restart=False, cost=0.0) -> None:
+    def record(
+        self,
+        point: OperatingPoint,
+        source: Source,
+        fig: Figures | None,
+        decision: Decision,
+        reason: str,
+        restart: bool = False,
+        cost: float = 0.0,
+    ) -> None:
         entry = TraceEntry(
             index=len(self.entries), point=point, source=source, figures=fig, restart=restart,
             cost_s=cost, decision=decision, reason=reason,

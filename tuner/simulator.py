@@ -1,6 +1,6 @@
 """Discrete-event model of a continuous-batching server (vLLM-style) under closed or open load.
 
-Model (every assumption is here, so the fidelity report can be read against it):
+Model (every assumption is here, so the simulator's fidelity figures can be read against it):
 - The server runs steps back to back. At each step boundary it admits waiting requests, FIFO, up to
   `max_num_seqs` running sequences and, if set, a prefill token budget per step. An admitted request is
   prefilled within that step and emits its first token at the step's end (chunked-prefill style mixed
