@@ -34,7 +34,7 @@ from factsheet.schema import (
     SystemSection,
     headline_index,
 )
-from factsheet.spec import BuildSpec
+from factsheet.spec import NOT_REQUESTED, BuildSpec
 from factsheet.store import OutputDir
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
@@ -52,7 +52,6 @@ from probes.targets import LiveTarget, VllmTarget, open_target
 from tuner import TuningResult, run_tuning
 
 Log = Callable[[str], None]
-NOT_REQUESTED = "not requested in the build spec"
 
 
 class _Run:

@@ -1,4 +1,5 @@
-"""`factsheet features count|sample MODEL.uvl`: the feature-model predictor's commands (issue 12)."""
+"""The feature-model predictor's commands: `factsheet features count|sample MODEL.uvl`, `factsheet campaign`
+and `factsheet predict` (added to the main CLI by `register`)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from factsheet.compliance.paths import headline_index
-from factsheet.schema import Factsheet, LoadSection
+from factsheet.schema import Factsheet, LoadSection, headline_index
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
 from probes.load.stats import VERDICT_NAMES, proportion_ci

@@ -8,21 +8,21 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from factsheet.attest.spec import SignSpec
-from factsheet.compliance.config import ComplianceSpec
+from factsheet.compliance.spec import ComplianceSpec
 from factsheet.predictor import PredictorSpec
 from factsheet.publish.spec import PublishSpec
-from probes.accuracy import HumanEvalConfig
+from probes.accuracy import HumanEvalSpec
 from probes.core.documents import parse_yaml_model
 from probes.core.errors import InputError
 from probes.core.measurement import Model
-from probes.energy import EnergyConfig
+from probes.energy import EnergySpec
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
 from probes.load.workloads.profiles import TraceProfile, WorkloadProfile, nominal_lengths
 from probes.load.workloads.trace import trace_shape
-from probes.server_view import ServerViewConfig
-from probes.targets import TargetConfig
-from tuner import TunerConfig
+from probes.server_view import ServerViewSpec
+from probes.targets import TargetSpec
+from tuner import TunerSpec
 
 SPEC_VERSION = 1
 # semver of the published spec schema; its major is SPEC_VERSION. 1.2.0: the optional `publish` section.
@@ -30,6 +30,8 @@ SPEC_VERSION = 1
 # 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
 # jsonl, trace); a trace point gives neither concurrency nor rate.
 SPEC_SCHEMA_VERSION = "1.3.0"
+# The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
+NOT_REQUESTED = "not requested in the build spec"
 
 
 class ModelIdentity(Model):
@@ -119,8 +121,8 @@ class LoadSpec(Model):
         description="workload profile and its parameters (README 'Workload profiles'); none: synthetic. "
         "A relative `path` is relative to the spec's folder",
     )
-    server_view: ServerViewConfig = Field(
-        default_factory=ServerViewConfig, description="scraping the target's /metrics (probes/server_view)"
+    server_view: ServerViewSpec = Field(
+        default_factory=ServerViewSpec, description="scraping the target's /metrics (probes/server_view)"
     )
 
     @model_validator(mode="after")
@@ -182,11 +184,11 @@ class BuildSpec(Model):
     spec_version: Literal[1] = Field(SPEC_VERSION, description="version of this spec format")
     name: str = Field(description="factsheet name, used in file titles")
     model: ModelIdentity
-    target: TargetConfig
+    target: TargetSpec
     load: LoadSpec
-    accuracy: HumanEvalConfig | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
-    energy: EnergyConfig | None = Field(None, description="energy and carbon; omitted = not measured")
-    tuning: TunerConfig | None = Field(None, description="SLO-Tuner run; omitted = not run")
+    accuracy: HumanEvalSpec | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
+    energy: EnergySpec | None = Field(None, description="energy and carbon; omitted = not measured")
+    tuning: TunerSpec | None = Field(None, description="SLO-Tuner run; omitted = not run")
     predictor: PredictorSpec | None = Field(None, description="feature-model predictor; omitted = not run")
     compliance: ComplianceSpec | None = Field(
         None, description="policies gating the build; omitted = no gate"

@@ -20,14 +20,14 @@ from probes.core.progress import Update
 from probes.targets import EndpointTarget, VllmTarget
 from tuner.calibration import CalibrationError, fit_speculation, fit_step_model
 from tuner.climb import Climb
-from tuner.config import TunerConfig
 from tuner.evaluation import Evaluation, evaluation_seed
+from tuner.findings import build_result
 from tuner.knobs import KNOBS, OperatingPoint
 from tuner.live import LiveEvaluator
-from tuner.report import build_result
 from tuner.result import Calibration, FixedKnob, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams
+from tuner.spec import TunerSpec
 from tuner.speculation import SpecDecodeCounters
 
 # Below this budget a speculation server start (≈ 1 min on the embedded CPU target) plus the default
@@ -37,7 +37,7 @@ MIN_BUDGET_FOR_SPEC_CALIBRATION_S = 240.0
 
 def run_tuning(
     target: VllmTarget | EndpointTarget,
-    config: TunerConfig,
+    config: TunerSpec,
     *,
     log: Callable[[str], None] = print,
     progress: Update | None = None,
@@ -64,7 +64,7 @@ def run_tuning(
     return build_result(outcome, calibration=calibration)
 
 
-def _fixed(target, config: TunerConfig) -> list[FixedKnob]:
+def _fixed(target, config: TunerSpec) -> list[FixedKnob]:
     """An endpoint's launch flags are not the tool's: its restart knobs stay at the start's values."""
     if not isinstance(target, EndpointTarget):
         return []
@@ -80,7 +80,7 @@ def _fixed(target, config: TunerConfig) -> list[FixedKnob]:
 
 
 def _progress(
-    log: Callable[[str], None], config: TunerConfig, progress: Update | None
+    log: Callable[[str], None], config: TunerSpec, progress: Update | None
 ) -> Callable[[TraceEntry], None]:
     used = [0.0]  # seconds charged to the budget so far (each entry's cost)
 
@@ -96,7 +96,7 @@ def _progress(
     return show
 
 
-def calibration_points(target, config: TunerConfig) -> list[OperatingPoint]:
+def calibration_points(target, config: TunerSpec) -> list[OperatingPoint]:
     """Live points measured before the climb, in order (speculation server first, default server last)."""
     start = config.start
     base = start.with_knob("spec_k", 0)
@@ -115,7 +115,7 @@ def calibration_points(target, config: TunerConfig) -> list[OperatingPoint]:
     return sorted(points, key=lambda p: (p.server_key() == start.server_key(), p == start))
 
 
-def _fit_concurrencies(config: TunerConfig) -> list[int]:
+def _fit_concurrencies(config: TunerSpec) -> list[int]:
     """The start's concurrency (or the nearest that fits its batch limit) and the one nearest a quarter
     of it: a wide lever arm separates the per-step and per-sequence costs, which two neighbouring
     concurrencies (12 and 16 live) left trading off against each other."""
@@ -131,7 +131,7 @@ def _fit_concurrencies(config: TunerConfig) -> list[int]:
     return [first, partner]
 
 
-def _calibrate(live: LiveEvaluator, target, config: TunerConfig, log):
+def _calibrate(live: LiveEvaluator, target, config: TunerSpec, log):
     t0 = time.perf_counter()
     evals: list[Evaluation] = []
     counters: SpecDecodeCounters | None | NotMeasured = None
@@ -172,7 +172,7 @@ def _no_spec_reason(evals: list[Evaluation]) -> str:
     return "no speculation run during calibration (not among the knobs, endpoint target, or budget too small)"
 
 
-def _fit(evals: list[Evaluation], config: TunerConfig, counters) -> tuple[SimParams | None, list[str]]:
+def _fit(evals: list[Evaluation], config: TunerSpec, counters) -> tuple[SimParams | None, list[str]]:
     runs = [(e.point, r) for e in evals if e.unsupported is None for r in e.runs]
     restart_s = max((e.restart_s for e in evals), default=0.0)
     notes: list[str] = []

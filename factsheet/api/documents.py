@@ -18,7 +18,7 @@ class RenderResult(Result):
 def render_factsheet(factsheet_json: Path, output: Path | None = None) -> RenderResult:
     """Render the factsheet to HTML and PDF beside it, or into `output` together with a copy of its JSON."""
     from factsheet.render import render_all
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
 
     factsheet_json = Path(factsheet_json)
     sheet = load_factsheet(factsheet_json)
@@ -45,9 +45,9 @@ def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: P
     """Export the factsheet for a model registry into the folder `output`; only measured figures go in,
     and names no export can carry safely are refused (`InputError`) before anything is written."""
     from factsheet.export import cyclonedx, hf, spdx
-    from factsheet.export.figures import source
+    from factsheet.export.readout import source
     from factsheet.render import RenderError
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
 
     fmt = ExportFormat(format)
     factsheet_json, output = Path(factsheet_json), Path(output)

@@ -190,7 +190,7 @@ def predict_campaign(
     times). `constraints`: {"pass_at_1": ">=0.05"} as a spec writes them, or "pass_at_1>=0.05" strings
     as `--constraint` does; one grammar (factsheet.predictor.spec.parse_constraints) reads both."""
     from tuner.campaign.store import CampaignError
-    from tuner.predictor.report import predict_campaign as predict
+    from tuner.predictor.predict import predict_campaign as predict
 
     try:
         out = predict(

@@ -18,7 +18,7 @@ from probes.core.progress import Bars, no_bars
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
 from probes.load.workloads.profiles import WorkloadProfile
-from probes.server_view import DEFAULT_INTERVAL_S, ServerViewConfig
+from probes.server_view import DEFAULT_INTERVAL_S, ServerViewSpec
 
 _GOODPUT = re.compile(r"^(ttft|tpot|e2el):(\d+(?:\.\d+)?)$")
 
@@ -117,7 +117,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
             path=args.dataset_path, tokenizer_path=args.tokenizer, seed=args.seed,
         )  # fmt: skip
         built = build_workload(spec, args.num_prompts)
-        view = ServerViewConfig(
+        view = ServerViewSpec(
             scrape=args.scrape, interval_s=args.scrape_interval, stop_when_saturated=args.stop_when_saturated
         )
         check_output(args.output)

@@ -146,7 +146,7 @@ def _sha256(path: Path) -> str:
 
 
 def _read(f: _Found, read: list[Path]) -> Factsheet:
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
 
     read.append(f.path)
     return load_factsheet(f.path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.readout import Figure, Source, accuracy_figures, inference_energy, serving_figures
 from factsheet.export.text import markdown_code, markdown_text
 from probes.core.files import write_atomic
 

@@ -3,8 +3,8 @@
 campaign (`build`). The shared spec and schema modules import `PredictorSpec`, `PredictorSection` and
 `build_predictor` from here."""
 
-from factsheet.predictor.build import NOT_REQUESTED, build_predictor
+from factsheet.predictor.build import build_predictor
 from factsheet.predictor.section import PredictorSection
 from factsheet.predictor.spec import PredictorSpec, parse_constraints
 
-__all__ = ["NOT_REQUESTED", "PredictorSection", "PredictorSpec", "build_predictor", "parse_constraints"]
+__all__ = ["PredictorSection", "PredictorSpec", "build_predictor", "parse_constraints"]

@@ -14,14 +14,14 @@ from probes.core.digests import sha256_bytes
 from probes.core.files import write_atomic
 from probes.core.measurement import NotMeasured
 
-NOT_REQUESTED = "no predictor section in the spec"
-
 
 def build_predictor(spec: PredictorSpec | None, out_dir: Path, log=print) -> PredictorSection | NotMeasured:
+    from factsheet.spec import NOT_REQUESTED  # here: factsheet.spec imports this package
+
     if spec is None:
         return NotMeasured(reason=NOT_REQUESTED)
     from tuner.campaign.runner import run_campaign
-    from tuner.predictor.report import predict_campaign
+    from tuner.predictor.predict import predict_campaign
 
     root = Path(spec.campaign_dir) if spec.campaign_dir else out_dir / "predictor-campaign"
     log(f"predictor: campaign in {root} ({spec.campaign.feature_model}, executor {spec.campaign.executor})")

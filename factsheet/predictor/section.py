@@ -1,4 +1,4 @@
-"""The predictor section's models: every field of what `tuner.predictor.report.predict_campaign` returns,
+"""The predictor section's models: every field of what `tuner.predictor.predict.predict_campaign` returns,
 typed, with its unit and definition, so that the published JSON Schema describes the whole section and
 `validate` can re-derive it (factsheet/rederive/predictor.py).
 

@@ -20,7 +20,7 @@ from tuner.campaign.latency import LATENCY_FIGURES, LatencyEvidence, latency_fig
 from tuner.campaign.store import measurement_table
 from tuner.features.configs import BUNDLED
 from tuner.features.space import FeatureSpace
-from tuner.predictor.report import decide, summary
+from tuner.predictor.predict import decide, summary
 
 FIGURE = "predictor.records"
 Scalar = float | int | str | bool | None

@@ -18,7 +18,7 @@ from probes.server_view import (
     Saturation,
     ScrapeRecord,
     ServerView,
-    ServerViewConfig,
+    ServerViewSpec,
 )
 
 
@@ -48,7 +48,7 @@ def recompute(
         return Recomputed(None, None, [])  # before 1.3.0, or not asked: nothing stated, nothing to check
     sat = stated_saturation
     interval = sat.interval_s if sat is not None and sat.interval_s is not None else DEFAULT_INTERVAL_S
-    config = ServerViewConfig(interval_s=interval, stop_when_saturated=bool(sat and sat.stop_when_saturated))
+    config = ServerViewSpec(interval_s=interval, stop_when_saturated=bool(sat and sat.stop_when_saturated))
     if scrapes_file is None:
         if isinstance(
             stated_view, NotMeasured

@@ -45,9 +45,9 @@ class Rederivation(Model):
     unbound: list[str] = []  # records paths read without a context header (settings attested only)
 
 
-def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
+def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     """Every re-derivable figure recomputed and every records file's binding checked. Read the records'
-    digests first (`factsheet.verify.check_records`)."""
+    digests first (`factsheet.validate.check_records`)."""
     folder = Path(folder)
     binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
     out: list[Discrepancy] = named_twice(sheet)
@@ -70,4 +70,4 @@ def rederive(sheet: Factsheet, folder: Path) -> list[Discrepancy]:
     """Discrepancies between what `sheet` states and what the raw records in `folder` give, records bound to
     another context, measured figures with their records missing; empty when everything matches (to float
     precision). Read the records' digests first."""
-    return rederive_report(sheet, folder).discrepancies
+    return rederivation(sheet, folder).discrepancies

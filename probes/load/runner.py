@@ -31,7 +31,7 @@ from probes.server_view import (
     Scraper,
     ScrapeRecord,
     ServerView,
-    ServerViewConfig,
+    ServerViewSpec,
     check_endpoint,
     point_server_side,
     saturation_watch,
@@ -149,7 +149,7 @@ async def run_point(
     output_lens: list[int] | None = None,
     profile: WorkloadProfile | None = None,
     sampling: dict | None = None,
-    server_view: ServerViewConfig | None = None,
+    server_view: ServerViewSpec | None = None,
 ) -> PointResult:
     """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`. `profile`
     builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones.
@@ -234,7 +234,7 @@ class _Watch:
             self.run.saturated = reason
 
 
-def _scraper(base_url: str, endpoint: Endpoint, view: ServerViewConfig, watch: _Watch) -> Scraper:
+def _scraper(base_url: str, endpoint: Endpoint, view: ServerViewSpec, watch: _Watch) -> Scraper:
     """The point's scraper, its baseline read before the clock starts."""
     check = saturation_watch(watch.stop) if view.stop_when_saturated else None
     return Scraper(base_url, endpoint.headers(), view.interval_s, check)
@@ -431,7 +431,7 @@ def point_figures(
 def server_figures(
     records: list[RequestRecord],
     scrapes: list[ScrapeRecord] | NotMeasured,
-    view: ServerViewConfig,
+    view: ServerViewSpec,
     metrics: LoadMetrics,
 ) -> tuple[ServerView | NotMeasured, Saturation]:
     """What a run's scrapes and records determine of the server view and the saturation test. The run

@@ -2,12 +2,12 @@
 rate, KV-cache usage, running and waiting requests, preemptions, the server's own TTFT and E2EL), and the
 saturation test that flags a point whose queue or TTFT grows without bound."""
 
-from probes.server_view.config import DEFAULT_INTERVAL_S, ServerViewConfig
 from probes.server_view.figures import ServerView
 from probes.server_view.page import PageError, parse_page
 from probes.server_view.records import ScrapeRecord, load_scrapes, scrapes_jsonl
 from probes.server_view.saturation import Saturation, TrendTest
 from probes.server_view.scraper import NO_ENDPOINT, Scraper, check_endpoint
+from probes.server_view.spec import DEFAULT_INTERVAL_S, ServerViewSpec
 from probes.server_view.watch import point_server_side, saturation_watch
 
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
     "ScrapeRecord",
     "Scraper",
     "ServerView",
-    "ServerViewConfig",
+    "ServerViewSpec",
     "TrendTest",
     "check_endpoint",
     "load_scrapes",

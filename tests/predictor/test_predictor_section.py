@@ -13,7 +13,7 @@ from factsheet.predictor import PredictorSpec, build_predictor  # noqa: E402
 from factsheet.predictor.section import AccuracyStatement  # noqa: E402
 from factsheet.render import render_html  # noqa: E402
 from factsheet.schema import Factsheet  # noqa: E402
-from tuner.predictor.report import accuracy_statement  # noqa: E402
+from tuner.predictor.predict import accuracy_statement  # noqa: E402
 
 
 def test_section_from_a_campaign_validates_and_renders(tmp_path):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.rederive import rederive
-from factsheet.verify import load_factsheet
+from factsheet.validate import load_factsheet
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 

@@ -15,13 +15,13 @@ from probes.core.measurement import NotMeasured
 from probes.load import SLO, LoadPoint, run_point
 from probes.load.capacity import judge_point
 from probes.load.workload import synthetic_prompts
-from probes.server_view import ServerView, ServerViewConfig
+from probes.server_view import ServerView, ServerViewSpec
 from probes.targets.mock_server import MockServerConfig, running
 
 SLO_ = SLO(ttft_ms=1000, e2el_ms=2000)
 
 
-def _run(url: str, point: LoadPoint, view: ServerViewConfig | None):
+def _run(url: str, point: LoadPoint, view: ServerViewSpec | None):
     return asyncio.run(run_point(url, "mock-model", point, SLO_, server_view=view))
 
 
@@ -34,7 +34,7 @@ def test_known_server_figures():
     )
     point = LoadPoint.at(concurrency=4, num_requests=16, input_len=24, output_len=16)
     with running(cfg) as url:
-        result = _run(url, point, ServerViewConfig(interval_s=0.1))
+        result = _run(url, point, ServerViewSpec(interval_s=0.1))
     view = result.server_view
     assert isinstance(view, ServerView)
     prompts, _ = synthetic_prompts(16, 24, 0)
@@ -64,7 +64,7 @@ def test_series_covers_the_run_and_scrapes_are_kept():
     cfg = MockServerConfig(ttft_ms=100, itl_ms=10, slots=2, metrics=True)
     with running(cfg) as url:
         result = _run(
-            url, LoadPoint.at(concurrency=4, num_requests=12, output_len=8), ServerViewConfig(interval_s=0.1)
+            url, LoadPoint.at(concurrency=4, num_requests=12, output_len=8), ServerViewSpec(interval_s=0.1)
         )
     series = result.server_view.series
     assert series[0].t_s < 0 < series[-1].t_s  # baseline before the clock, the last after the last response
@@ -76,7 +76,7 @@ def test_series_covers_the_run_and_scrapes_are_kept():
 
 def test_no_metrics_endpoint_is_not_measured():
     with running(MockServerConfig(ttft_ms=20, itl_ms=2)) as url:
-        result = _run(url, LoadPoint.at(concurrency=2, num_requests=8, output_len=4), ServerViewConfig())
+        result = _run(url, LoadPoint.at(concurrency=2, num_requests=8, output_len=4), ServerViewSpec())
     assert result.server_view == NotMeasured(reason="no /metrics endpoint")
     assert result.saturation is not None and [t.unit for t in result.saturation.tests] == ["ms"]  # TTFT only
     assert result.metrics.completed == 8
@@ -88,7 +88,7 @@ def test_over_capacity_open_loop_stops_when_saturated():
     cfg = MockServerConfig(ttft_ms=100, itl_ms=10, slots=1, metrics=True)
     point = LoadPoint.at(rate=25, burstiness=float("inf"), num_requests=200, output_len=4)
     with running(cfg) as url:
-        result = _run(url, point, ServerViewConfig(interval_s=0.1, stop_when_saturated=True))
+        result = _run(url, point, ServerViewSpec(interval_s=0.1, stop_when_saturated=True))
     assert result.stop_reason == "saturated" and "waiting queue grew" in result.aborted
     assert result.sent < 100 and result.not_sent == 200 - result.sent
     assert result.saturation.over_saturated and all(t.grows for t in result.saturation.tests)
@@ -101,7 +101,7 @@ def test_below_capacity_open_loop_is_not_saturated():
     cfg = MockServerConfig(ttft_ms=50, itl_ms=5, slots=8, metrics=True)
     point = LoadPoint.at(rate=10, num_requests=30, output_len=4)
     with running(cfg) as url:
-        result = _run(url, point, ServerViewConfig(interval_s=0.1, stop_when_saturated=True))
+        result = _run(url, point, ServerViewSpec(interval_s=0.1, stop_when_saturated=True))
     assert result.stop_reason == "count" and result.sent == 30
     assert not result.saturation.over_saturated
 

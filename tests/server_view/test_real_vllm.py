@@ -10,7 +10,7 @@ import pytest
 from vllm_target import SERVING_PYTHON, serving_target
 
 from probes.load import SLO, LoadPoint, run_point
-from probes.server_view import ServerView, ServerViewConfig
+from probes.server_view import ServerView, ServerViewSpec
 from probes.targets import open_target
 
 pytestmark = [
@@ -25,7 +25,7 @@ def test_server_view_of_the_embedded_vllm():
         result = asyncio.run(
             run_point(
                 live.base_url, live.model, point, SLO(ttft_ms=60_000), tokenizer_path=live.tokenizer_path,
-                server_view=ServerViewConfig(interval_s=0.5),
+                server_view=ServerViewSpec(interval_s=0.5),
             )
         )  # fmt: skip
     view = result.server_view

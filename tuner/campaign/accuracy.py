@@ -28,13 +28,13 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from probes.accuracy.config import SubsetConfig
 from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset, local_dataset
 from probes.accuracy.errors import AccuracyError
 from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.run import select_tasks
 from probes.accuracy.sandbox import SandboxLimits
+from probes.accuracy.spec import SubsetSpec
 from probes.core.errors import describe_validation_error
 from probes.core.measurement import Model
 
@@ -157,7 +157,7 @@ def pick_tasks(data: Dataset, tasks: int | list[str]) -> tuple[list[HumanEvalTas
     """The first `tasks` tasks in dataset order, or the listed task ids in dataset order, and the statement of
     them; an id not in the dataset is an AccuracyError naming it."""
     if isinstance(tasks, int):
-        return select_tasks(data, SubsetConfig(first=tasks))
+        return select_tasks(data, SubsetSpec(first=tasks))
     for tid in tasks:
         data.task(tid)  # names an unknown id
     wanted = set(tasks)

@@ -9,7 +9,7 @@ from probes.core.measurement import Model
 DEFAULT_INTERVAL_S = 1.0
 
 
-class ServerViewConfig(Model):
+class ServerViewSpec(Model):
     scrape: bool = Field(True, description="scrape the target's /metrics while each load point runs")
     interval_s: float = Field(
         DEFAULT_INTERVAL_S, ge=0.05, le=60, description="seconds between scrapes (absolute schedule)"

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from factsheet.compliance.recheck import rechecked
 from factsheet.provenance import tool_version
-from factsheet.rederive import Discrepancy, rederive_report
+from factsheet.rederive import Discrepancy, rederivation
 from factsheet.schema import SCHEMA_VERSION, Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_RECORDS_TOTAL_BYTES
 from factsheet.untrusted.parsing import check_factsheet_counts, parse_json
@@ -70,7 +70,7 @@ class FiguresDiffer(CheckFailed):
 def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
     """Every figure the raw records determine, recomputed, and every records file bound to the context the
     factsheet states for it (after `check_records` vouched for the records' bytes)."""
-    found = rederive_report(sheet, folder)
+    found = rederivation(sheet, folder)
     if found.discrepancies:
         raise FiguresDiffer(found.discrepancies)
     notes = ["figures: every figure the raw records determine recomputes to the stated value"]

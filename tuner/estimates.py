@@ -8,9 +8,9 @@ import numpy as np
 from pydantic import Field
 
 from probes.core.measurement import MS_PER_S, Model
-from tuner.config import TunerConfig
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
+from tuner.spec import TunerSpec
 
 BOOTSTRAP_METHOD = (
     "bootstrap over requests within each run ({b} resamples); SE is the largest of the bootstrap SE, "
@@ -61,7 +61,7 @@ def p99_of(values: np.ndarray, axis: int | None = None):
     return np.percentile(values, 99, axis=axis, method="linear")
 
 
-def score_value(goodput_rps: float, *, p99_ms: float, point: OperatingPoint, cfg: TunerConfig) -> float:
+def score_value(goodput_rps: float, *, p99_ms: float, point: OperatingPoint, cfg: TunerSpec) -> float:
     # Keyword-only: p99 was in seconds here once; a positional call from that time fails loudly.
     """S(K) = goodput − λ·max(0, p99 − SLO) − hw_cost, in req/s (p99 and SLO in ms, λ per second)."""
     excess_s = max(0.0, p99_ms - cfg.slo_p99_ms) / MS_PER_S
@@ -69,7 +69,7 @@ def score_value(goodput_rps: float, *, p99_ms: float, point: OperatingPoint, cfg
 
 
 def compute_figures(
-    runs: list[RunSample], point: OperatingPoint, cfg: TunerConfig, *, seed: int
+    runs: list[RunSample], point: OperatingPoint, cfg: TunerSpec, *, seed: int
 ) -> Figures | None:
     """Figures of the pooled runs, or None when fewer than `cfg.min_samples` requests completed (or
     none has the SLO metric defined)."""

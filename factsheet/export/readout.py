@@ -154,12 +154,6 @@ def accuracy_figures(sheet: Factsheet) -> list[Figure]:
     return out
 
 
-def headline_pass(sheet: Factsheet) -> Figure | None:
-    """pass@1 on the strictest tests that ran (base+plus when present)."""
-    figures = [f for f in accuracy_figures(sheet) if f.key == "pass@1"]
-    return figures[-1] if figures else None
-
-
 def inference_energy(sheet: Factsheet) -> InferenceEnergy | None:
     if isinstance(sheet.energy, NotMeasured) or isinstance(sheet.energy.energy, NotMeasured):
         return None

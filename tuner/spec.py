@@ -13,7 +13,7 @@ from probes.load.point import LatencyMetric
 from tuner.knobs import KNOBS, OperatingPoint
 
 
-class TunerConfigError(InputError):
+class TunerSpecError(InputError):
     """A `tuning:` setting that cannot be honoured; the message names the field."""
 
 
@@ -57,14 +57,14 @@ class KnobSpace(Model):
     @classmethod
     def _ascending_unique(cls, values: list[int], info) -> list[int]:
         if not values:
-            raise TunerConfigError(f"tuning.knobs.{info.field_name}: needs at least one value")
+            raise TunerSpecError(f"tuning.knobs.{info.field_name}: needs at least one value")
         if sorted(set(values)) != values:
-            raise TunerConfigError(
+            raise TunerSpecError(
                 f"tuning.knobs.{info.field_name}: values must be unique and ascending, got {values}"
             )
         low = 0 if info.field_name == "spec_k" else 1
         if values[0] < low:
-            raise TunerConfigError(f"tuning.knobs.{info.field_name}: values must be >= {low}")
+            raise TunerSpecError(f"tuning.knobs.{info.field_name}: values must be >= {low}")
         return values
 
     def values(self, knob: str) -> list[int]:
@@ -101,11 +101,11 @@ class TuningLoad(Model):
     @model_validator(mode="after")
     def _rate_for_open(self) -> TuningLoad:
         if self.mode == "open" and self.rate_rps is None:
-            raise TunerConfigError("tuning.workload.rate_rps: required when mode is 'open'")
+            raise TunerSpecError("tuning.workload.rate_rps: required when mode is 'open'")
         return self
 
 
-class TunerConfig(Model):
+class TunerSpec(Model):
     """Settings of the SLO-Tuner (the spec's `tuning:` section)."""
 
     slo_metric: SloMetric = Field(
@@ -176,15 +176,15 @@ class TunerConfig(Model):
     seed: int = 0
 
     @model_validator(mode="after")
-    def _consistent(self) -> TunerConfig:
+    def _consistent(self) -> TunerSpec:
         for knob in KNOBS:
             value = getattr(self.start, knob)
             if value not in self.knobs.values(knob):
-                raise TunerConfigError(
+                raise TunerSpecError(
                     f"tuning.start.{knob}: {value} is not among tuning.knobs.{knob} {self.knobs.values(knob)}"
                 )
         if self.workload.num_requests * self.repeats < self.min_samples:
-            raise TunerConfigError(
+            raise TunerSpecError(
                 f"tuning.min_samples: {self.min_samples} exceeds workload.num_requests × repeats "
                 f"({self.workload.num_requests} × {self.repeats})"
             )

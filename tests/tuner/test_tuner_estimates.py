@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from tuner import OperatingPoint, RunSample, TunerConfig, TuningLoad
-from tuner.figures import compute_figures
+from tuner import OperatingPoint, RunSample, TunerSpec, TuningLoad
+from tuner.estimates import compute_figures
 
 
 def _waves(n_waves: int, width: int, period_s: float, rng) -> RunSample:
@@ -23,7 +23,7 @@ def _waves(n_waves: int, width: int, period_s: float, rng) -> RunSample:
 def test_goodput_se_of_steady_waves_is_small():
     rng = np.random.default_rng(0)
     run = _waves(3, 16, 5.0, rng)  # 48 completions in 15 s, all within a 6 s SLO: 3.2 req/s, no noise
-    cfg = TunerConfig(slo_p99_ms=6000, min_samples=32, workload=TuningLoad(num_requests=48),
+    cfg = TunerSpec(slo_p99_ms=6000, min_samples=32, workload=TuningLoad(num_requests=48),
                       start=OperatingPoint(concurrency=16, max_num_seqs=16, spec_k=0),
                       knobs={"max_num_seqs": [16]})  # fmt: skip
     fig = compute_figures([run], cfg.start, cfg, seed=0)
@@ -34,8 +34,8 @@ def test_goodput_se_of_steady_waves_is_small():
 
 
 def test_goodput_ratio_ci_never_goes_below_zero():
-    from tuner.figures import Estimate
-    from tuner.report import goodput_ratio
+    from tuner.estimates import Estimate
+    from tuner.findings import goodput_ratio
     from tuner.result import PointFigures
 
     def pf(g: float, se: float) -> PointFigures:
