@@ -157,13 +157,11 @@ def _stopped_late(cause: str | None) -> bool:
 _LATE = re.compile(r"(?:(?:base|plus) )?input #\d+: (?:no result within|test set over its)")
 
 
-def graded_report(
-    samples: list, ours: list, theirs: list[dict], intro: list[str], notes: list[str], stamp: dict
-) -> str:
-    """The graded-parity results file: `samples` (bench Samples), our graded verdicts and EvalPlus's
-    details-mode records, all in one order; `intro` heads it (the command first), `notes` are the
-    differences by design of the verdict comparison (they hold for the counts too), `stamp` (date,
-    reference) opens its record line."""
+def _tally(
+    samples: list, ours: list, theirs: list[dict]
+) -> tuple[dict[str, Counter], list[tuple[object, CountRow]]]:
+    """Counts per sample set over the samples EvalPlus judges correctly, and every test set whose counts are
+    not equal (left-out samples included)."""
     by_set: dict[str, Counter] = defaultdict(Counter)
     shown: list[tuple[object, CountRow]] = []
     for sample, verdict, record in zip(samples, ours, theirs, strict=True):
@@ -182,22 +180,56 @@ def graded_report(
             c["verdicts_agree"] += (base_ok == ref_base) + (plus_ok == ref_plus)
         for row in compare_counts(verdict, record, known):
             if sample.reference_correct:
-                key = row.test_set
-                c[f"{key}_inputs"] += row.n_inputs
-                c[f"{key}_ours"] += row.ours
-                c[f"{key}_low"] += row.reference.low
-                c[f"{key}_high"] += row.reference.high
-                c[f"{key}_agree"] += row.outcome == "agree"
-                c["counts"] += 1
-                c["counts_agree"] += row.outcome == "agree"
-                c["counts_range"] += row.outcome == "within range"
-                c["counts_time_out"] += row.outcome == "disagree" and row.reason == PER_INPUT_TIME_OUT
-                c["counts_known"] += (
-                    row.outcome == "disagree" and row.explained and row.reason != PER_INPUT_TIME_OUT
-                )
-                c["counts_unexplained"] += not row.explained
+                _add_count(c, row)
             if row.outcome != "agree":
                 shown.append((sample, row))
+    return by_set, shown
+
+
+def _add_count(c: Counter, row: CountRow) -> None:
+    key = row.test_set
+    c[f"{key}_inputs"] += row.n_inputs
+    c[f"{key}_ours"] += row.ours
+    c[f"{key}_low"] += row.reference.low
+    c[f"{key}_high"] += row.reference.high
+    c[f"{key}_agree"] += row.outcome == "agree"
+    c["counts"] += 1
+    c["counts_agree"] += row.outcome == "agree"
+    c["counts_range"] += row.outcome == "within range"
+    c["counts_time_out"] += row.outcome == "disagree" and row.reason == PER_INPUT_TIME_OUT
+    c["counts_known"] += row.outcome == "disagree" and row.explained and row.reason != PER_INPUT_TIME_OUT
+    c["counts_unexplained"] += not row.explained
+
+
+def _difference_rows(shown: list[tuple[object, CountRow]]) -> list[str]:
+    """The table of every test set whose counts are not equal, or "None."."""
+    out: list[str] = []
+    if not shown:
+        out.append("None.")
+    else:
+        out += [
+            "| sample set | task | program | test set | ours / EvalPlus (status) | inputs | outcome | reason; our first problem |",
+            "|---|---|---|---|---|---:|---|---|",
+        ]
+    for sample, row in shown:
+        reason = row.reason or "**UNEXPLAINED**"
+        first = f"; {row.ours_cause[:100]}" if row.ours_cause else ""
+        left_out = "" if sample.reference_correct else " (left out)"
+        out.append(
+            f"| {sample.set_name} | {sample.task_id} | {sample.label} | {row.test_set} | {row.ours} / "
+            f"{row.reference} ({row.reference.status}) | {row.n_inputs} | {row.outcome}{left_out} | {reason}{first} |"
+        )
+    return out
+
+
+def graded_report(
+    samples: list, ours: list, theirs: list[dict], intro: list[str], notes: list[str], stamp: dict
+) -> str:
+    """The graded-parity results file: `samples` (bench Samples), our graded verdicts and EvalPlus's
+    details-mode records, all in one order; `intro` heads it (the command first), `notes` are the
+    differences by design of the verdict comparison (they hold for the counts too), `stamp` (date,
+    reference) opens its record line."""
+    by_set, shown = _tally(samples, ours, theirs)
     total = Counter()
     for c in by_set.values():
         total.update(c)
@@ -243,21 +275,7 @@ def graded_report(
             f"| {c['counts_time_out']} | {c['counts_known']} | {c['counts_unexplained']} | {_share(c, 'base')} | {_share(c, 'plus')} |"
         )
     out += ["", *DETAILS_MODE_NOTES, "", *notes, "", "## Every test set whose counts are not equal", ""]
-    if not shown:
-        out.append("None.")
-    else:
-        out += [
-            "| sample set | task | program | test set | ours / EvalPlus (status) | inputs | outcome | reason; our first problem |",
-            "|---|---|---|---|---|---:|---|---|",
-        ]
-    for sample, row in shown:
-        reason = row.reason or "**UNEXPLAINED**"
-        first = f"; {row.ours_cause[:100]}" if row.ours_cause else ""
-        left_out = "" if sample.reference_correct else " (left out)"
-        out.append(
-            f"| {sample.set_name} | {sample.task_id} | {sample.label} | {row.test_set} | {row.ours} / "
-            f"{row.reference} ({row.reference.status}) | {row.n_inputs} | {row.outcome}{left_out} | {reason}{first} |"
-        )
+    out += _difference_rows(shown)
     return "\n".join(out) + "\n"
 
 

@@ -356,9 +356,9 @@ def _reference_verdict(r: dict) -> tuple[bool, bool, str]:
     return base, base and r["plus_status"] == "pass", f"{r['base_status']}/{r['plus_status']}"
 
 
-def _report(samples, ours, theirs, dataset, args, ours_s, theirs_s, depth_note) -> str:
-    import evalplus
-
+def _tally(samples, ours, theirs) -> tuple[dict[str, Counter], dict[str, Counter], list[tuple]]:
+    """Agreement per sample set and per task, and the rows to show: every disagreement and every borderline
+    program."""
     by_set: dict[str, Counter] = defaultdict(Counter)
     by_task: dict[str, Counter] = defaultdict(Counter)
     rows = []
@@ -378,6 +378,25 @@ def _report(samples, ours, theirs, dataset, args, ours_s, theirs_s, depth_note) 
         t["agree"] += ob == tb and op == tp
         if s.set_name == "borderline" or (ob, op) != (tb, tp):
             rows.append((s, ob, op, ocause, tb, tp, tstatus))
+    return by_set, by_task, rows
+
+
+def _disagreement_rows(rows: list[tuple]) -> list[str]:
+    out: list[str] = []
+    for s, ob, op, ocause, tb, tp, tstatus in rows:
+        agree = "yes" if (ob, op) == (tb, tp) else ("**no**" if s.reference_correct else "no (explained)")
+        mine = f"{_pf(ob)}/{_pf(op)}" + (f" ({ocause[:70]})" if ocause and not op else "")
+        note = s.note if s.note else ("" if (ob, op) == (tb, tp) else "UNEXPLAINED")
+        out.append(
+            f"| {s.set_name} | {s.task_id} | {s.label} | {mine} | {_pf(tb)}/{_pf(tp)} ({tstatus}) | {agree} | {note} |"
+        )
+    return out
+
+
+def _report(samples, ours, theirs, dataset, args, ours_s, theirs_s, depth_note) -> str:
+    import evalplus
+
+    by_set, by_task, rows = _tally(samples, ours, theirs)
     total = Counter()
     for c in by_set.values():
         total.update(c)
@@ -430,13 +449,7 @@ def _report(samples, ours, theirs, dataset, args, ours_s, theirs_s, depth_note) 
         "| set | task | program | ours base/plus | EvalPlus base/plus | agree | note |",
         "|---|---|---|---|---|---|---|",
     ]
-    for s, ob, op, ocause, tb, tp, tstatus in rows:
-        agree = "yes" if (ob, op) == (tb, tp) else ("**no**" if s.reference_correct else "no (explained)")
-        mine = f"{_pf(ob)}/{_pf(op)}" + (f" ({ocause[:70]})" if ocause and not op else "")
-        note = s.note if s.note else ("" if (ob, op) == (tb, tp) else "UNEXPLAINED")
-        out.append(
-            f"| {s.set_name} | {s.task_id} | {s.label} | {mine} | {_pf(tb)}/{_pf(tp)} ({tstatus}) | {agree} | {note} |"
-        )
+    out += _disagreement_rows(rows)
     out += ["", "## Per task (all sample sets)", ""]
     out.append(" · ".join(f"{tid.split('/')[1]}: {c['agree']}/{c['n']}" for tid, c in by_task.items()))
     return "\n".join(out).replace("|  |", "| |") + "\n"

@@ -111,8 +111,8 @@ def restore(out: Path) -> None:
 
     import pandas as pd
 
+    from probes.core.files import write_atomic
     from tuner.campaign.runner import load_model
-    from tuner.campaign.store import atomic_write
     from tuner.features.space import FeatureSpace
 
     if (out / "restored.txt").exists():
@@ -139,10 +139,10 @@ def restore(out: Path) -> None:
         store.record(
             f"{row['config_id']}-r{row['repetition']}", {**{k: row[k] for k in top}, "figures": figures}
         )
-    atomic_write(out / "plan.json", json.dumps(plan, indent=1))
-    atomic_write(out / "bench_runs.jsonl", RUNS.read_text(encoding="utf-8"))
+    write_atomic(out / "plan.json", json.dumps(plan, indent=1))
+    write_atomic(out / "bench_runs.jsonl", RUNS.read_text(encoding="utf-8"))
     store.save_table()
-    atomic_write(out / "restored.txt", f"restored from {RECORDS.name}, {PLAN.name} and {RUNS.name}\n")
+    write_atomic(out / "restored.txt", f"restored from {RECORDS.name}, {PLAN.name} and {RUNS.name}\n")
 
 
 def split_curves(
@@ -242,6 +242,19 @@ def report(args, out: Path) -> str:
         {s for s in (5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 140, 160, 180, 200) if s < n_cfg}
     )
     res = evaluate(ok, targets, k=5, curve_sizes=sizes, curve_repeats=SPLITS)
+    lines = _run_lines(args, runs, plan, df, ok, failed, by, n_cfg)
+    reached = []  # (target, learner and training order, held-out n, smallest n reaching the goal)
+    for t in targets:
+        lines += _target_lines(t, res[t], ok, by, sizes, reached)
+    lines.append(f"## configurations needed for R2 >= {GOAL} on held-out uniform configurations (paper: 254)")
+    lines += [f"  {t}, {name} ({test_n} held out): {hit}" for t, name, test_n, hit in reached]
+    lines.append("")
+    (out / "bench_evaluation.json").write_text(json.dumps(res, indent=1, default=str))
+    return "\n".join(lines) + "\n"
+
+
+def _run_lines(args, runs, plan, df, ok, failed, by, n_cfg) -> list[str]:
+    """How the campaign was measured: the runs, the feature model, the sample, the sizes, what was refused."""
     s = plan["sampling"]
     reps = ok.groupby("config_id").size()
     lines = [f"# {r['command']}" for r in runs] + [f"# {args.command}", ""]
@@ -290,64 +303,63 @@ def report(args, out: Path) -> str:
         for err, n in failed["error"].value_counts().items():
             lines.append(f"  refused x{n}: {err[:160]}")
         lines.append("")
-    reached = []  # (target, learner and training order, held-out n, smallest n reaching the goal)
-    for t in targets:
-        r = res[t]
-        if "cv" not in r:
-            lines.append(f"## {t}: {r.get('reason')}")
-            continue
-        lrn = r["learnability"]
-        lines.append(
-            f"## {t}: {r['configurations']} configurations; range {ok[t].min():.4g}..{ok[t].max():.4g}; "
-            f"learnable={lrn['learnable']}"
-            + (
-                f" (ANOVA p={lrn['anova_p']:.2g}, between-config sd {lrn['between_config_sd']:.3g}, "
-                f"repetition sem {lrn['repetition_sem']:.3g})"
-                if "anova_p" in lrn
-                else f" ({lrn['reason']})"
+    return lines
+
+
+def _target_lines(t: str, r: dict, ok, by: dict, sizes: list[int], reached: list) -> list[str]:
+    """One target's learnability, cross-validation and learning curves; adds to `reached` the smallest n
+    that reaches the goal on held-out uniform configurations, per learner and training order."""
+    lines: list[str] = []
+    if "cv" not in r:
+        return [f"## {t}: {r.get('reason')}"]
+    lrn = r["learnability"]
+    lines.append(
+        f"## {t}: {r['configurations']} configurations; range {ok[t].min():.4g}..{ok[t].max():.4g}; "
+        f"learnable={lrn['learnable']}"
+        + (
+            f" (ANOVA p={lrn['anova_p']:.2g}, between-config sd {lrn['between_config_sd']:.3g}, "
+            f"repetition sem {lrn['repetition_sem']:.3g})"
+            if "anova_p" in lrn
+            else f" ({lrn['reason']})"
+        )
+    )
+    lines.append("  5-fold CV: " + fmt_cv(r["cv"]))
+    X, y = per_config(ok, t)
+    if (y > 0).all():  # the same models on log(y), scored on the original scale
+        kinds = ("random_forest", "ridge", "lasso_pairs")
+        r["cv_log"] = {k: cross_validate(X, y, f"{k}_log", 5, 0) for k in kinds}
+        lines.append("  5-fold CV, learned on log(y): " + fmt_cv(r["cv_log"], kinds))
+    lines.append(
+        f"  learning curve, random subsets (RF, R2 on the remaining configurations, {SPLITS} repeats): "
+        + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in r["learning_curve"])
+    )
+    lines.append(f"    reaches R2 >= {GOAL}: {reach(r['learning_curve'])}")
+    tw = [i for i in y.index if by[i] == "t-wise"]
+    un = [i for i in y.index if by[i] == "uniform"]
+    test_n = max(5, len(un) // 3)
+    if len(un) - test_n >= 5:
+        curves = split_curves(X, y, tw, un, sizes, test_n=test_n, splits=SPLITS)
+        if (y > 0).all():
+            for kind, label in (
+                ("random_forest_log", "RF on log(y)"),
+                ("lasso_pairs_log", "lasso_pairs on log(y)"),
+            ):
+                logc = split_curves(X, y, tw, un, sizes, test_n=test_n, splits=SPLITS, kind=kind)
+                curves.update({f"{k}, {label}": v for k, v in logc.items()})
+        for name, curve in curves.items():
+            reached.append((t, name, test_n, reach(curve)))
+            lines.append(
+                f"  {name} (R2 on {test_n} held-out uniform configurations, {SPLITS} splits): "
+                + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in curve)
             )
-        )
-        lines.append("  5-fold CV: " + fmt_cv(r["cv"]))
-        X, y = per_config(ok, t)
-        if (y > 0).all():  # the same models on log(y), scored on the original scale
-            kinds = ("random_forest", "ridge", "lasso_pairs")
-            r["cv_log"] = {k: cross_validate(X, y, f"{k}_log", 5, 0) for k in kinds}
-            lines.append("  5-fold CV, learned on log(y): " + fmt_cv(r["cv_log"], kinds))
-        lines.append(
-            f"  learning curve, random subsets (RF, R2 on the remaining configurations, {SPLITS} repeats): "
-            + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in r["learning_curve"])
-        )
-        lines.append(f"    reaches R2 >= {GOAL}: {reach(r['learning_curve'])}")
-        tw = [i for i in y.index if by[i] == "t-wise"]
-        un = [i for i in y.index if by[i] == "uniform"]
-        test_n = max(5, len(un) // 3)
-        if len(un) - test_n >= 5:
-            curves = split_curves(X, y, tw, un, sizes, test_n=test_n, splits=SPLITS)
-            if (y > 0).all():
-                for kind, label in (
-                    ("random_forest_log", "RF on log(y)"),
-                    ("lasso_pairs_log", "lasso_pairs on log(y)"),
-                ):
-                    logc = split_curves(X, y, tw, un, sizes, test_n=test_n, splits=SPLITS, kind=kind)
-                    curves.update({f"{k}, {label}": v for k, v in logc.items()})
-            for name, curve in curves.items():
-                reached.append((t, name, test_n, reach(curve)))
-                lines.append(
-                    f"  {name} (R2 on {test_n} held-out uniform configurations, {SPLITS} splits): "
-                    + "; ".join(f"n={c['n']}: {c['r2_mean']:.3f}±{c['r2_sd']:.3f}" for c in curve)
-                )
-                lines.append(f"    reaches R2 >= {GOAL}: {reach(curve)}")
-            r["split_curves"] = curves
-        lines.append(
-            "  top features (permutation importance): "
-            + ", ".join(f"{i['feature']} {i['mean']:.3f}" for i in r["importance"][:5])
-        )
-        lines.append("")
-    lines.append(f"## configurations needed for R2 >= {GOAL} on held-out uniform configurations (paper: 254)")
-    lines += [f"  {t}, {name} ({test_n} held out): {hit}" for t, name, test_n, hit in reached]
+            lines.append(f"    reaches R2 >= {GOAL}: {reach(curve)}")
+        r["split_curves"] = curves
+    lines.append(
+        "  top features (permutation importance): "
+        + ", ".join(f"{i['feature']} {i['mean']:.3f}" for i in r["importance"][:5])
+    )
     lines.append("")
-    (out / "bench_evaluation.json").write_text(json.dumps(res, indent=1, default=str))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main() -> None:

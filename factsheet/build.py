@@ -11,13 +11,16 @@ from pathlib import Path
 
 from factsheet import provenance as prov
 from factsheet.binding import (
+    Context,
     accuracy_context,
     capacity_step_context,
     energy_context,
     load_point_context,
+    server_scrapes_context,
 )
 from factsheet.checkpoint import Checkpoints, Key, prepare_output
-from factsheet.predictor_section import build_predictor
+from factsheet.outputs import SCRAPES_SUFFIX
+from factsheet.predictor import build_predictor
 from factsheet.schema import (
     AccuracySection,
     CapacitySection,
@@ -31,21 +34,24 @@ from factsheet.schema import (
     SystemSection,
     headline_index,
 )
-from factsheet.spec import BuildSpec
+from factsheet.spec import NOT_REQUESTED, BuildSpec
 from factsheet.store import OutputDir
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.measurement import NotMeasured
-from probes.core.progress import Bars, no_bars
+from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.load.capacity import find_capacity, point_runner
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
+from probes.load.workloads.context import BuildContext
+from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
+from probes.load.workloads.registry import build_plan
+from probes.server_view import check_endpoint, scrapes_jsonl
 from probes.targets import LiveTarget, VllmTarget, open_target
 from tuner import TuningResult, run_tuning
 
 Log = Callable[[str], None]
-NOT_REQUESTED = "not requested in the build spec"
 
 
 class _Run:
@@ -86,7 +92,10 @@ def build(
         run.live = live
         run.target_id = sha256_json([spec.target, live.prepared_model])
         log(f"target up at {live.base_url} (model {live.model})")
-        point_keys = [_key(run, p, spec.load.slo) for p in spec.load.load_points(live.supports_ignore_eos)]
+        _check_metrics_page(run)
+        # The workload joins the key only when the spec names one: older builds' checkpoints keep resuming.
+        shape = [spec.load.slo, spec.load.server_view, *_workload_key(spec)]
+        point_keys = [_key(run, p, *shape) for p in spec.load.load_points(live.supports_ignore_eos)]
         energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
         energy = _reused_energy(run, energy_key)
         if run.monitor is not None and energy is None:
@@ -109,7 +118,7 @@ def build(
             **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
         ),
         system=system,
-        load=LoadSection(points=points, capacity=capacity),
+        load=LoadSection(points=points, capacity=capacity, rationale=spec.load.rationale),
         accuracy=accuracy,
         energy=energy,
         tuning=tuning,
@@ -118,10 +127,45 @@ def build(
     )
 
 
+def _check_metrics_page(run: _Run) -> None:
+    """A /metrics page that is not Prometheus text stops the build before anything is measured (exit 2);
+    a target without one is measured without the server view (each point says why)."""
+    live = run.live
+    if run.spec.load.server_view.scrape:
+        missing = check_endpoint(
+            live.base_url, {"Authorization": f"Bearer {live.api_key}"} if live.api_key else {}
+        )
+        if missing is not None:
+            run.log(f"server view: not measured: {missing.reason}")
+
+
+def _scrapes(run: _Run, records_name: str, result: PointResult, measured_in: Context):
+    """The run's /metrics scrapes beside its request records, bound to the same run; None when none."""
+    if not isinstance(result.scrapes, list):
+        return None
+    view = run.spec.load.server_view
+    return run.checkpoints.records(
+        records_name.removesuffix(".jsonl") + SCRAPES_SUFFIX,
+        scrapes_jsonl(result.scrapes),
+        len(result.scrapes),
+        server_scrapes_context(measured_in, view.interval_s, view.stop_when_saturated),
+    )
+
+
 def _preflight(spec: BuildSpec) -> None:
     """Inputs that can be checked before a server is started: fail in seconds, not after the load runs."""
     if spec.accuracy is not None:
         load_dataset(spec.accuracy.dataset)
+    points = spec.load.load_points(True)  # a trace is read (and checked line by line) here
+    build_plan(_profile(spec), BuildContext(1, spec.load.seed, points[0].input_len, points[0].output_len))
+
+
+def _workload_key(spec: BuildSpec) -> list:
+    return [spec.load.workload] if spec.load.workload else []
+
+
+def _profile(spec: BuildSpec) -> WorkloadProfile:
+    return spec.load.workload or SyntheticProfile()
 
 
 @contextlib.contextmanager
@@ -167,13 +211,15 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
                 api_key=live.api_key,
                 tokenizer_path=live.tokenizer_path,
                 progress=run.bar(label),
+                profile=_profile(run.spec),
+                server_view=run.spec.load.server_view,
             )
         )
         data = records_jsonl(result.records)
-        records = run.checkpoints.records(
-            f"load-{i:02d}.jsonl", data, len(result.records), load_point_context(result)
-        )
-        entries.append(LoadPointEntry(result=result, records=records))
+        context = load_point_context(result)
+        records = run.checkpoints.records(f"load-{i:02d}.jsonl", data, len(result.records), context)
+        scrapes = _scrapes(run, f"load-{i:02d}.jsonl", result, context)
+        entries.append(LoadPointEntry(result=result, records=records, server_records=scrapes))
         run.checkpoints.save(name, key, entries[-1], label)
         m = result.metrics
         run.log(
@@ -194,6 +240,8 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     first = run.spec.load.load_points(live.supports_ignore_eos)[0]  # as the factsheet states it
     template = first.model_copy(update={"num_requests": spec.num_requests})
     records: list[RecordsFile] = []
+    rates: dict[float, float | None] = {}  # value -> its search probe's completed req/s
+    scrapes: list[RecordsFile | None] = []
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
         runner = point_runner(
@@ -204,19 +252,33 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             knob=spec.knob,
             api_key=live.api_key,
             tokenizer_path=live.tokenizer_path,
+            profile=_profile(run.spec),
+            server_view=run.spec.load.server_view,
         )
 
         def probe(value: float) -> PointResult:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
             label = f"capacity {kind}: {spec.knob} {value:g}"
             name = f"capacity-{len(records) + 1:02d}"
-            key = _key(run, spec, template, run.spec.load.slo, kind, requests, value)
+            key = _key(
+                run,
+                spec,
+                template,
+                run.spec.load.slo,
+                run.spec.load.server_view,
+                kind,
+                requests,
+                value,
+                *_workload_key(run.spec),
+            )
             saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
             if saved is not None:
                 records.append(saved.records)
+                scrapes.append(saved.server_records)
                 return saved.result
-            run.log(f"{label}, {requests} requests")
+            run.log(f"{label}, {requests} requests{_expected(rates.get(value), requests)}")
             result = runner(value, run.bar(label))
+            rates.setdefault(value, result.metrics.request_throughput)
             data = records_jsonl(result.records)
             context = capacity_step_context(
                 spec.knob,
@@ -227,12 +289,16 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
                 slo=run.spec.load.slo,
             )
             records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records), context))
-            run.checkpoints.save(name, key, LoadPointEntry(result=result, records=records[-1]), label)
+            scrapes.append(_scrapes(run, f"{name}.jsonl", result, context))
+            entry = LoadPointEntry(result=result, records=records[-1], server_records=scrapes[-1])
+            run.checkpoints.save(name, key, entry, label)
             return result
 
         return probe
 
     confirm = spec.confirm_requests
+    then = f", then up to {spec.max_confirmations} confirmation(s) of {confirm} requests" if confirm else ""
+    run.log(f"capacity at SLO: at most {spec.max_points} probes of {spec.num_requests} requests{then}")
     result = find_capacity(
         prober(spec.num_requests, "probe"),
         run.spec.load.slo,
@@ -250,7 +316,15 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         f"  capacity at SLO: {result.capacity} ({result.stop_reason}); "
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
-    return CapacitySection(result=result, records=records)
+    return CapacitySection(result=result, records=records, server_records=scrapes)
+
+
+def _expected(rate: float | None, requests: int) -> str:
+    """How long a run of `requests` takes at `rate` req/s (the search probe's at the same value): said
+    before a confirmation starts, so a reader knows the longest step's length before its bar has a rate."""
+    if not rate:
+        return ""
+    return f", about {duration(requests / rate)} at its search probe's {rate:.3g} req/s"
 
 
 def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection | NotMeasured:
@@ -324,7 +398,8 @@ def _tuning(run: _Run) -> TuningResult | NotMeasured:
     if saved is not None:
         return saved
     run.log(f"tuning: SLO-Tuner, time budget {run.spec.tuning.time_budget_s:g} s")
-    result = run_tuning(run.spec.target, run.spec.tuning, log=run.log)
+    bar = run.bar(f"tuning (seconds of its {run.spec.tuning.time_budget_s:g} s budget)")
+    result = run_tuning(run.spec.target, run.spec.tuning, log=run.log, progress=bar)
     run.checkpoints.save("tuning", key, result, "tuning")
     return result
 

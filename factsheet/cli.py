@@ -24,7 +24,6 @@ from factsheet.cli_predictor import register as register_predictor
 from factsheet.cli_probe import probe_app
 from factsheet.compliance.cli import register as register_compliance
 from factsheet.export.cli import register as register_export
-from factsheet.outputs import FACTSHEET_JSON
 from factsheet.progress import bars
 from factsheet.publish.cli import register as register_publish
 
@@ -73,40 +72,19 @@ def build(
     ] = None,
 ) -> None:
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
-    from factsheet.attest.attestation import build_signer, key_id, sign_factsheet
-    from factsheet.build import build as run_build
-    from factsheet.compliance.gate import BuildGate
-    from factsheet.render import render_all
-    from factsheet.spec import load_spec
-    from probes.core.errors import InputError
+    from factsheet.api.build import build_factsheet
 
-    if resume and overwrite:
-        raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
-    parsed, raw = load_spec(spec)
-    signer = build_signer(parsed.sign, spec, sign_key)
-    gate = BuildGate(parsed, spec)  # policies checked before anything is measured
-    if parsed.publish is not None:  # MLflow installed and answering, before anything is measured
-        from factsheet.publish.mlflow import check_reachable
-
-        check_reachable(parsed.publish)
-    out_dir = output or Path(parsed.output_dir or f"out/{parsed.name}")
     with bars(err) as bar:
         log = lambda m: err.print(m, highlight=False)  # noqa: E731
-        sheet = run_build(parsed, spec, raw, out_dir, log=log, bar=bar, resume=resume, overwrite=overwrite)
-    sheet = gate.attach(sheet, out_dir)
-    paths = render_all(sheet, out_dir, signing_key_id=signer and key_id(signer.public_key()))
-    paths += gate.write(out_dir)
-    if signer is not None:
-        paths.append(sign_factsheet(out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet))
+        result = build_factsheet(
+            spec, output, resume=resume, overwrite=overwrite, sign_key=sign_key, log=log, bars=bar
+        )
     out.print("factsheet written:")
-    for p in paths:
+    for p in result.written:
         out.print(f"  {p}")
-    if parsed.publish is not None:  # whatever the gate's verdict: the run and version carry it as a tag
-        from factsheet.publish.mlflow import publish_factsheet
-
-        for line in publish_factsheet(out_dir / FACTSHEET_JSON, parsed.publish).lines():
-            out.print(line, highlight=False)
-    gate.raise_if_failed()  # exit 1 when the gate fails; the files above are written either way
+    for line in result.publication.lines() if result.publication else []:
+        out.print(line, highlight=False)
+    result.raise_for_status()  # exit 1 when the gate fails (2: bad input found late); the files stay
 
 
 @app.command()
@@ -120,17 +98,15 @@ def validate(
 ) -> None:
     """Check a build spec or a factsheet (schema, raw records' digests and bindings, every figure they
     determine)."""
-    from factsheet.verify import validate_file
+    from factsheet.api.validate import validate_factsheet
 
-    kind, notes = validate_file(file)
-    out.print(f"{file}: valid {kind}")
-    for note in notes:
+    result = validate_factsheet(file, explain=explain)
+    result.raise_for_status()  # records or figures that do not match: exit 1, nothing printed before
+    out.print(f"{file}: valid {result.kind}")
+    for note in result.notes:
         out.print(f"  {note}")
-    if explain:
-        from factsheet.rederive.coverage import explain as classes
-
-        for line in classes():
-            out.print(line, markup=False, highlight=False)
+    for line in result.explanation:
+        out.print(line, markup=False, highlight=False)
 
 
 @app.command()
@@ -140,11 +116,9 @@ def render(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="output folder")] = None,
 ) -> None:
     """Render a factsheet JSON to HTML and PDF."""
-    from factsheet.render import render_all
-    from factsheet.verify import load_factsheet
+    from factsheet.api.documents import render_factsheet
 
-    sheet = load_factsheet(factsheet_json)
-    for p in render_all(sheet, output or factsheet_json.parent, write_json=output is not None):
+    for p in render_factsheet(factsheet_json, output).written:
         out.print(f"  {p}")
 
 

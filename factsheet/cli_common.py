@@ -24,17 +24,6 @@ def one_line(exc: BaseException | str) -> str:
     return escape(" ".join(str(exc).split()))
 
 
-def check_output(path: Path, *, file: bool = False) -> Path:
-    """Refuse an -o that cannot be written before any work is done (bad input: one line, exit 2, nothing
-    written). A folder need not exist yet; an existing one is written into. With `file`, -o names a file."""
-    from factsheet.store import OutputDir
-
-    if file and path.is_dir():
-        raise InputError(f"output file {path}: is a folder")
-    OutputDir(path.parent if file else path).check_writable()
-    return path
-
-
 def _refuse_special_files(values: list) -> None:
     """A path argument naming a FIFO, socket or device is bad input: reading a FIFO waits for a writer
     for ever and a device has no end, so it is refused by name before any work (files and folders pass)."""

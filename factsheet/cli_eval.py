@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from factsheet.cli_common import check_output, guarded
+from factsheet.cli_common import guarded
 
 eval_app = typer.Typer(no_args_is_help=True)
 out = Console()
@@ -26,11 +26,10 @@ def humaneval(
     concurrency: Annotated[int, typer.Option(help="sandboxed processes at once")] = 2,
 ) -> None:
     """Per-sample base/plus verdicts with the failure cause, and pass@k."""
-    from factsheet.provenance import tool_version
-    from probes.accuracy import evaluate_samples, write_eval_report
+    from factsheet.api.evaluate import evaluate_humaneval
 
-    check_output(output)
-    report = evaluate_samples(samples, dataset, concurrency=concurrency)
+    result = evaluate_humaneval(samples, output, dataset=dataset, concurrency=concurrency)
+    report = result.report
     table = Table(title=f"{report.dataset.name} — {len(report.per_sample)} samples")
     table.add_column("tests")
     for k in report.pass_rates.base:
@@ -40,5 +39,5 @@ def humaneval(
         table.add_row("base + plus", *(f"{v:.3f}" for v in report.pass_rates.plus.values()))
     out.print(table)
     out.print(f"isolation: {', '.join(report.isolation)}")
-    for path in write_eval_report(report, output, tool_version=tool_version()):
+    for path in result.written:
         out.print(f"  {path}")

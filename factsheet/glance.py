@@ -1,7 +1,9 @@
 """The reviewer's first page: the headline figures, each with its CI or sufficiency and a link to its section.
 
 Every value is read from the factsheet (nothing computed here is new evidence, except pass@1's
-Clopper–Pearson interval over tasks); a figure that is absent says why.
+Clopper–Pearson interval over tasks); a figure that is absent says why. The load figures come from the most
+informative run (`informative_run`): the capacity confirmation when there is one, and a p99 states what its
+samples decide (`probes.load.stats.claim_verdict`: conclusive pass, conclusive fail, or insufficient).
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from factsheet.compliance.paths import headline_index
-from factsheet.schema import Factsheet
+from factsheet.schema import Factsheet, LoadSection, headline_index
 from probes.core.measurement import NotMeasured
-from probes.load.stats import proportion_ci
+from probes.load.metrics import LATENCY_LABELS, LoadMetrics
+from probes.load.stats import VERDICT_NAMES, proportion_ci
 
 Status = Literal["ok", "bad", "nm", "plain"]
 
@@ -54,7 +56,15 @@ def _capacity(sheet: Factsheet) -> GlanceRow:
         return _nm(label, cap.reason, "#load")
     r = cap.result
     if r.capacity is None:
-        return GlanceRow(label, "none found", f"no probed {r.knob} passed ({r.stop_reason})", "#load", "bad")
+        run = informative_run(sheet.load)
+        evidence = f": {run.where} has {_p99_words(run)}" if run is not None and run.confirmation else ""
+        return GlanceRow(
+            label,
+            f"no {r.knob} meets the SLO",
+            f"no probed {r.knob} passed ({r.stop_reason}){evidence}",
+            "#load",
+            "bad",
+        )
     enough = "rests on too few samples" if r.insufficient_samples else "rests on enough samples"
     unit = "req/s" if r.knob == "rate" else "concurrent users"
     return GlanceRow(
@@ -66,13 +76,75 @@ def _capacity(sheet: Factsheet) -> GlanceRow:
     )
 
 
-def _headline(sheet: Factsheet) -> list[GlanceRow]:
-    i = headline_index(sheet.load)
+@dataclass(frozen=True)
+class Run:
+    """The run page 1 states: its figures and where it comes from, in words."""
+
+    metrics: LoadMetrics
+    where: str
+    confirmation: bool
+
+
+def informative_run(load: LoadSection | NotMeasured) -> Run | None:
+    """The most informative run: the capacity search's confirmation when there is one (the long run that
+    measures the answer; the last one, on which the search settled), else the headline load point (most
+    requests completed). None when nothing was run."""
+    if isinstance(load, NotMeasured):
+        return None
+    cap = load.capacity
+    confirmations = [] if isinstance(cap, NotMeasured) else [p for p in cap.result.points if p.confirmation]
+    if confirmations:
+        last = confirmations[-1]
+        knob = cap.result.knob
+        value = f"{last.value:g} req/s" if knob == "rate" else f"{last.value:g}"
+        n = last.metrics.measured
+        return Run(last.metrics, f"the capacity confirmation run at {knob} {value} ({n} requests)", True)
+    i = headline_index(load)
     if i is None:
+        return None
+    res = load.points[i].result
+    return Run(res.metrics, f"{res.label} (headline load point: most requests completed)", False)
+
+
+def _p99_words(run: Run) -> str:
+    """The SLO's p99 of `run` with its interval against the threshold, and what the samples decide."""
+    m = run.metrics
+    check = m.p99_check
+    if check is None or check.p99_ms is None:
+        return "no p99: nothing completed"
+    name = LATENCY_LABELS.get(check.metric, check.metric)
+    ci = m.percentile_ci.get(f"{check.metric}.p99")
+    bounds = f", 95 % CI [{_num(ci.lower, 0)}, {_num(ci.upper, 0)}] ms" if ci and _bounded(ci) else ""
+    verdict = check.sufficiency.verdict if check.sufficiency else None
+    return (
+        f"p99 {name} {_num(check.p99_ms, 0)} ms{bounds} against the {_num(check.threshold_ms, 0)} ms SLO "
+        f"(n {check.n}): {_verdict_words(verdict)}"
+    )
+
+
+def _bounded(ci) -> bool:
+    return ci.lower is not None and ci.upper is not None
+
+
+_WHY = {
+    "conclusive_pass": "MLPerf early stopping supports it",
+    "conclusive_fail": "the 95 % CI lies wholly above the threshold",
+    "insufficient": "the samples cannot decide",
+}
+
+
+def _verdict_words(verdict: str | None) -> str:
+    if verdict is None:  # a factsheet older than schema 1.3.0, which records no verdict
+        return "no verdict recorded"
+    return f"{VERDICT_NAMES[verdict]} ({_WHY[verdict]})"
+
+
+def _headline(sheet: Factsheet) -> list[GlanceRow]:
+    run = informative_run(sheet.load)
+    if run is None:
         reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
         return [_nm("Goodput", reason, "#load"), _nm("p99 E2EL", reason, "#load")]
-    res = sheet.load.points[i].result
-    m, where = res.metrics, f"at {res.label} (headline load point: most requests completed)"
+    m, where = run.metrics, f"at {run.where}"
     if m.goodput is None:
         goodput = GlanceRow("Goodput", "not computed", "the spec sets no SLO threshold", "#load", "nm")
     else:
@@ -84,30 +156,35 @@ def _headline(sheet: Factsheet) -> list[GlanceRow]:
         goodput = GlanceRow(
             "Goodput", f"{_num(m.goodput, 2)} req/s", f"{bounds}; {att}; n {m.measured}; {where}", "#load"
         )
+    return [goodput, _e2el(m, where)]
+
+
+def _e2el(m: LoadMetrics, where: str) -> GlanceRow:
     p99 = m.e2el_ms.p(99)
     if p99 is None:
-        e2el = GlanceRow("p99 E2EL", "no completed request", where, "#load", "nm")
+        return GlanceRow("p99 E2EL", "no completed request", where, "#load", "nm")
+    ci = m.percentile_ci.get("e2el_ms.p99")
+    bounds = (
+        f"95 % CI [{_num(ci.lower)}, {_num(ci.upper)}] ms"
+        if ci and _bounded(ci)
+        else "95 % CI not defined at this n"
+    )
+    suff = m.sample_sufficiency.get("e2el_ms")
+    verdict = None if suff is None else suff.verdict
+    if verdict is not None:
+        decided = f"; {_verdict_words(verdict)} against the {_num(suff.threshold_ms, 0)} ms SLO"
+    elif suff is not None:  # no E2EL threshold (or a factsheet older than the verdict): sample count only
+        decided = "; enough samples" if suff.sufficient else f"; too few samples ({suff.n_required} needed)"
     else:
-        ci = m.percentile_ci.get("e2el_ms.p99")
-        bounds = (
-            f"95 % CI [{_num(ci.lower)}, {_num(ci.upper)}] ms"
-            if ci and ci.lower is not None and ci.upper is not None
-            else "95 % CI not defined at this n"
-        )
-        suff = m.sample_sufficiency.get("e2el_ms")
-        enough = (
-            ""
-            if suff is None
-            else ("; enough samples" if suff.sufficient else f"; too few samples ({suff.n_required} needed)")
-        )
-        e2el = GlanceRow(
-            "p99 E2EL",
-            f"{_num(p99)} ms",
-            f"{bounds}; n {m.e2el_ms.n}{enough}; {where}",
-            "#load",
-            "bad" if suff is not None and not suff.sufficient else "plain",
-        )
-    return [goodput, e2el]
+        decided = ""
+    bad = verdict in ("conclusive_fail", "insufficient") or (verdict is None and suff and not suff.sufficient)
+    return GlanceRow(
+        "p99 E2EL",
+        f"{_num(p99)} ms",
+        f"{bounds}; n {m.e2el_ms.n}{decided}; {where}",
+        "#load",
+        "bad" if bad else "plain",
+    )
 
 
 def _pass_at_1(sheet: Factsheet) -> GlanceRow:

@@ -18,6 +18,12 @@ ATTESTATION = FACTSHEET_JSON.removesuffix(".json") + ATTESTATION_SUFFIX
 # Folders of a build's output: raw records (one file per measurement) and checkpoints for --resume.
 RECORDS_DIR = "records"
 MEASUREMENTS_DIR = "measurements"
+# The predictor's campaign as the factsheet keeps it (under RECORDS_DIR): one measurement a line.
+PREDICTOR_RECORDS = "predictor-campaign.jsonl"
+# A run's /metrics scrapes sit beside its request records: `<records stem><suffix>`.
+SCRAPES_SUFFIX = "-metrics.jsonl"
+# `probe load`'s /metrics scrapes, beside its result.json and records.jsonl.
+PROBE_SCRAPES = "scrapes.jsonl"
 BUILD_OUTPUTS = (FACTSHEET_JSON, FACTSHEET_HTML, FACTSHEET_PDF, RECORDS_DIR, MEASUREMENTS_DIR)
 
 # The compliance report of `check` (and of a gated build): `<stem><suffix>`; a factsheet's compliance summary
@@ -32,3 +38,11 @@ DIFF_JSON = "diff.json"
 DIFF_MARKDOWN = "diff.md"
 DIFF_HTML = "diff.html"
 DIFF_FILES = (DIFF_JSON, DIFF_MARKDOWN, DIFF_HTML)
+
+# Where a build writes when neither -o nor the spec's `output_dir` says: `<BUILD_ROOT>/<spec name>`.
+BUILD_ROOT = "out"
+
+# The output of `factsheet probe load`: a folder holding the point's result and its raw records.
+PROBE_LOAD_DIR = "probe-load"
+PROBE_RESULT_JSON = "result.json"
+PROBE_RECORDS = "records.jsonl"

@@ -12,7 +12,8 @@ from typing import Literal
 from pydantic import Field
 
 from factsheet.compliance.summary import ComplianceSummary
-from factsheet.predictor_section import PredictorSection
+from factsheet.predictor import PredictorSection
+from factsheet.records_file import RecordsFile
 from factsheet.spec import ModelIdentity
 from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
@@ -28,13 +29,16 @@ from tuner import TuningResult
 # gate's summary), arrivals.client_bound_rule, tuning.score.slo_metric's unified names (older ones still
 # read), and the other additions of this release. 1.2.0: every raw-records file starts with a header binding it
 # to the context it was measured in (factsheet/binding). See factsheet/versions.py.
-SCHEMA_VERSION = "1.2.0"
-
-
-class RecordsFile(Model):
-    path: str = Field(description="relative to the factsheet")
-    sha256: str = Field(description="of the whole file, its header line included")
-    records: int = Field(description="records in the file (schema >= 1.2.0: after its header line)")
+# 1.3.0: sample_sufficiency.verdict (conclusive pass, conclusive fail or insufficient: probes.load.stats);
+# load.rationale, the spec's statement of why the load is shaped as it is (the demo's request shape, SLO and
+# confirmation size); each load point's workload states its profile, generator version, parameters and the
+# digest of the request bodies as sent; chat-sessions points add figures by turn (load.points[].result.turns),
+# their records carry session and turn; the predictor section is typed (factsheet/predictor/section.py:
+# campaign, model selection per figure, learning curve, Pareto front, recommendation, verification, summary)
+# and so is target.prepared_model.conversion.
+# 1.3.0 also: per load point and capacity run, the target's /metrics over the run (`server_view`), the
+# saturation test (`saturation`) and the scrape records (`server_records`); stop_reason "saturated".
+SCHEMA_VERSION = "1.3.0"
 
 
 class Identity(ModelIdentity):
@@ -69,6 +73,9 @@ class SystemSection(Model):
 class LoadPointEntry(Model):
     result: PointResult
     records: RecordsFile
+    server_records: RecordsFile | None = Field(
+        None, description="the /metrics scrapes of the run (schema >= 1.3.0; None: no page was scraped)"
+    )
 
 
 def headline_index(points: list[LoadPointEntry]) -> int | None:
@@ -81,12 +88,21 @@ def headline_index(points: list[LoadPointEntry]) -> int | None:
 class CapacitySection(Model):
     result: CapacityResult
     records: list[RecordsFile] = Field(description="raw records of each probed point, in probing order")
+    server_records: list[RecordsFile | None] = Field(
+        default_factory=list,
+        description="each probed point's /metrics scrapes, in probing order (schema >= 1.3.0; None: none)",
+    )
 
 
 class LoadSection(Model):
     percentile_method: str = PERCENTILE_METHOD
     points: list[LoadPointEntry]
     capacity: CapacitySection | NotMeasured
+    rationale: str | None = Field(
+        None,
+        description="why the load is shaped as it is (request shape, SLO, confirmation size), as the build "
+        "spec's load.rationale states it; None: the spec gives no reason (schema >= 1.3.0)",
+    )
 
 
 class EnergySection(Model):
@@ -146,6 +162,11 @@ class Factsheet(Model):
         out: list[tuple[str, RecordsFile]] = []
         if not isinstance(self.load, NotMeasured):
             out += [(f"load: {p.result.label}", p.records) for p in self.load.points]
+            out += [
+                (f"server view: {p.result.label}", p.server_records)
+                for p in self.load.points
+                if p.server_records
+            ]
             if not isinstance(self.load.capacity, NotMeasured):
                 cap = self.load.capacity
                 out += [
@@ -155,8 +176,15 @@ class Factsheet(Model):
                     )
                     for pt, rec in zip(cap.result.points, cap.records, strict=True)
                 ]
+                out += [
+                    (f"server view: capacity {cap.result.knob} {pt.value:g}", rec)
+                    for pt, rec in zip(cap.result.points, cap.server_records, strict=False)
+                    if rec is not None
+                ]
         if not isinstance(self.accuracy, NotMeasured):
             out.append(("accuracy: per-sample verdicts", self.accuracy.records))
         if not isinstance(self.energy, NotMeasured) and self.energy.records is not None:
             out.append(("energy: counter samples", self.energy.records))
+        if not isinstance(self.predictor, NotMeasured) and self.predictor.records is not None:
+            out.append(("predictor: campaign measurements", self.predictor.records))
         return out

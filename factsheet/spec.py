@@ -8,22 +8,30 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from factsheet.attest.spec import SignSpec
-from factsheet.compliance.config import ComplianceSpec
-from factsheet.predictor_section import PredictorSpec
+from factsheet.compliance.spec import ComplianceSpec
+from factsheet.predictor import PredictorSpec
 from factsheet.publish.spec import PublishSpec
-from probes.accuracy import HumanEvalConfig
+from probes.accuracy import HumanEvalSpec
 from probes.core.documents import parse_yaml_model
 from probes.core.errors import InputError
 from probes.core.measurement import Model
-from probes.energy import EnergyConfig
+from probes.energy import EnergySpec
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
-from probes.targets import TargetConfig
-from tuner import TunerConfig
+from probes.load.workloads.profiles import TraceProfile, WorkloadProfile, nominal_lengths
+from probes.load.workloads.trace import trace_shape
+from probes.server_view import ServerViewSpec
+from probes.targets import TargetSpec
+from tuner import TunerSpec
 
 SPEC_VERSION = 1
 # semver of the published spec schema; its major is SPEC_VERSION. 1.2.0: the optional `publish` section.
-SPEC_SCHEMA_VERSION = "1.2.0"
+# 1.3.0: load.rationale (why the load is shaped as it is; carried into the factsheet).
+# 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
+# jsonl, trace); a trace point gives neither concurrency nor rate.
+SPEC_SCHEMA_VERSION = "1.3.0"
+# The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
+NOT_REQUESTED = "not requested in the build spec"
 
 
 class ModelIdentity(Model):
@@ -43,7 +51,8 @@ class ModelIdentity(Model):
 
 
 class PointSpec(Model):
-    """One load level: `concurrency` (closed loop) or `rate` (open loop, req/s)."""
+    """One load level: `concurrency` (closed loop) or `rate` (open loop, req/s); a trace point gives
+    neither (the trace's timestamps are its schedule)."""
 
     concurrency: int | None = Field(None, ge=1)
     rate: float | None = Field(None, gt=0)
@@ -56,7 +65,7 @@ class PointSpec(Model):
 
     @model_validator(mode="after")
     def _one_load(self) -> PointSpec:
-        if (self.concurrency is None) == (self.rate is None):
+        if self.concurrency is not None and self.rate is not None:
             raise ValueError("a point takes exactly one of concurrency (closed loop) or rate (open loop)")
         return self
 
@@ -101,6 +110,20 @@ class LoadSpec(Model):
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
+    rationale: str | None = Field(
+        None,
+        max_length=2000,
+        description="why the load is shaped this way (request shape, SLO, confirmation size, time budget): "
+        "copied into the factsheet's load section and rendered with the load figures",
+    )
+    workload: WorkloadProfile | None = Field(
+        None,
+        description="workload profile and its parameters (README 'Workload profiles'); none: synthetic. "
+        "A relative `path` is relative to the spec's folder",
+    )
+    server_view: ServerViewSpec = Field(
+        default_factory=ServerViewSpec, description="scraping the target's /metrics (probes/server_view)"
+    )
 
     @model_validator(mode="after")
     def _capacity_needs_p99_threshold(self) -> LoadSpec:
@@ -108,26 +131,51 @@ class LoadSpec(Model):
             raise ValueError(f"capacity needs a threshold on slo.{self.slo.p99_metric} (the p99 metric)")
         return self
 
+    @model_validator(mode="after")
+    def _points_fit_the_workload(self) -> LoadSpec:
+        trace = isinstance(self.workload, TraceProfile)
+        for i, p in enumerate(self.points):
+            given = p.concurrency is not None or p.rate is not None
+            if trace and given:
+                raise ValueError(
+                    f"points[{i}]: a trace point gives neither concurrency nor rate (the trace's "
+                    "timestamps are its schedule; time_scale speeds it up or slows it down)"
+                )
+            if not trace and not given:
+                raise ValueError(
+                    f"points[{i}]: a point takes exactly one of concurrency (closed loop) or rate (open loop)"
+                )
+        if trace and self.capacity is not None:
+            raise ValueError("capacity: not with workload trace (its schedule is fixed: there is no knob)")
+        if self.workload is not None and self.workload.profile == "chat-sessions" and self.endpoint != "chat":
+            raise ValueError("workload chat-sessions: needs endpoint 'chat'")
+        return self
+
     def load_points(self, supports_ignore_eos: bool) -> list[LoadPoint]:
-        return [
-            LoadPoint.at(
-                concurrency=p.concurrency,
-                rate=p.rate,
-                burstiness=p.burstiness,
-                max_concurrency=p.max_concurrency,
-                num_requests=p.num_requests,
-                duration_s=p.duration_s,
-                warmup_requests=self.warmup_requests,
-                cooldown_requests=self.cooldown_requests,
-                input_len=self.input_len,
-                output_len=self.output_len,
-                endpoint=self.endpoint,
-                ignore_eos=supports_ignore_eos,
-                seed=self.seed,
-                request_timeout_s=self.request_timeout_s,
-            )
-            for p in self.points
-        ]
+        return [self._load_point(p, supports_ignore_eos) for p in self.points]
+
+    def _load_point(self, p: PointSpec, supports_ignore_eos: bool) -> LoadPoint:
+        rate, count = p.rate, p.num_requests
+        # The point states the lengths its profile sends (the spec's input/output_len where it sets none).
+        input_len, output_len = nominal_lengths(self.workload)
+        if isinstance(self.workload, TraceProfile):
+            rate, count, input_len, output_len = trace_shape(self.workload, p.num_requests)
+        return LoadPoint.at(
+            concurrency=p.concurrency,
+            rate=rate,
+            burstiness=p.burstiness,
+            max_concurrency=p.max_concurrency,
+            num_requests=count,
+            duration_s=p.duration_s,
+            warmup_requests=self.warmup_requests,
+            cooldown_requests=self.cooldown_requests,
+            input_len=input_len or self.input_len,
+            output_len=output_len or self.output_len,
+            endpoint=self.endpoint,
+            ignore_eos=supports_ignore_eos,
+            seed=self.seed,
+            request_timeout_s=self.request_timeout_s,
+        )
 
 
 class BuildSpec(Model):
@@ -136,11 +184,11 @@ class BuildSpec(Model):
     spec_version: Literal[1] = Field(SPEC_VERSION, description="version of this spec format")
     name: str = Field(description="factsheet name, used in file titles")
     model: ModelIdentity
-    target: TargetConfig
+    target: TargetSpec
     load: LoadSpec
-    accuracy: HumanEvalConfig | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
-    energy: EnergyConfig | None = Field(None, description="energy and carbon; omitted = not measured")
-    tuning: TunerConfig | None = Field(None, description="SLO-Tuner run; omitted = not run")
+    accuracy: HumanEvalSpec | None = Field(None, description="HumanEval+ pass@k; omitted = not measured")
+    energy: EnergySpec | None = Field(None, description="energy and carbon; omitted = not measured")
+    tuning: TunerSpec | None = Field(None, description="SLO-Tuner run; omitted = not run")
     predictor: PredictorSpec | None = Field(None, description="feature-model predictor; omitted = not run")
     compliance: ComplianceSpec | None = Field(
         None, description="policies gating the build; omitted = no gate"
@@ -159,4 +207,16 @@ def load_spec(path: Path) -> tuple[BuildSpec, bytes]:
     except OSError as exc:
         raise InputError(f"{path}: cannot read spec: {exc.strerror}") from exc
     shape = "a spec is a YAML mapping with name, model, target, load"
-    return parse_yaml_model(raw, BuildSpec, str(path), shape), raw
+    spec = parse_yaml_model(raw, BuildSpec, str(path), shape)
+    return _workload_beside(spec, path.parent), raw
+
+
+def _workload_beside(spec: BuildSpec, folder: Path) -> BuildSpec:
+    """A workload file (trace, code, jsonl) named relative to the spec is read from the spec's folder, as
+    policy and key files are."""
+    workload = spec.load.workload
+    path = getattr(workload, "path", None)
+    if workload is None or not path or Path(path).is_absolute():
+        return spec
+    workload = workload.model_copy(update={"path": str(folder / path)})
+    return spec.model_copy(update={"load": spec.load.model_copy(update={"workload": workload})})

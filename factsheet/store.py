@@ -1,11 +1,10 @@
-"""The output folder: every file written atomically, measurements saved as soon as they exist."""
+"""The output folder: checked writable before anything is measured; raw records written atomically, each file
+headed by the context it binds to (the build's checkpoints are factsheet.checkpoint's)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-from pydantic import BaseModel
 
 from factsheet.binding import Context, header_line
 from factsheet.schema import RecordsFile
@@ -13,7 +12,17 @@ from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.files import write_atomic
 
-__all__ = ["OutputDir"]
+__all__ = ["OutputDir", "check_output"]
+
+
+def check_output(path: Path, *, file: bool = False) -> Path:
+    """Refuse an output that cannot be written before any work is done (bad input: one line, exit 2,
+    nothing written). A folder need not exist yet; an existing one is written into. With `file`, `path`
+    names a file."""
+    if file and path.is_dir():
+        raise InputError(f"output file {path}: is a folder")
+    OutputDir(path.parent if file else path).check_writable()
+    return path
 
 
 class OutputDir:
@@ -35,11 +44,3 @@ class OutputDir:
         data = header_line(context) + data
         write_atomic(self.root / rel, data)
         return RecordsFile(path=rel, sha256=sha256_bytes(data), records=count)
-
-    def measurement(self, name: str, model: BaseModel | list) -> None:
-        """Checkpoint of a section as soon as it is measured: an interrupted build keeps it."""
-        if isinstance(model, list):
-            data = b"[" + b",\n".join(m.model_dump_json(indent=2).encode() for m in model) + b"]"
-        else:
-            data = model.model_dump_json(indent=2).encode()
-        write_atomic(self.root / "measurements" / f"{name}.json", data)

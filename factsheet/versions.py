@@ -40,6 +40,9 @@ def parse(text: object, what: str = "schema_version") -> Version:
 # to the evidence its version could carry, and says so in validate's notes.
 KEEPS_ENERGY_SAMPLES_AND_SEARCH = Version(1, 1, 0)  # energy.records, load.capacity.result.search
 BINDS_RECORDS = Version(1, 2, 0)  # every raw-records file starts with its context's digest
+KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's measurements and their records
+# 1.3.0: each run's /metrics scrapes (`server_records`), its server view and saturation test; validate checks
+# them whenever a document states them, so no version gate is needed.
 
 
 def at_least(stated: str, version: Version) -> bool:

@@ -6,21 +6,21 @@ from collections.abc import Callable
 
 from tuner.calibration import CalibrationError, acceptance_rate, fit_speculation, fit_step_model
 from tuner.climb import Climb
-from tuner.config import HwCost, KnobSpace, TunerConfig, TunerConfigError, TuningLoad
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Unsupported
+from tuner.findings import build_result
 from tuner.knobs import OperatingPoint, vllm_server_flags
 from tuner.live import LiveEvaluator
 from tuner.procedure import calibration_points, run_tuning
-from tuner.report import build_result
 from tuner.result import Calibration, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams, StepTimeModel, simulate
+from tuner.spec import HwCost, KnobSpace, TunerSpec, TunerSpecError, TuningLoad
 from tuner.speculation import SpecDecodeCounters, parse_spec_decode_counters, read_spec_decode_counters
 
 
 def tune(
     evaluator: Evaluator,
-    config: TunerConfig,
+    config: TunerSpec,
     *,
     simulator: Evaluator | None = None,
     progress: Callable[[TraceEntry], None] | None = None,
@@ -51,8 +51,8 @@ __all__ = [
     "SimulatorEvaluator",
     "StepTimeModel",
     "TraceEntry",
-    "TunerConfig",
-    "TunerConfigError",
+    "TunerSpec",
+    "TunerSpecError",
     "TuningResult",
     "Unsupported",
     "TuningLoad",

@@ -16,10 +16,10 @@ from scipy.optimize import brentq, nnls
 
 from probes.core.errors import InputError
 from probes.core.measurement import MS_PER_S
-from tuner.config import TuningLoad
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams, StepTimeModel
+from tuner.spec import TuningLoad
 
 
 class CalibrationError(InputError):

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 
 import numpy as np
 
-from tuner.config import TunerConfig
-from tuner.confirm import BACKOFF_BEST, Confirmation, confirm, restarts_needed, schedule
+from tuner.confirm import BACKOFF_BEST, Confirmation, confirm
+from tuner.estimates import Figures, compute_figures
 from tuner.evaluation import Evaluation, Evaluator, RunSample, Source, evaluation_seed
-from tuner.figures import Figures, compute_figures
-from tuner.knobs import KNOBS, OperatingPoint, changed_knobs, needs_restart
+from tuner.knobs import KNOBS, OperatingPoint, needs_restart
 from tuner.result import Decision, FixedKnob, TraceEntry
-
-Key = tuple[int, int, int]
+from tuner.search import Budget, Key, SearchState, Trace, Trial, index_of
+from tuner.spec import TunerSpec
 
 ACCEPTANCE_RULE = (
     "move to a neighbour (one knob one step along its value list) only if its measured score exceeds the "
@@ -30,9 +30,9 @@ ACCEPTANCE_RULE = (
 
 @dataclass(frozen=True)
 class ClimbOutcome:
-    """What a finished search hands to the report: read-only, so the report cannot disturb the search."""
+    """What a finished search hands to its findings (tuner.findings): read-only, so they cannot disturb the search."""
 
-    config: TunerConfig
+    config: TunerSpec
     source: Source  # the evaluator's: "live" or "simulator"
     trace: tuple[TraceEntry, ...]
     measured: Mapping[Key, Figures]  # first scored evaluation of each point
@@ -49,12 +49,13 @@ class ClimbOutcome:
 
 
 class Climb:
-    """State of a tuning search: one climb from the default, then restarts. `run()` returns its outcome."""
+    """A tuning search: one climb from the default, then restarts, then the confirmation. It keeps its
+    position in `state`, its spending in `budget` and its evidence in `trace`; `run()` returns its outcome."""
 
     def __init__(
         self,
         evaluator: Evaluator,
-        cfg: TunerConfig,
+        cfg: TunerSpec,
         simulator: Evaluator | None,
         progress: Callable[[TraceEntry], None] | None,
         *,
@@ -62,34 +63,14 @@ class Climb:
         server: OperatingPoint | None = None,
         fixed: list[FixedKnob] = (),
     ):
-        self.ev, self.cfg, self.sim, self.progress = evaluator, cfg, simulator, progress
-        self.trace: list[TraceEntry] = []
-        self.measured: dict[Key, Figures] = {}
-        self.runs: dict[Key, list[RunSample]] = {}
+        self.ev, self.cfg, self.sim = evaluator, cfg, simulator
+        self.state = SearchState(server=server, fixed={f.knob: f for f in fixed})
+        self.budget = Budget(cfg)
+        self.trace = Trace(progress)
+        self.predicted: dict[Key, Figures | None] = {}  # the simulator's, cached: it is deterministic
         self.confirmation: Confirmation | None = None
-        # Set for the climb from a confirmation's back-off point: the simulator's screening led the search
-        # to points that failed confirmation, so there every neighbour is measured instead.
-        self._below_edge = False
-        self.predicted: dict[Key, Figures] = {}
-        self.fixed: dict[str, FixedKnob] = {f.knob: f for f in fixed}
-        self.failed: set[Key] = set()
-        self.evals_used = 0
-        self.time_used = 0.0
-        self.current: OperatingPoint | None = None
-        # Best climb optimum so far; a later climb's optimum must beat it beyond noise to replace it.
-        self.incumbent: OperatingPoint | None = None
-        self.last_move: tuple[str, int] | None = None
-        self.climbs = 0
-        self.restarts_used = 0
         self.stop_reason = ""
-        self._halt = ""  # set when a budget is spent: ends the climb and every restart
-        self._no_restart = ""
-        self._run_s: dict[Key, float] = {}
-        self._restart_s = 0.0
-        self._pending: dict = {}
-        self.server = server
-        # Evaluations measured before the climb (calibration): charged now, used when the climb asks.
-        self.prior: dict[Key, Evaluation] = {}
+        self.no_restart = ""  # why no restart could start, when none was left
         for ev in prior:
             self._absorb(ev)
 
@@ -100,28 +81,29 @@ class Climb:
             self._climb()
         finally:
             self._score_unused_prior()
-        self._search_best = self.incumbent
-        if self.incumbent is not None and self.cfg.confirm_runs > 0:
+        search_best = self.state.incumbent
+        if search_best is not None and self.cfg.confirm_runs > 0:
             self._confirm()
-        return self._outcome_of_run()
+        return self._outcome_of_run(search_best)
 
-    def _outcome_of_run(self) -> ClimbOutcome:
+    def _outcome_of_run(self, search_best: OperatingPoint | None) -> ClimbOutcome:
+        state = self.state
         predicted = None
         if self.sim is not None:
-            predicted = MappingProxyType({k: self._predict(_point(k)) for k in self.measured})
+            predicted = MappingProxyType({k: self._predict(_point(k)) for k in state.measured})
         return ClimbOutcome(
             config=self.cfg,
             source=self.ev.source,
-            trace=tuple(self.trace),
-            measured=MappingProxyType(dict(self.measured)),
-            runs=MappingProxyType({k: tuple(v) for k, v in self.runs.items()}),
+            trace=tuple(self.trace.entries),
+            measured=MappingProxyType(dict(state.measured)),
+            runs=MappingProxyType({k: tuple(v) for k, v in state.runs.items()}),
             predicted=predicted,
-            search_best=self._search_best,
+            search_best=search_best,
             confirmation=self.confirmation,
-            recommended=self.confirmation.chosen if self.confirmation else self.incumbent,
-            fixed_knobs=tuple(self.fixed.values()),
-            evaluations_used=self.evals_used,
-            time_used_s=self.time_used,
+            recommended=self.confirmation.chosen if self.confirmation else state.incumbent,
+            fixed_knobs=tuple(state.fixed.values()),
+            evaluations_used=self.budget.evals_used,
+            time_used_s=self.budget.time_used,
             stop_reason=self.stop_reason,
         )
 
@@ -130,35 +112,37 @@ class Climb:
         if self._measure(start, "start", "default operating point") is None:
             self.stop_reason = "the default point could not be evaluated (see the trace)"
             return
-        self.current = self.incumbent = start
+        self.state.current = self.state.incumbent = start
         while True:
             ended = self._ascend()
             self._keep_best()
-            if self._halt or not self._restart():
+            if self.budget.spent or not self._restart():
                 break
         self.stop_reason = self._summary(ended)
 
     def _ascend(self) -> str:
         """One climb from `current` to a local optimum; returns why it ended."""
-        self.climbs += 1
-        while not self._halt:
+        self.state.climbs += 1
+        while not self.budget.spent:
             candidates = self._candidates()
             if not candidates:
                 return "every neighbour of the current point was already evaluated or excluded"
-            if self.sim is not None and not self._below_edge:
+            if self.sim is not None and not self.state.below_edge:
                 candidates = self._screen(candidates)
-            if not self._try(candidates) and not self._halt:
+            if not self._try(candidates) and not self.budget.spent:
                 return (
-                    f"local optimum: no neighbour of {self.current.label()} improved the score beyond noise"
+                    f"local optimum: no neighbour of {self.state.current.label()} improved the score beyond "
+                    "noise"
                 )
-        return self._halt
+        return self.budget.spent
 
     def _summary(self, ended: str) -> str:
-        if self._halt and self._halt != ended:
-            ended += f"; then {self._halt}"  # spent before the next restart could start
-        if self._no_restart:
-            ended += f"; {self._no_restart}"
-        n, used = self.climbs, self.restarts_used
+        spent = self.budget.spent
+        if spent and spent != ended:
+            ended += f"; then {spent}"  # spent before the next restart could start
+        if self.no_restart:
+            ended += f"; {self.no_restart}"
+        n, used = self.state.climbs, self.state.restarts_used
         if n == 1:
             return f"{ended}; 1 climb ran ({used} of {self.cfg.restarts} restarts used)"
         # The last climb's end is not the recommendation: that is the best over all climbs.
@@ -167,18 +151,19 @@ class Climb:
     def _try(self, candidates: list[OperatingPoint]) -> bool:
         """Measure candidates in order; move to the first that passes the acceptance rule."""
         for cand in candidates:
-            if not self._fits_budget(cand):
+            if not self.budget.fits(cand, self.state):
                 return False
-            fig = self._measure(cand)
-            if fig is not None and self._judge(cand, fig):
+            trial = self._measure(cand)
+            if trial is not None and self._judge(trial):
                 return True
         return False
 
     def _candidates(self) -> list[OperatingPoint]:
-        cur = self.current
+        state = self.state
+        cur = state.current
         out: list[tuple[int, OperatingPoint]] = []
         for knob, info in KNOBS.items():
-            if knob in self.fixed:
+            if knob in state.fixed:
                 continue
             values = self.cfg.knobs.values(knob)
             i = values.index(getattr(cur, knob))
@@ -186,19 +171,19 @@ class Climb:
                 if not 0 <= i + d < len(values):
                     continue
                 cand = cur.with_knob(knob, values[i + d])
-                if cand.key() in self.measured or cand.key() in self.failed:
+                if cand.key() in state.measured or cand.key() in state.failed:
                     continue
                 # Continue the last accepted direction first, then online knobs, then restart knobs.
-                rank = 0 if self.last_move == (knob, d) else (1 if not info.restart else 2)
+                rank = 0 if state.last_move == (knob, d) else (1 if not info.restart else 2)
                 out.append((rank, cand))
         return [c for _, c in sorted(out, key=lambda rc: rc[0])]
 
     def _screen(self, candidates: list[OperatingPoint]) -> list[OperatingPoint]:
         """Order by predicted score; measure those predicted to gain (at most screen_top), else the best one."""
-        base = self._predict(self.current)
+        base = self._predict(self.state.current)
         scored = sorted(((self._predict(c), c) for c in candidates), key=lambda fc: -_score(fc[0]))
         # Already measured (calibration) costs nothing more: always judged, first.
-        free = [c for _, c in scored if c.key() in self.prior]
+        free = [c for _, c in scored if c.key() in self.state.prior]
         keep = (
             free + [c for f, c in scored if _score(f) > _score(base) and c not in free][: self.cfg.screen_top]
         )
@@ -206,7 +191,7 @@ class Climb:
             keep = [scored[0][1]]
         for f, c in scored:
             if c not in keep:
-                self._record(
+                self.trace.record(
                     c,
                     "simulator",
                     f,
@@ -220,94 +205,92 @@ class Climb:
 
     def _keep_best(self) -> None:
         """The first climb's optimum is reached by accepted moves from the default; later ones must beat it."""
-        if self.climbs == 1:
-            self.incumbent = self.current
-        elif self._beats(self.current, self.incumbent)[0]:
-            self.incumbent = self.current
+        state = self.state
+        if state.climbs == 1:
+            state.incumbent = state.current
+        elif self._beats(state.current, state.incumbent)[0]:
+            state.incumbent = state.current
 
     def _restart(self) -> bool:
         """Start the next climb at a new point; False when no point is left or the budget is spent."""
-        while self.restarts_used < self.cfg.restarts and not self._halt:
+        state = self.state
+        while state.restarts_used < self.cfg.restarts and not self.budget.spent:
             point, why = self._restart_point()
             if point is None:
-                self._no_restart = "no unevaluated point left to restart from"
+                self.no_restart = "no unevaluated point left to restart from"
                 return False
-            if not self._fits_budget(point):
+            if not self.budget.fits(point, state):
                 return False
-            self.restarts_used += 1
+            state.restarts_used += 1
             reason = (
-                f"restart {self.restarts_used} of {self.cfg.restarts} (climb {self.climbs + 1}): {why}; "
-                f"best so far {self.incumbent.label()}"
+                f"restart {state.restarts_used} of {self.cfg.restarts} (climb {state.climbs + 1}): {why}; "
+                f"best so far {state.incumbent.label()}"
             )
             if self._measure(point, "restart", reason) is not None:
-                self.current, self.last_move = point, None
+                state.current, state.last_move = point, None
                 return True
         return False
 
     def _restart_point(self) -> tuple[OperatingPoint | None, str]:
-        taken = {*self.measured, *self.failed, *self.prior}
-        evaluated = [self._index(k) for k in taken]
-        held = {k: f.value for k, f in self.fixed.items()}
+        taken = self.state.taken()
+        evaluated = [index_of(k, self.cfg) for k in taken]
+        held = {k: f.value for k, f in self.state.fixed.items()}
         free = [p for p in self.cfg.knobs.points(held) if p.key() not in taken]
         if not free:
             return None, ""
-        far = {p.key(): min(_steps(self._index(p.key()), e) for e in evaluated) for p in free}
+        far = {p.key(): min(_steps(index_of(p.key(), self.cfg), e) for e in evaluated) for p in free}
         if self.sim is not None:
             # Ties (e.g. every prediction unscored) go to the point farthest from what was evaluated.
             best = max(free, key=lambda p: (_score(self._predict(p)), far[p.key()]))
             pred = _score(self._predict(best))
             return best, f"best predicted score ({_fmt(pred)} req/s) of the {len(free)} unevaluated points"
         # Farthest first spreads climbs over the space; the seeded draw breaks ties reproducibly.
-        tie = np.random.default_rng((self.cfg.seed, self.restarts_used)).random(len(free))
+        tie = np.random.default_rng((self.cfg.seed, self.state.restarts_used)).random(len(free))
         i = max(range(len(free)), key=lambda j: (far[free[j].key()], tie[j]))
         return free[i], (
             f"farthest unevaluated point ({far[free[i].key()]} value-list steps from the nearest evaluated one)"
         )
 
-    def _index(self, key: Key) -> tuple[int, ...]:
-        return tuple(self.cfg.knobs.values(k).index(v) for k, v in zip(KNOBS, key, strict=True))
-
     # -- measuring and judging --------------------------------------------------------------------
 
     def _measure(
         self, point: OperatingPoint, decision: Decision | None = None, why: str = ""
-    ) -> Figures | None:
-        """Evaluate `point`; a scored candidate is recorded by `_judge`, a climb's start (`decision`) here."""
-        ev = self.prior.pop(point.key(), None)
+    ) -> Trial | None:
+        """Evaluate `point`; None when it gave no figures. A climb's start (`decision`) is recorded here, a
+        scored candidate by `_judge`."""
+        ev = self.state.prior.pop(point.key(), None)
         if ev is not None:
-            seed = evaluation_seed(self.cfg.seed, self.evals_used)
+            seed = evaluation_seed(self.cfg.seed, self.budget.evals_used)
             restart = ev.restart_s > 0  # charged when it was measured
         else:
             ev, restart, seed = self._evaluate(point)
         outcome, reason, fig = self._outcome(ev, seed)
-        self._pending = dict(point=point, source=ev.source, fig=fig, restart=restart, cost=ev.cost_s)
+        trial = Trial(point=point, source=ev.source, fig=fig, restart=restart, cost=ev.cost_s)
         if decision is not None and fig is not None:
-            self._record(decision=decision, reason=why, **self._pending)
+            self.trace.record_trial(trial, decision, why)
         elif fig is None:
             context = f" ({outcome} point: {why})" if decision is not None else ""
-            self._record(decision=outcome, reason=reason + context, **self._pending)
-        if self.time_used >= self.cfg.time_budget_s and not self._halt:
-            self._halt = f"time budget spent ({self.time_used:.0f} s of {self.cfg.time_budget_s:g} s)"
-        return fig
+            self.trace.record_trial(trial, outcome, reason + context)
+        self.budget.check_time()
+        return trial if fig is not None else None
 
     def _evaluate(self, point: OperatingPoint) -> tuple[Evaluation, bool, int]:
         """One evaluation of `point`, charged to the budget: (evaluation, whether it restarted, seed)."""
-        seed = evaluation_seed(self.cfg.seed, self.evals_used)
-        restart = needs_restart(self.server, point)
+        seed = evaluation_seed(self.cfg.seed, self.budget.evals_used)
+        restart = needs_restart(self.state.server, point)
         ev = self.ev.evaluate(point, self.cfg.workload, repeats=self.cfg.repeats, seed=seed)
-        self.evals_used += 1
-        self.time_used += ev.cost_s
         if ev.unsupported is None:
-            self.server = point
-        self._note_costs(point, ev, restart)
+            self.state.server = point
+        self.budget.charge(point, ev, restart)
         return ev, restart, seed
 
     def _outcome(self, ev: Evaluation, seed: int) -> tuple[Decision, str, Figures | None]:
+        state = self.state
         if ev.unsupported is not None:
             u = ev.unsupported
-            keep = getattr(self.current or self.cfg.start, u.knob)
-            self.fixed[u.knob] = FixedKnob(knob=u.knob, value=keep, reason=f"{u.knob}={u.value}: {u.reason}")
-            self.failed.add(ev.point.key())
+            keep = getattr(state.current or self.cfg.start, u.knob)
+            state.fixed[u.knob] = FixedKnob(knob=u.knob, value=keep, reason=f"{u.knob}={u.value}: {u.reason}")
+            state.failed.add(ev.point.key())
             return (
                 "unsupported",
                 f"target cannot honour {u.knob}={u.value} ({u.reason}); fixed at {keep}",
@@ -315,54 +298,46 @@ class Climb:
             )
         fig = compute_figures(ev.runs, ev.point, self.cfg, seed=seed)
         if fig is None:
-            self.failed.add(ev.point.key())
+            state.failed.add(ev.point.key())
             n = sum(len(r.e2el_ms) for r in ev.runs)
             return "too_few_samples", f"{n} completed requests < min_samples {self.cfg.min_samples}", None
-        self.measured[ev.point.key()] = fig
-        self.runs[ev.point.key()] = list(ev.runs)
+        state.keep(ev.point.key(), fig, ev.runs)
         return "accepted", "", fig  # provisional: `_judge` decides against the current point
 
     def _beats(self, new: OperatingPoint, old: OperatingPoint) -> tuple[bool, float, float]:
         """The acceptance rule: (passes, score gain, threshold) of `new` over `old`, both measured."""
-        a, b = self.measured[old.key()].score, self.measured[new.key()].score
+        a, b = self.state.measured[old.key()].score, self.state.measured[new.key()].score
         gain = b.value - a.value
         threshold = max(self.cfg.noise_z * (a.se**2 + b.se**2) ** 0.5, self.cfg.min_gain_rps)
         return gain > threshold, gain, threshold
 
-    def _judge(self, cand: OperatingPoint, fig: Figures) -> bool:
-        accepted, gain, threshold = self._beats(cand, self.current)
+    def _judge(self, trial: Trial) -> bool:
+        accepted, gain, threshold = self._beats(trial.point, self.state.current)
         if accepted:
-            knob = changed_knobs(self.current, cand)[0]
-            values = self.cfg.knobs.values(knob)
-            up = values.index(getattr(cand, knob)) > values.index(getattr(self.current, knob))
-            self.last_move = (knob, 1 if up else -1)
-            self.current = cand
+            self.state.move_to(trial.point, self.cfg)
             reason = f"score gain {_fmt(gain)} req/s > threshold {_fmt(threshold)} req/s"
         else:
             reason = f"score change {_fmt(gain)} req/s ≤ threshold {_fmt(threshold)} req/s (noise or worse)"
-        self._record(decision="accepted" if accepted else "rejected", reason=reason, **self._pending)
+        self.trace.record_trial(trial, "accepted" if accepted else "rejected", reason)
         return accepted
 
     # -- evaluations measured before the climb -----------------------------------------------------
 
     def _absorb(self, ev: Evaluation) -> None:
-        self.evals_used += 1
-        self.time_used += ev.cost_s
-        self._note_costs(ev.point, ev, ev.restart_s > 0)
+        self.budget.charge(ev.point, ev, ev.restart_s > 0)
         if ev.unsupported is None:
-            self.prior[ev.point.key()] = ev
+            self.state.prior[ev.point.key()] = ev
             return
         decision, reason, _ = self._outcome(ev, self.cfg.seed)
-        self._record(ev.point, ev.source, None, decision, reason, restart=True, cost=ev.cost_s)
+        self.trace.record(ev.point, ev.source, None, decision, reason, restart=True, cost=ev.cost_s)
 
     def _score_unused_prior(self) -> None:
         """Calibration points the climb never asked for still count as measured (effects, fidelity)."""
-        for key, ev in list(self.prior.items()):
+        for key, ev in list(self.state.prior.items()):
             fig = compute_figures(ev.runs, ev.point, self.cfg, seed=self.cfg.seed)
             if fig is not None:
-                self.measured[key] = fig
-                self.runs[key] = list(ev.runs)
-        self.prior.clear()
+                self.state.keep(key, fig, ev.runs)
+        self.state.prior.clear()
 
     # -- confirmation -----------------------------------------------------------------------------
 
@@ -375,17 +350,19 @@ class Climb:
         is confirmed again together with the back-off point."""
         first: Confirmation | None = None
         for attempt in (1, 2):
-            self._halt = ""  # the search's budget stop does not stop the confirmation its reserve paid for
-            left = self.cfg.max_evaluations - self.evals_used
-            self._fresh: dict[Key, list[RunSample]] = {}
+            self.budget.spent = (
+                ""  # the search's budget stop does not stop the confirmation its reserve paid for
+            )
+            left = self.cfg.max_evaluations - self.budget.evals_used
+            fresh: dict[Key, list[RunSample]] = {}  # this confirmation's runs of each point
             done = frozenset(p.point.key() for p in first.points) if first else frozenset()
             conf = confirm(
-                self._replicate,
-                self.measured,
-                self.incumbent,
+                partial(self._replicate, fresh=fresh),
+                self.state.measured,
+                self.state.incumbent,
                 self.cfg.start,
                 self.cfg,
-                server=self.server,
+                server=self.state.server,
                 max_points=max(1, left // self.cfg.confirm_runs),
                 exclude=done,
                 # after a back-off the search's best (the first incumbent) stays the one "incumbent"
@@ -400,84 +377,38 @@ class Climb:
             if attempt == 2 or "back-off" not in chosen.roles or not chosen.eligible:
                 return
             first = conf
-            self._climb_below_the_edge(chosen)
+            self._climb_below_the_edge(chosen, fresh[chosen.point.key()])
 
-    def _climb_below_the_edge(self, start) -> None:
+    def _climb_below_the_edge(self, start, runs: list[RunSample]) -> None:
+        state = self.state
         for p in self.confirmation.points:
             if not p.eligible:
-                self.failed.add(p.point.key())
+                state.failed.add(p.point.key())
         key = start.point.key()
-        self.measured[key], self.runs[key] = start.figures, self._fresh[key]
-        self.incumbent = self.current = start.point
-        self.last_move = None
-        self._below_edge = True
+        state.measured[key], state.runs[key] = start.figures, runs
+        state.incumbent = state.current = start.point
+        state.last_move = None
+        state.below_edge = True
         ended = self._ascend()
         self._keep_best()
         self.stop_reason += (
             f"; confirmation backed off to {start.point.label()}, and a climb from there ended: {ended}"
         )
 
-    def _replicate(self, point: OperatingPoint, why: str) -> tuple[list[RunSample], float] | None:
-        if not self._fits_budget(point, reserve=False):
+    def _replicate(
+        self, point: OperatingPoint, why: str, *, fresh: dict[Key, list[RunSample]]
+    ) -> tuple[list[RunSample], float] | None:
+        """One confirmation evaluation of `point`, its runs added to `fresh`; None when the budget cannot pay."""
+        if not self.budget.fits(point, self.state, reserve=False):
             return None
         ev, restart, seed = self._evaluate(point)
         fig = compute_figures(ev.runs, point, self.cfg, seed=seed) if ev.unsupported is None else None
         note = "" if fig is not None else " (no figures: too few completed requests or refused)"
-        self._record(point, ev.source, fig, "confirm", why + note, restart=restart, cost=ev.cost_s)
-        self._fresh.setdefault(point.key(), []).extend(ev.runs if ev.unsupported is None else [])
+        self.trace.record(point, ev.source, fig, "confirm", why + note, restart=restart, cost=ev.cost_s)
+        fresh.setdefault(point.key(), []).extend(ev.runs if ev.unsupported is None else [])
         return (list(ev.runs) if ev.unsupported is None else [], ev.cost_s)
 
-    # -- budget -----------------------------------------------------------------------------------
-
-    def _note_costs(self, point: OperatingPoint, ev: Evaluation, restart: bool) -> None:
-        self._run_s[point.key()] = ev.run_s
-        if restart:
-            self._restart_s = max(self._restart_s, ev.restart_s)
-
-    def _estimated_cost(self, cand: OperatingPoint) -> float:
-        if cand.key() in self.prior:
-            return 0.0
-        restart = self._restart_s if needs_restart(self.server, cand) else 0.0
-        return self._estimated_run(cand) + restart
-
-    def _estimated_run(self, point: OperatingPoint) -> float:
-        if point.key() in self._run_s:
-            return self._run_s[point.key()]
-        # Run time grows as concurrency falls (lower throughput), so scale the slowest run seen by it.
-        worst = max(self._run_s.values(), default=0.0)
-        return worst * max(1.0, (self.current or self.cfg.start).concurrency / point.concurrency)
-
-    def _reserve(self, cand: OperatingPoint) -> tuple[int, float]:
-        """Evaluations and time that confirming the default and the best point would need, were `cand`
-        (or the current point, or the best so far: the dearest of them) to be the best."""
-        runs = self.cfg.confirm_runs
-        if runs == 0:
-            return 0, 0.0
-        start = self.cfg.start
-        rivals = {p.key(): p for p in (cand, self.current, self.incumbent) if p is not None and p != start}
-        best = max(rivals.values(), key=self._estimated_run, default=None)
-        points = [start] if best is None else [best, start]
-        order = schedule(points, runs, best or start)
-        time = runs * sum(self._estimated_run(p) for p in points) + self._restart_s * restarts_needed(
-            order, cand
-        )
-        return runs * len(points), time
-
-    def _fits_budget(self, cand: OperatingPoint, *, reserve: bool = True) -> bool:
-        keep_evals, keep_s = self._reserve(cand) if reserve else (0, 0.0)
-        kept = f", {keep_evals} kept for confirmation" if keep_evals else ""
-        if self.evals_used + 1 + keep_evals > self.cfg.max_evaluations:
-            self._halt = f"evaluation budget spent ({self.evals_used} of {self.cfg.max_evaluations}{kept})"
-            return False
-        need = self._estimated_cost(cand)
-        left = self.cfg.time_budget_s - self.time_used
-        if need + keep_s > left:
-            kept = f"; {keep_s:.0f} s kept for confirmation" if keep_s else ""
-            self._halt = f"time budget: next evaluation ({cand.label()}) estimated at {need:.0f} s, {left:.0f} s left{kept}"
-            return False
-        return True
-
-    # -- trace ------------------------------------------------------------------------------------
+    # -- the simulator ----------------------------------------------------------------------------
 
     def _predict(self, point: OperatingPoint) -> Figures | None:
         key = point.key()
@@ -486,15 +417,6 @@ class Climb:
             fig = compute_figures(ev.runs, point, self.cfg, seed=self.cfg.seed)
             self.predicted[key] = fig
         return self.predicted[key]
-
-    def _record(self, point, source, fig, decision, reason, restart=False, cost=0.0) -> None:
-        entry = TraceEntry(
-            index=len(self.trace), point=point, source=source, figures=fig, restart=restart,
-            cost_s=cost, decision=decision, reason=reason,
-        )  # fmt: skip
-        self.trace.append(entry)
-        if self.progress is not None:
-            self.progress(entry)
 
 
 def _merge(second: Confirmation, first: Confirmation) -> Confirmation:

@@ -20,10 +20,10 @@ from scipy.stats import nct, norm
 from scipy.stats import t as student_t
 
 from probes.core.measurement import Model
-from tuner.config import TunerConfig
+from tuner.estimates import Estimate, Figures, compute_figures, good_mask, p99_of, score_value, slo_values_ms
 from tuner.evaluation import RunSample
-from tuner.figures import Estimate, Figures, compute_figures, good_mask, p99_of, score_value, slo_values_ms
 from tuner.knobs import OperatingPoint
+from tuner.spec import TunerSpec
 
 Key = tuple[int, int, int]
 # Role of the optimum of the climb that starts from a back-off point (tuner.climb), confirmed again.
@@ -115,7 +115,7 @@ class Confirmation(Model):
     time_s: float = Field(description="time charged to the budget for them, restarts included (s)")
 
 
-def rule_text(cfg: TunerConfig) -> str:
+def rule_text(cfg: TunerSpec) -> str:
     return (
         CONFIRM_RULE + f" (z = {cfg.noise_z:g}, confirm_runs = {cfg.confirm_runs}, "
         f"confirm_contenders = {cfg.confirm_contenders}, slo_probability = {cfg.slo_probability:g}, "
@@ -135,7 +135,7 @@ def plan(
     measured: Mapping[Key, Figures],
     incumbent: OperatingPoint,
     default: OperatingPoint,
-    cfg: TunerConfig,
+    cfg: TunerSpec,
     *,
     max_points: int | None = None,
     exclude: frozenset[Key] = frozenset(),
@@ -178,9 +178,7 @@ def restarts_needed(order: list[OperatingPoint], server: OperatingPoint | None) 
 # -- judging the fresh runs -------------------------------------------------------------------------------
 
 
-def slo_probability(
-    runs: list[RunSample], cfg: TunerConfig, *, seed: int, basis: str
-) -> SloProbability | None:
+def slo_probability(runs: list[RunSample], cfg: TunerSpec, *, seed: int, basis: str) -> SloProbability | None:
     values = [v for v in (slo_values_ms(r, cfg.slo_metric) for r in runs) if v.size]
     if not values:
         return None
@@ -239,7 +237,7 @@ def probability_lower_bound(mean: float, sd: float, n: int, slo: float, confiden
 
 
 def fresh_score(
-    runs: list[RunSample], point: OperatingPoint, cfg: TunerConfig, *, seed: int
+    runs: list[RunSample], point: OperatingPoint, cfg: TunerSpec, *, seed: int
 ) -> Estimate | None:
     """Score of one fresh run: mean of the per-run scores; SE from a bootstrap over runs, then requests
     within each run (floored at the per-run spread's SE)."""
@@ -280,7 +278,7 @@ def assess(
     roles: list[str],
     search_fig: Figures | None,
     runs: list[RunSample],
-    cfg: TunerConfig,
+    cfg: TunerSpec,
     *,
     seed: int,
 ) -> ConfirmedPoint:
@@ -309,11 +307,11 @@ def _assured(prob: SloProbability) -> float:
     return prob.value if prob.lower_bound is None else prob.lower_bound
 
 
-def _need(cfg: TunerConfig) -> str:
+def _need(cfg: TunerSpec) -> str:
     return f"P(SLO) ≥ {cfg.slo_probability:g} at {cfg.slo_confidence:g} confidence"
 
 
-def choose(points: list[ConfirmedPoint], cfg: TunerConfig) -> tuple[OperatingPoint, str]:
+def choose(points: list[ConfirmedPoint], cfg: TunerSpec) -> tuple[OperatingPoint, str]:
     """The stated rule; points without fresh figures are not chosen (their only figure is the biased one)."""
     judged = [p for p in points if p.slo_probability is not None and p.score_lower_bound is not None]
     if not judged:
@@ -344,7 +342,7 @@ def confirm(
     measured: Mapping[Key, Figures],
     incumbent: OperatingPoint,
     default: OperatingPoint,
-    cfg: TunerConfig,
+    cfg: TunerSpec,
     *,
     server: OperatingPoint | None,
     max_points: int | None = None,
@@ -413,7 +411,7 @@ def confirm(
     )
 
 
-def backoff_point(judged: list[ConfirmedPoint], cfg: TunerConfig) -> OperatingPoint | None:
+def backoff_point(judged: list[ConfirmedPoint], cfg: TunerSpec) -> OperatingPoint | None:
     """One concurrency step below the most likely judged point (below that, if it was judged too)."""
     scored = [p for p in judged if p.slo_probability is not None and p.score_lower_bound is not None]
     if not scored:

@@ -12,8 +12,8 @@ from probes.core.measurement import Model
 from probes.load.metrics import latencies_ms, request_latencies
 from probes.load.point import LatencyMetric
 from probes.load.records import RequestRecord
-from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
+from tuner.spec import TuningLoad
 
 Source = Literal["simulator", "live"]
 

@@ -17,9 +17,9 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
 from probes.targets import EndpointTarget, TargetError, VllmTarget, open_target
 from tuner.calibration import CalibrationError
-from tuner.config import TuningLoad
 from tuner.evaluation import Evaluation, RunSample, Unsupported, run_seed
 from tuner.knobs import OperatingPoint, needs_restart, vllm_server_flags
+from tuner.spec import TuningLoad
 from tuner.speculation import SpecDecodeCounters, read_spec_decode_counters
 
 # Whether servers with n-gram speculation get LD_PRELOAD of the serving environment's libiomp5.so

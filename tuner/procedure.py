@@ -16,17 +16,18 @@ import time
 from collections.abc import Callable
 
 from probes.core.measurement import NotMeasured
+from probes.core.progress import Update
 from probes.targets import EndpointTarget, VllmTarget
 from tuner.calibration import CalibrationError, fit_speculation, fit_step_model
 from tuner.climb import Climb
-from tuner.config import TunerConfig
 from tuner.evaluation import Evaluation, evaluation_seed
+from tuner.findings import build_result
 from tuner.knobs import KNOBS, OperatingPoint
 from tuner.live import LiveEvaluator
-from tuner.report import build_result
 from tuner.result import Calibration, FixedKnob, TraceEntry, TuningResult
 from tuner.sim_evaluator import SimulatorEvaluator
 from tuner.simulator import SimParams
+from tuner.spec import TunerSpec
 from tuner.speculation import SpecDecodeCounters
 
 # Below this budget a speculation server start (≈ 1 min on the embedded CPU target) plus the default
@@ -35,23 +36,35 @@ MIN_BUDGET_FOR_SPEC_CALIBRATION_S = 240.0
 
 
 def run_tuning(
-    target: VllmTarget | EndpointTarget, config: TunerConfig, *, log: Callable[[str], None] = print
+    target: VllmTarget | EndpointTarget,
+    config: TunerSpec,
+    *,
+    log: Callable[[str], None] = print,
+    progress: Update | None = None,
 ) -> TuningResult:
-    """Calibrate, climb and report within `config.time_budget_s`; always stops the servers it started."""
+    """Calibrate, climb and report within `config.time_budget_s`; always stops the servers it started.
+    `progress(used_s, budget_s)` after each evaluation: the budget is the step's length, so a bar over it
+    says how long the tuner can still take (it may stop sooner)."""
     t0 = time.perf_counter()
     slo_e2el = config.slo_p99_ms if config.slo_metric == "e2el_ms" else None
     with LiveEvaluator(target, slo_e2el_ms=slo_e2el) as live:
         prior, calibration, params = _calibrate(live, target, config, log)
         sim = SimulatorEvaluator(params) if params is not None else None
         climb = Climb(
-            live, config, sim, _progress(log), prior=prior, server=live.server, fixed=_fixed(target, config)
+            live,
+            config,
+            sim,
+            _progress(log, config, progress),
+            prior=prior,
+            server=live.server,
+            fixed=_fixed(target, config),
         )
         outcome = climb.run()
     log(f"tuning: {outcome.stop_reason} ({time.perf_counter() - t0:.0f} s)")
     return build_result(outcome, calibration=calibration)
 
 
-def _fixed(target, config: TunerConfig) -> list[FixedKnob]:
+def _fixed(target, config: TunerSpec) -> list[FixedKnob]:
     """An endpoint's launch flags are not the tool's: its restart knobs stay at the start's values."""
     if not isinstance(target, EndpointTarget):
         return []
@@ -66,16 +79,24 @@ def _fixed(target, config: TunerConfig) -> list[FixedKnob]:
     ]
 
 
-def _progress(log: Callable[[str], None]) -> Callable[[TraceEntry], None]:
+def _progress(
+    log: Callable[[str], None], config: TunerSpec, progress: Update | None
+) -> Callable[[TraceEntry], None]:
+    used = [0.0]  # seconds charged to the budget so far (each entry's cost)
+
     def show(e: TraceEntry) -> None:
         fig = e.figures
         figs = "" if fig is None else f" goodput {fig.goodput.value:.3g} req/s, p99 {fig.p99.value:.4g} ms;"
         log(f"tuning {e.index}: [{e.source}] {e.point.label()}:{figs} {e.decision} — {e.reason}")
+        used[0] += e.cost_s
+        if progress is not None:
+            budget = round(config.time_budget_s)
+            progress(min(round(used[0]), budget), budget)
 
     return show
 
 
-def calibration_points(target, config: TunerConfig) -> list[OperatingPoint]:
+def calibration_points(target, config: TunerSpec) -> list[OperatingPoint]:
     """Live points measured before the climb, in order (speculation server first, default server last)."""
     start = config.start
     base = start.with_knob("spec_k", 0)
@@ -94,7 +115,7 @@ def calibration_points(target, config: TunerConfig) -> list[OperatingPoint]:
     return sorted(points, key=lambda p: (p.server_key() == start.server_key(), p == start))
 
 
-def _fit_concurrencies(config: TunerConfig) -> list[int]:
+def _fit_concurrencies(config: TunerSpec) -> list[int]:
     """The start's concurrency (or the nearest that fits its batch limit) and the one nearest a quarter
     of it: a wide lever arm separates the per-step and per-sequence costs, which two neighbouring
     concurrencies (12 and 16 live) left trading off against each other."""
@@ -110,7 +131,7 @@ def _fit_concurrencies(config: TunerConfig) -> list[int]:
     return [first, partner]
 
 
-def _calibrate(live: LiveEvaluator, target, config: TunerConfig, log):
+def _calibrate(live: LiveEvaluator, target, config: TunerSpec, log):
     t0 = time.perf_counter()
     evals: list[Evaluation] = []
     counters: SpecDecodeCounters | None | NotMeasured = None
@@ -151,7 +172,7 @@ def _no_spec_reason(evals: list[Evaluation]) -> str:
     return "no speculation run during calibration (not among the knobs, endpoint target, or budget too small)"
 
 
-def _fit(evals: list[Evaluation], config: TunerConfig, counters) -> tuple[SimParams | None, list[str]]:
+def _fit(evals: list[Evaluation], config: TunerSpec, counters) -> tuple[SimParams | None, list[str]]:
     runs = [(e.point, r) for e in evals if e.unsupported is None for r in e.runs]
     restart_s = max((e.restart_s for e in evals), default=0.0)
     notes: list[str] = []

@@ -7,15 +7,15 @@ from typing import Literal
 from pydantic import Field
 
 from probes.core.measurement import Model, NotMeasured
-from tuner.config import SloMetric
 from tuner.confirm import Confirmation, SloProbability
+from tuner.estimates import Estimate, Figures
 from tuner.evaluation import Source
-from tuner.figures import Estimate, Figures
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams
+from tuner.spec import SloMetric
 from tuner.speculation import SpecDecodeCounters
 
-# "start": the default, measured first; "restart": the first point of a later climb (see TunerConfig.restarts);
+# "start": the default, measured first; "restart": the first point of a later climb (see TunerSpec.restarts);
 # "confirm": a fresh run of a point measured before, made to choose the recommendation (tuner.confirm).
 Decision = Literal[
     "start",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tuner.config import TuningLoad
 from tuner.evaluation import Evaluation, RunSample, run_seed
 from tuner.knobs import OperatingPoint, needs_restart
 from tuner.simulator import SimParams, simulate
+from tuner.spec import TuningLoad
 
 
 class SimulatorEvaluator:

@@ -1,6 +1,6 @@
 """Discrete-event model of a continuous-batching server (vLLM-style) under closed or open load.
 
-Model (every assumption is here, so the fidelity report can be read against it):
+Model (every assumption is here, so the simulator's fidelity figures can be read against it):
 - The server runs steps back to back. At each step boundary it admits waiting requests, FIFO, up to
   `max_num_seqs` running sequences and, if set, a prefill token budget per step. An admitted request is
   prefilled within that step and emits its first token at the step's end (chunked-prefill style mixed
@@ -28,15 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import Field
 
-from probes.core.errors import InputError
 from probes.core.measurement import Model
 from probes.load.arrivals import arrival_offsets
-from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
-
-
-class SimulatorError(InputError):
-    """Simulator parameters or inputs that cannot be simulated."""
+from tuner.spec import TuningLoad
 
 
 class StepTimeModel(Model):

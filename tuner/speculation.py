@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 from pydantic import Field
 
 from probes.core.measurement import Model
+from probes.server_view import PageError, parse_page
 from tuner.calibration import CalibrationError, acceptance_rate
 
 DRAFTS = "vllm:spec_decode_num_drafts_total"
@@ -30,12 +30,11 @@ def parse_spec_decode_counters(text: str) -> SpecDecodeCounters | None:
     (speculation off); a page with only some of them is an error."""
     totals: dict[str, float] = {}
     try:
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                if sample.name in (DRAFTS, DRAFT_TOKENS, ACCEPTED):
-                    totals[sample.name] = totals.get(sample.name, 0.0) + float(sample.value)
-    except ValueError as exc:
-        raise CalibrationError(f"/metrics is not Prometheus text: {exc}") from exc
+        samples = parse_page(text, names=frozenset((DRAFTS, DRAFT_TOKENS, ACCEPTED)))
+    except PageError as exc:
+        raise CalibrationError(str(exc)) from None
+    for sample in samples:
+        totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
     if not totals:
         return None
     missing = {DRAFTS, DRAFT_TOKENS, ACCEPTED} - totals.keys()

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from factsheet import verify as checks
+from factsheet import validate as checks
 from factsheet.attest import dsse
 from factsheet.attest.keys import generate, key_id, load_private, load_public
 from factsheet.attest.spec import SignSpec
@@ -26,7 +26,7 @@ from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import confined, read_given
-from factsheet.verify import load_factsheet
+from factsheet.validate import load_factsheet
 from probes.core.errors import CheckFailed, InputError
 from probes.core.files import write_atomic
 

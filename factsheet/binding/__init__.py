@@ -10,6 +10,7 @@ from factsheet.binding.context import (
     EnergyContext,
     LoadPointContext,
     RecordsHeader,
+    ServerScrapesContext,
     accuracy_context,
     capacity_step_context,
     context_digest,
@@ -17,6 +18,7 @@ from factsheet.binding.context import (
     header_line,
     load_point_context,
     parse_header,
+    server_scrapes_context,
 )
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "EnergyContext",
     "LoadPointContext",
     "RecordsHeader",
+    "ServerScrapesContext",
     "accuracy_context",
     "capacity_step_context",
     "context_digest",
@@ -34,4 +37,5 @@ __all__ = [
     "header_line",
     "load_point_context",
     "parse_header",
+    "server_scrapes_context",
 ]

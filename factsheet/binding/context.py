@@ -62,8 +62,19 @@ class EnergyContext(Model):
     load_point: str = Field(description="context digest of the load point whose steady window it covers")
 
 
-Context = LoadPointContext | CapacityStepContext | AccuracyContext | EnergyContext
-ROLES = ("load point", "capacity step", "accuracy", "energy counters")
+class ServerScrapesContext(Model):
+    """A run's /metrics scrapes: bound to the run whose request records they accompany (schema >= 1.3.0)."""
+
+    role: Literal["server scrapes"] = "server scrapes"
+    run: str = Field(
+        description="context digest of the load point or capacity step the scrapes were taken in"
+    )
+    interval_s: float = Field(description="seconds between scrapes")
+    stop_when_saturated: bool
+
+
+Context = LoadPointContext | CapacityStepContext | AccuracyContext | EnergyContext | ServerScrapesContext
+ROLES = ("load point", "capacity step", "accuracy", "energy counters", "server scrapes")
 FORMAT = "llm-factsheet records"
 
 
@@ -127,6 +138,14 @@ def accuracy_context(result: AccuracyResult) -> AccuracyContext:
         sampling=result.sampling,
         max_tokens=result.max_tokens,
         n_samples_per_task=result.pass_rates.n_samples_per_task,
+    )
+
+
+def server_scrapes_context(
+    run: Context, interval_s: float, stop_when_saturated: bool
+) -> ServerScrapesContext:
+    return ServerScrapesContext(
+        run=context_digest(run), interval_s=interval_s, stop_when_saturated=stop_when_saturated
     )
 
 

@@ -27,9 +27,9 @@ def catalogue(
     ] = None,
 ) -> None:
     """A static, offline site over every build: index, per-deployment trends and diffs, documents."""
-    from factsheet.catalogue import build_catalogue
+    from factsheet.api.publish import build_catalogue
 
-    result = build_catalogue(folders, output, pubkey or [])
+    result = build_catalogue(folders, output, pubkey or []).site
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(result.signatures.items()))
     out.print(
         f"catalogue: {result.builds} builds of {result.deployments} deployments ({statuses or 'none'}); "

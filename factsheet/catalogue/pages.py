@@ -19,8 +19,8 @@ from markupsafe import Markup
 from factsheet import outputs as o
 from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, FIGURE_TITLES, FigureKey, HeadlineFigure
-from factsheet.charts import Series, line_chart
 from factsheet.provenance import tool_version, utc_now
+from factsheet.render import Series, line_chart
 from factsheet.resources import data_file
 from probes.core.files import write_atomic
 

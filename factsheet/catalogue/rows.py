@@ -8,8 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from factsheet.compliance.paths import headline_index
-from factsheet.schema import Factsheet
+from factsheet.schema import Factsheet, headline_index
 from probes.core.measurement import Model, NotMeasured
 from probes.load.stats import proportion_ci
 
@@ -118,7 +117,7 @@ def _capacity(sheet: Factsheet) -> HeadlineFigure:
 
 
 def _headline_point(sheet: Factsheet) -> dict[FigureKey, HeadlineFigure]:
-    i = headline_index(sheet.load)
+    i = None if isinstance(sheet.load, NotMeasured) else headline_index(sheet.load.points)
     if i is None:
         reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
         return {"e2el_p99": _nm(reason), "goodput": _nm(reason)}

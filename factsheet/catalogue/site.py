@@ -107,7 +107,7 @@ def build_catalogue(folders: list[Path], site: Path, pubkeys: list[Path] | None 
 
 
 def _check_inputs(folders: list[Path], site: Path) -> None:
-    from factsheet.cli_common import check_output
+    from factsheet.store import check_output
 
     if not folders:
         raise CatalogueError("give at least one folder to look for factsheets in")
@@ -146,7 +146,7 @@ def _sha256(path: Path) -> str:
 
 
 def _read(f: _Found, read: list[Path]) -> Factsheet:
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
 
     read.append(f.path)
     return load_factsheet(f.path)

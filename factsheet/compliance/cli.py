@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -47,19 +46,15 @@ def check(
     ] = False,
 ) -> None:
     """Check a factsheet against policies: compliance report, JUnit XML, and exit 1 when the gate fails."""
-    from factsheet.compliance.gate import gate_failure, run_check
+    from factsheet.api.check import check_factsheet
 
-    report, written = run_check(
+    result = check_factsheet(
         factsheet_json, policy, output, junit=junit, allow_insufficient=allow_insufficient
     )
-    _print_summary(report)
-    for p in written:
+    _print_summary(result.report)
+    for p in result.written:
         out.print(f"  {p}", highlight=False, markup=False)
-    failure = gate_failure(report)
-    if failure:
-        from probes.core.errors import CheckFailed
-
-        raise CheckFailed(failure)
+    result.raise_for_status()
 
 
 def _print_summary(report) -> None:
@@ -91,32 +86,15 @@ def diff(
     ] = None,
 ) -> None:
     """Regression gate between two builds: a change counts only when beyond noise (from raw records) and threshold."""
-    from factsheet.compliance.diff import compare, parse_limits, write_diff
-    from factsheet.compliance.policy import load_policy
-    from factsheet.verify import load_factsheet
-    from probes.core.errors import CheckFailed
+    from factsheet.api.diff import diff_factsheets
 
-    limits = {}
-    for ref in policy or []:
-        limits.update(parse_limits(load_policy(ref).max_regression, source=ref))
-    limits.update(parse_limits(dict(_split(x) for x in max_regression or []), source="--max-regression"))
-    a, b = load_factsheet(old), load_factsheet(new)
-    result = compare(a, old, b, new, limits)
-    written = write_diff(result, output or new.parent)
-    out.print(result.markdown(), highlight=False, markup=False)
-    for p in written:
+    result = diff_factsheets(
+        old, new, policies=policy or [], max_regression=max_regression or [], output=output
+    )
+    out.print(result.report.markdown(), highlight=False, markup=False)
+    for p in result.written:
         out.print(f"  {p}", highlight=False, markup=False)
-    if result.verdict != "no_regression":  # a regression, or no figure the records let us compare
-        raise CheckFailed(result.verdict_reason)
-
-
-def _split(item: str) -> tuple[str, str]:
-    from factsheet.compliance.diff import DiffError
-
-    key, sep, value = item.partition("=")
-    if not sep or not key or not value:
-        raise DiffError(f"--max-regression {item!r}: expected METRIC=LIMIT, e.g. e2el_ms.p99=10%")
-    return key.strip(), value.strip()
+    result.raise_for_status()  # a regression, or no figure the records let us compare
 
 
 @guarded
@@ -126,20 +104,22 @@ def policies(
     ] = None,
 ) -> None:
     """List the built-in policy profiles (or show one)."""
-    from factsheet.compliance.policy import PolicyError, load_policy, profile_names
+    from factsheet.api.check import policy_profiles
 
-    names = profile_names()
+    profiles = policy_profiles(name).profiles
     if name is None:
-        for n in names:
-            p = load_policy(n)
+        for n, p in profiles.items():
             params = ", ".join(f"{a.name}={a.value}" for a in p.parameters) or "no parameters"
             out.print(
-                f"{n}  {p.version}  {p.title}: {len(p.rules)} rules; {params}", highlight=False, markup=False
+                f"{n}  {p.version}  {p.title}: {len(p.rules)} rules; {params}",
+                highlight=False,
+                markup=False,
             )
         return
-    if name not in names:
-        raise PolicyError(f"{name}: no such built-in profile (profiles: {', '.join(names)})")
-    p = load_policy(name)
+    _print_policy(profiles[name])
+
+
+def _print_policy(p) -> None:
     out.print(f"{p.id} {p.version}: {p.title}", highlight=False, markup=False)
     if p.description:
         out.print(p.description, highlight=False, markup=False)
@@ -162,7 +142,3 @@ def policies(
             highlight=False,
             markup=False,
         )
-
-
-def relative_href(target: Path, from_dir: Path) -> str:
-    return os.path.relpath(target.absolute(), from_dir.absolute())

@@ -26,14 +26,13 @@ from scipy.stats import norm
 from factsheet import provenance as prov
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
-from factsheet.outputs import DIFF_FILES
+from factsheet.outputs import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.rederive import Discrepancy
 from factsheet.schema import AccuracySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
-from probes.core.files import write_atomic
 from probes.core.measurement import PERCENTILE_METHOD, Model
 from probes.load.metrics import LATENCY_METRICS
 
@@ -271,11 +270,16 @@ def _judge(f: FigureDiff, limit: Limit | None) -> None:
     f.regression = bool(worse and f.beyond_noise and f.beyond_limit)
 
 
+_WORKLOAD_DESCRIPTION = {"profile", "generator_version", "parameters", "requests_digest"}
+
+
 def workload_key(e: LoadPointEntry) -> str:
     """What must be equal for two load points to be compared: the point as run and the prompts sent."""
     data = {
         "point": e.result.point.model_dump(mode="json"),
-        "workload": e.result.workload.model_dump(mode="json"),
+        # What identifies the prompts; the profile's description (schema >= 1.3.0) and the bodies' digest
+        # (which names the served model) leave it out, so an older factsheet's synthetic points compare.
+        "workload": e.result.workload.model_dump(mode="json", exclude=_WORKLOAD_DESCRIPTION),
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
@@ -430,18 +434,16 @@ def _accuracy_figures(old: Factsheet, new: Factsheet) -> list[FigureDiff]:
 
 
 def write_diff(report: DiffReport, out_dir: Path) -> list[Path]:
-    from markupsafe import Markup
+    """diff.json (the record), diff.md and diff.html through the one document renderer, written as a set."""
+    # Imported here: `factsheet schema` imports this module for DiffReport alone and needs no renderer.
+    from factsheet.render import check_folder, page, write_set
 
-    from factsheet.render import CSS_FILE, RenderError, _environment
-    from factsheet.resources import TEMPLATES, data_file
-
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise RenderError(f"output folder {out_dir}: exists and is not a folder")
-    css = Markup(data_file(TEMPLATES, CSS_FILE).read_text(encoding="utf-8"))
-    html = _environment().get_template("diff.html.j2").render(report=report, css=css)
-    paths = [out_dir / name for name in DIFF_FILES]
-    write_atomic(paths[0], report.model_dump_json(indent=2).encode())
-    write_atomic(paths[1], report.markdown().encode())
-    write_atomic(paths[2], html.encode())
-    return paths
+    out_dir = check_folder(out_dir)
+    html = page("diff.html.j2", report=report)
+    return write_set(
+        [
+            (out_dir / DIFF_JSON, report.model_dump_json(indent=2).encode()),
+            (out_dir / DIFF_MARKDOWN, report.markdown().encode()),
+            (out_dir / DIFF_HTML, html.encode()),
+        ]
+    )

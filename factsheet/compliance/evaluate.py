@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,7 @@ from probes.energy.figures import Quantity
 from probes.load.capacity import CapacityResult
 from probes.load.metrics import CI_CONFIDENCE, CLAIM_CONFIDENCE, LATENCY_METRICS, LoadMetrics
 from probes.load.stats import SampleSufficiency, min_samples, proportion_ci, quantile_ci, sample_sufficiency
-from tuner.figures import Estimate
+from tuner.estimates import Estimate
 
 _OPS = {
     "<=": operator.le,
@@ -293,12 +295,41 @@ def _documents(ctx: _Context, rule: Rule) -> RuleResult:
     return _result(rule, "pass", f"documented by {', '.join(rule.documents)}{note}", figures)
 
 
+@dataclass
+class _Claim:
+    """A field rule's figure while it is judged: the figures the result shows (the figure first, then its
+    threshold or denominator), the threshold, and how to get the figure's CI at another confidence."""
+
+    rule: Rule
+    fig: Figure
+    figures: list[Figure]
+    threshold: Any
+    ci_fn: Callable[[float], Interval | None] | None
+
+    def verdict(self, outcome: Outcome, reason: str) -> RuleResult:
+        return _result(self.rule, outcome, reason, self.figures, threshold=self.threshold)
+
+
 def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
+    """A threshold (or `exists`) on one field, judged in the order the module docstring gives."""
     r = resolve(ctx.sheet, rule.field)
     if r.missing and r.not_measured is None and rule.op == "exists":
         return _result(rule, "fail", f"not recorded: {r.missing}", [_plain_figure(r)])
     if not r.ok:
         return _result(rule, "not_measured", _why(r), [_plain_figure(r)])
+    claim = _claim(ctx, rule, r)
+    if isinstance(claim, RuleResult):
+        return claim
+    return (
+        _take_share(ctx, claim)
+        or _evidence_verdict(claim)
+        or _support_verdict(ctx, claim, r)
+        or _comparison_verdict(claim)
+    )
+
+
+def _claim(ctx: _Context, rule: Rule, r: Resolved) -> _Claim | RuleResult:
+    """The figure and its threshold: the rule's own, or one read from the factsheet (not measured: no claim)."""
     threshold, figures = rule.threshold, []
     if rule.threshold_field is not None:
         t = resolve(ctx.sheet, rule.threshold_field)
@@ -307,106 +338,138 @@ def _field_rule(ctx: _Context, rule: Rule) -> RuleResult:
             return _result(rule, "not_measured", f"threshold {_why(t)}", figures)
         threshold = t.value
     fig, ci_fn = _figure(ctx, r, rule, threshold)
-    figures.insert(0, fig)
+    return _Claim(rule=rule, fig=fig, figures=[fig, *figures], threshold=threshold, ci_fn=ci_fn)
 
-    def judge(outcome: Outcome, reason: str) -> RuleResult:
-        return _result(rule, outcome, reason, figures, threshold=threshold)
 
-    if rule.of is not None:
-        d = resolve(ctx.sheet, rule.of)
-        figures.append(_plain_figure(d, "denominator"))
-        if not d.ok:
-            return judge("not_measured", f"denominator {_why(d)}")
-        num, den = fig.value, d.value
-        if not isinstance(num, int | float) or not isinstance(den, int | float) or not den:
-            return judge("not_measured", f"{rule.field} / {rule.of} = {num!r} / {den!r}: no share to take")
-        fig.value, fig.n, fig.unit = num / den, int(den), "share"
-        fig.note = f"{rule.field} / {rule.of} = {num} / {den}"
-        ci_fn = None
-        if isinstance(num, int) and isinstance(den, int) and 0 <= num <= den:
+def _take_share(ctx: _Context, claim: _Claim) -> RuleResult | None:
+    """With `of`, the figure becomes its share of the denominator (a count of a count gets a Wilson CI)."""
+    rule, fig = claim.rule, claim.fig
+    if rule.of is None:
+        return None
+    d = resolve(ctx.sheet, rule.of)
+    claim.figures.append(_plain_figure(d, "denominator"))
+    if not d.ok:
+        return claim.verdict("not_measured", f"denominator {_why(d)}")
+    num, den = fig.value, d.value
+    if not isinstance(num, int | float) or not isinstance(den, int | float) or not den:
+        return claim.verdict(
+            "not_measured", f"{rule.field} / {rule.of} = {num!r} / {den!r}: no share to take"
+        )
+    fig.value, fig.n, fig.unit = num / den, int(den), "share"
+    fig.note = f"{rule.field} / {rule.of} = {num} / {den}"
+    claim.ci_fn = None
+    if isinstance(num, int) and isinstance(den, int) and 0 <= num <= den:
 
-            def ci_fn(conf: float, k: int = num, n: int = den) -> Interval:
-                c = proportion_ci(k, n, conf)
-                return Interval(lower=c.lower, upper=c.upper, confidence=conf, method=c.method)
+        def ci_fn(conf: float, k: int = num, n: int = den) -> Interval:
+            c = proportion_ci(k, n, conf)
+            return Interval(lower=c.lower, upper=c.upper, confidence=conf, method=c.method)
 
+        claim.ci_fn = ci_fn
+    return None
+
+
+def _evidence_verdict(claim: _Claim) -> RuleResult | None:
+    """Evidence first: an estimate or altered records cannot pass, whatever the value."""
+    rule, fig = claim.rule, claim.fig
     if fig.unit and rule.unit and fig.unit != rule.unit:
         raise PolicyError(
             f"rules.{rule.id}: threshold unit {rule.unit!r} but {rule.field} is in {fig.unit!r}"
         )
-    # Evidence first: an estimate or altered records cannot pass, whatever the value.
     if rule.evidence.measured and fig.basis == "estimated":
-        return judge("insufficient_evidence", f"{rule.field} is {fig.note}; the rule demands a measurement")
+        return claim.verdict(
+            "insufficient_evidence", f"{rule.field} is {fig.note}; the rule demands a measurement"
+        )
     if rule.evidence.raw_records:
         if not fig.records:
-            return judge("insufficient_evidence", f"no raw records stand behind {rule.field}")
+            return claim.verdict("insufficient_evidence", f"no raw records stand behind {rule.field}")
         if any(c.status == "mismatch" for c in fig.records):
-            return judge("fail", "the raw records behind the figure do not match their sha256 (altered)")
+            return claim.verdict(
+                "fail", "the raw records behind the figure do not match their sha256 (altered)"
+            )
         if any(c.status != "verified" for c in fig.records):
-            return judge("insufficient_evidence", "the raw records behind the figure are missing")
-    # Then the figure itself (and its threshold or denominator taken from the sheet): re-derived from its
-    # records, or no decision rests on it.
+            return claim.verdict("insufficient_evidence", "the raw records behind the figure are missing")
+    return None
+
+
+def _support_verdict(ctx: _Context, claim: _Claim, r: Resolved) -> RuleResult | None:
+    """Then the figure itself (and its threshold or denominator taken from the sheet): re-derived from its
+    records, or no decision rests on it."""
+    rule = claim.rule
     found = ctx.unsupported(r, *(resolve(ctx.sheet, p) for p in (rule.threshold_field, rule.of) if p))
-    if found:
-        return judge(_unsupported_outcome(found), reasons(found))
+    return claim.verdict(_unsupported_outcome(found), reasons(found)) if found else None
+
+
+def _comparison_verdict(claim: _Claim) -> RuleResult:
+    """The comparison, on the confidence interval when the rule asks for one, then sample sufficiency."""
+    rule, fig, threshold = claim.rule, claim.fig, claim.threshold
     value, unit = fig.value, f" {rule.unit or fig.unit or ''}".rstrip()
     if rule.op == "exists":
-        return judge("pass", f"{rule.field} is recorded: {_fmt(value)}")
+        return claim.verdict("pass", f"{rule.field} is recorded: {_fmt(value)}")
     if isinstance(value, float) and math.isnan(value):
-        return judge("not_measured", f"{rule.field} is NaN")
+        return claim.verdict("not_measured", f"{rule.field} is NaN")
     met = _compare(value, rule.op, threshold)
     stated = f"{rule.field} = {_fmt(value)}{unit}, required {rule.op} {_fmt(threshold)}{unit}"
-    conf = rule.evidence.confidence
-    if conf is not None and rule.op in ("<=", "<", ">=", ">"):
-        stored = fig.ci if fig.ci is not None and math.isclose(fig.ci.confidence, conf) else None
-        fig.ci = (ci_fn(conf) if ci_fn is not None else None) or stored
-        ci = fig.ci
-        if ci is None or ci.lower is None or ci.upper is None:
-            why = (
-                "no confidence interval is defined for this figure"
-                if ci is None
-                else "too few samples for a two-sided interval"
-            )
-            return judge(
-                "insufficient_evidence", f"{stated} on the point value, but {why} at {conf:.0%} confidence"
-            )
-        passing_bound, failing_bound = (
-            (ci.upper, ci.lower) if rule.op in ("<=", "<") else (ci.lower, ci.upper)
-        )
-        bounds = f"{ci.confidence:.0%} CI [{_fmt(ci.lower)}, {_fmt(ci.upper)}]{unit}"
-        if _compare(passing_bound, rule.op, threshold):
-            met, stated = (
-                True,
-                f"{bounds} of {rule.field} lies wholly within {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})",
-            )
-        elif not _compare(failing_bound, rule.op, threshold):
-            return judge(
-                "fail",
-                f"{bounds} of {rule.field} lies wholly outside {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})",
-            )
-        else:
-            return judge(
-                "insufficient_evidence",
-                f"{bounds} straddles the threshold {_fmt(threshold)}{unit}: cannot decide (point {_fmt(value)})",
-            )
+    if rule.evidence.confidence is not None and rule.op in ("<=", "<", ">=", ">"):
+        on_interval = _interval_verdict(claim, stated, unit)
+        if isinstance(on_interval, RuleResult):
+            return on_interval
+        met, stated = True, on_interval
     if not met:
-        return judge("fail", f"{stated}: does not hold" + _n_text(fig))
+        return claim.verdict("fail", f"{stated}: does not hold" + _n_text(fig))
+    return _sufficiency_verdict(claim, stated)
+
+
+def _interval_verdict(claim: _Claim, stated: str, unit: str) -> RuleResult | str:
+    """The whole interval on the passing side passes (returns the statement that says so); wholly on the
+    failing side fails; across the threshold, or no interval, is insufficient evidence."""
+    rule, fig, threshold, value = claim.rule, claim.fig, claim.threshold, claim.fig.value
+    conf = rule.evidence.confidence
+    stored = fig.ci if fig.ci is not None and math.isclose(fig.ci.confidence, conf) else None
+    fig.ci = (claim.ci_fn(conf) if claim.ci_fn is not None else None) or stored
+    ci = fig.ci
+    if ci is None or ci.lower is None or ci.upper is None:
+        why = (
+            "no confidence interval is defined for this figure"
+            if ci is None
+            else "too few samples for a two-sided interval"
+        )
+        return claim.verdict(
+            "insufficient_evidence", f"{stated} on the point value, but {why} at {conf:.0%} confidence"
+        )
+    passing_bound, failing_bound = (ci.upper, ci.lower) if rule.op in ("<=", "<") else (ci.lower, ci.upper)
+    bounds = f"{ci.confidence:.0%} CI [{_fmt(ci.lower)}, {_fmt(ci.upper)}]{unit}"
+    if _compare(passing_bound, rule.op, threshold):
+        return f"{bounds} of {rule.field} lies wholly within {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})"
+    if not _compare(failing_bound, rule.op, threshold):
+        return claim.verdict(
+            "fail",
+            f"{bounds} of {rule.field} lies wholly outside {rule.op} {_fmt(threshold)}{unit} (point {_fmt(value)})",
+        )
+    return claim.verdict(
+        "insufficient_evidence",
+        f"{bounds} straddles the threshold {_fmt(threshold)}{unit}: cannot decide (point {_fmt(value)})",
+    )
+
+
+def _sufficiency_verdict(claim: _Claim, stated: str) -> RuleResult:
+    """A claim that holds passes only on the samples MLPerf early stopping demands, when the rule asks."""
+    rule, fig = claim.rule, claim.fig
+    suff = fig.sufficiency if rule.evidence.sufficient_samples else None
     if rule.evidence.sufficient_samples:
-        suff = fig.sufficiency
         if suff is None:
-            return judge(
+            return claim.verdict(
                 "insufficient_evidence",
                 f"{stated}: holds, but no sample-sufficiency rule applies to {rule.field} or its raw records are unavailable",
             )
         if not suff.sufficient:
             need = "more than any n can give" if suff.n_required is None else str(suff.n_required)
-            return judge(
+            return claim.verdict(
                 "insufficient_evidence",
                 f"{stated}: holds on the point value, but rests on {suff.n} samples with {suff.violations} above the threshold: "
                 f"MLPerf early stopping needs {need} for the claim at {suff.confidence:.0%} confidence",
             )
-    suff = fig.sufficiency if rule.evidence.sufficient_samples else None
     backing = f"; {suff.n} samples, {suff.n_required} needed" if suff is not None and suff.n_required else ""
-    return judge("pass", f"{stated}: holds" + _n_text(fig) + backing)
+    return claim.verdict("pass", f"{stated}: holds" + _n_text(fig) + backing)
 
 
 def _unsupported_outcome(found: list[Unsupported]) -> Outcome:

@@ -43,7 +43,7 @@ def run_check(
     junit: Path | None = None,
     allow_insufficient: bool = False,
 ) -> tuple[ComplianceReport, list[Path]]:
-    from factsheet.verify import load_factsheet
+    from factsheet.validate import load_factsheet
 
     sheet = load_factsheet(factsheet_json)
     policies = load_policies(refs)

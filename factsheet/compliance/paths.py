@@ -216,7 +216,10 @@ def _select(items: list | tuple, selector: str, walked: str, sheet: BaseModel) -
     if selector == HEADLINE:
         if walked != "load.points":
             raise PathError(f"[{HEADLINE}] selects a load point: only load.points[{HEADLINE}] is defined")
-        return headline_index(sheet.load)
+        # imported here: factsheet.schema imports the compliance summary, whose package this module is in
+        from factsheet.schema import headline_index
+
+        return None if isinstance(sheet.load, NotMeasured) else headline_index(sheet.load.points)
     for i, item in enumerate(items):
         if selector in _labels(item):
             return i
@@ -236,10 +239,3 @@ def _labels(item: Any) -> set[str]:
     if isinstance(value, int | float) and not isinstance(value, bool):
         labels |= {f"{value:g}", str(value)}
     return labels
-
-
-def headline_index(load: Any) -> int | None:
-    """The headline load point of a load section (see factsheet.schema.headline_index)."""
-    from factsheet.schema import headline_index as of_points
-
-    return None if isinstance(load, NotMeasured) else of_points(load.points)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.readout import Figure, Source, accuracy_figures, inference_energy, serving_figures
 from factsheet.export.text import json_for_html
 from probes.core.errors import InputError
 from probes.core.files import write_atomic

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factsheet.export.figures import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.readout import Figure, Source, accuracy_figures, inference_energy, serving_figures
 from factsheet.export.text import markdown_code, markdown_text
 from probes.core.files import write_atomic
 
@@ -137,9 +137,13 @@ def _sections(sheet):
 
 
 def write(src: Source, out_dir: Path) -> Path:
+    return write_files(src, out_dir)[0]
+
+
+def write_files(src: Source, out_dir: Path) -> list[Path]:
+    """The card, then the files of the Hub's newer format beside it (.eval_results/*.yaml)."""
     from factsheet.export import hf_eval_results
 
     path = Path(out_dir) / "README.md"
     write_atomic(path, model_card(src).encode())
-    hf_eval_results.write(src, out_dir)  # the Hub's newer format beside the card: .eval_results/*.yaml
-    return path
+    return [path, *hf_eval_results.write(src, out_dir)]

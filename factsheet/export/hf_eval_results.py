@@ -15,7 +15,7 @@ import base64
 import re
 from pathlib import Path
 
-from factsheet.export.figures import Figure, Source, accuracy_figures, serving_figures
+from factsheet.export.readout import Figure, Source, accuracy_figures, serving_figures
 from probes.core.files import write_atomic
 from probes.load.stats import proportion_ci
 

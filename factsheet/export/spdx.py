@@ -8,7 +8,7 @@ import io
 from datetime import datetime
 from pathlib import Path
 
-from factsheet.export.figures import Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.readout import Source, accuracy_figures, inference_energy, serving_figures
 from factsheet.export.text import json_for_html
 from probes.core.files import write_atomic
 

@@ -1,4 +1,4 @@
-"""`factsheet publish` (registered in factsheet/cli.py): flags -> one PublishSpec -> one publish."""
+"""`factsheet publish` (registered in factsheet/cli.py): flags -> one publish_factsheet call (factsheet.api)."""
 
 from __future__ import annotations
 
@@ -30,24 +30,16 @@ def publish(
     ] = None,
 ) -> None:
     """Publish a factsheet to MLflow: one run (params, metrics with CIs, tags, artifacts), all or nothing."""
-    from pydantic import ValidationError
+    from factsheet.api.publish import publish_factsheet
 
-    from factsheet.publish.mlflow import publish_factsheet
-    from factsheet.publish.spec import PublishSpec
-    from probes.core.errors import InputError, describe_validation_error
-
-    if model_version is not None and registered_model is None:
-        raise InputError("--model-version needs --registered-model (the model whose version it is)")
-    try:
-        spec = PublishSpec(
-            mlflow_uri=mlflow_uri,
-            experiment=experiment,
-            registered_model=registered_model,
-            model_version=model_version,
-        )
-    except ValidationError as exc:
-        raise InputError(describe_validation_error(exc)) from None
-    for line in publish_factsheet(factsheet_json, spec).lines():
+    published = publish_factsheet(
+        factsheet_json,
+        mlflow_uri,
+        experiment=experiment,
+        registered_model=registered_model,
+        model_version=model_version,
+    )
+    for line in published.run.lines():
         out.print(line, highlight=False)
 
 

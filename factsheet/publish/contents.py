@@ -17,7 +17,7 @@ from factsheet.attest.attestation import attestation_path
 from factsheet.outputs import COMPLIANCE_JSON, COMPLIANCE_SUFFIXES, RENDERINGS
 from factsheet.provenance import tool_version
 from factsheet.schema import Factsheet, headline_index
-from factsheet.verify import check_records, load_factsheet
+from factsheet.validate import check_records, load_factsheet
 from probes.core.digests import sha256_file
 from probes.core.errors import InputError
 from probes.core.measurement import NotMeasured

@@ -2,6 +2,6 @@
 compared with what the factsheet states (`factsheet validate`, and `factsheet verify` after the signature)."""
 
 from factsheet.rederive.compare import TOLERANCE, Discrepancy
-from factsheet.rederive.sheet import Rederivation, rederive, rederive_report
+from factsheet.rederive.sheet import Rederivation, rederivation, rederive
 
-__all__ = ["TOLERANCE", "Discrepancy", "Rederivation", "rederive", "rederive_report"]
+__all__ = ["TOLERANCE", "Discrepancy", "Rederivation", "rederive", "rederivation"]

@@ -14,10 +14,10 @@ from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import EnergySection, LoadSection
 from probes.core.measurement import NotMeasured
 from probes.energy import (
-    CarbonConfig,
+    CarbonSpec,
     ChannelSamples,
     ComponentWindow,
-    EnergyConfig,
+    EnergySpec,
     IdlePower,
     Unavailable,
     WindowEnergy,
@@ -83,7 +83,7 @@ def energy(
         idle,
         requests=requests,
         output_tokens=tokens,
-        config=EnergyConfig(estimate=bool(stated.estimated)),
+        config=EnergySpec(estimate=bool(stated.estimated)),
         cpu_model=cpu_model,
     )
     out += differences(stated, again, base, src)
@@ -132,7 +132,7 @@ def _carbon(section: EnergySection, energy_now: EnergyResult) -> list[Discrepanc
     carbon = section.carbon
     if isinstance(carbon, NotMeasured):
         return []
-    config = CarbonConfig(intensity_g_per_kwh=carbon.intensity.g_per_kwh, pue=carbon.pue)
+    config = CarbonSpec(intensity_g_per_kwh=carbon.intensity.g_per_kwh, pue=carbon.pue)
     again = carbon_figures(energy_now.energy_kwh(carbon.energy_basis), config, basis=carbon.energy_basis)
     if isinstance(again, NotMeasured):
         return [Discrepancy(figure="energy.carbon", stated="measured", recomputed=again.reason)]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.binding import capacity_step_context, load_point_context
+from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
 from factsheet.schema import LoadSection
@@ -23,7 +24,8 @@ from probes.load.capacity import (
 from probes.load.metrics import LoadMetrics
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures
+from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures, steady_records
+from probes.load.turns import turn_figures
 
 
 def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
@@ -62,10 +64,17 @@ def load_points(load: LoadSection, folder: Path, binding: Binding | None = None)
         out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
         out += differences(_judged_alike(res.arrivals), arrivals, f"{path}.result.arrivals", src)
         out += differences(res.sent, len(records), f"{path}.result.sent", src)
+        turns = turn_figures(steady_records(records, res.point), percentiles_of(res.metrics))
+        out += differences(res.turns, turns, f"{path}.result.turns", src)
         out += differences(
             res.not_sent, res.point.num_requests - len(records), f"{path}.result.not_sent", src
         )
         out += _in_flight_within_cap(res.point, records, path, src)
+        seen = server_view.recompute(
+            res.server_view, res.saturation, entry.server_records, load_point_context(res), records, metrics,
+            folder, (f"{path}.server_records", f"{path}.result"), binding,
+        )  # fmt: skip
+        out += server_view.compare(res.server_view, res.saturation, seen, f"{path}.result", src)
     return out
 
 
@@ -123,6 +132,10 @@ def _judged_alike(stated: Arrivals | None):
 class _Replayed:
     metrics: LoadMetrics
     arrivals: Arrivals | None
+    server_view: object = None
+    saturation: object = None
+    stop_reason: str | None = None  # attested: as the run reported (a point stopped when saturated)
+    aborted: str | None = None
 
 
 def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
@@ -176,7 +189,14 @@ def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) ->
         point = knob_point(template, cap.knob, stated.value)
         # A capacity point keeps no epoch window (0.0 origin: only the relative window is in its metrics).
         metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics))
-        replayed.append(_Replayed(metrics, arrivals))
+        scrapes = load.capacity.server_records[i] if i < len(load.capacity.server_records) else None
+        seen = server_view.recompute(
+            stated.server_view, stated.saturation, scrapes, context, records, metrics, folder,
+            (f"load.capacity.server_records[{i}]", f"{base}.points[{i}]"), binding,
+        )  # fmt: skip
+        out += seen.problems
+        stop = ("saturated", stated.stopped_early) if stated.stopped_early else (None, None)
+        replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop))
     if cap.search is not None:
         return out + _replay(cap, replayed, base, ", ".join(r.path for r in load.capacity.records))
     judged = [

@@ -17,8 +17,15 @@ def named_records(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:
     out: list[tuple[str, RecordsFile]] = []
     if not isinstance(sheet.load, NotMeasured):
         out += [(f"load.points[{i}].records", p.records) for i, p in enumerate(sheet.load.points)]
+        out += [
+            (f"load.points[{i}].server_records", p.server_records)
+            for i, p in enumerate(sheet.load.points)
+            if p.server_records is not None
+        ]
         if not isinstance(sheet.load.capacity, NotMeasured):
             out += [(f"load.capacity.records[{i}]", r) for i, r in enumerate(sheet.load.capacity.records)]
+            scrapes = enumerate(sheet.load.capacity.server_records)
+            out += [(f"load.capacity.server_records[{i}]", r) for i, r in scrapes if r is not None]
     if not isinstance(sheet.accuracy, NotMeasured):
         out.append(("accuracy.records", sheet.accuracy.records))
     if not isinstance(sheet.energy, NotMeasured) and sheet.energy.records is not None:

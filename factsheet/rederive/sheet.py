@@ -9,6 +9,7 @@ from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.energy import energy
 from factsheet.rederive.load import capacity, load_points
+from factsheet.rederive.predictor import predictor
 from factsheet.rederive.presence import missing_records, named_twice
 from factsheet.rederive.records import Binding
 from factsheet.schema import Factsheet
@@ -27,6 +28,9 @@ REDERIVED = (
     "1.1.0); window, request and token counts against the load point they cover; every derived figure "
     "(average power, J/request, J/token, Wh/1000 requests, tokens/J, net of idle, totals, the TDP estimate); "
     "carbon from that energy, intensity and PUE",
+    "predictor (schema >= 1.3.0): each campaign measurement's latency figures and metrics from its request "
+    "records; the model selection per figure, learning curves, importance, learnability, Pareto front, the "
+    "recommendation's predictions and the summary re-run (seeded) on the table the measurements make",
     "binding (schema >= 1.2.0): each records file's header names the digest of the context the factsheet "
     "states for it (a load point's label, settings, SLO and start; a capacity step's knob, value, place, "
     "kind, template and SLO; the accuracy run's dataset, tasks and sampling; the energy window and the "
@@ -41,9 +45,9 @@ class Rederivation(Model):
     unbound: list[str] = []  # records paths read without a context header (settings attested only)
 
 
-def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
+def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     """Every re-derivable figure recomputed and every records file's binding checked. Read the records'
-    digests first (`factsheet.verify.check_records`)."""
+    digests first (`factsheet.validate.check_records`)."""
     folder = Path(folder)
     binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
     out: list[Discrepancy] = named_twice(sheet)
@@ -54,6 +58,8 @@ def rederive_report(sheet: Factsheet, folder: Path) -> Rederivation:
         out += accuracy(sheet.accuracy, folder, binding)
     if not isinstance(sheet.energy, NotMeasured):
         out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder, binding)
+    if not isinstance(sheet.predictor, NotMeasured):
+        out += predictor(sheet.predictor, sheet.schema_version, folder)
     out += binding.missing()
     out += missing_records(sheet, bound=bool(binding.bound))
     unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]
@@ -64,4 +70,4 @@ def rederive(sheet: Factsheet, folder: Path) -> list[Discrepancy]:
     """Discrepancies between what `sheet` states and what the raw records in `folder` give, records bound to
     another context, measured figures with their records missing; empty when everything matches (to float
     precision). Read the records' digests first."""
-    return rederive_report(sheet, folder).discrepancies
+    return rederivation(sheet, folder).discrepancies

@@ -1,6 +1,5 @@
 """HumanEval+ accuracy through the serving endpoint, judged in an OS-level sandbox."""
 
-from probes.accuracy.config import HumanEvalConfig, SubsetConfig
 from probes.accuracy.dataset import DatasetInfo, load_dataset
 from probes.accuracy.errors import AccuracyError
 from probes.accuracy.evaluate import evaluate_samples, write_eval_report
@@ -8,18 +7,19 @@ from probes.accuracy.harness import SampleVerdict, TestVerdict
 from probes.accuracy.result import AccuracyResult, EvalReport, PassRates, SampleRecord
 from probes.accuracy.run import run_humaneval
 from probes.accuracy.sandbox import SandboxLimits
+from probes.accuracy.spec import HumanEvalSpec, SubsetSpec
 
 __all__ = [
     "AccuracyError",
     "AccuracyResult",
     "DatasetInfo",
     "EvalReport",
-    "HumanEvalConfig",
+    "HumanEvalSpec",
     "PassRates",
     "SampleRecord",
     "SampleVerdict",
     "SandboxLimits",
-    "SubsetConfig",
+    "SubsetSpec",
     "TestVerdict",
     "evaluate_samples",
     "load_dataset",

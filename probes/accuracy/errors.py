@@ -1,4 +1,5 @@
-"""The accuracy probe's bad-input error (the CLI maps ValueError subclasses to exit 2)."""
+"""The accuracy probe's bad-input error: one of the InputError family, so the CLI reports it in one line and
+exits 2."""
 
 from probes.core.errors import InputError
 

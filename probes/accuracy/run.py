@@ -9,19 +9,19 @@ from collections.abc import Callable
 
 import httpx
 
-from probes.accuracy.config import HumanEvalConfig, SubsetConfig
 from probes.accuracy.dataset import Dataset, DatasetInfo, HumanEvalTask, load_dataset
 from probes.accuracy.generate import PROMPTING, generate_all
 from probes.accuracy.harness import Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.parity import EVALPLUS_PARITY, JudgeParity
 from probes.accuracy.passk import pass_at_ks
 from probes.accuracy.result import AccuracyResult, PassRates, SampleRecord, Timings
+from probes.accuracy.spec import HumanEvalSpec, SubsetSpec
 
 
 async def run_humaneval(
     base_url: str,
     model: str,
-    config: HumanEvalConfig,
+    config: HumanEvalSpec,
     *,
     api_key: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -47,8 +47,11 @@ async def run_humaneval(
         )
     generation_s = time.monotonic() - start
     start = time.monotonic()
+    # Only the chosen tasks' canonical outputs: a fresh host computes (then caches) what it asks for, and
+    # the whole dataset's take minutes that a 10-task run (the demo's) has no use for.
+    ids = None if len(tasks) == len(dataset.tasks) else [t.task_id for t in tasks]
     expected = await asyncio.to_thread(
-        expected_outputs, dataset, config.limits, concurrency=config.eval_concurrency
+        expected_outputs, dataset, config.limits, concurrency=config.eval_concurrency, task_ids=ids
     )
     expected_s = time.monotonic() - start
     jobs = [Job(g.task, g.sample, g.program) for g in generations]
@@ -81,7 +84,7 @@ async def run_humaneval(
     )
 
 
-def select_tasks(dataset: Dataset, subset: SubsetConfig) -> tuple[list[HumanEvalTask], str]:
+def select_tasks(dataset: Dataset, subset: SubsetSpec) -> tuple[list[HumanEvalTask], str]:
     total = len(dataset.tasks)
     if subset.first is not None:
         start = min(subset.offset, total)

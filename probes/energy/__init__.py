@@ -13,7 +13,6 @@ Use around the load run (energy and performance from the same run, idle reported
 
 from probes.energy.carbon import CarbonIntensity, CarbonResult, carbon_figures, resolve_intensity
 from probes.energy.components import Component, Unavailable
-from probes.energy.config import CarbonConfig, EnergyConfig, EnergyError
 from probes.energy.figures import (
     ComponentFigures,
     EnergyFigures,
@@ -32,16 +31,17 @@ from probes.energy.monitor import (
     window_energy,
 )
 from probes.energy.nvml import NvmlBinding
+from probes.energy.spec import CarbonSpec, EnergyError, EnergySpec
 
 __all__ = [
-    "CarbonConfig",
+    "CarbonSpec",
     "ChannelSamples",
     "CarbonIntensity",
     "CarbonResult",
     "Component",
     "ComponentFigures",
     "ComponentWindow",
-    "EnergyConfig",
+    "EnergySpec",
     "EnergyError",
     "EnergyFigures",
     "EnergyMonitor",

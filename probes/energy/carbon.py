@@ -10,8 +10,8 @@ from pydantic import Field
 
 from probes.core.measurement import Model, NotMeasured
 from probes.energy.codecarbon_data import data_file, describe
-from probes.energy.config import CarbonConfig, EnergyConfig, EnergyError
 from probes.energy.figures import Basis, Quantity
+from probes.energy.spec import CarbonSpec, EnergyError, EnergySpec
 
 _COUNTRY_FILE = "data/private_infra/global_energy_mix.json"
 _CLOUD_FILE = "data/cloud/impact.csv"
@@ -35,10 +35,10 @@ class CarbonResult(Model):
 
 
 def carbon_figures(
-    energy_kwh: float | NotMeasured, config: EnergyConfig | CarbonConfig, *, basis: Basis = "measured"
+    energy_kwh: float | NotMeasured, config: EnergySpec | CarbonSpec, *, basis: Basis = "measured"
 ) -> CarbonResult | NotMeasured:
     """Emissions of `energy_kwh`; not measured when the energy or the intensity is not known."""
-    carbon = config.carbon if isinstance(config, EnergyConfig) else config
+    carbon = config.carbon if isinstance(config, EnergySpec) else config
     if isinstance(energy_kwh, NotMeasured):
         return NotMeasured(reason=f"carbon needs energy: {energy_kwh.reason}")
     intensity = resolve_intensity(carbon)
@@ -58,7 +58,7 @@ def carbon_figures(
     )
 
 
-def resolve_intensity(carbon: CarbonConfig) -> CarbonIntensity | NotMeasured:
+def resolve_intensity(carbon: CarbonSpec) -> CarbonIntensity | NotMeasured:
     """The intensity the spec gives or points to; raises EnergyError for an unknown country or region."""
     if carbon.intensity_g_per_kwh is not None:
         return _from_spec(carbon)
@@ -72,7 +72,7 @@ def resolve_intensity(carbon: CarbonConfig) -> CarbonIntensity | NotMeasured:
     )
 
 
-def _from_spec(carbon: CarbonConfig) -> CarbonIntensity:
+def _from_spec(carbon: CarbonSpec) -> CarbonIntensity:
     location: str | NotMeasured = carbon.country_iso or NotMeasured(
         reason="no location given with energy.carbon.intensity_g_per_kwh"
     )

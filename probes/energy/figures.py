@@ -9,9 +9,9 @@ from pydantic import Field
 
 from probes.core.measurement import Model, NotMeasured
 from probes.energy.components import Component, Unavailable
-from probes.energy.config import EnergyConfig, EnergyError
 from probes.energy.estimate import CpuPowerEstimate, estimate_cpu_power
 from probes.energy.monitor import ComponentWindow, IdlePower, WindowEnergy
+from probes.energy.spec import EnergyError, EnergySpec
 
 Basis = Literal["measured", "estimated"]
 
@@ -93,7 +93,7 @@ def energy_figures(
     *,
     requests: int,
     output_tokens: int,
-    config: EnergyConfig,
+    config: EnergySpec,
     cpu_model: str | None = None,
 ) -> EnergyResult:
     """Per-component and total energy figures of the window; `cpu_model` only feeds the estimate."""

@@ -12,9 +12,9 @@ from pydantic import Field
 
 from probes.core.measurement import Model, NotMeasured
 from probes.energy.components import ChannelReadError, Component, EnergyChannel, Unavailable
-from probes.energy.config import EnergyConfig, EnergyError
 from probes.energy.nvml import NvmlBinding, discover_gpus, gpu_disabled
 from probes.energy.rapl import discover_rapl
+from probes.energy.spec import EnergyError, EnergySpec
 
 IDLE_METHOD = (
     "mean power = energy over the idle window / its duration, measured before the run with no requests"
@@ -125,7 +125,7 @@ class EnergyMonitor:
 
     def __init__(
         self,
-        config: EnergyConfig,
+        config: EnergySpec,
         *,
         nvml: NvmlBinding | None = None,
         clock: Callable[[], float] = time.time,

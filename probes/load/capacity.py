@@ -18,10 +18,11 @@ from typing import Literal, Protocol
 from pydantic import Field
 
 from probes.core.errors import InputError
-from probes.core.measurement import Model
+from probes.core.measurement import Model, NotMeasured
 from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult, Progress, run_point
+from probes.server_view import Saturation, ServerView
 
 Knob = Literal["rate", "concurrency"]
 
@@ -46,7 +47,8 @@ RANGE_METHOD = (
 )
 PASS_RULE = (
     f"p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ {MAX_FAILED_FRACTION * 100:g} % of measured "
-    "(a failure is a violation), attainment ≥ min_attainment when given, and the run not client-bound"
+    "(a failure is a violation), attainment ≥ min_attainment when given, the run not client-bound, and not "
+    "over-saturated (its waiting queue or TTFT growing without bound: probes/server_view/saturation.py)"
 )
 
 
@@ -69,6 +71,9 @@ class CapacityPoint(Model):
         False, description="a confirmation run of the answer (long), not a search probe"
     )
     metrics: LoadMetrics
+    server_view: ServerView | NotMeasured | None = Field(None, description="schema >= 1.3.0")
+    saturation: Saturation | None = Field(None, description="schema >= 1.3.0")
+    stopped_early: str | None = Field(None, description="why the run stopped before its count (saturated)")
 
 
 class CapacitySearch(Model):
@@ -132,7 +137,9 @@ def judge_point(
     """One probed point with its verdict (the search and `factsheet validate` both judge through this)."""
     m = result.metrics
     arrivals = getattr(result, "arrivals", None)
-    reasons = judge(m, min_attainment, bool(arrivals and arrivals.client_bound))
+    saturation = getattr(result, "saturation", None)
+    saturated = bool(saturation and saturation.over_saturated)
+    reasons = judge(m, min_attainment, bool(arrivals and arrivals.client_bound), saturated)
     check = m.p99_check
     return CapacityPoint(
         value=value,
@@ -143,10 +150,17 @@ def judge_point(
         sufficient_samples=check.sufficiency.sufficient if check and check.sufficiency else None,
         confirmation=confirmation,
         metrics=m,
+        server_view=getattr(result, "server_view", None),
+        saturation=saturation,
+        stopped_early=getattr(result, "aborted", None)
+        if getattr(result, "stop_reason", None) == "saturated"
+        else None,
     )
 
 
-def judge(metrics: LoadMetrics, min_attainment: float | None, client_bound: bool = False) -> list[str]:
+def judge(
+    metrics: LoadMetrics, min_attainment: float | None, client_bound: bool = False, saturated: bool = False
+) -> list[str]:
     """Reasons a point fails the SLO (empty: it passes)."""
     reasons = []
     check = metrics.p99_check
@@ -160,6 +174,8 @@ def judge(metrics: LoadMetrics, min_attainment: float | None, client_bound: bool
         reasons.append(f"attainment {metrics.slo_attainment} < {min_attainment:g}")
     if client_bound:
         reasons.append("client-bound: the client's own delay could move the figures")
+    if saturated:
+        reasons.append("over-saturated: its waiting queue or TTFT grows without bound over the run")
     return reasons
 
 

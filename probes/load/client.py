@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from probes.load.records import RequestRecord
 from probes.load.transport import Pool
@@ -17,6 +17,8 @@ class Endpoint:
     kind: str = "completions"  # or "chat"
     api_key: str | None = None
     ignore_eos: bool = True
+    # sampling parameters sent with every request (a tuner configuration's): they override the defaults
+    sampling: dict = field(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -25,7 +27,8 @@ class Endpoint:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def body(self, prompt: str, max_tokens: int) -> dict:
+    def body(self, prompt: str | list[dict[str, str]], max_tokens: int) -> dict:
+        """The request body; `prompt` as a list is a chat conversation's messages (chat endpoint only)."""
         body: dict = {
             "model": self.model,
             "max_tokens": max_tokens,
@@ -33,13 +36,15 @@ class Endpoint:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if self.kind == "chat":
+        if isinstance(prompt, list):
+            body["messages"] = prompt
+        elif self.kind == "chat":
             body["messages"] = [{"role": "user", "content": prompt}]
         else:
             body["prompt"] = prompt
         if self.ignore_eos:
             body["ignore_eos"] = True
-        return body
+        return {**body, **self.sampling}
 
 
 def new_client(base_url: str, timeout_s: float, headers: dict[str, str]) -> Pool:
@@ -65,5 +70,16 @@ def begin_request(
     pool: Pool, endpoint: Endpoint, prompt: str, max_tokens: int, record: RequestRecord, t0: float
 ) -> Awaitable[RequestRecord]:
     """Like `stream_request`, but the bytes leave now when a kept-alive connection is free."""
-    body = json.dumps(endpoint.body(prompt, max_tokens)).encode()
+    return begin_body(pool, endpoint, request_body(endpoint, prompt, max_tokens), record, t0)
+
+
+def request_body(endpoint: Endpoint, prompt: str | list[dict[str, str]], max_tokens: int) -> bytes:
+    """The bytes sent for one request (what a workload's requests digest covers)."""
+    return json.dumps(endpoint.body(prompt, max_tokens)).encode()
+
+
+def begin_body(
+    pool: Pool, endpoint: Endpoint, body: bytes, record: RequestRecord, t0: float
+) -> Awaitable[RequestRecord]:
+    """Send `body` now (see `begin_request`)."""
     return pool.begin(record, t0, body, chat=endpoint.kind == "chat", path=endpoint.path)

@@ -29,6 +29,10 @@ class RequestRecord(Model):
     http_status: int | None = None
     error_kind: ErrorKind | None = None
     error: str | None = None
+    session: int | None = Field(None, description="chat-sessions: the session this turn belongs to")
+    turn: int | None = Field(None, description="chat-sessions: turn index in its session, from 1")
+    # The reply's text, kept only while the run needs it (a session's next turn carries it); never written.
+    reply: str | None = Field(None, exclude=True)
 
     @property
     def ok(self) -> bool:
@@ -39,8 +43,15 @@ class RequestRecord(Model):
         return None if self.scheduled_s is None else self.sent_s - self.scheduled_s - self.queued_s
 
 
+_SESSION_FIELDS = {"session", "turn"}
+
+
 def records_jsonl(records: Iterable[RequestRecord]) -> bytes:
-    return b"".join(r.model_dump_json().encode() + b"\n" for r in records)
+    # Records outside a session are written as before schema 1.3.0 (no session/turn keys), byte for byte.
+    return b"".join(
+        r.model_dump_json(exclude=None if r.session is not None else _SESSION_FIELDS).encode() + b"\n"
+        for r in records
+    )
 
 
 def load_records(data: bytes) -> list[RequestRecord]:

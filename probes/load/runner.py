@@ -10,15 +10,32 @@ from typing import Literal
 
 from pydantic import Field
 
+from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
-from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, NotMeasured, summarize
 from probes.core.progress import Update
 from probes.load.arrivals import arrival_offsets
-from probes.load.client import Endpoint, begin_request, new_client, stream_request, warm
-from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics
+from probes.load.client import Endpoint, begin_body, new_client, request_body, warm
+from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
+from probes.load.sessions import closed_sessions, open_sessions
+from probes.load.turns import TurnFigures, turn_figures
 from probes.load.workload import Workload, synthetic_prompts
+from probes.load.workloads.context import BuildContext
+from probes.load.workloads.plan import Plan
+from probes.load.workloads.profiles import WorkloadProfile
+from probes.load.workloads.registry import build_plan
+from probes.server_view import (
+    Saturation,
+    Scraper,
+    ScrapeRecord,
+    ServerView,
+    ServerViewSpec,
+    check_endpoint,
+    point_server_side,
+    saturation_watch,
+)
 
 
 class LoadProbeError(InputError):
@@ -57,7 +74,7 @@ class Arrivals(Model):
     client_bound_reasons: list[str] = Field(default_factory=list)
 
 
-StopReason = Literal["count", "duration", "target_unreachable"]
+StopReason = Literal["count", "duration", "target_unreachable", "saturated"]
 
 
 class PointResult(Model):
@@ -72,7 +89,15 @@ class PointResult(Model):
     window_epoch: tuple[float, float] | None = Field(description="steady window in epoch seconds")
     arrivals: Arrivals | None
     workload: Workload
+    turns: list[TurnFigures] | None = Field(
+        None, description="chat-sessions: figures by turn index over the steady window (schema >= 1.3.0)"
+    )
     records: list[RequestRecord] = Field(exclude=True, default_factory=list)
+    server_view: ServerView | NotMeasured | None = Field(
+        None, description="the target's /metrics over the run (schema >= 1.3.0; None: not asked)"
+    )
+    saturation: Saturation | None = Field(None, description="the saturation test (schema >= 1.3.0)")
+    scrapes: list[ScrapeRecord] | NotMeasured | None = Field(exclude=True, default=None)
 
 
 Progress = Update
@@ -86,6 +111,7 @@ class _Run:
         self.t0 = t0
         self.connect_failures = 0  # consecutive
         self.aborted: str | None = None
+        self.saturated: str | None = None  # set by the scraper's thread (stop_when_saturated)
         self.deadline_hit = False
 
     def now(self) -> float:
@@ -94,7 +120,7 @@ class _Run:
     def may_send(self) -> bool:
         if self.point.duration_s is not None and self.now() >= self.point.duration_s:
             self.deadline_hit = True
-        return self.aborted is None and not self.deadline_hit
+        return self.aborted is None and self.saturated is None and not self.deadline_hit
 
     def observe(self, rec: RequestRecord) -> None:
         if rec.error_kind != "connect":
@@ -121,17 +147,38 @@ async def run_point(
     progress: Progress | None = None,
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
     output_lens: list[int] | None = None,
+    profile: WorkloadProfile | None = None,
+    sampling: dict | None = None,
+    server_view: ServerViewSpec | None = None,
 ) -> PointResult:
-    """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`."""
-    if prompts is None:
+    """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`. `profile`
+    builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones.
+    `sampling` (e.g. a tuner configuration's temperature, top_p) goes into every request's body;
+    `server_view` scrapes the target's /metrics while it runs (probes/server_view)."""
+    if profile is not None:
+        ctx = BuildContext(point.num_requests, point.seed, point.input_len, point.output_len, tokenizer_path)
+        plan = build_plan(profile, ctx)
+    elif prompts is None:
         prompts, workload = synthetic_prompts(point.num_requests, point.input_len, point.seed, tokenizer_path)
-    if workload is None:
-        raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
-    endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos)
+    if profile is None:
+        if workload is None:
+            raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
+        plan = Plan(prompts, output_lens, workload)
+    endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos, dict(sampling or {}))
+    _check_plan(plan, point, endpoint)
     with _fewer_gc_pauses():
-        return await _drive(
-            base_url, point, slo, endpoint, prompts, workload, output_lens, progress, percentiles
+        return await _drive(base_url, point, slo, endpoint, plan, progress, percentiles, server_view)
+
+
+def _check_plan(plan: Plan, point: LoadPoint, endpoint: Endpoint) -> None:
+    if plan.sessions is not None and endpoint.kind != "chat":
+        raise LoadProbeError("workload chat-sessions: needs the chat endpoint (load.endpoint: chat)")
+    if plan.sessions is not None and point.mode == "open" and point.max_concurrency:
+        raise LoadProbeError(
+            "workload chat-sessions: max_concurrency does not apply (sessions are open loop)"
         )
+    if plan.offsets is not None and point.mode != "open":
+        raise LoadProbeError("workload trace: replays its own schedule: the point must be open loop (rate)")
 
 
 @contextlib.contextmanager
@@ -153,15 +200,59 @@ def _fewer_gc_pauses():
 _GC_DEPTH = [0]
 
 
-async def _drive(base_url, point, slo, endpoint, prompts, workload, output_lens, progress, percentiles):
+async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentiles, view):
+    missing = check_endpoint(base_url, endpoint.headers()) if view and view.scrape else None
     async with new_client(base_url, point.request_timeout_s, endpoint.headers()) as client:
         await warm(client, time.perf_counter())
+        watch = _Watch()
+        scraper = _scraper(base_url, endpoint, view, watch) if view and view.scrape and not missing else None
         started_at = time.time()
         run = _Run(point, time.perf_counter())
-        loop = _closed_loop if point.mode == "closed" else _open_loop
-        work = _Work(prompts, output_lens, point.output_len)
-        records = await loop(client, endpoint, point, work, run, progress)
-    return _result(point, slo, records, started_at, workload, run, percentiles)
+        if scraper:
+            watch.run = run
+            scraper.start(run.t0)
+        work = _Work(endpoint, plan, point.output_len)
+        try:
+            if plan.sessions is not None:
+                records = await _sessions(client, endpoint, point, work, run, progress)
+            else:
+                loop = _closed_loop if point.mode == "closed" else _open_loop
+                records = await loop(client, endpoint, point, work, run, progress)
+        finally:
+            scrapes = scraper.stop() if scraper else missing
+    workload = plan.workload.model_copy(update={"requests_digest": work.digest()})
+    return _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
+
+
+class _Watch:
+    """Where the scraper's thread says a point is saturated (the run exists only once the clock starts)."""
+
+    run: _Run | None = None
+
+    def stop(self, reason: str) -> None:
+        if self.run is not None and self.run.saturated is None:
+            self.run.saturated = reason
+
+
+def _scraper(base_url: str, endpoint: Endpoint, view: ServerViewSpec, watch: _Watch) -> Scraper:
+    """The point's scraper, its baseline read before the clock starts."""
+    check = saturation_watch(watch.stop) if view.stop_when_saturated else None
+    return Scraper(base_url, endpoint.headers(), view.interval_s, check)
+
+
+async def _sessions(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
+    sent: list[int] = []
+
+    async def send(rec: RequestRecord, messages: list[dict[str, str]], max_tokens: int) -> None:
+        body = work.keep(rec.index, request_body(endpoint, messages, max_tokens))
+        await begin_body(client, endpoint, body, rec, run.t0)
+        run.observe(rec)
+        sent.append(rec.index)
+        if progress:
+            progress(len(sent), work.plan.count)
+
+    drive = closed_sessions if point.mode == "closed" else open_sessions
+    return await drive(work.plan.sessions or [], point, run, send)
 
 
 async def _finish(pending, rec: RequestRecord, run: _Run, progress, records, point) -> None:
@@ -172,17 +263,27 @@ async def _finish(pending, rec: RequestRecord, run: _Run, progress, records, poi
 
 
 class _Work:
-    def __init__(self, prompts: list[str], output_lens: list[int] | None, output_len: int):
-        self.prompts, self.output_lens, self.output_len = prompts, output_lens, output_len
+    """The plan's requests as bytes, and every body sent (the workload's requests digest)."""
 
-    def request(self, i: int) -> tuple[str, int]:
-        lens = self.output_lens
-        return self.prompts[i % len(self.prompts)], lens[i % len(lens)] if lens else self.output_len
+    def __init__(self, endpoint: Endpoint, plan: Plan, output_len: int):
+        self.endpoint, self.plan, self.output_len = endpoint, plan, output_len
+        self.sent: dict[int, bytes] = {}
+
+    def body(self, i: int) -> bytes:
+        prompts, lens = self.plan.prompts, self.plan.output_lens
+        max_tokens = lens[i % len(lens)] if lens else self.output_len
+        return self.keep(i, request_body(self.endpoint, prompts[i % len(prompts)], max_tokens))
+
+    def keep(self, i: int, body: bytes) -> bytes:
+        self.sent[i] = body
+        return body
+
+    def digest(self) -> str:
+        return sha256_bytes(b"".join(self.sent[i] + b"\n" for i in sorted(self.sent)))
 
 
 async def _send(client, endpoint, work: _Work, rec: RequestRecord, run: _Run) -> None:
-    prompt, max_tokens = work.request(rec.index)
-    await stream_request(client, endpoint, prompt, max_tokens, rec, run.t0)
+    await begin_body(client, endpoint, work.body(rec.index), rec, run.t0)
     run.observe(rec)
 
 
@@ -205,7 +306,10 @@ async def _closed_loop(client, endpoint, point, work: _Work, run: _Run, progress
 
 
 async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
-    offsets = arrival_offsets(point.num_requests, point.rate, point.burstiness, point.seed)
+    # A trace brings its own schedule; otherwise the arrival process draws one.
+    offsets = work.plan.offsets
+    if offsets is None:
+        offsets = arrival_offsets(point.num_requests, point.rate, point.burstiness, point.seed)
     slot = asyncio.Semaphore(point.max_concurrency) if point.max_concurrency else None
     records: list[RequestRecord] = []
     tasks = []
@@ -237,8 +341,7 @@ async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) 
             # Uncapped: start the request right here, so no task start-up sits in the send lag.
             rec = RequestRecord(index=i, scheduled_s=float(offset), sent_s=run.now())
             records.append(rec)
-            prompt, max_tokens = work.request(i)
-            pending = begin_request(client, endpoint, prompt, max_tokens, rec, run.t0)
+            pending = begin_body(client, endpoint, work.body(i), rec, run.t0)
             tasks.append(asyncio.ensure_future(_finish(pending, rec, run, progress, records, point)))
         else:
             tasks.append(asyncio.create_task(send(i, float(offset))))
@@ -325,21 +428,56 @@ def point_figures(
     return metrics, window, _arrivals(records, point, metrics)
 
 
-def _result(point, slo, records, started_at, workload, run: _Run, percentiles) -> PointResult:
+def server_figures(
+    records: list[RequestRecord],
+    scrapes: list[ScrapeRecord] | NotMeasured,
+    view: ServerViewSpec,
+    metrics: LoadMetrics,
+) -> tuple[ServerView | NotMeasured, Saturation]:
+    """What a run's scrapes and records determine of the server view and the saturation test. The run
+    itself and `factsheet validate`'s re-derivation both call this."""
+    ttft = [(r.sent_s, request_latencies(r)["ttft_ms"]) for r in records if r.ok]
+    ends = [r.end_s for r in records if r.end_s is not None]
+    return point_server_side(
+        scrapes,
+        view.interval_s,
+        [r.sent_s for r in records],
+        ends,
+        ttft,
+        metrics.ttft_ms.p(50),
+        view.stop_when_saturated,
+    )
+
+
+def _stop_reason(run: _Run) -> StopReason:
+    if run.aborted:
+        return "target_unreachable"
+    return "saturated" if run.saturated else "duration" if run.deadline_hit else "count"
+
+
+def _result(point, slo, records, started_at, workload, run: _Run, percentiles, view, scrapes) -> PointResult:
     metrics, window, arrivals = point_figures(point, slo, records, started_at, percentiles)
+    turns = turn_figures(steady_records(records, point), percentiles)
+    seen, saturation = (
+        server_figures(records, scrapes, view, metrics) if scrapes is not None else (None, None)
+    )
     return PointResult(
         point=point,
         label=point.label,
         started_at=started_at,
         sent=len(records),
         not_sent=point.num_requests - len(records),
-        stop_reason="target_unreachable" if run.aborted else "duration" if run.deadline_hit else "count",
-        aborted=run.aborted,
+        stop_reason=_stop_reason(run),
+        aborted=run.aborted or run.saturated,
         metrics=metrics,
         window_epoch=window,
         arrivals=arrivals,
         workload=workload,
+        turns=turns,
         records=records,
+        server_view=seen,
+        saturation=saturation,
+        scrapes=scrapes,
     )
 
 

@@ -19,12 +19,13 @@ def _chunk_text(payload: dict, chat: bool) -> str:
 class SSEParser:
     """Feed raw body bytes with their arrival time; every event in one read gets that read's time."""
 
-    __slots__ = ("chat", "record", "buffer", "finished")
+    __slots__ = ("chat", "record", "buffer", "finished", "text")
 
     def __init__(self, chat: bool, record: RequestRecord):
         self.chat, self.record = chat, record
         self.buffer = b""
         self.finished = False  # [DONE] seen
+        self.text: list[str] = []  # the reply, piece by piece (a chat session's next turn carries it)
 
     def feed(self, data: bytes, now: float) -> str:
         """Returns 'done' after [DONE], 'error' after an error event, else 'more'."""
@@ -49,7 +50,9 @@ class SSEParser:
             if "error" in payload:
                 rec.error_kind, rec.error = "protocol", f"error event: {payload['error']}"
                 return "error"
-            if _chunk_text(payload, self.chat):
+            text = _chunk_text(payload, self.chat)
+            if text:
+                self.text.append(text)
                 if rec.first_chunk_s is None:
                     rec.first_chunk_s = now
                 rec.chunk_s.append(now)
@@ -63,6 +66,7 @@ class SSEParser:
     def close(self) -> None:
         """Derive end time and (fallback) token count once the exchange is over."""
         rec = self.record
+        rec.reply = "".join(self.text)
         if rec.chunk_s:
             rec.end_s = rec.chunk_s[-1]
         if rec.output_tokens is None and rec.chunk_s and rec.error_kind is None:

@@ -8,6 +8,7 @@ binomial tail is taken from scipy's beta distribution (P(X ≤ t) = I_q(n − t,
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
@@ -26,6 +27,17 @@ QUANTILE_CI_METHOD = (
     "exact coverage stated"
 )
 PROPORTION_CI_METHOD = "Clopper–Pearson exact binomial interval"
+VERDICT_RULE = (
+    "a claim 'p{q} ≤ threshold' is a conclusive pass when MLPerf early stopping supports it (its one-sided "
+    "99 % bound lies within the threshold), a conclusive fail when the 95 % order-statistic interval of "
+    "p{q} lies wholly above the threshold, and insufficient when the samples cannot decide either way"
+)
+Verdict = Literal["conclusive_pass", "conclusive_fail", "insufficient"]
+VERDICT_NAMES: dict[str, str] = {  # the verdicts in words, wherever a document shows one
+    "conclusive_pass": "conclusive pass",
+    "conclusive_fail": "conclusive fail",
+    "insufficient": "insufficient samples",
+}
 
 
 class StatsError(InputError):
@@ -46,6 +58,12 @@ class SampleSufficiency(Model):
     confidence: float
     sufficient: bool
     rule: str
+    verdict: Verdict | None = Field(
+        None,
+        description="what the samples decide about the claim (schema >= 1.3.0): "
+        + VERDICT_RULE.format(q="99")
+        + "; None without a threshold (no claim to decide)",
+    )
 
 
 class QuantileCI(Model):
@@ -114,10 +132,14 @@ def sample_sufficiency(
     percentile: float = 99.0,
     threshold: float | None = None,
     confidence: float = 0.99,
+    interval_confidence: float = 0.95,
 ) -> SampleSufficiency:
+    """Whether `values` support 'p{percentile} ≤ threshold' (MLPerf early stopping at `confidence`), and
+    the verdict on that claim (`claim_verdict`, with the `interval_confidence` interval of the percentile)."""
     arr = np.asarray(values, dtype=float)
     t = int((arr > threshold).sum()) if threshold is not None else 0
     need = min_samples(percentile, t, confidence)
+    sufficient = need is not None and arr.size >= need
     return SampleSufficiency(
         percentile=percentile,
         n=int(arr.size),
@@ -125,9 +147,29 @@ def sample_sufficiency(
         violations=t,
         n_required=need,
         confidence=confidence,
-        sufficient=need is not None and arr.size >= need,
+        sufficient=sufficient,
         rule=EARLY_STOPPING_RULE.format(q=f"{percentile:g}"),
+        verdict=None
+        if threshold is None
+        else claim_verdict(sufficient, quantile_ci(arr, percentile, interval_confidence), threshold),
     )
+
+
+def claim_verdict(sufficient: bool, interval: QuantileCI, threshold: float) -> Verdict:
+    """What n samples decide about the claim 'p{q} ≤ threshold': the one place this verdict is made.
+
+    - conclusive pass: MLPerf early stopping supports the claim (`sufficient`): its one-sided 99 % bound
+      lies within the threshold, so the 95 % interval does too;
+    - conclusive fail: the 95 % order-statistic interval of p{q} lies wholly above the threshold (its lower
+      end exceeds it), however few samples it rests on: more samples would only narrow it;
+    - insufficient: neither, i.e. the interval straddles the threshold (or has no lower end): the samples
+      cannot decide, and more of them could.
+    """
+    if sufficient:
+        return "conclusive_pass"
+    if interval.lower is not None and interval.lower > threshold:
+        return "conclusive_fail"
+    return "insufficient"
 
 
 def quantile_ci(values: list[float] | np.ndarray, percentile: float, confidence: float = 0.95) -> QuantileCI:

@@ -14,9 +14,10 @@ from pydantic import Field, model_validator
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import Model
+from probes.load.workloads.profiles import WorkloadProfile
 
 # Common one-token English words: without a tokenizer, one word ≈ one token (stated as the method).
-_WORDS = (
+WORDS = (
     "the of and to in is was for on are with as by at be this from that have or one had not but what all "
     "were when we there can an your which their said if do will each about how up out them then she many "
     "some so these would other into has more her two like him see time could no make than first been its "
@@ -73,6 +74,16 @@ class Workload(Model):
     output_len_method: str | None = None
     file_digest: str | None = Field(None, description="sha256 of the source file (humaneval, jsonl)")
     spec: WorkloadConfig | None = Field(None, description="the configuration it was built from")
+    profile: str | None = Field(None, description="workload profile (schema >= 1.3.0; older: synthetic)")
+    generator_version: str | None = Field(
+        None, description="version of the profile's generator: equal version, spec and seed → equal requests"
+    )
+    parameters: WorkloadProfile | None = Field(None, description="the profile's parameters (files by name)")
+    requests_digest: str | None = Field(
+        None,
+        description="sha256 of every request body exactly as sent, in request-index order, each followed by "
+        "a newline (schema >= 1.3.0)",
+    )
 
 
 class Prompts(Model):
@@ -86,7 +97,7 @@ def _digest(obj) -> str:
     return sha256_bytes(json.dumps(obj).encode())
 
 
-def _tokenizer(path: str | None):
+def load_tokenizer(path: str | None):
     # Absent tokenizer: documented fallback to word counts (the description says so), not an error.
     if not path or not Path(path).is_file():
         return None
@@ -136,17 +147,17 @@ def synthetic_prompts(
 ) -> tuple[list[str], Workload]:
     """`count` prompts of `input_len` tokens (the lead's original entry point; fixed lengths)."""
     spec = WorkloadConfig(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path)
-    built = _synthetic(spec, count, fixed_output=True)
+    built = synthetic_workload(spec, count, fixed_output=True)
     return built.prompts, built.workload
 
 
-def _synthetic(spec: WorkloadConfig, count: int, *, fixed_output: bool = False) -> Prompts:
+def synthetic_workload(spec: WorkloadConfig, count: int, *, fixed_output: bool = False) -> Prompts:
     rng = np.random.default_rng(spec.seed)
-    tok = _tokenizer(spec.tokenizer_path)
+    tok = load_tokenizer(spec.tokenizer_path)
     in_lens = _lengths(rng, spec.input_len, count, spec)
     prompts = []
     for n in in_lens:
-        words = [_WORDS[i] for i in rng.integers(0, len(_WORDS), size=n)]
+        words = [WORDS[i] for i in rng.integers(0, len(WORDS), size=n)]
         prompts.append(_fit_to_tokens(words, n, tok) if tok else " ".join(words))
     lens = _length_desc(spec, "tokens", spec.input_len)
     name = Path(spec.tokenizer_path).name if spec.tokenizer_path else None
@@ -212,7 +223,7 @@ def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
     return raw, rows
 
 
-def _humaneval(spec: WorkloadConfig, count: int) -> Prompts:
+def humaneval_prompts(spec: WorkloadConfig, count: int) -> Prompts:
     path = spec.path or DEFAULT_HUMANEVAL_PATH
     raw, rows = _read(path, "prompt")
     # Shuffled with the seed, then cycled: a run longer than the 164 tasks repeats them in that order.
@@ -223,7 +234,7 @@ def _humaneval(spec: WorkloadConfig, count: int) -> Prompts:
     return _prompts(prompts, out, spec, desc, "humaneval", sha256_bytes(raw))
 
 
-def _jsonl(spec: WorkloadConfig, count: int) -> Prompts:
+def jsonl_prompts(spec: WorkloadConfig, count: int) -> Prompts:
     raw, rows = _read(spec.path or "", "prompt")
     picked = [rows[i % len(rows)] for i in range(count)]
     out = []
@@ -250,7 +261,7 @@ def build_workload(spec: WorkloadConfig, count: int) -> Prompts:
     if count < 1:
         raise WorkloadError(f"workload: count must be ≥ 1, got {count}")
     if spec.source == "humaneval":
-        return _humaneval(spec, count)
+        return humaneval_prompts(spec, count)
     if spec.source == "jsonl":
-        return _jsonl(spec, count)
-    return _synthetic(spec, count)
+        return jsonl_prompts(spec, count)
+    return synthetic_workload(spec, count)

@@ -14,7 +14,7 @@ from probes.targets.errors import TargetError
 from probes.targets.model_source import GGUFSource, ModelSource, PreparedModel, prepare
 from probes.targets.vllm import EngineInfo, VllmServer, VllmTarget
 
-TargetConfig = Annotated[EndpointTarget | VllmTarget, Field(discriminator="kind")]
+TargetSpec = Annotated[EndpointTarget | VllmTarget, Field(discriminator="kind")]
 
 
 class LiveTarget(Model):
@@ -67,7 +67,7 @@ __all__ = [
     "LiveTarget",
     "ModelSource",
     "PreparedModel",
-    "TargetConfig",
+    "TargetSpec",
     "TargetError",
     "VllmServer",
     "VllmTarget",

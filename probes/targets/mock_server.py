@@ -6,6 +6,13 @@ absolute deadlines so the timing does not drift. Faults are deterministic by req
 every `fail_every`-th request gets HTTP 500, every `drop_every`-th is cut after `drop_after` tokens,
 every `reset_every`-th has its connection reset before any response, every `stall_every`-th gets
 its headers and then nothing. The first matching rule in that order applies.
+
+With `metrics`, `/metrics` serves vLLM's names in Prometheus text (prometheus-client's own registry and
+exposition), with values known from what the server did: requests holding a slot (`running`) and waiting for
+one (`waiting`; an open loop above capacity grows it without bound), KV usage = running / slots, prompt
+tokens (words) looked up and `prefix_hit_fraction` of them (floored, per request) found in the prefix cache,
+a preemption every `preempt_every`-th request, and each request's TTFT (arrival to first token) and E2EL in
+histograms with vLLM's bucket bounds. `metrics_text` serves that text verbatim instead (a broken page).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import time
 from collections.abc import Iterator
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from pydantic import Field
 
 from probes.core.measurement import Model
@@ -39,9 +47,61 @@ class MockServerConfig(Model):
         0, ge=0, description="every k-th request gets headers, then nothing: the client times out (0: never)"
     )
     default_max_tokens: int = Field(16, ge=1)
+    tokens_per_chunk: int = Field(
+        1,
+        ge=1,
+        description="tokens each streamed chunk carries (> 1 as with n-gram speculation); chunk j is sent "
+        "at ttft_ms + j · tokens_per_chunk · itl_ms, so the time per output token stays itl_ms",
+    )
     reply_text: str | None = Field(
         None, description="fixed reply (non-streaming and chat), else 'tok' tokens"
     )
+    numbered_replies: bool = Field(
+        False,
+        description="streamed token i of request n is 'r{n}.{i} ': every reply unique and known to a test",
+    )
+    metrics: bool = Field(False, description="serve /metrics with vLLM's names and known values")
+    prefix_hit_fraction: float = Field(0.0, ge=0, le=1, description="of each prompt's tokens, found cached")
+    preempt_every: int = Field(0, ge=0, description="every k-th request counts a preemption (0: never)")
+    metrics_text: str | None = Field(None, description="served verbatim on /metrics instead")
+
+
+class Received(Model):
+    """A request as the mock server received it (the recording a test reads)."""
+
+    n: int = Field(description="arrival number, from 1")
+    at_s: float = Field(description="time.perf_counter() on arrival")
+    path: str
+    body: dict
+    reply: str = Field("", description="the streamed reply's text, once sent")
+
+
+# vLLM 0.32's own bucket bounds (s) for the two latency histograms, as its /metrics page shows them
+# (tests/server_view/fixtures/vllm-0.32-metrics.txt).
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+                40.0, 80.0, 160.0, 640.0, 2560.0)  # fmt: skip
+E2EL_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
+                480.0, 960.0, 1920.0, 7680.0)  # fmt: skip
+
+
+class _Metrics:
+    """The server's state in vLLM's names, in a registry of its own (one per app)."""
+
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        labels = ["engine", "model_name"]
+        self.running = Gauge("vllm:num_requests_running", "running", labels, registry=r).labels("0", "mock")
+        self.waiting = Gauge("vllm:num_requests_waiting", "waiting", labels, registry=r).labels("0", "mock")
+        self.kv = Gauge("vllm:kv_cache_usage_perc", "kv usage", labels, registry=r).labels("0", "mock")
+        self.queries = Counter("vllm:prefix_cache_queries", "q", labels, registry=r).labels("0", "mock")
+        self.hits = Counter("vllm:prefix_cache_hits", "h", labels, registry=r).labels("0", "mock")
+        self.preemptions = Counter("vllm:num_preemptions", "p", labels, registry=r).labels("0", "mock")
+        self.ttft = Histogram(
+            "vllm:time_to_first_token_seconds", "ttft", labels, registry=r, buckets=TTFT_BUCKETS
+        ).labels("0", "mock")
+        self.e2el = Histogram(
+            "vllm:e2e_request_latency_seconds", "e2el", labels, registry=r, buckets=E2EL_BUCKETS
+        ).labels("0", "mock")
 
 
 def _chunk(kind: str, text: str, model: str) -> bytes:
@@ -50,10 +110,19 @@ def _chunk(kind: str, text: str, model: str) -> bytes:
 
 
 class _App:
-    def __init__(self, cfg: MockServerConfig):
+    def __init__(self, cfg: MockServerConfig, recorder: list[Received] | None = None):
         self.cfg = cfg
+        self.recorder = recorder
+        self.entries: dict[int, Received] = {}  # by arrival number: the reply is appended as it streams
         self.count = 0
         self.slots = asyncio.Semaphore(cfg.slots)
+        self.metrics = _Metrics()
+        self.in_slot = 0
+
+    async def metrics_page(self, _: web.Request) -> web.Response:
+        if self.cfg.metrics_text is not None:
+            return web.Response(text=self.cfg.metrics_text, content_type="text/plain")
+        return web.Response(body=generate_latest(self.metrics.registry), content_type="text/plain")
 
     async def models(self, _: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.cfg.model, "object": "model"}]})
@@ -62,6 +131,9 @@ class _App:
         body = await request.json()
         self.count += 1
         n = self.count
+        if self.recorder is not None:
+            self.entries[n] = Received(n=n, at_s=time.perf_counter(), path=request.path, body=body)
+            self.recorder.append(self.entries[n])
         kind = "chat" if request.path.endswith("/chat/completions") else "completions"
         if self.cfg.fail_every and n % self.cfg.fail_every == 0:
             return web.json_response({"error": {"message": "injected failure"}}, status=500)
@@ -75,10 +147,28 @@ class _App:
             return resp
         tokens = int(body.get("max_tokens") or self.cfg.default_max_tokens)
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
+        arrived, words = time.perf_counter(), len(str(prompt).split())
+        m = self.metrics
+        m.waiting.inc()
         async with self.slots:
-            if not body.get("stream"):
-                return await self._whole(kind, tokens, len(str(prompt).split()))
-            return await self._stream(request, kind, tokens, len(str(prompt).split()), n)
+            m.waiting.dec()
+            self._occupy(+1)
+            m.queries.inc(words)
+            m.hits.inc(int(words * self.cfg.prefix_hit_fraction))
+            if self.cfg.preempt_every and n % self.cfg.preempt_every == 0:
+                m.preemptions.inc()
+            try:
+                if not body.get("stream"):
+                    return await self._whole(kind, tokens, words)
+                return await self._stream(request, kind, tokens, words, n, arrived)
+            finally:
+                self._occupy(-1)
+                m.e2el.observe(time.perf_counter() - arrived)
+
+    def _occupy(self, step: int) -> None:
+        self.in_slot += step
+        self.metrics.running.set(self.in_slot)
+        self.metrics.kv.set(self.in_slot / self.cfg.slots)
 
     def _dropped(self, n: int) -> bool:
         return bool(self.cfg.drop_every and n % self.cfg.drop_every == 0)
@@ -99,12 +189,13 @@ class _App:
             {"object": kind, "model": self.cfg.model, "choices": [choice], "usage": usage}
         )
 
-    async def _stream(self, request, kind: str, tokens: int, prompt_tokens: int, n: int):
+    async def _stream(self, request, kind: str, tokens: int, prompt_tokens: int, n: int, arrived: float):
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         start = time.perf_counter()
         cut = self.cfg.drop_every and n % self.cfg.drop_every == 0
-        for i in range(tokens):
+        per = self.cfg.tokens_per_chunk
+        for i in range(0, tokens, per):
             due = start + (self.cfg.ttft_ms + i * self.cfg.itl_ms) / 1000
             delay = due - time.perf_counter()
             if delay > 0:
@@ -112,7 +203,17 @@ class _App:
             if cut and i >= self.cfg.drop_after:
                 request.transport.close()  # abrupt: no terminating chunk, no [DONE]
                 return resp
-            await resp.write(_chunk(kind, "tok ", self.cfg.model))
+            count = min(per, tokens - i)
+            piece = (
+                "".join(f"r{n}.{j} " for j in range(i, i + count))
+                if self.cfg.numbered_replies
+                else "tok " * count
+            )
+            await resp.write(_chunk(kind, piece, self.cfg.model))
+            if n in self.entries:
+                self.entries[n].reply += piece
+            if i == 0:
+                self.metrics.ttft.observe(time.perf_counter() - arrived)
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": tokens,
@@ -124,12 +225,17 @@ class _App:
         return resp
 
 
-def build_app(cfg: MockServerConfig) -> web.Application:
-    handlers = _App(cfg)
+def build_app(cfg: MockServerConfig, recorder: list[Received] | None = None) -> web.Application:
+    handlers = _App(cfg, recorder)
     app = web.Application()
     app.add_routes(
         [
             web.get("/v1/models", handlers.models),
+            *(
+                [web.get("/metrics", handlers.metrics_page)]
+                if cfg.metrics or cfg.metrics_text is not None
+                else []
+            ),
             web.post("/v1/completions", handlers.generate),
             web.post("/v1/chat/completions", handlers.generate),
         ]
@@ -138,13 +244,16 @@ def build_app(cfg: MockServerConfig) -> web.Application:
 
 
 @contextlib.contextmanager
-def running(cfg: MockServerConfig, port: int | None = None) -> Iterator[str]:
-    """Serve `cfg` on 127.0.0.1 in a background thread; yields the base URL."""
+def running(
+    cfg: MockServerConfig, port: int | None = None, recorder: list[Received] | None = None
+) -> Iterator[str]:
+    """Serve `cfg` on 127.0.0.1 in a background thread; yields the base URL. `recorder`, if given, gets
+    every generation request as received, with the reply streamed to it."""
     port = port or free_port()
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     # Short shutdown grace: stalled (fault-injected) handlers must not hold the test run for a minute.
-    runner = web.AppRunner(build_app(cfg), access_log=None, shutdown_timeout=1.0)
+    runner = web.AppRunner(build_app(cfg, recorder), access_log=None, shutdown_timeout=1.0)
 
     async def start() -> None:
         await runner.setup()

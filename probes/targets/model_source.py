@@ -60,7 +60,11 @@ class PreparedModel(Model):
         "under <cache>/, or its name)"
     )
     digests: dict[str, str] = Field(default_factory=dict, description="file name → sha256")
-    conversion: dict | None = Field(None, description="how the served weights were derived, if converted")
+    conversion: dict[str, str | int | float | bool] | None = Field(
+        None,
+        description="how the served weights were derived, if converted: gguf_convert's record (method, "
+        "source_file, dtype, library versions, parameters, architecture) and the cache_key (the GGUF's sha256)",
+    )
     tokenizer_path: str | None = Field(
         None,
         description="tokenizer.json for exact prompt lengths (as a factsheet records it: its name, sha256 in digests)",

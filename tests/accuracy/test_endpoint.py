@@ -8,7 +8,7 @@ import pytest
 from fake_http import FakeHandler, serving, serving_release
 from humaneval_path import DATASET, task_in
 
-from probes.accuracy import AccuracyError, HumanEvalConfig, SubsetConfig, run_humaneval
+from probes.accuracy import AccuracyError, HumanEvalSpec, SubsetSpec, run_humaneval
 from probes.accuracy.dataset import HUMANEVALPLUS_FILE, load_dataset
 
 
@@ -33,10 +33,10 @@ class _FakeLLM(FakeHandler):
 
 @pytest.mark.parametrize("mode", ["chat", "completion"])
 def test_run_humaneval_through_endpoint(mode, small_dataset):
-    config = HumanEvalConfig(
+    config = HumanEvalSpec(
         mode=mode,
         dataset=str(small_dataset),
-        subset=SubsetConfig(first=3),
+        subset=SubsetSpec(first=3),
         n_samples=2,
         sampling={"top_k": 5, "repetition_penalty": 1.1},
     )
@@ -64,11 +64,11 @@ def test_run_humaneval_through_endpoint(mode, small_dataset):
 
 def test_sampling_cannot_override_what_the_probe_sets():
     with pytest.raises(ValueError, match="sampling: max_tokens, temperature"):
-        HumanEvalConfig(sampling={"temperature": 0.5, "max_tokens": 3})
+        HumanEvalSpec(sampling={"temperature": 0.5, "max_tokens": 3})
 
 
 def test_unreachable_endpoint_counts_as_failing(small_dataset):
-    config = HumanEvalConfig(dataset=str(small_dataset), subset=SubsetConfig(first=2), request_timeout_s=2)
+    config = HumanEvalSpec(dataset=str(small_dataset), subset=SubsetSpec(first=2), request_timeout_s=2)
     result = asyncio.run(run_humaneval("http://127.0.0.1:9/v1", "fake", config))
     assert result.generation_failures == 2
     assert result.pass_rates.base == {"pass@1": 0.0}
@@ -92,3 +92,19 @@ def test_download_with_wrong_digest_is_rejected(monkeypatch, tmp_path):
         with pytest.raises(AccuracyError, match=hashlib.sha256(tampered).hexdigest()):
             load_dataset()
     assert not (tmp_path / "cache" / HUMANEVALPLUS_FILE).exists()
+
+
+def test_a_subset_computes_only_its_own_tasks_expected_outputs(small_dataset, tmp_path, monkeypatch):
+    """A first run on a fresh host computes the canonical outputs it judges against: for a subset, those
+    of its tasks only (the whole dataset's would take minutes a 10-task demo has no use for)."""
+    from probes.accuracy.dataset import ENV_CACHE
+    from probes.accuracy.harness import _read_expected
+
+    monkeypatch.setenv(ENV_CACHE, str(tmp_path))
+    config = HumanEvalSpec(mode="chat", dataset=str(small_dataset), subset=SubsetSpec(first=2))
+    with serving(_FakeLLM) as url:
+        result = asyncio.run(run_humaneval(f"{url}/v1", "fake", config))
+    assert result.pass_rates.plus == {"pass@1": 1.0}
+    (cached,) = tmp_path.glob("expected-*.json.gz")
+    assert sorted(_read_expected(cached)) == sorted(t.task_id for t in result.per_task)
+    assert len(_read_expected(cached)) == 2

@@ -195,10 +195,10 @@ def test_find_zero_uses_evalplus_residual():
 
 
 def test_subset_in_parts_covers_every_task_once(small_tasks):
-    from probes.accuracy.config import SubsetConfig
     from probes.accuracy.run import select_tasks
+    from probes.accuracy.spec import SubsetSpec
 
-    parts = [select_tasks(small_tasks, SubsetConfig(first=4, offset=o)) for o in (0, 4, 8)]
+    parts = [select_tasks(small_tasks, SubsetSpec(first=4, offset=o)) for o in (0, 4, 8)]
     ids = [t.task_id for tasks, _ in parts for t in tasks]
     assert ids == [t.task_id for t in small_tasks.tasks]
     assert [s for _, s in parts] == [
@@ -207,7 +207,7 @@ def test_subset_in_parts_covers_every_task_once(small_tasks):
         "tasks 9-10 of 10 in dataset order",
     ]
     with pytest.raises(ValueError, match="offset"):
-        SubsetConfig(offset=4)
+        SubsetSpec(offset=4)
 
 
 @pytest.mark.parametrize(("quarter_gib", "status"), [(7, "pass"), (9, "fail")])

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from factsheet.attest.attestation import dsse, key_id, load_private, load_public, sign_factsheet
 from factsheet.attest.statement import statement
-from factsheet.verify import load_factsheet
+from factsheet.validate import load_factsheet
 
 ATT = "factsheet.intoto.jsonl"
 

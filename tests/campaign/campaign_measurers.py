@@ -37,3 +37,36 @@ class Synthetic:
 
 def synthetic(**options) -> Synthetic:
     return Synthetic(**options)
+
+
+class WithLatencyRecords:
+    """Latency figures through the load probe's records (tuner.campaign.latency), with known truth: each of
+    3 requests has TTFT 20 ms and 5 ms per output token for 10 · beams tokens, longer with temperature;
+    cpu_s ~ the E2EL (+2 % noise), as `Synthetic`."""
+
+    def measure(self, kwargs: dict, *, seed: int) -> dict:
+        from probes.load.records import RequestRecord
+        from tuner.campaign.latency import measured
+
+        rng = random.Random(seed)
+        req = kwargs.get("request", {})
+        tokens = 10 * req.get("num_beams", 1)
+        step_s = 0.005 * (1 + 0.5 * bool(req.get("temperature"))) * (1 + rng.gauss(0, 0.02))
+        records, sent = [], 0.0
+        for i in range(3):
+            first = sent + 0.02
+            end = first + step_s * (tokens - 1)
+            records.append(
+                RequestRecord(
+                    index=i, sent_s=sent, first_chunk_s=first, chunk_s=[first, end], end_s=end,
+                    output_tokens=tokens, output_tokens_source="usage",
+                )
+            )  # fmt: skip
+            sent = end
+        figures = measured(records, source="known-truth test measurer")
+        figures["cpu_s"] = figures["e2el_p50_ms"] / 1000 * 1.7 * (1 + rng.gauss(0, 0.02))
+        return figures
+
+
+def with_latency_records() -> WithLatencyRecords:
+    return WithLatencyRecords()

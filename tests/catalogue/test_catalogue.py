@@ -214,11 +214,11 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, builds, case):
 
 
 def test_incremental_rebuild_reads_only_what_is_new(tmp_path, builds, other_build, keys, monkeypatch):
-    import factsheet.verify as verify
+    import factsheet.validate as validate
 
     calls: list[Path] = []
-    real = verify.load_factsheet
-    monkeypatch.setattr(verify, "load_factsheet", lambda p: calls.append(Path(p)) or real(p))
+    real = validate.load_factsheet
+    monkeypatch.setattr(validate, "load_factsheet", lambda p: calls.append(Path(p)) or real(p))
     root = tmp_path / "in"
     for i, b in enumerate(builds[:2]):
         copy_build(b.folder, root / str(i + 1))

@@ -1,11 +1,11 @@
-"""The trend charts' additions to factsheet/charts.py: interval bars that the axis spans, rings on marked
+"""The trend charts' additions to factsheet/render/charts.py: interval bars that the axis spans, rings on marked
 points, both said in the text alternative's terms."""
 
 from __future__ import annotations
 
 import re
 
-from factsheet.charts import Series, line_chart
+from factsheet.render import Series, line_chart
 
 
 def test_intervals_and_marks_are_drawn_and_described():

@@ -11,8 +11,8 @@ from probes.energy import (
     Component,
     ComponentFigures,
     ComponentWindow,
-    EnergyConfig,
     EnergyError,
+    EnergySpec,
     IdlePower,
     Unavailable,
     WindowEnergy,
@@ -60,7 +60,7 @@ def _by_label(result, label: str):
 def test_per_request_and_per_token_figures():
     window = _window({GPU: 100.0, CPU: 60.0})
     result = energy_figures(
-        window, _idle({GPU: 20.0, CPU: 10.0}), requests=4, output_tokens=50, config=EnergyConfig()
+        window, _idle({GPU: 20.0, CPU: 10.0}), requests=4, output_tokens=50, config=EnergySpec()
     )
     gpu = _by_label(result, "GPU 0")
     assert gpu.basis == "measured"
@@ -89,7 +89,7 @@ def test_unmeasured_component_keeps_its_reason_and_is_left_out_of_the_total():
         _idle({CPU: 10.0, DRAM: reason}),
         requests=1,
         output_tokens=1,
-        config=EnergyConfig(),
+        config=EnergySpec(),
     )
     dram = _by_label(result, "DRAM")
     assert isinstance(dram, Unavailable)
@@ -100,7 +100,7 @@ def test_unmeasured_component_keeps_its_reason_and_is_left_out_of_the_total():
 
 def test_without_idle_net_is_not_measured_with_the_idle_reason():
     idle = NotMeasured(reason="idle power not measured: energy.idle_s = 0")
-    result = energy_figures(_window({GPU: 100.0}), idle, requests=2, output_tokens=10, config=EnergyConfig())
+    result = energy_figures(_window({GPU: 100.0}), idle, requests=2, output_tokens=10, config=EnergySpec())
     gpu = _by_label(result, "GPU 0")
     assert gpu.net.reason == "net energy needs idle power: idle power not measured: energy.idle_s = 0"
     assert result.total.net.reason == gpu.net.reason
@@ -109,7 +109,7 @@ def test_without_idle_net_is_not_measured_with_the_idle_reason():
 
 def test_no_requests_makes_per_request_figures_not_measured():
     result = energy_figures(
-        _window({GPU: 100.0}), _idle({GPU: 20.0}), requests=0, output_tokens=0, config=EnergyConfig()
+        _window({GPU: 100.0}), _idle({GPU: 20.0}), requests=0, output_tokens=0, config=EnergySpec()
     )
     gross = _by_label(result, "GPU 0").gross
     assert gross.j_per_request.reason == "no requests in the window"
@@ -120,7 +120,7 @@ def test_no_requests_makes_per_request_figures_not_measured():
 def test_nothing_measured_gives_reasons_for_every_component():
     window = _window({GPU: NotMeasured(reason="no NVML device"), CPU: NotMeasured(reason="/x not present")})
     result = energy_figures(
-        window, NotMeasured(reason="idle: none"), requests=3, output_tokens=9, config=EnergyConfig()
+        window, NotMeasured(reason="idle: none"), requests=3, output_tokens=9, config=EnergySpec()
     )
     assert all(isinstance(c, Unavailable) for c in result.components)
     assert (
@@ -133,7 +133,7 @@ def test_nothing_measured_gives_reasons_for_every_component():
 def test_negative_counts_are_rejected():
     with pytest.raises(EnergyError, match="requests"):
         energy_figures(
-            _window({GPU: 1.0}), _idle({GPU: 1.0}), requests=-1, output_tokens=0, config=EnergyConfig()
+            _window({GPU: 1.0}), _idle({GPU: 1.0}), requests=-1, output_tokens=0, config=EnergySpec()
         )
 
 
@@ -146,7 +146,7 @@ def test_estimate_only_when_asked_and_labelled():
     window = _window({GPU: 100.0, CPU: NotMeasured(reason="/sys/class/powercap not present")})
     model = "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz"
     plain = energy_figures(
-        window, _idle({GPU: 20.0}), requests=2, output_tokens=8, config=EnergyConfig(), cpu_model=model
+        window, _idle({GPU: 20.0}), requests=2, output_tokens=8, config=EnergySpec(), cpu_model=model
     )
     assert plain.estimated == []
     asked = energy_figures(
@@ -154,7 +154,7 @@ def test_estimate_only_when_asked_and_labelled():
         _idle({GPU: 20.0}),
         requests=2,
         output_tokens=8,
-        config=EnergyConfig(estimate=True),
+        config=EnergySpec(estimate=True),
         cpu_model=model,
     )
     (cpu,) = asked.estimated
@@ -175,7 +175,7 @@ def test_estimate_with_an_ambiguous_model_is_not_measured():
         _idle({}),
         requests=1,
         output_tokens=1,
-        config=EnergyConfig(estimate=True),
+        config=EnergySpec(estimate=True),
         cpu_model="AMD EPYC",
     )
     (cpu,) = result.estimated
@@ -188,7 +188,7 @@ def test_estimate_skipped_when_cpu_is_measured():
         _idle({CPU: 10.0}),
         requests=1,
         output_tokens=1,
-        config=EnergyConfig(estimate=True),
+        config=EnergySpec(estimate=True),
         cpu_model="Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz",
     )
     assert result.estimated == []
@@ -201,7 +201,7 @@ def test_result_round_trips_through_json():
         _idle({GPU: 20.0}),
         requests=2,
         output_tokens=8,
-        config=EnergyConfig(estimate=True),
+        config=EnergySpec(estimate=True),
         cpu_model="Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz",
     )
     assert type(result).model_validate_json(result.model_dump_json()) == result

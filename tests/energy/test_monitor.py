@@ -9,7 +9,7 @@ import pytest
 from energy_fakes import FakeClock, FakeNvml, FakePowercap
 
 from probes.core.measurement import NotMeasured
-from probes.energy import EnergyConfig, EnergyError, EnergyMonitor
+from probes.energy import EnergyError, EnergyMonitor, EnergySpec
 
 
 @pytest.fixture
@@ -22,9 +22,9 @@ def powercap(tmp_path) -> FakePowercap:
     return FakePowercap(tmp_path / "powercap")
 
 
-def _config(powercap: FakePowercap, gpu: bool = False) -> EnergyConfig:
+def _config(powercap: FakePowercap, gpu: bool = False) -> EnergySpec:
     # A 10 s interval keeps the background thread asleep: the tests drive sample() at chosen times.
-    return EnergyConfig(powercap_root=str(powercap.root), sample_interval_s=10, gpu=gpu)
+    return EnergySpec(powercap_root=str(powercap.root), sample_interval_s=10, gpu=gpu)
 
 
 def _at(t: float, clock: FakeClock, powercap: FakePowercap, monitor: EnergyMonitor) -> None:
@@ -121,7 +121,7 @@ def test_idle_power_before_the_run(powercap, clock):
 
 
 def test_idle_disabled_or_nothing_to_measure(tmp_path):
-    monitor = EnergyMonitor(EnergyConfig(powercap_root=str(tmp_path / "none"), gpu=False))
+    monitor = EnergyMonitor(EnergySpec(powercap_root=str(tmp_path / "none"), gpu=False))
     assert monitor.measure_idle(0).reason == "idle power not measured: energy.idle_s = 0"
     started = time.monotonic()
     idle = monitor.measure_idle(30)
@@ -139,7 +139,7 @@ def test_reversed_window_is_rejected(powercap):
 
 def test_background_thread_samples_in_real_time(powercap):
     powercap.add_zone("intel-rapl:0", "package-0", watts=50)
-    config = EnergyConfig(powercap_root=str(powercap.root), sample_interval_s=0.01, gpu=False)
+    config = EnergySpec(powercap_root=str(powercap.root), sample_interval_s=0.01, gpu=False)
     with EnergyMonitor(config) as monitor:
         t_start = time.time()
         time.sleep(0.2)
@@ -161,7 +161,7 @@ def test_real_time_sampling_of_a_live_fake_counter(powercap):
 
     thread = threading.Thread(target=writer)
     thread.start()
-    config = EnergyConfig(powercap_root=str(powercap.root), sample_interval_s=0.01, gpu=False)
+    config = EnergySpec(powercap_root=str(powercap.root), sample_interval_s=0.01, gpu=False)
     try:
         with EnergyMonitor(config) as monitor:
             time.sleep(0.05)

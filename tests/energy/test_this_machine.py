@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from probes.core.measurement import NotMeasured
-from probes.energy import EnergyConfig, EnergyMonitor, Unavailable, energy_figures
+from probes.energy import EnergyMonitor, EnergySpec, Unavailable, energy_figures
 from probes.energy.nvml import PynvmlBinding, discover_gpus
 
 
@@ -37,7 +37,7 @@ def test_real_nvml_failure_is_the_reason():
 
 @pytest.mark.skipif(NVML_ERROR is None or not NO_POWERCAP, reason="something is measurable here")
 def test_default_config_reports_every_component_not_measured():
-    config = EnergyConfig(idle_s=5)
+    config = EnergySpec(idle_s=5)
     with EnergyMonitor(config) as monitor:
         idle = monitor.measure_idle(config.idle_s)
         t_start = time.time()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.export import cyclonedx, hf, spdx
-from factsheet.export.figures import serving_figures, source
+from factsheet.export.readout import serving_figures, source
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
 import sheet_fixture as fx  # noqa: E402

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.export import hf_eval_results
-from factsheet.export.figures import accuracy_figures, serving_figures, source
+from factsheet.export.readout import accuracy_figures, serving_figures, source
 from probes.load.stats import proportion_ci
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "render"))

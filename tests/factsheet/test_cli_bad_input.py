@@ -42,7 +42,17 @@ def _files(tmp: Path) -> dict[str, Path]:
     empty.write_bytes(b"")
     notjson = tmp / "bad.json"
     notjson.write_text("not json\n")
-    return {"binary": binary, "empty": empty, "notjson": notjson, "missing": tmp / "nope.yaml"}
+    traces = {
+        "backwards": '{"timestamp": 5, "input_length": 4, "output_length": 2}\n{"timestamp": 1, "input_length": 4, '
+        '"output_length": 2}\n',
+        "negative": '{"timestamp": 0, "input_length": -4, "output_length": 2}\n',
+        "nolength": '{"timestamp": 0, "output_length": 2}\n',
+    }
+    for name, text in traces.items():
+        (tmp / f"{name}.jsonl").write_text(text)
+    return {"binary": binary, "empty": empty, "notjson": notjson, "missing": tmp / "nope.yaml"} | {
+        f"trace_{name}": tmp / f"{name}.jsonl" for name in traces
+    }
 
 
 # command path -> argument lists (with {binary}, {empty}, {notjson}, {missing}, {out} placeholders)
@@ -55,6 +65,33 @@ CASES: dict[tuple[str, ...], list[list[str]]] = {
         ["--base-url", "not-a-url", "--model", "x", "--concurrency", "1", "-o", "{out}"],
         ["--base-url", "http://127.0.0.1:9", "--model", "x", "-o", "{out}"],  # neither loop given
         ["--base-url", "http://127.0.0.1:9", "--model", "x", "--concurrency", "0", "-o", "{out}"],
+        [
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--model",
+            "x",
+            "--concurrency",
+            "1",
+            "--workload",
+            "nope",
+            "-o",
+            "{out}",
+        ],
+        *(
+            [
+                "--base-url",
+                "http://127.0.0.1:9",
+                "--model",
+                "x",
+                "--workload",
+                "trace",
+                "--dataset-path",
+                f"{{{f}}}",
+                "-o",
+                "{out}",
+            ]
+            for f in ("binary", "trace_backwards", "trace_negative", "trace_nolength", "missing")
+        ),
     ],
     ("eval", "humaneval"): [
         ["--samples", "{notjson}", "-o", "{out}"],

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.rederive import rederive
-from factsheet.verify import load_factsheet
+from factsheet.validate import load_factsheet
 
 FIXTURE = Path(__file__).parent / "fixtures" / "factsheet-1.0.0"
 runner = CliRunner()

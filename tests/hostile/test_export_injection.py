@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.export import cyclonedx, hf, spdx
-from factsheet.export.figures import accuracy_figures, serving_figures, source
+from factsheet.export.readout import accuracy_figures, serving_figures, source
 
 runner = CliRunner()
 

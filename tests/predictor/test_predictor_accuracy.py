@@ -13,7 +13,7 @@ from tuner.features.space import FeatureSpace
 from tuner.features.uvl import parse_uvl
 from tuner.predictor.decide import pareto_front, recommend
 from tuner.predictor.learn import evaluate, learnability
-from tuner.predictor.report import SENSES
+from tuner.predictor.predict import SENSES
 
 UVL = Path(__file__).resolve().parents[1] / "campaign" / "live_sampling.uvl"
 FEATURES = ["Temperature", "temperature_0_0", "temperature_1_0", "TopK", "top_k_5"]

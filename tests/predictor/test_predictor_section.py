@@ -9,10 +9,11 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "render"))
 sys.path.insert(0, str(Path(__file__).parent.parent / "campaign"))  # the known-truth measurers, by name
 import sheet_fixture as fx  # noqa: E402
 
-from factsheet.predictor_section import PredictorSpec, build_predictor  # noqa: E402
+from factsheet.predictor import PredictorSpec, build_predictor  # noqa: E402
+from factsheet.predictor.section import AccuracyStatement  # noqa: E402
 from factsheet.render import render_html  # noqa: E402
 from factsheet.schema import Factsheet  # noqa: E402
-from tuner.predictor.report import accuracy_statement  # noqa: E402
+from tuner.predictor.predict import accuracy_statement  # noqa: E402
 
 
 def test_section_from_a_campaign_validates_and_renders(tmp_path):
@@ -30,9 +31,11 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
         }
     )
     section = build_predictor(spec, tmp_path, log=lambda *_: None)
-    assert section.campaign["measurements"] == 20
-    assert section.model["valid_configurations"] == 594_864
-    section = section.model_copy(update={"accuracy": accuracy_statement({"accuracy": {"tasks": 2}})})
+    assert section.campaign.measurements == 20
+    assert section.model.valid_configurations == 594_864
+    section = section.model_copy(
+        update={"accuracy": AccuracyStatement(**accuracy_statement({"accuracy": {"tasks": 2}}))}
+    )
     sheet = fx.build_sheet(fx.load_points()).model_copy(update={"predictor": section})
     sheet = Factsheet.model_validate_json(sheet.model_dump_json())  # round trip through the schema
     html = render_html(sheet)
@@ -40,18 +43,18 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
     assert "10 configurations × 2 repetitions" in html
     assert "Relative error" in html
     # the model chosen by CV for the recommendation, its 95 % interval and what the interval rests on
-    kind = section.targets["e2el_p50_ms"]["selection"]["kind"]
-    pr = section.recommendation["predicted"]["e2el_p50_ms"]
-    assert pr["model"] == kind and f"Predicts the recommendation: <b>{kind}</b>" in html
-    low, high = pr["interval_95"]
-    assert f"{round(pr['mean'], 3)} [{round(low, 3)}, {round(high, 3)}]" in html
+    kind = section.targets["e2el_p50_ms"].selection.kind
+    pr = section.recommendation.predicted["e2el_p50_ms"]
+    assert pr.model == kind and f"Predicts the recommendation: <b>{kind}</b>" in html
+    low, high = pr.interval_95
+    assert f"{round(pr.mean, 3)} [{round(low, 3)}, {round(high, 3)}]" in html
     assert (
         f"95 % interval from the out-of-fold prediction error of {kind} (5-fold CV, 10 configurations)"
         in html
     )
-    assert section.verification["e2el_p50_ms"]["within_interval"] in (True, False)
+    assert section.verification["e2el_p50_ms"].within_interval in (True, False)
     # pass_at_1 is noise around a constant: its row states so, and no R² is printed for it.
-    p = section.targets["pass_at_1"]["learnability"]["anova_p"]
+    p = section.targets["pass_at_1"].learnability.anova_p
     row = html[html.index("<tr><td>pass_at_1</td>") :].split("</tr>")[0]
     assert (
         "not learnable at this model size: varies across configurations no more than its own sampling "
@@ -61,15 +64,13 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
     assert html.count("<td></td><td></td><td>random_forest</td>") == 1
     assert "Learning curve, pass_at_1" not in html
     # the two charts: the learning curve of the learnable figure only, the front over every configuration
-    curve = section.targets["e2el_p50_ms"]["learning_curve"]
+    curve = section.targets["e2el_p50_ms"].learning_curve
     assert "Learning curve: Random Forest R² on held-out configurations." in html
     alt = html[html.index('alt="Learning curve:') :].split('">')[0]
-    assert (
-        f"X: configurations measured and used for training ({', '.join(str(c['n']) for c in curve)})" in alt
-    )
+    assert f"X: configurations measured and used for training ({', '.join(str(c.n) for c in curve)})" in alt
     assert "e2el_p50_ms: " in alt and "pass_at_1" not in alt
-    front = section.pareto["front"]
-    assert len(section.pareto["configurations"]) == 10 and 1 <= len(front) <= 10
+    front = section.pareto.front
+    assert len(section.pareto.configurations) == 10 and 1 <= len(front) <= 10
     assert "Pareto front of 2 objectives, drawn on e2el_p50_ms and pass_at_1." in html
     assert "X: e2el_p50_ms (minimise); Y: pass_at_1 (maximise). measured: 10 points" in html
     assert f"Pareto front: {len(front)} points" in html

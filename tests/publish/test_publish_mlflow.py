@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from factsheet.cli import app
 from factsheet.publish.contents import DIGEST_TAG, VERDICT_TAG, metrics
 from factsheet.schema import headline_index
-from factsheet.verify import load_factsheet
+from factsheet.validate import load_factsheet
 from probes.targets.ports import free_port
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "compliance"))

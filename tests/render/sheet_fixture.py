@@ -22,10 +22,10 @@ from probes.accuracy.result import Timings
 from probes.core.digests import sha256_bytes
 from probes.core.measurement import NotMeasured
 from probes.energy import (
-    CarbonConfig,
+    CarbonSpec,
     Component,
     ComponentWindow,
-    EnergyConfig,
+    EnergySpec,
     IdlePower,
     WindowEnergy,
     carbon_figures,
@@ -43,7 +43,7 @@ from tuner import (
     SimParams,
     SimulatorEvaluator,
     StepTimeModel,
-    TunerConfig,
+    TunerSpec,
     TuningLoad,
     tune,
 )
@@ -104,8 +104,8 @@ def _energy(result: PointResult) -> EnergySection:
                      components=[ComponentIdle(component=gpu, power_w=60.0, samples=100)])  # fmt: skip
     m = result.metrics
     figures = energy_figures(window, idle, requests=m.completed, output_tokens=m.total_output_tokens,
-                             config=EnergyConfig(estimate=True), cpu_model=CPU_MODEL)  # fmt: skip
-    return EnergySection(energy=figures, carbon=carbon_figures(figures.energy_kwh(), CarbonConfig()))
+                             config=EnergySpec(estimate=True), cpu_model=CPU_MODEL)  # fmt: skip
+    return EnergySection(energy=figures, carbon=carbon_figures(figures.energy_kwh(), CarbonSpec()))
 
 
 def _accuracy() -> AccuracySection:
@@ -136,7 +136,7 @@ def tuning_result():
         step=StepTimeModel(base_s=0.005, per_seq_s=0.001, per_prefill_token_s=1e-5, per_draft_token_s=3e-4),
         acceptance_rate=0.6, restart_s=20.0, provenance="synthetic test parameters",
     )  # fmt: skip
-    cfg = TunerConfig(
+    cfg = TunerSpec(
         slo_p99_ms=800.0, knobs=KnobSpace(concurrency=[1, 2, 4, 8], max_num_seqs=[2, 4, 8], spec_k=[0, 2]),
         start=OperatingPoint(concurrency=2, max_num_seqs=4, spec_k=0),
         workload=TuningLoad(num_requests=48, output_len=16, input_len=32),

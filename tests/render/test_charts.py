@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factsheet.charts import Points, Series, line_chart, scatter_chart
-from factsheet.render import render_html, tuning_chart
+from factsheet.render import Points, Series, line_chart, render_html, scatter_chart, tuning_chart
 
 NS = "{http://www.w3.org/2000/svg}"
 

@@ -3,10 +3,10 @@
 import pytest
 
 from tuner.calibration import CalibrationError, acceptance_rate, fit_speculation, fit_step_model
-from tuner.config import TuningLoad
 from tuner.evaluation import RunSample
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams, StepTimeModel, simulate
+from tuner.spec import TuningLoad
 
 TRUE = SimParams(
     step=StepTimeModel(base_s=0.04, per_seq_s=0.006, per_prefill_token_s=0.0002, per_draft_token_s=0.004),

@@ -5,9 +5,9 @@ import math
 import pytest
 from tuner_synthetic import SyntheticEvaluator
 
-from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
-from tuner.config import KnobSpace
+from tuner import OperatingPoint, TunerSpec, TuningLoad, tune
 from tuner.knobs import KNOBS
+from tuner.spec import KnobSpace
 
 OPT = OperatingPoint(concurrency=8, max_num_seqs=4, spec_k=1)
 
@@ -19,14 +19,14 @@ def peaked(p: OperatingPoint) -> float:
     return 20.0 * math.exp(-0.15 * dc**2 - 0.08 * dm**2 - 0.1 * abs(p.spec_k - OPT.spec_k))
 
 
-def _cfg(**kw) -> TunerConfig:
+def _cfg(**kw) -> TunerSpec:
     base = dict(
         slo_p99_ms=1000.0, workload=TuningLoad(num_requests=4000), min_samples=64,
         start=OperatingPoint(concurrency=1, max_num_seqs=64, spec_k=0), max_evaluations=60, time_budget_s=1e7,
         confirm_runs=0,  # the search alone; tests/tuner/test_confirm.py covers the confirmation
     )  # fmt: skip
     base.update(kw)
-    return TunerConfig(**base)
+    return TunerSpec(**base)
 
 
 def _check_acceptances(result, z):
@@ -157,7 +157,7 @@ def test_justification_states_the_figures():
 
 def test_prior_evaluations_are_charged_once_and_reused_not_remeasured():
     from tuner.climb import Climb
-    from tuner.report import build_result
+    from tuner.findings import build_result
 
     cfg = _cfg(start=OperatingPoint(concurrency=4, max_num_seqs=4, spec_k=1))
     pre = SyntheticEvaluator(peaked, restart_s=30.0)

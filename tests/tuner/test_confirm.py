@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
+from tuner import OperatingPoint, TunerSpec, TuningLoad, tune
 from tuner.confirm import BACKOFF_BEST, probability_lower_bound, restarts_needed, schedule, slo_probability
+from tuner.estimates import score_value
 from tuner.evaluation import Evaluation, RunSample
-from tuner.figures import score_value
 
 SPACE = {"concurrency": [1, 2, 4, 8], "max_num_seqs": [8, 16], "spec_k": [0]}
 DEFAULT = OperatingPoint(concurrency=8, max_num_seqs=16, spec_k=0)
@@ -64,15 +64,15 @@ class EdgeEvaluator:
         )  # fmt: skip
 
 
-def _cfg(**kw) -> TunerConfig:
+def _cfg(**kw) -> TunerSpec:
     base = dict(
         slo_p99_ms=1000.0, workload=TuningLoad(num_requests=200), min_samples=32, start=DEFAULT, knobs=SPACE,
         max_evaluations=40, time_budget_s=1e7, restarts=0, confirm_runs=3,
     )  # fmt: skip
-    return TunerConfig(**(base | kw))
+    return TunerSpec(**(base | kw))
 
 
-def expected_score(point: OperatingPoint, cfg: TunerConfig) -> float:
+def expected_score(point: OperatingPoint, cfg: TunerSpec) -> float:
     """The truth the confirmation must find: mean score over the three-run cycle of each point."""
     scores = []
     for i in range(3):
@@ -248,7 +248,7 @@ def test_three_runs_do_not_make_a_point_on_the_edge_eligible():
     # point meets it in 84 % of fresh runs. Three runs that look good (the t predictive says ≥ 0.9 for about
     # one such point in five) must not make it eligible; a point with a wide margin (p99 3.57 ± 0.05 s
     # against 4 s) must be.
-    cfg = TunerConfig(slo_p99_ms=7000.0, workload=TuningLoad(num_requests=200))
+    cfg = TunerSpec(slo_p99_ms=7000.0, workload=TuningLoad(num_requests=200))
     rng = np.random.default_rng(3)
     passed_estimate = passed_bound = 0
     for _ in range(300):
@@ -258,7 +258,7 @@ def test_three_runs_do_not_make_a_point_on_the_edge_eligible():
         passed_bound += sp.lower_bound >= cfg.slo_probability
     assert passed_estimate > 40  # the estimate alone lets the edge point through (theory: 22 %)
     assert passed_bound < 30 and passed_bound < passed_estimate / 3  # the bound: ≤ 10 % (theory: 7 %)
-    wide = TunerConfig(slo_p99_ms=4000.0, workload=TuningLoad(num_requests=200))
+    wide = TunerSpec(slo_p99_ms=4000.0, workload=TuningLoad(num_requests=200))
     safe = slo_probability([_run_p99(v) for v in (3520.0, 3570.0, 3620.0)], wide, seed=0, basis="x")
     assert safe.lower_bound >= 0.9 and safe.confidence == 0.9
 

@@ -5,7 +5,7 @@ import pytest
 
 from probes.targets import EndpointTarget
 from probes.targets.mock_server import MockServerConfig, running
-from tuner import OperatingPoint, TunerConfig, TuningLoad, tune
+from tuner import OperatingPoint, TunerSpec, TuningLoad, tune
 from tuner.live import LiveEvaluator
 
 W = TuningLoad(input_len=8, output_len=8, num_requests=24)
@@ -30,7 +30,7 @@ def test_live_run_matches_the_mock_servers_timing(mock_url):
 
 def test_endpoint_cannot_restart_so_restart_knobs_are_fixed(mock_url):
     target = EndpointTarget(base_url=mock_url, model="mock-model", supports_ignore_eos=True)
-    cfg = TunerConfig(
+    cfg = TunerSpec(
         slo_p99_ms=150.0, workload=W, min_samples=16, max_evaluations=8, time_budget_s=120,
         start=OperatingPoint(concurrency=2, max_num_seqs=128, spec_k=0),
         knobs={"concurrency": [1, 2, 4], "max_num_seqs": [64, 128], "spec_k": [0, 1]},

@@ -6,8 +6,8 @@ import pytest
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
-from tuner import OperatingPoint, RunSample, TunerConfig, TuningLoad
-from tuner.figures import compute_figures
+from tuner import OperatingPoint, RunSample, TunerSpec, TuningLoad
+from tuner.estimates import compute_figures
 
 POINT = OperatingPoint(concurrency=4, max_num_seqs=4, spec_k=0)
 
@@ -36,7 +36,7 @@ def test_tuner_figures_equal_the_load_probes_on_the_same_records(metric, thresho
     records = _records()
     probe = compute_metrics(records, SLO(**{metric: threshold}, p99_metric=metric))
     run = RunSample.from_records(records, duration_s=probe.duration_s, failed=probe.failed)
-    cfg = TunerConfig(
+    cfg = TunerSpec(
         slo_metric=metric, slo_p99_ms=threshold, min_samples=8, workload=TuningLoad(num_requests=62),
         start=POINT, knobs={"concurrency": [4], "max_num_seqs": [4], "spec_k": [0]},
     )  # fmt: skip
@@ -53,7 +53,7 @@ def test_single_token_replies_are_left_out_of_tpot_and_meet_its_threshold():
     records = _records()
     run = RunSample.from_records(records, duration_s=3.0, failed=2)
     assert sum(v is None for v in run.tpot_ms) == 12  # the 12 single-token replies
-    cfg = TunerConfig(
+    cfg = TunerSpec(
         slo_metric="tpot", slo_p99_ms=1e-3, min_samples=8, workload=TuningLoad(num_requests=62),
         start=POINT, knobs={"concurrency": [4], "max_num_seqs": [4], "spec_k": [0]},
     )  # fmt: skip

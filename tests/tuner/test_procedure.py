@@ -10,7 +10,7 @@ from probes.targets.mock_server import MockServerConfig, running
 from tuner import (
     CalibrationError,
     OperatingPoint,
-    TunerConfig,
+    TunerSpec,
     TuningLoad,
     calibration_points,
     parse_spec_decode_counters,
@@ -55,7 +55,7 @@ def test_calibration_points_put_speculation_first_and_the_start_server_last():
     from probes.targets import VllmTarget
 
     target = VllmTarget(model={"path": "/nonexistent"})
-    cfg = TunerConfig(
+    cfg = TunerSpec(
         slo_p99_ms=6000, start=OperatingPoint(concurrency=16, max_num_seqs=16, spec_k=0),
         knobs={"concurrency": [1, 4, 8, 16, 32], "max_num_seqs": [8, 16, 32], "spec_k": [0, 2, 4]},
     )  # fmt: skip
@@ -78,7 +78,7 @@ def mock_url():
         yield url
 
 
-def _cfg(**kw) -> TunerConfig:
+def _cfg(**kw) -> TunerSpec:
     base = dict(
         slo_p99_ms=150.0, min_samples=16, max_evaluations=10, time_budget_s=120,
         workload=TuningLoad(input_len=8, output_len=8, num_requests=24),
@@ -88,7 +88,7 @@ def _cfg(**kw) -> TunerConfig:
         # tests/factsheet/test_build_tuning.py runs the confirmation end to end with wide SLO slack.
         confirm_runs=0,
     )  # fmt: skip
-    return TunerConfig(**(base | kw))
+    return TunerSpec(**(base | kw))
 
 
 def test_run_tuning_on_an_endpoint_calibrates_climbs_and_fixes_restart_knobs(mock_url):
@@ -132,3 +132,16 @@ def test_run_tuning_stops_within_the_time_budget(mock_url):
     assert "budget" in result.stop_reason
     assert result.budget.time_used_s <= cfg.time_budget_s + 2.5  # at most one run beyond the estimate
     assert wall < cfg.time_budget_s + 10
+
+
+def test_run_tuning_reports_progress_over_its_time_budget(mock_url):
+    """The tuner's bar runs over its time budget (seconds charged so far of the budget), so the build's
+    progress display can say how long tuning can still take."""
+    target = EndpointTarget(base_url=mock_url, model="mock-model", supports_ignore_eos=True)
+    updates: list[tuple[int, int]] = []
+    result = run_tuning(target, _cfg(), log=lambda _: None, progress=lambda d, t: updates.append((d, t)))
+    assert len(updates) == len(result.trace)  # one update per trace entry
+    assert {total for _, total in updates} == {120}
+    done = [d for d, _ in updates]
+    assert done == sorted(done) and done[-1] == min(round(sum(e.cost_s for e in result.trace)), 120)
+    assert done[-1] > 0

@@ -14,7 +14,7 @@ import yaml
 
 from probes.core.measurement import NotMeasured
 from probes.targets import VllmTarget
-from tuner import OperatingPoint, SpecDecodeCounters, TunerConfig, TuningLoad, run_tuning
+from tuner import OperatingPoint, SpecDecodeCounters, TunerSpec, TuningLoad, run_tuning
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
@@ -28,7 +28,7 @@ pytestmark = [
 def test_run_tuning_on_the_embedded_vllm_target():
     spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
     target = VllmTarget.model_validate(spec["target"])
-    cfg = TunerConfig(
+    cfg = TunerSpec(
         slo_p99_ms=6000, penalty_lambda=2.0, min_samples=16, time_budget_s=300, max_evaluations=6,
         start=OperatingPoint(concurrency=8, max_num_seqs=8, spec_k=0),
         knobs={"concurrency": [4, 8], "max_num_seqs": [8], "spec_k": [0, 2]},

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from tuner.config import TuningLoad
 from tuner.knobs import OperatingPoint
 from tuner.simulator import SimParams, StepTimeModel, _SpecStream, simulate
+from tuner.spec import TuningLoad
 
 STEP = StepTimeModel(
     base_s=0.010, per_seq_s=0.002, per_prefill_token_s=0.0001, per_draft_token_s=0.001, spec_base_s=0.003

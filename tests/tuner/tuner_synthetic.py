@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tuner.config import TuningLoad
 from tuner.evaluation import Evaluation, RunSample, Unsupported
 from tuner.knobs import OperatingPoint
+from tuner.spec import TuningLoad
 
 
 class SyntheticEvaluator:

@@ -28,13 +28,13 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from probes.accuracy.config import SubsetConfig
 from probes.accuracy.dataset import Dataset, HumanEvalTask, load_dataset, local_dataset
 from probes.accuracy.errors import AccuracyError
 from probes.accuracy.generate import PROMPTING, program_from_reply, request_for
 from probes.accuracy.harness import Expected, Job, SampleVerdict, expected_outputs, judge_many
 from probes.accuracy.run import select_tasks
 from probes.accuracy.sandbox import SandboxLimits
+from probes.accuracy.spec import SubsetSpec
 from probes.core.errors import describe_validation_error
 from probes.core.measurement import Model
 
@@ -157,7 +157,7 @@ def pick_tasks(data: Dataset, tasks: int | list[str]) -> tuple[list[HumanEvalTas
     """The first `tasks` tasks in dataset order, or the listed task ids in dataset order, and the statement of
     them; an id not in the dataset is an AccuracyError naming it."""
     if isinstance(tasks, int):
-        return select_tasks(data, SubsetConfig(first=tasks))
+        return select_tasks(data, SubsetSpec(first=tasks))
     for tid in tasks:
         data.task(tid)  # names an unknown id
     wanted = set(tasks)
@@ -256,3 +256,20 @@ def measure_with_records(subset: AccuracySubset, generate: Generate, options: Ac
         subset, generate, mode=options.mode, concurrency=options.concurrency, records=records
     )
     return {**figures, "records": {RECORDS: records}}
+
+
+def judge_subset(
+    subset: AccuracySubset,
+    options: AccuracyOptions,
+    seed: int,
+    generate: Callable[[HumanEvalTask, Prompt, int], str],
+) -> dict:
+    """Every measurer's accuracy step: `generate(task, prompt, task_seed)` is the measurer's transport only;
+    each task's seed is the measurement's seed + the task's index in the subset, so a sampled configuration
+    stays reproducible per repetition and task."""
+    index = {t.task_id: i for i, t in enumerate(subset.tasks)}
+
+    def one(task_id: str, prompt: Prompt) -> str:
+        return generate(subset.task(task_id), prompt, seed + index[task_id])
+
+    return measure_with_records(subset, one, options)

@@ -8,9 +8,12 @@ it dies with the tool however the tool dies.
 
 Per measurement: `requests` fixed prompts (the same for every configuration, so differences are the
 configuration's), generated one after another with the configuration's GenerationConfig kwargs, which the
-worker first checks with `GenerationConfig.validate(strict=True)`. Figures (milliseconds):
+worker first checks with `GenerationConfig.validate(strict=True)`. The worker's timings become the load
+probe's request records (`worker_records`), and the figures come from them the way the vLLM measurer's do
+(`tuner.campaign.latency`). Figures (milliseconds):
 
-    ttft_p50_ms, tpot_p50_ms, e2el_p50_ms, e2el_max_ms   over the requests (n = n_requests)
+    ttft_p50_ms, ttft_p90_ms, tpot_p50_ms, e2el_p50_ms, e2el_p90_ms, e2el_max_ms   over the requests
+                     (n = n_requests; percentiles and CIs of the load probe, records in the measurement)
     tokens_mean      generated tokens per request
     cpu_s            resource proxy: CPU-seconds (user + system, all threads) of the worker process over the
                      requests — not energy
@@ -44,13 +47,15 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
+from probes.core.measurement import MS_PER_S
+from probes.load.records import RequestRecord
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
-from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_with_records
+from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, judge_subset, load_subset
+from tuner.campaign.latency import measured
 
 WORKER = Path(__file__).with_name("hf_worker.py")
+SOURCE = "transformers generate in-process (tuner/campaign/hf_worker.py), first token by a stopping criterion"
 
 # Short completion prompts (written for this measurer); the same ones for every configuration.
 PROMPTS = (
@@ -290,22 +295,13 @@ class HfMeasurer:
                 "n_requests": 0,
                 "energy": self._energy,
             }
-        rows = answer["results"]
-        ttft = [r["ttft_ms"] for r in rows]
-        e2el = [r["e2el_ms"] for r in rows]
-        tpot = [r["tpot_ms"] for r in rows if r["tpot_ms"] is not None]
-        figures = {
-            "ttft_p50_ms": float(np.median(ttft)),
-            "tpot_p50_ms": float(np.median(tpot)) if tpot else None,
-            "e2el_p50_ms": float(np.median(e2el)),
-            "e2el_max_ms": float(max(e2el)),
-            "n_requests": len(rows),
-            "tokens_mean": float(np.mean([r["tokens"] for r in rows])),
-            "cpu_s": answer["cpu_s"],
-            "load_s": answer["load_s"],
-            "host_load_1m": os.getloadavg()[0],
-            "energy": self._energy,
-        }
+        figures = measured(worker_records(answer["results"]), source=SOURCE)
+        figures.update(
+            cpu_s=answer["cpu_s"],
+            load_s=answer["load_s"],
+            host_load_1m=os.getloadavg()[0],
+            energy=self._energy,
+        )
         if self.accuracy is not None:
             figures.update(self._accuracy(kwargs, seed))
         return figures
@@ -316,17 +312,36 @@ class HfMeasurer:
         request = dict(kwargs.get("request", {}))
         request["max_new_tokens"] = min(request.get("max_new_tokens", opts.max_tokens), opts.max_tokens)
         capped = {**kwargs, "request": request}
-        index = {t.task_id: i for i, t in enumerate(self.subset.tasks)}
 
-        def generate(task_id: str, prompt) -> str:
-            answer = self.generate(
-                capped, [prompt], seed=seed + index[task_id], texts=True, fixed_length=False
-            )
+        def generate(_task, prompt, task_seed: int) -> str:
+            answer = self.generate(capped, [prompt], seed=task_seed, texts=True, fixed_length=False)
             if not answer.get("ok"):
                 raise RuntimeError(f"{answer.get('kind')}: {answer.get('error')}")
             return answer["results"][0]["text"]
 
-        return measure_with_records(self.subset, generate, opts)
+        return judge_subset(self.subset, opts, seed, generate)
+
+
+def worker_records(results: list[dict]) -> list[RequestRecord]:
+    """The worker's per-prompt timings as the load probe's request records. The worker generates its prompts
+    one after another and times each from before tokenization (so a request's send is the previous one's
+    end: a closed loop at concurrency 1); the first-token and end times are its TTFT and E2EL after that
+    send, and its output tokens are the generated token ids (exact, as a server's usage count is)."""
+    records, sent = [], 0.0
+    for i, r in enumerate(results):
+        end = sent + r["e2el_ms"] / MS_PER_S
+        records.append(
+            RequestRecord(
+                index=i,
+                sent_s=sent,
+                first_chunk_s=sent + r["ttft_ms"] / MS_PER_S,
+                end_s=end,
+                output_tokens=r["tokens"],
+                output_tokens_source="usage",
+            )
+        )
+        sent = end
+    return records
 
 
 def worker_command(model_dir: str, python: str, threads: int | None = None) -> list[str]:

@@ -10,6 +10,7 @@ import random
 import time
 from pathlib import Path
 
+from tuner.campaign.latency import LATENCY
 from tuner.campaign.spec import CampaignSpec
 from tuner.campaign.store import CampaignError, CampaignStore
 from tuner.features import sampling
@@ -98,6 +99,11 @@ def measure_one(measurer, config: dict, rep: int, seed: int) -> dict:
     records = figures.pop(RECORDS, None)
     if records is not None:
         row[RECORDS] = records
+    latency = figures.pop(
+        LATENCY, None
+    )  # the request records the latency figures rest on (the store files them)
+    if latency is not None:
+        row[LATENCY] = latency
     return row
 
 

@@ -2,10 +2,12 @@
 
 Engine arguments (max_num_seqs, max_num_batched_tokens, chunked prefill, prefix caching, dtype, n-gram
 speculation) need a restart: the server is (re)started when they change, and the start-up time is reported
-as `restart_s`. Sampling parameters go with each request. Per measurement: `requests` streamed completions
-sent one after another (closed loop, concurrency 1, so latency is the configuration's, not the queue's) with
-prompts from the load probe's workload; figures: TTFT, TPOT and E2EL p50/p90 (ms, with n) and the resource
-proxy `cpu_s` = CPU-seconds (user + system) of the server's process group read from /proc over the
+as `restart_s`. Sampling parameters go with each request. Per measurement: `requests` streamed completions as
+one load point of the load probe (closed loop, concurrency 1, so latency is the configuration's, not the
+queue's; its synthetic workload at the tokenizer's exact prompt length, `output_len` tokens with EOS ignored);
+figures from the records through the load probe's metrics (`tuner.campaign.latency`): TTFT and E2EL p50/p90,
+E2EL max, TPOT p50 from the server's usage token counts (ms, with n; CIs in the measurement's file) and the
+resource proxy `cpu_s` = CPU-seconds (user + system) of the server's process group read from /proc over the
 measurement. Energy is not measured here: a host without counters offers only this proxy, labelled so.
 
 With `accuracy: {tasks: N, max_tokens: M, mode: chat|completion}` each measurement also generates one program
@@ -21,6 +23,7 @@ come after the latency requests and after `cpu_s` is read: the latency figures a
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -28,14 +31,18 @@ import time
 from pathlib import Path
 
 import httpx
-import numpy as np
 
 from probes.accuracy.generate import request_for
+from probes.load.point import SLO, LoadPoint
+from probes.load.runner import run_point
+from probes.load.workload import synthetic_prompts
 from probes.targets.model_source import prepare
 from probes.targets.vllm import VllmServer, VllmTarget
-from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, load_subset, measure_with_records
+from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, judge_subset, load_subset
+from tuner.campaign.latency import measured
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+SOURCE = "vLLM server, /v1/completions streamed through the load probe (probes.load.runner.run_point)"
 
 
 def group_cpu_seconds(pgid: int) -> float:
@@ -117,77 +124,38 @@ class VllmMeasurer:
         self._stack, self._engine = stack, dict(engine)
         return time.perf_counter() - t0
 
-    def _prompt(self, seed: int) -> str:
-        rng = np.random.default_rng(seed)
-        words = [
-            "model",
-            "latency",
-            "token",
-            "server",
-            "batch",
-            "cache",
-            "prompt",
-            "answer",
-            "serving",
-            "tensor",
-        ]
-        return " ".join(rng.choice(words, size=self.input_len))
-
     def measure(self, kwargs: dict, *, seed: int) -> dict:
         restart_s = self._ensure(kwargs.get("engine", {}))
         params = dict(kwargs.get("request", {}))
-        ttft, e2el, tpot = [], [], []
         cpu0 = group_cpu_seconds(self._server.pid)
-        with httpx.Client(timeout=300) as client:
-            for i in range(self.requests):
-                body = {
-                    "model": self.target.served_model_name,
-                    "prompt": self._prompt(seed + i),
-                    "max_tokens": self.output_len,
-                    "stream": True,
-                    "seed": seed + i,
-                    **params,
-                }
-                t0 = time.perf_counter()
-                first, chunks = None, 0
-                with client.stream("POST", f"{self._server.base_url}/v1/completions", json=body) as r:
-                    r.raise_for_status()
-                    for line in r.iter_lines():
-                        if line.startswith("data: ") and line != "data: [DONE]":
-                            first = first or time.perf_counter()
-                            chunks += 1
-                end = time.perf_counter()
-                if first is None:
-                    continue
-                ttft.append((first - t0) * 1000)
-                e2el.append((end - t0) * 1000)
-                if chunks > 1:
-                    tpot.append((end - first) * 1000 / (chunks - 1))
-        cpu_s = group_cpu_seconds(self._server.pid) - cpu0
-
-        def pct(xs, q):
-            return float(np.percentile(xs, q)) if xs else None
-
-        figures = {
-            "ttft_p50_ms": pct(ttft, 50), "ttft_p90_ms": pct(ttft, 90),
-            "tpot_p50_ms": pct(tpot, 50), "e2el_p50_ms": pct(e2el, 50), "e2el_p90_ms": pct(e2el, 90),
-            "n_requests": len(e2el), "cpu_s": cpu_s, "restart_s": restart_s,
-        }  # fmt: skip
+        figures = self._latency(params, seed)
+        figures.update(cpu_s=group_cpu_seconds(self._server.pid) - cpu0, restart_s=restart_s)
         if self.accuracy is not None:
             figures.update(self._accuracy(params, seed))
         return figures
 
+    def _latency(self, params: dict, seed: int) -> dict:
+        return latency_requests(
+            self._server.base_url,
+            self.target.served_model_name,
+            requests=self.requests,
+            input_len=self.input_len,
+            output_len=self.output_len,
+            seed=seed,
+            sampling=params,
+            tokenizer_path=self._prepared.tokenizer_path if self._prepared else None,
+        )
+
     def _accuracy(self, params: dict, seed: int) -> dict:
         """The subset's programs, generated with every sampling parameter of the configuration, judged."""
         opts = self.accuracy
-        index = {t.task_id: i for i, t in enumerate(self.subset.tasks)}
         with httpx.Client(base_url=f"{self._server.base_url}/v1", timeout=opts.request_timeout_s) as client:
 
-            def generate(task_id: str, _prompt) -> str:
-                path, part = request_for(self.subset.task(task_id), opts.mode)  # the probe's request
+            def generate(task, _prompt, task_seed: int) -> str:
+                path, part = request_for(task, opts.mode)  # the probe's request
                 body = {
                     "model": self.target.served_model_name,
-                    "seed": seed + index[task_id],  # sampled configurations stay reproducible per repetition
+                    "seed": task_seed,
                     **params,
                     "max_tokens": opts.max_tokens,
                     **part,
@@ -197,7 +165,39 @@ class VllmMeasurer:
                 choice = r.json()["choices"][0]
                 return choice["message"]["content"] if opts.mode == "chat" else choice["text"]
 
-            return measure_with_records(self.subset, generate, opts)
+            return judge_subset(self.subset, opts, seed, generate)
+
+
+def latency_requests(
+    base_url: str,
+    model: str,
+    *,
+    requests: int,
+    input_len: int,
+    output_len: int,
+    seed: int,
+    sampling: dict,
+    tokenizer_path: str | None,
+) -> dict:
+    """A measurement's latency requests: one closed-loop load point of the load probe at concurrency 1, its
+    synthetic workload at the tokenizer's exact prompt length, the configuration's sampling parameters (and
+    the measurement's seed) in every request; the figures and evidence of `tuner.campaign.latency.measured`."""
+    point = LoadPoint.at(
+        concurrency=1, num_requests=requests, input_len=input_len, output_len=output_len, seed=seed
+    )
+    prompts, workload = synthetic_prompts(requests, input_len, seed, tokenizer_path)
+    result = asyncio.run(
+        run_point(
+            base_url,
+            model,
+            point,
+            SLO(),
+            prompts=prompts,
+            workload=workload,
+            sampling={**sampling, "seed": seed},
+        )
+    )
+    return measured(result.records, source=SOURCE, point=point, workload=workload)
 
 
 def from_options(

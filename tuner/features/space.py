@@ -223,10 +223,6 @@ class FeatureSpace:
         lits = self.feasible_literals()
         return [self.names[i] for i, (_, can_true) in enumerate(lits) if not can_true]
 
-    def core_features(self) -> list[str]:
-        lits = self.feasible_literals()
-        return [self.names[i] for i, (can_false, _) in enumerate(lits) if not can_false]
-
     def enumerate(self, limit: int = 100_000) -> list[Config]:
         """All valid configurations (small models only: tests and cross-checks)."""
         if self.count() > limit:

@@ -118,7 +118,10 @@ def verify(rec: dict, measurer, repetitions: int = 3, seed: int = 0) -> dict:
     for t, p in rec["predicted"].items():
         vals = np.array([r[t] for r in runs if r.get(t) is not None], dtype=float)
         if len(vals) == 0:
-            out[t] = {"status": "not_measured"}
+            out[t] = {
+                "status": "not_measured",
+                "reason": f"no value of {t} in the {repetitions} live measurements",
+            }
             continue
         mean = float(vals.mean())
         sem = float(vals.std(ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else 0.0

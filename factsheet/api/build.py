@@ -1,0 +1,129 @@
+"""`build_factsheet`: what `factsheet build` does, as one call: the signing key and the policies loaded
+before anything is measured, the measurements, the policy gate's summary attached, the documents rendered,
+the gate's report, the signature, and the MLflow publication the spec asks for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import Field
+
+from factsheet.api.results import Result
+from factsheet.compliance.report import ComplianceReport
+from factsheet.outputs import BUILD_ROOT, FACTSHEET_JSON, MEASUREMENTS_DIR
+from factsheet.publish.mlflow import PublishResult
+from factsheet.schema import Factsheet
+from probes.core.errors import InputError
+from probes.core.progress import Bars, no_bars
+
+Log = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    """The API prints nothing unless a `log` is given."""
+
+
+class BuildResult(Result):
+    """A finished build: its folder, the factsheet as written, and the gate, signature and publication."""
+
+    output: Path = Field(description="the build's output folder")
+    factsheet: Factsheet = Field(description="the factsheet as written to factsheet.json")
+    compliance: ComplianceReport | None = Field(None, description="the policy gate's report; None: no policy")
+    attestation: Path | None = Field(None, description="the signature written; None: the build is unsigned")
+    publication: PublishResult | None = Field(None, description="the MLflow run; None: not published")
+    records: tuple[Path, ...] = Field((), description="the raw records files the factsheet names")
+    checkpoints: tuple[Path, ...] = Field((), description="measurements kept for --resume")
+    error: str | None = Field(
+        None,
+        description="bad input found only after the files were written (a policy that does not fit the "
+        "figures, a refused publication): the CLI's exit 2",
+    )
+
+    @property
+    def json_path(self) -> Path:
+        return self.output / FACTSHEET_JSON
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Every file the build leaves in its folder: raw records, checkpoints, then `written`."""
+        return self.records + self.checkpoints + self.written
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.error is not None else super().exit_code
+
+    def raise_for_status(self) -> None:
+        if self.error is not None:
+            raise InputError(self.error)
+        super().raise_for_status()
+
+
+def build_factsheet(
+    spec: Path,
+    output: Path | None = None,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    sign_key: Path | None = None,
+    log: Log = _quiet,
+    bars: Bars = no_bars,
+) -> BuildResult:
+    """Measure the deployment `spec` describes and write its factsheet (JSON, HTML, PDF), raw records, the
+    compliance report when the spec names policies, and the signature when a key is given (`sign_key`
+    wins over the spec's `sign.key`). Without `output`, the spec's `output_dir`, else out/<name>.
+
+    Bad input (spec, key, policy, unreachable MLflow, an output folder holding another build) raises
+    `InputError` before anything is measured. A failed gate does not raise: the files are written and the
+    result's `failure` says why (`exit_code` 1)."""
+    from factsheet.attest.attestation import build_signer, key_id, sign_factsheet
+    from factsheet.build import build
+    from factsheet.compliance.gate import BuildGate
+    from factsheet.render import render_all
+    from factsheet.spec import load_spec
+
+    if resume and overwrite:
+        raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
+    parsed, raw = load_spec(Path(spec))
+    signer = build_signer(parsed.sign, Path(spec), sign_key)
+    gate = BuildGate(parsed, Path(spec))  # policies checked before anything is measured
+    if parsed.publish is not None:  # MLflow installed and answering, before anything is measured
+        from factsheet.publish.mlflow import check_reachable
+
+        check_reachable(parsed.publish)
+    out_dir = Path(output or parsed.output_dir or f"{BUILD_ROOT}/{parsed.name}")
+    sheet = build(parsed, Path(spec), raw, out_dir, log=log, bar=bars, resume=resume, overwrite=overwrite)
+    sheet = gate.attach(sheet, out_dir)
+    paths = render_all(sheet, out_dir, signing_key_id=signer and key_id(signer.public_key()))
+    paths += gate.write(out_dir)
+    attestation = None
+    if signer is not None:
+        attestation = sign_factsheet(out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet)
+        paths.append(attestation)
+    publication, error = None, None
+    if parsed.publish is not None:  # whatever the gate's verdict: the run and version carry it as a tag
+        from factsheet.publish.mlflow import publish_factsheet
+
+        try:
+            publication = publish_factsheet(out_dir / FACTSHEET_JSON, parsed.publish)
+        except InputError as exc:  # the files stay written; the result says the publication failed
+            error = str(exc)
+    failure = _gate_failure(gate)
+    return BuildResult(
+        output=out_dir,
+        factsheet=sheet,
+        written=tuple(paths),
+        records=tuple(out_dir / rec.path for _, rec in sheet.records_files()),
+        checkpoints=tuple(sorted((out_dir / MEASUREMENTS_DIR).glob("*.json"))),
+        compliance=gate.report,
+        attestation=attestation,
+        publication=publication,
+        error=error or (str(gate.error) if gate.error is not None else None),
+        failure=failure,
+    )
+
+
+def _gate_failure(gate) -> str | None:
+    from factsheet.compliance.gate import gate_failure
+
+    return None if gate.report is None else gate_failure(gate.report)

@@ -1,0 +1,62 @@
+"""`render_factsheet` (`factsheet render`) and `export_factsheet` (`factsheet export`): documents made
+from a factsheet that already exists."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import Field
+
+from factsheet.api.results import Result
+
+
+class RenderResult(Result):
+    """The HTML and PDF (and, rendered elsewhere, the JSON) written."""
+
+
+def render_factsheet(factsheet_json: Path, output: Path | None = None) -> RenderResult:
+    """Render the factsheet to HTML and PDF beside it, or into `output` together with a copy of its JSON."""
+    from factsheet.render import render_all
+    from factsheet.validate import load_factsheet
+
+    factsheet_json = Path(factsheet_json)
+    sheet = load_factsheet(factsheet_json)
+    written = render_all(sheet, output or factsheet_json.parent, write_json=output is not None)
+    return RenderResult(written=tuple(written))
+
+
+class ExportFormat(StrEnum):
+    """A model registry's format: Hugging Face model card, CycloneDX 1.6 BOM, SPDX 3.0.1."""
+
+    hf = "hf"
+    cyclonedx = "cyclonedx"
+    spdx = "spdx"
+
+
+class ExportResult(Result):
+    """The export's main document (and, for `hf`, the .eval_results files beside it, in `written`)."""
+
+    document: Path = Field(description="README.md, bom.cdx.json or factsheet.spdx.jsonld")
+    factsheet_sha256: str = Field(description="'sha256:<hex>' of the factsheet file exported")
+
+
+def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: Path) -> ExportResult:
+    """Export the factsheet for a model registry into the folder `output`; only measured figures go in,
+    and names no export can carry safely are refused (`InputError`) before anything is written."""
+    from factsheet.export import cyclonedx, hf, spdx
+    from factsheet.export.readout import source
+    from factsheet.render import RenderError
+    from factsheet.validate import load_factsheet
+
+    fmt = ExportFormat(format)
+    factsheet_json, output = Path(factsheet_json), Path(output)
+    sheet = load_factsheet(factsheet_json)
+    if output.exists() and not output.is_dir():
+        raise RenderError(f"output folder {output}: exists and is not a folder")
+    src = source(factsheet_json, sheet)
+    if fmt is ExportFormat.hf:
+        written = hf.write_files(src, output)
+    else:
+        written = [{ExportFormat.cyclonedx: cyclonedx.write, ExportFormat.spdx: spdx.write}[fmt](src, output)]
+    return ExportResult(document=written[0], written=tuple(written), factsheet_sha256=src.sha256)

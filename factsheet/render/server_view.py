@@ -1,0 +1,73 @@
+"""The "server view" block of the HTML/PDF factsheet: per run, what the target's /metrics said while it ran,
+and the chart of KV-cache usage and the waiting queue over the capacity confirmation run. Shaped here, laid out
+by templates/sections/server_view.html.j2 (included by the load section)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from factsheet.render.charts import Chart, Series, line_chart
+from factsheet.schema import LoadSection
+from probes.core.measurement import NotMeasured
+from probes.server_view import Saturation, ServerView
+
+
+@dataclass(frozen=True)
+class ServerViewRow:
+    label: str
+    view: ServerView | NotMeasured
+    saturation: Saturation | None
+    stopped_early: str | None
+
+
+def server_view_rows(load: LoadSection | NotMeasured) -> list[ServerViewRow]:
+    """One row per load point and per capacity confirmation run that states a server view (schema >= 1.3.0)."""
+    if isinstance(load, NotMeasured):
+        return []
+    rows = [
+        ServerViewRow(e.result.label, e.result.server_view, e.result.saturation, _stopped(e.result))
+        for e in load.points
+        if e.result.server_view is not None
+    ]
+    if not isinstance(load.capacity, NotMeasured):
+        cap = load.capacity.result
+        rows += [
+            ServerViewRow(
+                f"capacity {'confirmation' if p.confirmation else 'probe'}: {cap.knob} {p.value:g}",
+                p.server_view,
+                p.saturation,
+                p.stopped_early,
+            )
+            for p in cap.points
+            if p.server_view is not None
+        ]
+    return rows
+
+
+def _stopped(result) -> str | None:
+    return result.aborted if result.stop_reason == "saturated" else None
+
+
+def confirmation_chart(load: LoadSection | NotMeasured) -> Chart | None:
+    """KV-cache usage (%) and waiting requests at each scrape of the last capacity confirmation run (the
+    answer's long run); None when there is none or it was not scraped."""
+    if isinstance(load, NotMeasured) or isinstance(load.capacity, NotMeasured):
+        return None
+    cap = load.capacity.result
+    runs = [p for p in cap.points if p.confirmation and isinstance(p.server_view, ServerView)]
+    if not runs:
+        return None
+    run = runs[-1]
+    series = run.server_view.series
+    kv = [None if s.kv_cache_usage is None else 100 * s.kv_cache_usage for s in series]
+    return line_chart(
+        [f"{s.t_s:.0f}" for s in series],
+        "seconds since the run's start (one position per scrape)",
+        [
+            Series("KV-cache usage, %", kv, "#0072B2"),
+            Series("waiting requests", [s.waiting for s in series], "#D55E00"),
+        ],
+        title=f"Server view of the capacity confirmation run ({cap.knob} {run.value:g}): KV-cache usage and waiting requests",
+        y_title="KV usage % · waiting requests",
+        log_y=False,
+    )

@@ -1,0 +1,222 @@
+"""What each section of the factsheet shows, shaped from the factsheet: counts, rows, headlines.
+
+The templates only lay these out (a designer can change them without touching a figure); every value here
+is read from the factsheet, nothing is measured or defaulted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from factsheet.render.environment import fmt_sig, label
+from factsheet.render.server_view import server_view_rows
+from factsheet.schema import Factsheet, LoadSection
+from probes.core.measurement import NotMeasured
+from probes.load.metrics import LATENCY_LABELS, LoadMetrics
+from probes.load.stats import VERDICT_RULE
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    key: str
+    name: str
+    dist: object  # probes.core.measurement.Distribution
+    ci_p50: object | None
+    ci_p99: object | None
+    sufficiency: object | None
+
+
+@dataclass(frozen=True)
+class PointView:
+    label: str
+    result: object  # probes.load.runner.PointResult
+    metrics: LoadMetrics
+    records: object  # factsheet.schema.RecordsFile
+    latency: list[LatencyRow]
+    weak_p99: list[str]  # display names of metrics whose p99 rests on too few samples
+
+
+@dataclass(frozen=True)
+class CapacityRow:
+    point: object  # probes.load.capacity.CapacityPoint
+    records: object
+    n: int | None
+    sufficiency: object | None
+    attainment_ci: object | None
+    p99_ci: object | None
+
+
+def view(sheet: Factsheet) -> dict:
+    """What the sections show, shaped from the factsheet (the templates only lay it out)."""
+    return {
+        "load": _load_view(sheet.load),
+        "accuracy": _accuracy_view(sheet.accuracy),
+        "energy": _energy_view(sheet.energy),
+        "library_rows": _library_rows(sheet.system),
+        "definitions": _definitions(sheet.load),
+        "server_view_rows": server_view_rows(sheet.load),
+    }
+
+
+def _load_view(load: LoadSection | NotMeasured) -> dict | None:
+    if isinstance(load, NotMeasured) or not load.points:
+        return None
+    points = [_point_view(e) for e in load.points]
+    slo = load.points[0].result.metrics.slo
+    thresholds = slo.thresholds()
+    return {
+        "points": points,
+        "completed": sum(p.metrics.completed for p in points),
+        "failed": sum(p.metrics.failed for p in points),
+        "flagged_points": sum(1 for p in points if p.weak_p99),
+        "thresholds": [(LATENCY_LABELS[k], v) for k, v in sorted(thresholds.items())],
+        "p99_metric": LATENCY_LABELS[slo.p99_metric],
+        "p99_checked": slo.p99_metric in thresholds,
+        "capacity": _capacity_view(load.capacity),
+    }
+
+
+def _point_view(entry) -> PointView:
+    m = entry.result.metrics
+    rows = [
+        LatencyRow(
+            key=k,
+            name=LATENCY_LABELS[k],
+            dist=getattr(m, k),
+            ci_p50=m.percentile_ci.get(f"{k}.p50"),
+            ci_p99=m.percentile_ci.get(f"{k}.p99"),
+            sufficiency=m.sample_sufficiency.get(k),
+        )
+        for k in ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms")
+    ]
+    weak = [LATENCY_LABELS.get(k, k) for k in weak_p99(m)]
+    return PointView(entry.result.label, entry.result, m, entry.records, rows, weak)
+
+
+def _capacity_view(capacity) -> dict | None:
+    if isinstance(capacity, NotMeasured):
+        return None
+    c = capacity.result
+    rows = []
+    for pt, rec in zip(c.points, capacity.records, strict=True):
+        check = pt.metrics.p99_check
+        rows.append(
+            CapacityRow(
+                point=pt,
+                records=rec,
+                n=check.n if check else None,
+                sufficiency=check.sufficiency if check else None,
+                attainment_ci=pt.metrics.goodput_ci.attainment if pt.metrics.goodput_ci else None,
+                p99_ci=pt.metrics.percentile_ci.get(f"{c.slo.p99_metric}.p99"),
+            )
+        )
+    unit = " req/s" if c.knob == "rate" else ""
+    bracket = tuple(fmt_sig(b) if b is not None else "—" for b in c.bracket)
+    low, high = c.range
+    span = f"[{fmt_sig(low) if low is not None else '—'}, {fmt_sig(high) if high is not None else '—'})"
+    answer = next((r for r in reversed(rows) if r.point.value == c.capacity and r.point.passed), None)
+    if c.capacity is None:
+        headline = f"capacity at SLO: no probed {c.knob} met the SLO"
+    else:
+        headline = f"capacity at SLO {c.knob} {fmt_sig(c.capacity)}{unit}, range {span}"
+        if c.confirmed:
+            headline += f", confirmed by {answer.n} requests"
+        if c.insufficient_samples:
+            headline += ", its p99 on too few samples"
+    return {
+        "rows": rows,
+        "unit": unit,
+        "bracket": bracket,
+        "range": span,
+        "answer": answer,
+        "ends": _bracket_ends(c, rows),
+        "headline": headline,
+    }
+
+
+def _bracket_ends(c, rows: list[CapacityRow]) -> list[tuple[str, CapacityRow]]:
+    """The runs the bracket's ends rest on (the last run at each end value: a confirmation if any)."""
+    ends = []
+    for what, value in (("highest pass", c.bracket[0]), ("lowest fail", c.bracket[1])):
+        at = [r for r in rows if r.point.value == value]
+        if value is not None and at:
+            ends.append((what, at[-1]))
+    return ends
+
+
+def _accuracy_view(accuracy) -> dict | None:
+    if isinstance(accuracy, NotMeasured):
+        return None
+    acc = accuracy.result
+    pr = acc.pass_rates
+    test = "plus" if "plus" in acc.tests_run else "base"
+    failed = [s for s in acc.per_task if getattr(s, test).status != "pass"]
+    return {
+        "benchmark": acc.benchmark,
+        "headline_rates": pr.plus or pr.base,
+        "headline_tests": "base+plus" if pr.plus else "base",
+        "n_tasks": pr.n_tasks,
+        "n_samples": pr.n_samples_per_task,
+        "ks": sorted(pr.base),
+        "failed": failed,
+        "failed_shown": failed[:_FAILED_SAMPLES_SHOWN],
+    }
+
+
+_FAILED_SAMPLES_SHOWN = 60  # the rest stay in the raw records; a longer table buries the document
+
+
+def _energy_view(energy) -> dict:
+    """The first missing layer of the energy figures (section, window, total), or none."""
+    if isinstance(energy, NotMeasured):
+        return {"missing": energy}
+    if isinstance(energy.energy, NotMeasured):
+        return {"missing": energy.energy}
+    if isinstance(energy.energy.total, NotMeasured):
+        return {"missing": NotMeasured(reason=f"total: {energy.energy.total.reason}")}
+    return {"missing": None}
+
+
+def _library_rows(system) -> list[tuple[tuple[str, str], object]]:
+    """Tool-side and serving-side libraries side by side; a serving side not inspected says why once."""
+    tool = sorted(system.libraries.items())
+    serving = system.serving_libraries
+    serve = [] if isinstance(serving, NotMeasured) else sorted(serving.items())
+    rows = []
+    for i in range(max(len(tool), len(serve), 1)):
+        left = tool[i] if i < len(tool) else ("", "")
+        if isinstance(serving, NotMeasured):
+            right = serving if i == 0 else ("", "")
+        else:
+            right = serve[i] if i < len(serve) else ("", "")
+        rows.append((left, right))
+    return rows
+
+
+def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
+    """Every term the load figures use, with the methods behind its percentiles and intervals."""
+    if isinstance(load, NotMeasured) or not load.points:
+        return []
+    m0 = load.points[0].result.metrics
+    rows = [(LATENCY_LABELS.get(k, label(k)), v) for k, v in m0.definitions.items()]
+    rows.append(("percentile", load.percentile_method))
+    if m0.sample_sufficiency:
+        rows.append(("early stopping", next(iter(m0.sample_sufficiency.values())).rule))
+    if any(s.verdict is not None for s in m0.sample_sufficiency.values()):
+        rows.append(("verdict of a p99 claim", VERDICT_RULE.format(q="99")))
+    if m0.percentile_ci:
+        rows.append(("percentile CI method", next(iter(m0.percentile_ci.values())).method))
+    if m0.goodput_ci:
+        rows.append(("goodput CI method", m0.goodput_ci.method))
+    return rows
+
+
+def weak_p99(metrics: LoadMetrics) -> list[str]:
+    """Metrics whose p99 exists but rests on too few samples to decide (no sample at all is reported as
+    such; a p99 whose interval lies wholly above its threshold is a conclusive fail, not a weak figure)."""
+    suff = metrics.sample_sufficiency
+    return [
+        k
+        for k in metrics.insufficient_samples
+        if getattr(metrics, k).n > 0 and (k not in suff or suff[k].verdict != "conclusive_fail")
+    ]

@@ -1,0 +1,39 @@
+"""`shared-prefix`: G groups of prompts sharing a P-token prefix, each with a unique S-token suffix
+(vLLM `bench serve --dataset-name prefix_repetition`: prefix_len, suffix_len, num_prefixes)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from probes.load.workload import Workload
+from probes.load.workloads.context import BuildContext, stamped
+from probes.load.workloads.plan import Plan, digest_json
+from probes.load.workloads.profiles import SharedPrefixProfile
+from probes.load.workloads.vocabulary import Vocabulary, join
+
+GENERATOR_VERSION = "shared-prefix/1"
+
+
+def build(profile: SharedPrefixProfile, ctx: BuildContext) -> Plan:
+    rng = np.random.default_rng(ctx.seed)
+    vocab = Vocabulary(ctx.tokenizer_path)
+    prefixes = [vocab.draw(rng, profile.prefix_len) for _ in range(profile.num_prefixes)]
+    # Groups as even as the count allows, in a seed-shuffled order (vLLM shuffles too): a group's prompts
+    # spread over the run, so its prefix is cached by the time most of them arrive, not all at once.
+    groups = rng.permutation(np.arange(ctx.count) % profile.num_prefixes)
+    prompts = [join(prefixes[g], vocab.draw(rng, profile.suffix_len)) for g in groups]
+    out_len = profile.output_len or ctx.output_len
+    p, s = profile.prefix_len, profile.suffix_len
+    workload = Workload(
+        prompts_digest=digest_json(prompts),
+        input_len=p + s,
+        length_method=(
+            f"{profile.num_prefixes} prefixes of {p} tokens, each prompt one of them (seed-{ctx.seed} order) "
+            f"plus a unique suffix of {s} tokens: shared fraction {profile.shared_fraction:.3f}; {vocab.method}"
+        ),
+        num_prompts=len(prompts),
+        source="shared-prefix",
+        output_lens_digest=digest_json([out_len] * len(prompts)),
+        output_len_method=f"max_tokens {out_len}",
+    )
+    return Plan(prompts, [out_len] * len(prompts), stamped(workload, profile, GENERATOR_VERSION))

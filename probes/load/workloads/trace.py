@@ -1,0 +1,152 @@
+"""`trace`: replay a JSONL request trace (the published Mooncake traces' format) at its absolute schedule.
+
+One JSON object a line: `timestamp` (ms from the trace's start, non-decreasing), `input_length` and
+`output_length` (tokens, ≥ 1) and optional `hash_ids` (ids of `block_size`-token prompt blocks: equal ids
+are equal blocks, so two requests sharing leading ids share that prefix token for token). The text is
+generated: block `h` is the same words wherever it appears (drawn from the seed and `h`), the rest of a
+prompt beyond its blocks is unique to it. Send time = (timestamp − first timestamp) × time_scale."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from probes.core.digests import sha256_bytes
+from probes.load.workload import Workload, WorkloadError
+from probes.load.workloads.context import BuildContext, stamped
+from probes.load.workloads.plan import Plan, digest_json
+from probes.load.workloads.profiles import TraceProfile
+from probes.load.workloads.vocabulary import Vocabulary, join
+
+GENERATOR_VERSION = "trace/1"
+MAX_LINE_BYTES = 1 << 20  # a line longer than this is not a trace line (bounded reading of a user's file)
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    timestamp_ms: float
+    input_length: int
+    output_length: int
+    hash_ids: tuple[int, ...]
+
+
+def _where(path: str, line: int) -> str:
+    return f"workload.path: {Path(path).name} line {line}"
+
+
+def _int(row: dict, key: str, where: str, minimum: int) -> int:
+    v = row.get(key)
+    if v is None:
+        raise WorkloadError(f"{where}: missing '{key}'")
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise WorkloadError(f"{where}: '{key}' must be an integer ≥ {minimum}, got {v!r}")
+    return v
+
+
+def _request(row: object, where: str, previous: float | None) -> TraceRequest:
+    if not isinstance(row, dict):
+        raise WorkloadError(f"{where}: not a JSON object")
+    ts = row.get("timestamp")
+    if ts is None:
+        raise WorkloadError(f"{where}: missing 'timestamp'")
+    if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts) or ts < 0:
+        raise WorkloadError(f"{where}: 'timestamp' must be a number of ms ≥ 0, got {ts!r}")
+    if previous is not None and ts < previous:
+        raise WorkloadError(
+            f"{where}: timestamp {ts:g} is before the previous line's {previous:g} (not in order)"
+        )
+    ids = row.get("hash_ids", [])
+    if not isinstance(ids, list) or any(isinstance(h, bool) or not isinstance(h, int) or h < 0 for h in ids):
+        raise WorkloadError(f"{where}: 'hash_ids' must be a list of integers ≥ 0")
+    return TraceRequest(
+        float(ts), _int(row, "input_length", where, 1), _int(row, "output_length", where, 1), tuple(ids)
+    )
+
+
+def read_trace(path: str, limit: int) -> tuple[bytes, list[TraceRequest]]:
+    """The first `limit` requests of the trace, checked line by line (the first bad line is named)."""
+    p = Path(path)
+    if not p.is_file():
+        raise WorkloadError(
+            f"workload.path: {path}: {'not a regular file' if p.exists() else 'no such file'}"
+        )
+    raw = p.read_bytes()
+    out: list[TraceRequest] = []
+    for i, line in enumerate(raw.split(b"\n"), 1):
+        if len(out) == limit:
+            break
+        if not line.strip():
+            continue
+        where = _where(path, i)
+        if b"\0" in line or len(line) > MAX_LINE_BYTES:
+            raise WorkloadError(f"{where}: not a JSONL text line (binary file?)")
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise WorkloadError(f"{where}: not UTF-8 text (binary file?)") from None
+        except json.JSONDecodeError as exc:
+            raise WorkloadError(f"{where}: not JSON ({exc.msg})") from None
+        out.append(_request(row, where, out[-1].timestamp_ms if out else None))
+    if not out:
+        raise WorkloadError(f"workload.path: {Path(path).name}: holds no requests")
+    return raw, out
+
+
+def _prompt(req: TraceRequest, i: int, vocab: Vocabulary, block_size: int, seed: int) -> str:
+    blocks = [vocab.draw(np.random.default_rng([seed, h]), block_size) for h in req.hash_ids]
+    words = [w for b in blocks for w in b][: req.input_length]
+    rest = req.input_length - len(words)
+    # The part beyond its blocks is this request's own (a stream keyed by the line, not by a hash id).
+    tail = vocab.draw(np.random.default_rng([seed, 1 << 40, i]), rest) if rest > 0 else []
+    return join(words, tail)
+
+
+def scheduled_rate(offsets: list[float]) -> float | None:
+    span = offsets[-1] - offsets[0] if len(offsets) > 1 else 0.0
+    return (len(offsets) - 1) / span if span > 0 else None
+
+
+def build(profile: TraceProfile, ctx: BuildContext) -> Plan:
+    raw, reqs = read_trace(profile.path, ctx.count)
+    vocab = Vocabulary(ctx.tokenizer_path)
+    prompts = [_prompt(r, i, vocab, profile.block_size, ctx.seed) for i, r in enumerate(reqs)]
+    t0 = reqs[0].timestamp_ms
+    offsets = [(r.timestamp_ms - t0) / 1000 * profile.time_scale for r in reqs]
+    outs = [r.output_length for r in reqs]
+    workload = Workload(
+        prompts_digest=digest_json(prompts),
+        input_len=round(sum(r.input_length for r in reqs) / len(reqs)),
+        length_method=(
+            f"{len(reqs)} requests of {Path(profile.path).name} at their input_length; hash_ids blocks of "
+            f"{profile.block_size} tokens shared wherever an id repeats, the rest unique; {vocab.method}"
+        ),
+        num_prompts=len(prompts),
+        source="trace",
+        output_lens_digest=digest_json(outs),
+        output_len_method="max_tokens = the line's output_length",
+        file_digest=sha256_bytes(raw),
+    )
+    return Plan(prompts, outs, stamped(workload, profile, GENERATOR_VERSION), offsets=offsets)
+
+
+def trace_shape(profile: TraceProfile, count: int) -> tuple[float, int, int, int]:
+    """What a trace point states: the trace's own open-loop rate after time_scale (its `rate`), its request
+    count and its mean input and output lengths (rounded)."""
+    _, reqs = read_trace(profile.path, count)
+    offsets = [(r.timestamp_ms - reqs[0].timestamp_ms) / 1000 * profile.time_scale for r in reqs]
+    rate = scheduled_rate(offsets)
+    if rate is None:
+        raise WorkloadError(
+            f"workload.path: {Path(profile.path).name}: needs two requests at different times"
+        )
+    n = len(reqs)
+    return (
+        rate,
+        n,
+        round(sum(r.input_length for r in reqs) / n),
+        round(sum(r.output_length for r in reqs) / n),
+    )

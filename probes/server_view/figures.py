@@ -1,0 +1,209 @@
+"""The server view of one load point, from its scrape records: what the server itself says it did.
+
+Counters and histograms are cumulative since the server started, so the run's share is the increase from the
+first scrape (taken before the first send) to the last (taken after the last response). Gauges are sampled:
+their mean and max are over the scrapes taken while requests were in flight (first send to last response).
+Every sample is summed over its label sets (engines, model names), histogram buckets per bound.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from pydantic import Field
+
+from probes.core.measurement import Model, NotMeasured
+from probes.server_view import page
+from probes.server_view.histogram import HistogramQuantiles, histogram_quantiles
+from probes.server_view.records import ScrapeRecord
+
+PERCENTILES = (50.0, 90.0, 99.0)
+SOURCE = "the target's Prometheus /metrics page (vLLM V1 metric names), parsed with prometheus-client"
+DEFINITIONS = {
+    "prefix_cache_hit_rate": "Δ vllm:prefix_cache_hits_total / Δ vllm:prefix_cache_queries_total over the run "
+    "(prompt tokens found in the prefix cache / prompt tokens looked up)",
+    "kv_cache_usage": "vllm:kv_cache_usage_perc (fraction of KV-cache blocks in use, 0–1) at each scrape while "
+    "requests were in flight",
+    "running": "vllm:num_requests_running at each scrape while requests were in flight",
+    "waiting": "vllm:num_requests_waiting at each scrape while requests were in flight",
+    "preemptions": "Δ vllm:num_preemptions_total over the run",
+    "ttft_ms": "server TTFT: vllm:time_to_first_token_seconds, requests finished during the run",
+    "e2el_ms": "server end-to-end latency: vllm:e2e_request_latency_seconds, requests finished during the run",
+    "client_overhead_ms": "client TTFT p50 (steady window) − server TTFT p50 (histogram estimate): the client, "
+    "the network and the HTTP front end before the engine sees the request",
+}
+
+
+class GaugeSummary(Model):
+    unit: str
+    definition: str
+    n: int = Field(ge=0, description="scrapes the figures rest on")
+    mean: float
+    max: float
+
+
+class CounterIncrease(Model):
+    unit: str
+    definition: str
+    value: float = Field(ge=0)
+
+
+class HitRate(Model):
+    definition: str = DEFINITIONS["prefix_cache_hit_rate"]
+    hits: float = Field(ge=0, description="tokens")
+    queries: float = Field(ge=0, description="tokens")
+    value: float | None = Field(description="hits / queries; None when nothing was looked up")
+    ci: None = Field(None, description="no interval: the tokens of one prompt are not independent trials")
+
+
+class ClientOverhead(Model):
+    definition: str = DEFINITIONS["client_overhead_ms"]
+    client_ttft_p50_ms: float
+    server_ttft_p50_ms: float
+    difference_ms: float
+    range_ms: tuple[float | None, float] = Field(
+        description="what the difference can be given the server estimate's bucket: (client − bucket upper, "
+        "client − bucket lower); None: the bucket has no upper bound"
+    )
+
+
+class SeriesPoint(Model):
+    """One scrape's gauges, for the chart of the run (t_s since the point's time origin)."""
+
+    t_s: float
+    kv_cache_usage: float | None
+    running: float | None
+    waiting: float | None
+
+
+class ServerView(Model):
+    source: str = SOURCE
+    interval_s: float = Field(description="seconds between scrapes (absolute schedule)")
+    scrapes: int = Field(description="pages read")
+    failed_scrapes: int = Field(description="scrapes that returned no page (timeout, HTTP error)")
+    prefix_cache_hit_rate: HitRate | NotMeasured
+    kv_cache_usage: GaugeSummary | NotMeasured
+    running: GaugeSummary | NotMeasured
+    waiting: GaugeSummary | NotMeasured
+    preemptions: CounterIncrease | NotMeasured
+    ttft_ms: HistogramQuantiles | NotMeasured
+    e2el_ms: HistogramQuantiles | NotMeasured
+    client_overhead_ms: ClientOverhead | NotMeasured
+    series: list[SeriesPoint] = Field(description="every scrape's gauges over the run")
+
+
+def total(scrape: ScrapeRecord, name: str) -> float | None:
+    """A sample summed over its label sets; None when the page has none."""
+    values = [s.value for s in scrape.samples if s.name == name]
+    return float(sum(values)) if values else None
+
+
+def _buckets(scrape: ScrapeRecord, family: str) -> dict[float, float]:
+    out: dict[float, float] = defaultdict(float)
+    for s in scrape.samples:
+        if s.name == family + "_bucket" and "le" in s.labels:
+            out[float(s.labels["le"])] += s.value
+    return out
+
+
+def _increase(first: ScrapeRecord, last: ScrapeRecord, name: str) -> float | NotMeasured:
+    a, b = total(first, name), total(last, name)
+    if a is None or b is None:
+        return NotMeasured(reason=f"no {name} on /metrics")
+    if b < a:
+        return NotMeasured(reason=f"{name} went down during the run (server restarted)")
+    return b - a
+
+
+def _gauge(scrapes: list[ScrapeRecord], name: str, key: str, unit: str) -> GaugeSummary | NotMeasured:
+    values = [v for v in (total(s, name) for s in scrapes) if v is not None]
+    if not values:
+        why = f"no {name} on /metrics" if scrapes else "no scrape while requests were in flight"
+        return NotMeasured(reason=why)
+    return GaugeSummary(
+        unit=unit, definition=DEFINITIONS[key], n=len(values), mean=float(np.mean(values)), max=max(values)
+    )
+
+
+def _hit_rate(first: ScrapeRecord, last: ScrapeRecord) -> HitRate | NotMeasured:
+    hits = _increase(first, last, page.PREFIX_HITS + "_total")
+    queries = _increase(first, last, page.PREFIX_QUERIES + "_total")
+    for x in (hits, queries):
+        if isinstance(x, NotMeasured):
+            return x
+    return HitRate(hits=hits, queries=queries, value=hits / queries if queries > 0 else None)
+
+
+def _histogram(
+    first: ScrapeRecord, last: ScrapeRecord, family: str, key: str
+) -> HistogramQuantiles | NotMeasured:
+    before, after = _buckets(first, family), _buckets(last, family)
+    count = _increase(first, last, family + "_count")
+    if not after or isinstance(count, NotMeasured):
+        return NotMeasured(reason=f"no {family} histogram on /metrics")
+    if any(after[b] < before.get(b, 0.0) for b in after):
+        return NotMeasured(reason=f"{family} went down during the run (server restarted)")
+    buckets = sorted((b, after[b] - before.get(b, 0.0)) for b in after)
+    if count == 0:
+        return NotMeasured(reason=f"{family}: no request finished during the run")
+    return histogram_quantiles(DEFINITIONS[key], buckets, count, PERCENTILES)
+
+
+def _overhead(
+    ttft: HistogramQuantiles | NotMeasured, client_p50: float | None
+) -> ClientOverhead | NotMeasured:
+    if isinstance(ttft, NotMeasured):
+        return NotMeasured(reason=f"no server TTFT ({ttft.reason})")
+    q = ttft.quantiles.get("p50")
+    if client_p50 is None:
+        return NotMeasured(reason="no client TTFT p50: no request completed in the steady window")
+    if q is None or q.estimate_ms is None:
+        return NotMeasured(reason="the server's TTFT p50 lies in the +Inf bucket: no estimate")
+    upper = None if q.bucket_upper_ms is None else client_p50 - q.bucket_upper_ms
+    return ClientOverhead(
+        client_ttft_p50_ms=client_p50,
+        server_ttft_p50_ms=q.estimate_ms,
+        difference_ms=client_p50 - q.estimate_ms,
+        range_ms=(upper, client_p50 - q.bucket_lower_ms),
+    )
+
+
+def server_view(
+    scrapes: list[ScrapeRecord],
+    interval_s: float,
+    in_flight: tuple[float, float] | None,
+    client_ttft_p50_ms: float | None,
+) -> ServerView | NotMeasured:
+    """The figures of one point: `in_flight` = (first send, last response) in the records' time."""
+    ok = [s for s in scrapes if s.ok]
+    if len(ok) < 2:
+        return NotMeasured(reason=f"{len(ok)} /metrics page(s) read: a run's increase needs two")
+    first, last = ok[0], ok[-1]
+    during = [s for s in ok if in_flight and in_flight[0] <= s.t_s <= in_flight[1]]
+    ttft = _histogram(first, last, page.TTFT, "ttft_ms")
+    preempted = _increase(first, last, page.PREEMPTIONS + "_total")
+    return ServerView(
+        interval_s=interval_s,
+        scrapes=len(ok),
+        failed_scrapes=len(scrapes) - len(ok),
+        prefix_cache_hit_rate=_hit_rate(first, last),
+        kv_cache_usage=_gauge(during, page.KV_USAGE, "kv_cache_usage", "fraction"),
+        running=_gauge(during, page.RUNNING, "running", "requests"),
+        waiting=_gauge(during, page.WAITING, "waiting", "requests"),
+        preemptions=preempted
+        if isinstance(preempted, NotMeasured)
+        else CounterIncrease(unit="preemptions", definition=DEFINITIONS["preemptions"], value=preempted),
+        ttft_ms=ttft,
+        e2el_ms=_histogram(first, last, page.E2EL, "e2el_ms"),
+        client_overhead_ms=_overhead(ttft, client_ttft_p50_ms),
+        series=[
+            SeriesPoint(
+                t_s=s.t_s,
+                kv_cache_usage=total(s, page.KV_USAGE),
+                running=total(s, page.RUNNING),
+                waiting=total(s, page.WAITING),
+            )
+            for s in ok
+        ],
+    )

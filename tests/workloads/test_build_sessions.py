@@ -1,0 +1,74 @@
+"""A build with the chat-sessions profile against the mock server: the factsheet states the workload and
+figures by turn, and `validate` re-derives those figures from the records (an edited one is named)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from typer.testing import CliRunner
+
+from factsheet.cli import app
+from probes.targets.mock_server import MockServerConfig, running
+
+runner = CliRunner()
+
+SPEC = """\
+spec_version: 1
+name: mock-sessions
+model: {{name: mock-model}}
+target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
+load:
+  endpoint: chat
+  output_len: 4
+  slo: {{ttft_ms: 500}}
+  workload: {{profile: chat-sessions, system_prompt_len: 16, turns_min: 3, turns_max: 3, user_turn_len: 8}}
+  points:
+    - {{concurrency: 2, num_requests: 12}}
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sessions")
+    with running(MockServerConfig(ttft_ms=30, itl_ms=2, numbered_replies=True)) as url:
+        spec = tmp / "model.yaml"
+        spec.write_text(textwrap.dedent(SPEC.format(url=url)))
+        result = runner.invoke(app, ["build", str(spec), "-o", str(tmp / "out")])
+    assert result.exit_code == 0, result.output
+    return tmp / "out"
+
+
+def test_the_point_states_its_workload_and_figures_by_turn(built):
+    sheet = json.loads((built / "factsheet.json").read_text())
+    assert sheet["schema_version"] == "1.3.0"
+    res = sheet["load"]["points"][0]["result"]
+    w = res["workload"]
+    assert w["profile"] == "chat-sessions" and w["generator_version"] == "chat-sessions/1"
+    assert w["parameters"]["turns_max"] == 3 and w["requests_digest"].startswith("sha256:")
+    assert res["point"]["input_len"] == 8  # the user turn's length, as the profile sets it
+    turns = res["turns"]
+    assert [t["turn"] for t in turns] == [1, 2, 3] and [t["sent"] for t in turns] == [4, 4, 4]
+    assert all(t["ttft_ms"]["unit"] == "ms" and t["ttft_ms"]["percentiles"]["p50"] >= 30 for t in turns)
+    # Each turn carries the earlier ones: the prompt the mock counts (words) grows turn by turn.
+    grow = [t["prompt_tokens"]["mean"] for t in turns]
+    assert grow[0] < grow[1] < grow[2]
+    html = (built / "factsheet.html").read_text()
+    assert "Workload profile <strong>chat-sessions</strong>" in html and "By turn index" in html
+    header, *lines = (built / sheet["load"]["points"][0]["records"]["path"]).read_text().splitlines()
+    assert {(json.loads(x)["session"], json.loads(x)["turn"]) for x in lines} == {
+        (s, k) for s in range(4) for k in (1, 2, 3)
+    }
+
+
+def test_validate_rederives_the_turn_figures_and_names_an_edit(built):
+    ok = runner.invoke(app, ["validate", str(built / "factsheet.json")])
+    assert ok.exit_code == 0, ok.output
+    path = built / "factsheet.json"
+    sheet = json.loads(path.read_text())
+    sheet["load"]["points"][0]["result"]["turns"][1]["ttft_ms"]["percentiles"]["p50"] *= 0.5
+    path.write_text(json.dumps(sheet))
+    bad = runner.invoke(app, ["validate", str(path)])
+    assert bad.exit_code == 1, bad.output
+    assert "load.points[0].result.turns" in bad.output
