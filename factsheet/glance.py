@@ -99,7 +99,7 @@ def informative_run(load: LoadSection | NotMeasured) -> Run | None:
         value = f"{last.value:g} req/s" if knob == "rate" else f"{last.value:g}"
         n = last.metrics.measured
         return Run(last.metrics, f"the capacity confirmation run at {knob} {value} ({n} requests)", True)
-    i = headline_index(load)
+    i = headline_index(load.points)
     if i is None:
         return None
     res = load.points[i].result

@@ -28,3 +28,24 @@ def endpoint_spec(
         + extra
     )
     return spec
+
+
+# A policy on the headline point's p99 E2EL, either side of the mock's timing (its E2EL is at least
+# 20 + 7 x 5 = 55 ms on any host): format with `name` and `threshold` (ms). Shared by the gate tests.
+P99_POLICY = """\
+policy_version: 1
+id: p99-{name}
+title: p99 E2EL within {threshold} ms
+version: "1"
+rules:
+  - id: p99-e2el
+    title: p99 E2EL within {threshold} ms
+    field: load.points[headline].result.metrics.e2el_ms.percentiles.p99
+    op: "<="
+    threshold: {threshold}
+    unit: ms
+    evidence: {{measured: true, raw_records: true}}
+  - id: records
+    title: raw records verify
+    check: raw_records
+"""

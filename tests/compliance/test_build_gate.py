@@ -6,27 +6,11 @@ from __future__ import annotations
 import json
 
 from compliance_builds import MIN_E2EL_MS, build, runner, spec_text
+from mock_spec import P99_POLICY as POLICY
 
 from factsheet.cli import app
 from probes.core.digests import sha256_bytes
 
-POLICY = """\
-    policy_version: 1
-    id: p99-{name}
-    title: p99 E2EL within {threshold} ms
-    version: "1"
-    rules:
-      - id: p99-e2el
-        title: p99 E2EL within {threshold} ms
-        field: load.points[headline].result.metrics.e2el_ms.percentiles.p99
-        op: "<="
-        threshold: {threshold}
-        unit: ms
-        evidence: {{measured: true, raw_records: true}}
-      - id: records
-        title: raw records verify
-        check: raw_records
-    """
 POINTS = "- {concurrency: 4, num_requests: 24}\n"
 GATE = "compliance: {policies: [gate.yaml]}\n"
 

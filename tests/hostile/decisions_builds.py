@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "compliance"))
 from compliance_builds import MIN_E2EL_MS, build, runner, spec_text  # noqa: E402
+from mock_spec import P99_POLICY  # noqa: E402
 
 from factsheet.cli import app  # noqa: E402
 from probes.targets.mock_server import MockServerConfig, running  # noqa: E402
@@ -62,23 +63,7 @@ RECORDS_POLICY = """\
         evidence: {measured: true, raw_records: true}
     """
 
-GATE_POLICY = """\
-    policy_version: 1
-    id: p99-gate
-    title: p99 E2EL within {threshold} ms
-    version: "1"
-    rules:
-      - id: p99-e2el
-        title: p99 E2EL within {threshold} ms
-        field: load.points[headline].result.metrics.e2el_ms.percentiles.p99
-        op: "<="
-        threshold: {threshold}
-        unit: ms
-        evidence: {{measured: true, raw_records: true}}
-      - id: records
-        title: raw records verify
-        check: raw_records
-    """
+GATE_POLICY = P99_POLICY.replace("{name}", "gate")
 
 
 def copy_fixture(dest: Path) -> Path:
