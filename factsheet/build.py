@@ -42,6 +42,7 @@ from probes.core.measurement import NotMeasured
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.load.capacity import find_capacity, point_runner
+from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workloads.context import BuildContext
@@ -260,17 +261,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
             label = f"capacity {kind}: {spec.knob} {value:g}"
             name = f"capacity-{len(records) + 1:02d}"
-            key = _key(
-                run,
-                spec,
-                template,
-                run.spec.load.slo,
-                run.spec.load.server_view,
-                kind,
-                requests,
-                value,
-                *_workload_key(run.spec),
-            )
+            key = _capacity_key(run, template, kind, requests, value)
             saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
             if saved is not None:
                 records.append(saved.records)
@@ -317,6 +308,23 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
     return CapacitySection(result=result, records=records, server_records=scrapes)
+
+
+def _capacity_key(run: _Run, template: LoadPoint, kind: str, requests: int, value: float) -> Key:
+    """What a capacity step's checkpoint depends on: the search, its template point, the SLO, scraping, the
+    step (probe or confirmation, its size and value) and the workload when the spec names one."""
+    load = run.spec.load
+    return _key(
+        run,
+        load.capacity,
+        template,
+        load.slo,
+        load.server_view,
+        kind,
+        requests,
+        value,
+        *_workload_key(run.spec),
+    )
 
 
 def _expected(rate: float | None, requests: int) -> str:

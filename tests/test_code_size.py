@@ -17,11 +17,7 @@ MAX_LINES = 80
 # Functions over the limit in files that other work was rewriting when the limit was set (the API behind the
 # CLI, the predictor measuring through the probes); each is split there. This list must end empty: a name
 # leaves it when its function is split, and nothing new joins it.
-PENDING = {
-    "factsheet/cli_probe.py:load",
-    "tuner/campaign/hf_worker.py:main",
-    "tuner/predictor/predict.py:predict_campaign",
-}
+PENDING: set[str] = set()
 
 
 def function_lengths(source: str, path: str) -> dict[str, int]:

@@ -37,101 +37,89 @@ def _protocol_stdout():
     return out
 
 
-def main(argv):
-    proto = _protocol_stdout()
-    model_dir = argv[0]
-    threads = int(argv[1]) if len(argv) > 1 and argv[1] else None
+class _Worker:
+    """The model(s), the tokenizer and one `generate` request at a time (torch, transformers imported here)."""
 
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, StoppingCriteria
+    def __init__(self, model_dir: str, threads: int | None):
+        import torch
+        import transformers
+        from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, StoppingCriteria
 
-    transformers.logging.set_verbosity_error()
-    warnings.simplefilter("ignore")
-    if threads:
-        torch.set_num_threads(threads)
+        transformers.logging.set_verbosity_error()
+        warnings.simplefilter("ignore")
+        if threads:
+            torch.set_num_threads(threads)
 
-    class StepClock(StoppingCriteria):
-        """Records the time of each decoding step; never stops generation."""
+        class StepClock(StoppingCriteria):
+            """Records the time of each decoding step; never stops generation."""
 
-        def __init__(self):
-            self.times = []
+            def __init__(self):
+                self.times = []
 
-        def __call__(self, input_ids, scores, **kwargs):
-            self.times.append(time.perf_counter())
-            return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+            def __call__(self, input_ids, scores, **kwargs):
+                self.times.append(time.perf_counter())
+                return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
 
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    loaded = {}  # json of model options -> model (most recent last)
+        self.torch, self.transformers, self.model_dir = torch, transformers, model_dir
+        self.auto_model, self.generation_config, self.step_clock = (
+            AutoModelForCausalLM,
+            GenerationConfig,
+            StepClock,
+        )
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.loaded = {}  # json of model options -> model (most recent last)
 
-    def model_for(opts):
+    def ready(self) -> dict:
+        versions = {"transformers": self.transformers.__version__, "torch": self.torch.__version__}
+        return {
+            "ready": True,
+            "versions": versions,
+            "threads": self.torch.get_num_threads(),
+            "pid": os.getpid(),
+        }
+
+    def model_for(self, opts):
         key = json.dumps(opts, sort_keys=True)
-        if key in loaded:
-            loaded[key] = loaded.pop(key)
-            return loaded[key], 0.0
+        if key in self.loaded:
+            self.loaded[key] = self.loaded.pop(key)
+            return self.loaded[key], 0.0
         t0 = time.perf_counter()
         dtype = opts.get("dtype", "float32")
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype))
+        model = self.auto_model.from_pretrained(self.model_dir, dtype=getattr(self.torch, dtype))
         model.eval()
-        with torch.inference_mode():  # warm-up: first-call allocations are not the configuration's cost
-            ids = tokenizer("Hello", return_tensors="pt")
-            model.generate(**ids, max_new_tokens=2, do_sample=False, pad_token_id=tokenizer.eos_token_id)
-        loaded[key] = model
-        while len(loaded) > 2:
-            loaded.pop(next(iter(loaded)))
+        with self.torch.inference_mode():  # warm-up: first-call allocations are not the configuration's cost
+            ids = self.tokenizer("Hello", return_tensors="pt")
+            model.generate(**ids, max_new_tokens=2, do_sample=False, pad_token_id=self.tokenizer.eos_token_id)
+        self.loaded[key] = model
+        while len(self.loaded) > 2:
+            self.loaded.pop(next(iter(self.loaded)))
         return model, time.perf_counter() - t0
 
-    def encode(prompt):
+    def encode(self, prompt):
         if isinstance(prompt, list):
-            text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
-            return tokenizer(text, return_tensors="pt", add_special_tokens=False)
-        return tokenizer(prompt, return_tensors="pt")
+            text = self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+            return self.tokenizer(text, return_tensors="pt", add_special_tokens=False)
+        return self.tokenizer(prompt, return_tensors="pt")
 
-    def generate(req):
+    def generate(self, req):
         kw = dict(req.get("generation", {}))
         try:
-            GenerationConfig(**kw).validate(
-                strict=True
-            )  # what the feature model's derived constraints promise
+            # what the feature model's derived constraints promise
+            self.generation_config(**kw).validate(strict=True)
         except Exception as exc:
             return {"ok": False, "kind": "invalid_config", "error": " ".join(str(exc).split())[:400]}
         if req.get("fixed_length") and "max_new_tokens" in kw:
             kw["min_new_tokens"] = kw["max_new_tokens"]
         try:
-            model, load_s = model_for(req.get("model", {}))
+            model, load_s = self.model_for(req.get("model", {}))
         except Exception as exc:
             return {"ok": False, "kind": "load_failed", "error": f"{type(exc).__name__}: {exc}"[:400]}
-        config = GenerationConfig(**kw)
-        results = []
+        config = self.generation_config(**kw)
         cpu0, wall0 = time.process_time(), time.perf_counter()
         try:
-            for i, prompt in enumerate(req.get("prompts", [])):
-                torch.manual_seed(int(req.get("seed", 0)) + i)
-                clock = StepClock()
-                t0 = time.perf_counter()
-                ids = encode(prompt)
-                with torch.inference_mode():
-                    out = model.generate(
-                        **ids,
-                        generation_config=config,
-                        stopping_criteria=[clock],
-                        pad_token_id=tokenizer.eos_token_id,
-                    )
-                new = out[0, ids["input_ids"].shape[1] :]
-                text = tokenizer.decode(new, skip_special_tokens=True) if req.get("texts") else None
-                end = time.perf_counter()
-                n = int(new.shape[0])
-                first = clock.times[0] if clock.times else end
-                row = {
-                    "ttft_ms": (first - t0) * 1000,
-                    "e2el_ms": (end - t0) * 1000,
-                    "tpot_ms": (end - first) * 1000 / (n - 1) if n > 1 else None,
-                    "tokens": n,
-                    "steps": len(clock.times),
-                }
-                if text is not None:
-                    row["text"] = text
-                results.append(row)
+            results = [
+                self.timed(model, config, req, i, prompt) for i, prompt in enumerate(req.get("prompts", []))
+            ]
         except Exception as exc:  # the library's own failure for this configuration, whatever its class
             return {"ok": False, "kind": "generation_failed", "error": f"{type(exc).__name__}: {exc}"[:400]}
         return {
@@ -142,25 +130,60 @@ def main(argv):
             "load_s": load_s,
         }
 
-    versions = {"transformers": transformers.__version__, "torch": torch.__version__}
-    ready = {"ready": True, "versions": versions, "threads": torch.get_num_threads(), "pid": os.getpid()}
-    proto.write(json.dumps(ready) + "\n")
+    def timed(self, model, config, req, i: int, prompt) -> dict:
+        """One prompt's generation, timed: TTFT by the step clock, E2EL when `generate` returns."""
+        self.torch.manual_seed(int(req.get("seed", 0)) + i)
+        clock = self.step_clock()
+        t0 = time.perf_counter()
+        ids = self.encode(prompt)
+        with self.torch.inference_mode():
+            out = model.generate(
+                **ids,
+                generation_config=config,
+                stopping_criteria=[clock],
+                pad_token_id=self.tokenizer.eos_token_id,
+            )
+        new = out[0, ids["input_ids"].shape[1] :]
+        text = self.tokenizer.decode(new, skip_special_tokens=True) if req.get("texts") else None
+        end = time.perf_counter()
+        n = int(new.shape[0])
+        first = clock.times[0] if clock.times else end
+        row = {
+            "ttft_ms": (first - t0) * 1000,
+            "e2el_ms": (end - t0) * 1000,
+            "tpot_ms": (end - first) * 1000 / (n - 1) if n > 1 else None,
+            "tokens": n,
+            "steps": len(clock.times),
+        }
+        if text is not None:
+            row["text"] = text
+        return row
+
+
+def _answer(worker: _Worker, line: str) -> dict | None:
+    """The reply to one protocol line; None: quit."""
+    try:
+        req = json.loads(line)
+    except json.JSONDecodeError:
+        return {"ok": False, "kind": "protocol", "error": "not JSON"}
+    if req.get("op") == "quit":
+        return None
+    if req.get("op") != "generate":
+        return {"ok": False, "kind": "protocol", "error": f"unknown op {req.get('op')}"}
+    return worker.generate(req)
+
+
+def main(argv):
+    proto = _protocol_stdout()
+    worker = _Worker(argv[0], int(argv[1]) if len(argv) > 1 and argv[1] else None)
+    proto.write(json.dumps(worker.ready()) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
-        try:
-            req = json.loads(line)
-        except json.JSONDecodeError:
-            proto.write(json.dumps({"ok": False, "kind": "protocol", "error": "not JSON"}) + "\n")
-            continue
-        if req.get("op") == "quit":
+        answer = _answer(worker, line)
+        if answer is None:
             break
-        if req.get("op") != "generate":
-            proto.write(
-                json.dumps({"ok": False, "kind": "protocol", "error": f"unknown op {req.get('op')}"}) + "\n"
-            )
-            continue
-        proto.write(json.dumps(generate(req)) + "\n")
+        proto.write(json.dumps(answer) + "\n")
     return 0
 
 
