@@ -25,7 +25,7 @@ demo: system tool serving
 
 test: system test-system tool serving
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest -n 2 --dist loadgroup  # two workers; real-vLLM tests one after another on one of them
+	$(VENV)/bin/pytest
 
 # What the benchmarks under bench/ need beyond the tool (the `bench` extra: optuna, evalplus).
 bench: tool $(VENV)/.bench-installed

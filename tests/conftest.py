@@ -13,8 +13,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -37,12 +35,3 @@ def _map_package_data() -> None:
 
 _map_package_data()
 
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`): a test file stays on one worker (its
-    module fixtures are built once), and every test that starts a real vLLM server (`slow`) runs on the same
-    worker, one after another: two CPU vLLM servers at once would starve each other on a 2-core host."""
-    for item in items:
-        group = "vllm" if item.get_closest_marker("slow") else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(name=group))
