@@ -27,7 +27,7 @@ from factsheet.export.cli import register as register_export
 from factsheet.progress import bars
 from factsheet.publish.cli import register as register_publish
 
-out = Console()
+out = Console(soft_wrap=True)  # a path printed is one line, whatever its length (a log is copied from)
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
