@@ -34,4 +34,3 @@ def _map_package_data() -> None:
 
 
 _map_package_data()
-

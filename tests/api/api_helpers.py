@@ -14,7 +14,6 @@ from factsheet.cli import app
 endpoint_spec = functools.partial(mock_spec.endpoint_spec, points=((2, 6), (4, 8)))
 
 
-
 def policy(folder: Path, name: str, threshold: float) -> Path:
     path = folder / f"{name}.yaml"
     path.write_text(mock_spec.P99_POLICY.format(name=name, threshold=threshold))
