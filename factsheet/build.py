@@ -7,6 +7,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet import provenance as prov
@@ -24,6 +25,7 @@ from factsheet.predictor import build_predictor
 from factsheet.schema import (
     AccuracySection,
     CapacitySection,
+    ComparedWorkload,
     EnergySection,
     Factsheet,
     Identity,
@@ -34,7 +36,7 @@ from factsheet.schema import (
     SystemSection,
     headline_index,
 )
-from factsheet.spec import NOT_REQUESTED, BuildSpec
+from factsheet.spec import NOT_REQUESTED, BuildSpec, CapacitySpec
 from factsheet.store import OutputDir
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
@@ -106,6 +108,7 @@ def build(
         points = _measure_load(run, point_keys, reuse=spec.energy is None or energy is not None)
         energy = energy or _energy(run, points, energy_key)
         capacity = _capacity(run)
+        compared = _compared_workloads(run)
         accuracy = _accuracy(run)
         system = _system(run)
     tuning = _tuning(run)  # after the build's server is stopped
@@ -119,7 +122,9 @@ def build(
             **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
         ),
         system=system,
-        load=LoadSection(points=points, capacity=capacity, rationale=spec.load.rationale),
+        load=LoadSection(
+            points=points, capacity=capacity, rationale=spec.load.rationale, compared_workloads=compared
+        ),
         accuracy=accuracy,
         energy=energy,
         tuning=tuning,
@@ -235,11 +240,50 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _capacity(run: _Run) -> CapacitySection | NotMeasured:
-    spec, live = run.spec.load.capacity, run.live
+    """The load section's capacity search, on the first load point's shape and the section's workload."""
+    spec = run.spec.load.capacity
     if spec is None:
         return NotMeasured(reason=NOT_REQUESTED)
-    first = run.spec.load.load_points(live.supports_ignore_eos)[0]  # as the factsheet states it
-    template = first.model_copy(update={"num_requests": spec.num_requests})
+    first = run.spec.load.load_points(run.live.supports_ignore_eos)[0]  # as the factsheet states it
+    search = _Search(spec, first, _profile(run.spec), "capacity", _key(run, spec, *_workload_key(run.spec)))
+    return _search_capacity(run, search)
+
+
+def _compared_workloads(run: _Run) -> list[ComparedWorkload]:
+    """Capacity at SLO for each compared workload profile, on the same target, SLO, seed and knob."""
+    out = []
+    for compared in run.spec.load.compared_workloads:
+        template = run.spec.load.compared_template(compared, run.live.supports_ignore_eos)
+        name = compared.workload.profile
+        search = _Search(
+            compared.capacity, template, compared.workload, f"capacity-{name}", _key(run, compared),
+            what=f"capacity {name}", bound_workload=compared.workload,
+        )  # fmt: skip
+        out.append(
+            ComparedWorkload(
+                workload=compared.workload, template=template, capacity=_search_capacity(run, search)
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _Search:
+    """One capacity search of a build: its spec, the shape every probe takes (`template`), the workload it
+    sends, the stem of its records and checkpoints, and what its checkpoints depend on beyond each step."""
+
+    spec: CapacitySpec
+    template: LoadPoint
+    profile: WorkloadProfile
+    stem: str
+    key: Key
+    what: str = "capacity"
+    bound_workload: WorkloadProfile | None = None  # a compared workload's records also bind its profile
+
+
+def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
+    spec, live = search.spec, run.live
+    template = search.template.model_copy(update={"num_requests": spec.num_requests})
     records: list[RecordsFile] = []
     rates: dict[float, float | None] = {}  # value -> its search probe's completed req/s
     scrapes: list[RecordsFile | None] = []
@@ -253,15 +297,15 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
             knob=spec.knob,
             api_key=live.api_key,
             tokenizer_path=live.tokenizer_path,
-            profile=_profile(run.spec),
+            profile=search.profile,
             server_view=run.spec.load.server_view,
         )
 
         def probe(value: float) -> PointResult:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
-            label = f"capacity {kind}: {spec.knob} {value:g}"
-            name = f"capacity-{len(records) + 1:02d}"
-            key = _capacity_key(run, template, kind, requests, value)
+            label = f"{search.what} {kind}: {spec.knob} {value:g}"
+            name = f"{search.stem}-{len(records) + 1:02d}"
+            key = _capacity_key(run, search, template, kind, requests, value)
             saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
             if saved is not None:
                 records.append(saved.records)
@@ -276,8 +320,9 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
                 value,
                 len(records),
                 confirmation=kind == "confirmation",
-                template=first,
+                template=search.template,
                 slo=run.spec.load.slo,
+                workload=search.bound_workload,
             )
             records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records), context))
             scrapes.append(_scrapes(run, f"{name}.jsonl", result, context))
@@ -289,7 +334,7 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
 
     confirm = spec.confirm_requests
     then = f", then up to {spec.max_confirmations} confirmation(s) of {confirm} requests" if confirm else ""
-    run.log(f"capacity at SLO: at most {spec.max_points} probes of {spec.num_requests} requests{then}")
+    run.log(f"{search.what} at SLO: at most {spec.max_points} probes of {spec.num_requests} requests{then}")
     result = find_capacity(
         prober(spec.num_requests, "probe"),
         run.spec.load.slo,
@@ -304,27 +349,19 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     )
     low, high = result.range
     run.log(
-        f"  capacity at SLO: {result.capacity} ({result.stop_reason}); "
+        f"  {search.what} at SLO: {result.capacity} ({result.stop_reason}); "
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
     return CapacitySection(result=result, records=records, server_records=scrapes)
 
 
-def _capacity_key(run: _Run, template: LoadPoint, kind: str, requests: int, value: float) -> Key:
-    """What a capacity step's checkpoint depends on: the search, its template point, the SLO, scraping, the
-    step (probe or confirmation, its size and value) and the workload when the spec names one."""
+def _capacity_key(
+    run: _Run, search: _Search, template: LoadPoint, kind: str, requests: int, value: float
+) -> Key:
+    """What a capacity step's checkpoint depends on: the search (its spec, and the workload when the spec
+    names one), its template point, the SLO, scraping and the step (probe or confirmation, size, value)."""
     load = run.spec.load
-    return _key(
-        run,
-        load.capacity,
-        template,
-        load.slo,
-        load.server_view,
-        kind,
-        requests,
-        value,
-        *_workload_key(run.spec),
-    )
+    return _key(run, search.key["spec"], template, load.slo, load.server_view, kind, requests, value)
 
 
 def _expected(rate: float | None, requests: int) -> str:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from factsheet.schema import Factsheet, LoadSection, headline_index
+from factsheet.schema import CapacitySection, Factsheet, LoadSection, headline_index
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
 from probes.load.stats import VERDICT_NAMES, proportion_ci
+from probes.server_view import ServerView
 
 Status = Literal["ok", "bad", "nm", "plain"]
 
@@ -34,7 +35,7 @@ def _num(v: float, digits: int = 1) -> str:
 
 def glance_rows(sheet: Factsheet) -> list[GlanceRow]:
     return [
-        _capacity(sheet),
+        *_capacities(sheet),
         *_headline(sheet),
         _pass_at_1(sheet),
         _energy(sheet),
@@ -47,33 +48,84 @@ def _nm(label: str, reason: str, href: str) -> GlanceRow:
     return GlanceRow(label, "not measured", reason, href, "nm")
 
 
-def _capacity(sheet: Factsheet) -> GlanceRow:
+def _capacities(sheet: Factsheet) -> list[GlanceRow]:
+    """Capacity at SLO: the load section's, then each compared workload's beside it, each naming its workload
+    profile and the prefix-cache hit rate the server reported over its answer's run (where scraped)."""
     label = "Capacity at SLO"
     if isinstance(sheet.load, NotMeasured):
-        return _nm(label, sheet.load.reason, "#load")
-    cap = sheet.load.capacity
+        return [_nm(label, sheet.load.reason, "#load")]
+    compared = sheet.load.compared_workloads
+    if not compared:
+        return [_capacity(label, sheet.load.capacity, informative_run(sheet.load))]
+    own = f"{label}, {_profile(sheet.load)}"
+    rows = [_capacity(own, sheet.load.capacity, informative_run(sheet.load), by_profile=True)]
+    for c in compared:
+        name = c.workload.profile
+        rows.append(_capacity(f"{label}, {name}", c.capacity, _confirmation(c.capacity), by_profile=True))
+    return rows
+
+
+def _profile(load: LoadSection) -> str:
+    """The load section's workload profile, as its points state it (synthetic before schema 1.3.0)."""
+    workload = load.points[0].result.workload if load.points else None
+    return (workload.profile if workload is not None else None) or "synthetic"
+
+
+def _capacity(
+    label: str, cap: CapacitySection | NotMeasured, run: Run | None, by_profile: bool = False
+) -> GlanceRow:
+    href = "#capacity-comparison" if by_profile else "#load"
     if isinstance(cap, NotMeasured):
-        return _nm(label, cap.reason, "#load")
+        return _nm(label, cap.reason, href)
     r = cap.result
     if r.capacity is None:
-        run = informative_run(sheet.load)
         evidence = f": {run.where} has {_p99_words(run)}" if run is not None and run.confirmation else ""
         return GlanceRow(
             label,
             f"no {r.knob} meets the SLO",
             f"no probed {r.knob} passed ({r.stop_reason}){evidence}",
-            "#load",
+            href,
             "bad",
         )
     enough = "rests on too few samples" if r.insufficient_samples else "rests on enough samples"
     unit = "req/s" if r.knob == "rate" else "concurrent users"
+    hits = _hit_rate(cap) if by_profile else ""
     return GlanceRow(
         label,
         f"{r.capacity:g} {unit}",
-        f"p99 {r.slo.p99_metric} at that point {enough} (MLPerf early stopping); {len(r.points)} points probed",
-        "#load",
+        f"p99 {r.slo.p99_metric} at that point {enough} (MLPerf early stopping); {len(r.points)} points probed"
+        + hits,
+        href,
         "bad" if r.insufficient_samples else "ok",
     )
+
+
+def _hit_rate(cap: CapacitySection) -> str:
+    """The server's prefix-cache hit rate over the answer's last run (its confirmation where there is one)."""
+    r = cap.result
+    runs = [p for p in r.points if p.value == r.capacity and p.passed]
+    view = runs[-1].server_view if runs else None
+    if not isinstance(view, ServerView):
+        return "; prefix-cache hit rate not measured (no server view)"
+    rate = view.prefix_cache_hit_rate
+    if isinstance(rate, NotMeasured) or rate.value is None:
+        why = rate.reason if isinstance(rate, NotMeasured) else "nothing was looked up"
+        return f"; prefix-cache hit rate not measured ({why})"
+    kind = "confirmation" if runs[-1].confirmation else "probe"
+    return f"; prefix-cache hit rate {rate.value:.0%} (server's /metrics over its {kind} run)"
+
+
+def _confirmation(cap: CapacitySection | NotMeasured) -> Run | None:
+    """A capacity search's last confirmation run, as page 1 states it; None when it ran none."""
+    if isinstance(cap, NotMeasured):
+        return None
+    confirmations = [p for p in cap.result.points if p.confirmation]
+    if not confirmations:
+        return None
+    last, knob = confirmations[-1], cap.result.knob
+    value = f"{last.value:g} req/s" if knob == "rate" else f"{last.value:g}"
+    n = last.metrics.measured
+    return Run(last.metrics, f"the capacity confirmation run at {knob} {value} ({n} requests)", True)
 
 
 @dataclass(frozen=True)
@@ -91,14 +143,9 @@ def informative_run(load: LoadSection | NotMeasured) -> Run | None:
     requests completed). None when nothing was run."""
     if isinstance(load, NotMeasured):
         return None
-    cap = load.capacity
-    confirmations = [] if isinstance(cap, NotMeasured) else [p for p in cap.result.points if p.confirmation]
-    if confirmations:
-        last = confirmations[-1]
-        knob = cap.result.knob
-        value = f"{last.value:g} req/s" if knob == "rate" else f"{last.value:g}"
-        n = last.metrics.measured
-        return Run(last.metrics, f"the capacity confirmation run at {knob} {value} ({n} requests)", True)
+    confirmation = _confirmation(load.capacity)
+    if confirmation is not None:
+        return confirmation
     i = headline_index(load.points)
     if i is None:
         return None

@@ -20,7 +20,9 @@ from probes.accuracy import AccuracyResult
 from probes.core.measurement import PERCENTILE_METHOD, Model, NotMeasured
 from probes.energy import CarbonResult, EnergyResult
 from probes.load.capacity import CapacityResult
+from probes.load.point import LoadPoint
 from probes.load.runner import PointResult
+from probes.load.workloads.profiles import WorkloadProfile
 from probes.targets import EngineInfo, PreparedModel
 from tuner import TuningResult
 
@@ -38,7 +40,9 @@ from tuner import TuningResult
 # and so is target.prepared_model.conversion.
 # 1.3.0 also: per load point and capacity run, the target's /metrics over the run (`server_view`), the
 # saturation test (`saturation`) and the scrape records (`server_records`); stop_reason "saturated".
-SCHEMA_VERSION = "1.3.0"
+# 1.4.0: load.compared_workloads: capacity at SLO for further workload profiles (e.g. chat-sessions beside
+# synthetic), each search's records bound to its profile ("workload capacity step").
+SCHEMA_VERSION = "1.4.0"
 
 
 class Identity(ModelIdentity):
@@ -93,6 +97,38 @@ class CapacitySection(Model):
         description="each probed point's /metrics scrapes, in probing order (schema >= 1.3.0; None: none)",
     )
 
+    def named_records(self, path: str) -> list[tuple[str, RecordsFile]]:
+        """Its records files, each with the path of the field naming it (`path`: this section's)."""
+        out = [(f"{path}.records[{i}]", r) for i, r in enumerate(self.records)]
+        scrapes = enumerate(self.server_records)
+        return out + [(f"{path}.server_records[{i}]", r) for i, r in scrapes if r is not None]
+
+    def labelled_records(self, what: str = "capacity") -> list[tuple[str, RecordsFile]]:
+        """Its records files, each with what it holds in words (`what`: whose search)."""
+        knob, points = self.result.knob, self.result.points
+        runs = [
+            (f"{what}{' confirmation' if pt.confirmation else ''}: {knob} {pt.value:g}", rec)
+            for pt, rec in zip(points, self.records, strict=True)
+        ]
+        return runs + [
+            (f"server view: {what} {knob} {pt.value:g}", rec)
+            for pt, rec in zip(points, self.server_records, strict=False)
+            if rec is not None
+        ]
+
+
+class ComparedWorkload(Model):
+    """Capacity at SLO for another workload profile, beside the load section's own (schema >= 1.4.0): same
+    target, SLO, seed and knob; its own profile, endpoint and search."""
+
+    workload: WorkloadProfile = Field(
+        description="the profile and its parameters as the build spec gave them"
+    )
+    template: LoadPoint = Field(
+        description="the settings every probe of its search takes (lengths, endpoint)"
+    )
+    capacity: CapacitySection
+
 
 class LoadSection(Model):
     percentile_method: str = PERCENTILE_METHOD
@@ -102,6 +138,10 @@ class LoadSection(Model):
         None,
         description="why the load is shaped as it is (request shape, SLO, confirmation size), as the build "
         "spec's load.rationale states it; None: the spec gives no reason (schema >= 1.3.0)",
+    )
+    compared_workloads: list[ComparedWorkload] = Field(
+        default_factory=list,
+        description="capacity at SLO for further workload profiles, side by side with `capacity` (>= 1.4.0)",
     )
 
 
@@ -168,19 +208,9 @@ class Factsheet(Model):
                 if p.server_records
             ]
             if not isinstance(self.load.capacity, NotMeasured):
-                cap = self.load.capacity
-                out += [
-                    (
-                        f"capacity{' confirmation' if pt.confirmation else ''}: {cap.result.knob} {pt.value:g}",
-                        rec,
-                    )
-                    for pt, rec in zip(cap.result.points, cap.records, strict=True)
-                ]
-                out += [
-                    (f"server view: capacity {cap.result.knob} {pt.value:g}", rec)
-                    for pt, rec in zip(cap.result.points, cap.server_records, strict=False)
-                    if rec is not None
-                ]
+                out += self.load.capacity.labelled_records()
+            for c in self.load.compared_workloads:
+                out += c.capacity.labelled_records(f"capacity {c.workload.profile}")
         if not isinstance(self.accuracy, NotMeasured):
             out.append(("accuracy: per-sample verdicts", self.accuracy.records))
         if not isinstance(self.energy, NotMeasured) and self.energy.records is not None:

@@ -29,7 +29,8 @@ SPEC_VERSION = 1
 # 1.3.0: load.rationale (why the load is shaped as it is; carried into the factsheet).
 # 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
 # jsonl, trace); a trace point gives neither concurrency nor rate.
-SPEC_SCHEMA_VERSION = "1.3.0"
+# 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
+SPEC_SCHEMA_VERSION = "1.4.0"
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
 
@@ -97,6 +98,25 @@ class CapacitySpec(Model):
     )
 
 
+class ComparedWorkloadSpec(Model):
+    """Capacity at SLO for another workload profile, measured on the same target under the same SLO, seed,
+    warm-up and first point's load knob as the load section's own capacity, so the two answers compare."""
+
+    workload: WorkloadProfile = Field(description="the profile and its parameters (not trace: no knob)")
+    endpoint: Literal["completions", "chat"] = Field(
+        "completions", description="the endpoint it is sent to (chat-sessions: chat)"
+    )
+    capacity: CapacitySpec = Field(description="its capacity search, sized to its own time budget")
+
+    @model_validator(mode="after")
+    def _fits(self) -> ComparedWorkloadSpec:
+        if isinstance(self.workload, TraceProfile):
+            raise ValueError("workload trace: no capacity (its schedule is fixed: there is no knob)")
+        if self.workload.profile == "chat-sessions" and self.endpoint != "chat":
+            raise ValueError("workload chat-sessions: needs endpoint 'chat'")
+        return self
+
+
 class LoadSpec(Model):
     """Streaming load test: the same workload shape at each point."""
 
@@ -123,6 +143,11 @@ class LoadSpec(Model):
     )
     server_view: ServerViewSpec = Field(
         default_factory=ServerViewSpec, description="scraping the target's /metrics (probes/server_view)"
+    )
+    compared_workloads: list[ComparedWorkloadSpec] = Field(
+        default_factory=list,
+        description="capacity at SLO for further workload profiles, side by side with `capacity` (one per "
+        "profile, each different from `workload`'s)",
     )
 
     @model_validator(mode="after")
@@ -151,15 +176,50 @@ class LoadSpec(Model):
             raise ValueError("workload chat-sessions: needs endpoint 'chat'")
         return self
 
+    @model_validator(mode="after")
+    def _one_capacity_per_profile(self) -> LoadSpec:
+        if self.compared_workloads and self.slo.thresholds().get(self.slo.p99_metric) is None:
+            raise ValueError(
+                f"compared_workloads: capacity needs a threshold on slo.{self.slo.p99_metric} (the p99 metric)"
+            )
+        if self.compared_workloads and isinstance(self.workload, TraceProfile):
+            raise ValueError("compared_workloads: not with workload trace (its points have no knob to share)")
+        seen = {self.profile_name}
+        for i, c in enumerate(self.compared_workloads):
+            if c.workload.profile in seen:
+                raise ValueError(
+                    f"compared_workloads[{i}]: profile {c.workload.profile} is already measured (one capacity "
+                    "per profile: its records are named by it)"
+                )
+            seen.add(c.workload.profile)
+        return self
+
+    @property
+    def profile_name(self) -> str:
+        """The load section's own workload profile (synthetic where the spec names none)."""
+        return self.workload.profile if self.workload is not None else "synthetic"
+
     def load_points(self, supports_ignore_eos: bool) -> list[LoadPoint]:
         return [self._load_point(p, supports_ignore_eos) for p in self.points]
 
-    def _load_point(self, p: PointSpec, supports_ignore_eos: bool) -> LoadPoint:
+    def compared_template(self, compared: ComparedWorkloadSpec, supports_ignore_eos: bool) -> LoadPoint:
+        """The shape every probe of a compared workload's capacity search takes: the first point's, with that
+        workload's lengths and endpoint (as the load section's own search takes the first point's)."""
+        return self._load_point(self.points[0], supports_ignore_eos, compared.workload, compared.endpoint)
+
+    def _load_point(
+        self,
+        p: PointSpec,
+        supports_ignore_eos: bool,
+        workload: WorkloadProfile | None = None,
+        endpoint: str | None = None,
+    ) -> LoadPoint:
         rate, count = p.rate, p.num_requests
+        workload = workload or self.workload
         # The point states the lengths its profile sends (the spec's input/output_len where it sets none).
-        input_len, output_len = nominal_lengths(self.workload)
-        if isinstance(self.workload, TraceProfile):
-            rate, count, input_len, output_len = trace_shape(self.workload, p.num_requests)
+        input_len, output_len = nominal_lengths(workload)
+        if isinstance(workload, TraceProfile):
+            rate, count, input_len, output_len = trace_shape(workload, p.num_requests)
         return LoadPoint.at(
             concurrency=p.concurrency,
             rate=rate,
@@ -171,7 +231,7 @@ class LoadSpec(Model):
             cooldown_requests=self.cooldown_requests,
             input_len=input_len or self.input_len,
             output_len=output_len or self.output_len,
-            endpoint=self.endpoint,
+            endpoint=endpoint or self.endpoint,
             ignore_eos=supports_ignore_eos,
             seed=self.seed,
             request_timeout_s=self.request_timeout_s,
@@ -213,10 +273,16 @@ def load_spec(path: Path) -> tuple[BuildSpec, bytes]:
 
 def _workload_beside(spec: BuildSpec, folder: Path) -> BuildSpec:
     """A workload file (trace, code, jsonl) named relative to the spec is read from the spec's folder, as
-    policy and key files are."""
-    workload = spec.load.workload
-    path = getattr(workload, "path", None)
-    if workload is None or not path or Path(path).is_absolute():
-        return spec
-    workload = workload.model_copy(update={"path": str(folder / path)})
-    return spec.model_copy(update={"load": spec.load.model_copy(update={"workload": workload})})
+    policy and key files are (the load section's workload and each compared one)."""
+
+    def beside(workload):
+        path = getattr(workload, "path", None)
+        if workload is None or not path or Path(path).is_absolute():
+            return workload
+        return workload.model_copy(update={"path": str(folder / path)})
+
+    compared = [c.model_copy(update={"workload": beside(c.workload)}) for c in spec.load.compared_workloads]
+    load = spec.load.model_copy(
+        update={"workload": beside(spec.load.workload), "compared_workloads": compared}
+    )
+    return spec.model_copy(update={"load": load})

@@ -21,6 +21,7 @@ from probes.energy import EnergyResult
 from probes.load.capacity import Knob
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
+from probes.load.workloads.profiles import WorkloadProfile
 
 
 class LoadPointContext(Model):
@@ -38,6 +39,20 @@ class CapacityStepContext(Model):
     position: int = Field(description="0-based place in the probing order")
     confirmation: bool = Field(description="a confirmation run, not a search probe")
     template: LoadPoint = Field(description="the first load point's settings, which every probe takes")
+    slo: SLO
+
+
+class WorkloadCapacityStepContext(Model):
+    """A step of a compared workload's capacity search (schema >= 1.4.0): the capacity step's context and the
+    workload profile it sent, so one profile's records cannot stand for another's."""
+
+    role: Literal["workload capacity step"] = "workload capacity step"
+    workload: WorkloadProfile
+    knob: Knob
+    value: float
+    position: int = Field(description="0-based place in the probing order")
+    confirmation: bool = Field(description="a confirmation run, not a search probe")
+    template: LoadPoint = Field(description="the settings every probe of this workload's search takes")
     slo: SLO
 
 
@@ -73,8 +88,22 @@ class ServerScrapesContext(Model):
     stop_when_saturated: bool
 
 
-Context = LoadPointContext | CapacityStepContext | AccuracyContext | EnergyContext | ServerScrapesContext
-ROLES = ("load point", "capacity step", "accuracy", "energy counters", "server scrapes")
+Context = (
+    LoadPointContext
+    | CapacityStepContext
+    | WorkloadCapacityStepContext
+    | AccuracyContext
+    | EnergyContext
+    | ServerScrapesContext
+)
+ROLES = (
+    "load point",
+    "capacity step",
+    "workload capacity step",
+    "accuracy",
+    "energy counters",
+    "server scrapes",
+)
 FORMAT = "llm-factsheet records"
 
 
@@ -114,16 +143,21 @@ def load_point_context(result: PointResult) -> LoadPointContext:
 
 
 def capacity_step_context(
-    knob: Knob, value: float, position: int, *, confirmation: bool, template: LoadPoint, slo: SLO
-) -> CapacityStepContext:
-    return CapacityStepContext(
-        knob=knob,
-        value=float(value),
-        position=position,
-        confirmation=confirmation,
-        template=template,
-        slo=slo,
-    )
+    knob: Knob,
+    value: float,
+    position: int,
+    *,
+    confirmation: bool,
+    template: LoadPoint,
+    slo: SLO,
+    workload: WorkloadProfile | None = None,
+) -> CapacityStepContext | WorkloadCapacityStepContext:
+    """The load section's own search: a capacity step; a compared workload's (`workload` given): a workload
+    capacity step, which also binds the profile."""
+    step = {"knob": knob, "value": float(value), "position": position, "confirmation": confirmation}
+    if workload is None:
+        return CapacityStepContext(**step, template=template, slo=slo)
+    return WorkloadCapacityStepContext(**step, workload=workload, template=template, slo=slo)
 
 
 def accuracy_context(result: AccuracyResult) -> AccuracyContext:

@@ -23,8 +23,30 @@ Class = Literal["re-derived", "re-checked", "attested only"]
 CLASSES: tuple[Class, ...] = ("re-derived", "re-checked", "attested only")
 
 P = "load.points[].result"
-C = "load.capacity.result"
 A = "accuracy.result"
+
+
+def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
+    """The rules of a capacity section at `section` (the load section's own, or a compared workload's)."""
+    c = f"{section}.result"
+    return (
+        (f"{section}.status", "attested only", "whether the capacity search ran"),
+        (f"{section}.reason", "attested only", "why the capacity search did not run"),
+        (f"{section}.records", "re-derived", "the records' digest, count and header"),
+        (f"{section}.server_records", "re-derived", "the /metrics scrapes' digest, count and header"),
+        (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
+        (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
+        (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
+        (c, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
+        (f"{c}.points[].value", "re-derived", "bound: part of the capacity step's context"),
+        (f"{c}.points[].confirmation", "re-derived", "bound: part of the capacity step's context"),
+        (f"{c}.knob", "re-derived", "bound: part of every capacity step's context"),
+        (f"{c}.slo", "re-derived", "bound: part of every capacity step's context"),
+        (f"{c}.method", "attested only", "the name of the search method"),
+        (f"{c}.pass_rule", "attested only", "the statement of the pass rule"),
+        (f"{c}.range_method", "attested only", "the name of the range method"),
+    )  # fmt: skip
+
 
 # (path prefix, class, why): longest prefix wins.
 RULES: tuple[tuple[str, Class, str], ...] = (
@@ -76,22 +98,13 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     (f"{P}.server_view.reason", "attested only", "why no /metrics page was read (no endpoint), as found"),
     (f"{P}.saturation", "re-derived", "the trend tests on the scrapes' waiting queue and the records' TTFT"),
     (f"{P}.scrapes", "attested only", "never written (the scrapes are the file named by .server_records)"),
-    # Capacity.
-    ("load.capacity.status", "attested only", "whether the capacity search ran"),
-    ("load.capacity.reason", "attested only", "why the capacity search did not run"),
-    ("load.capacity.records", "re-derived", "the records' digest, count and header"),
-    ("load.capacity.server_records", "re-derived", "the /metrics scrapes' digest, count and header"),
-    (f"{C}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
-    (f"{C}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
-    (f"{C}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
-    (C, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
-    (f"{C}.points[].value", "re-derived", "bound: part of the capacity step's context"),
-    (f"{C}.points[].confirmation", "re-derived", "bound: part of the capacity step's context"),
-    (f"{C}.knob", "re-derived", "bound: part of every capacity step's context"),
-    (f"{C}.slo", "re-derived", "bound: part of every capacity step's context"),
-    (f"{C}.method", "attested only", "the name of the search method"),
-    (f"{C}.pass_rule", "attested only", "the statement of the pass rule"),
-    (f"{C}.range_method", "attested only", "the name of the range method"),
+    # Capacity: the load section's search, and each compared workload's (below).
+    *_capacity_rules("load.capacity"),
+    # Compared workloads (schema >= 1.4.0).
+    ("load.compared_workloads", "attested only", "which workload profiles were compared (empty: none)"),
+    ("load.compared_workloads[].workload", "re-derived", "bound: part of every step's context of its search"),
+    ("load.compared_workloads[].template", "re-derived", "bound: part of every step's context of its search"),
+    *_capacity_rules("load.compared_workloads[].capacity"),
     # Accuracy.
     ("accuracy.status", "attested only", "whether accuracy was measured"),
     ("accuracy.reason", "attested only", "why accuracy was not measured"),

@@ -10,7 +10,7 @@ from factsheet.binding import capacity_step_context, load_point_context
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
-from factsheet.schema import LoadSection
+from factsheet.schema import CapacitySection, LoadSection
 from probes.core.measurement import DEFAULT_PERCENTILES, NotMeasured
 from probes.load.capacity import (
     CapacityResult,
@@ -26,6 +26,7 @@ from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures, steady_records
 from probes.load.turns import turn_figures
+from probes.load.workloads.profiles import WorkloadProfile
 
 
 def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
@@ -139,47 +140,83 @@ class _Replayed:
 
 
 def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
+    """The load section's capacity search and each compared workload's, recomputed from their records."""
+    out: list[Discrepancy] = []
+    if not isinstance(load.capacity, NotMeasured):
+        if not load.points:
+            # Every probe runs the first load point's shape: without it, no probe can be recomputed.
+            return [
+                Discrepancy(
+                    figure="load.capacity.result",
+                    stated="measured",
+                    recomputed="no load point: the shape every probe ran is not stated",
+                )
+            ]
+        template = load.points[0].result.point  # the build probes the first point's shape at each value
+        out += _capacity(
+            _Searched(load.capacity, template, "load.capacity", "load.points[0].result.point"),
+            folder,
+            binding,
+        )
+    for k, compared in enumerate(load.compared_workloads):
+        path = f"load.compared_workloads[{k}]"
+        searched = _Searched(compared.capacity, compared.template, f"{path}.capacity", f"{path}.template",
+                             compared.workload, f"{path}.workload")  # fmt: skip
+        if compared.capacity.result.search is None:  # schema >= 1.4.0 always states it
+            out.append(Discrepancy(figure=f"{path}.capacity.result.search", stated="none",
+                                   recomputed="the search's parameters (a compared workload keeps them)"))  # fmt: skip
+            continue
+        out += _capacity(searched, folder, binding)
+    return out
+
+
+@dataclass(frozen=True)
+class _Searched:
+    """A capacity section as `validate` reads it: where it is, the shape its probes took and where that is
+    stated, and for a compared workload the profile its records are bound to."""
+
+    section: CapacitySection
+    template: LoadPoint
+    path: str
+    template_path: str
+    workload: WorkloadProfile | None = None
+    workload_path: str | None = None
+
+
+def _capacity(searched: _Searched, folder: Path, binding: Binding | None) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
     bracket, capacity, range and stop reason. Without (1.0.0): each verdict through the probe's own judge,
     and the answer through the probe's own `answer`."""
-    if isinstance(load.capacity, NotMeasured):
-        return []
-    cap, base = load.capacity.result, "load.capacity.result"
-    if not load.points:
-        # Every probe runs the first load point's shape: without it, no probe can be recomputed.
-        return [
-            Discrepancy(
-                figure=base,
-                stated="measured",
-                recomputed="no load point: the shape every probe ran is not stated",
-            )
-        ]
-    if len(cap.points) != len(load.capacity.records):
-        n_points, n_records = len(cap.points), len(load.capacity.records)
+    section, template, path = searched.section, searched.template, searched.path
+    cap, base = section.result, f"{path}.result"
+    if len(cap.points) != len(section.records):
+        n_points, n_records = len(cap.points), len(section.records)
         return [
             Discrepancy(figure=f"{base}.points", stated=n_points, recomputed=f"{n_records} records files")
         ]
-    template = load.points[0].result.point  # the build probes the first point's shape at each value
     out: list[Discrepancy] = []
     replayed: list[_Replayed] = []
-    for i, (stated, rec) in enumerate(zip(cap.points, load.capacity.records, strict=True)):
+    for i, (stated, rec) in enumerate(zip(cap.points, section.records, strict=True)):
         context = capacity_step_context(
-            cap.knob, stated.value, i, confirmation=stated.confirmation, template=template, slo=cap.slo
-        )
+            cap.knob, stated.value, i, confirmation=stated.confirmation, template=template, slo=cap.slo,
+            workload=searched.workload,
+        )  # fmt: skip
         fields = {
             "knob": f"{base}.knob",
             "value": f"{base}.points[{i}].value",
-            "position": f"load.capacity.records[{i}] (place in the probing order)",
+            "position": f"{path}.records[{i}] (place in the probing order)",
             "confirmation": f"{base}.points[{i}].confirmation",
-            "template": "load.points[0].result.point",
+            "template": searched.template_path,
             "slo": f"{base}.slo",
         }
+        if searched.workload_path:
+            fields["workload"] = searched.workload_path
         records, problems = read_records(
             folder,
             rec,
             RequestRecord.model_validate,
-            f"load.capacity.records[{i}]",
+            f"{path}.records[{i}]",
             Expected(context, fields),
             binding,
         )
@@ -189,22 +226,22 @@ def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) ->
         point = knob_point(template, cap.knob, stated.value)
         # A capacity point keeps no epoch window (0.0 origin: only the relative window is in its metrics).
         metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics))
-        scrapes = load.capacity.server_records[i] if i < len(load.capacity.server_records) else None
+        scrapes = section.server_records[i] if i < len(section.server_records) else None
         seen = server_view.recompute(
             stated.server_view, stated.saturation, scrapes, context, records, metrics, folder,
-            (f"load.capacity.server_records[{i}]", f"{base}.points[{i}]"), binding,
+            (f"{path}.server_records[{i}]", f"{base}.points[{i}]"), binding,
         )  # fmt: skip
         out += seen.problems
         stop = ("saturated", stated.stopped_early) if stated.stopped_early else (None, None)
         replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop))
     if cap.search is not None:
-        return out + _replay(cap, replayed, base, ", ".join(r.path for r in load.capacity.records))
+        return out + _replay(cap, replayed, base, ", ".join(r.path for r in section.records))
     judged = [
         judge_point(p.value, r, cap.min_attainment, confirmation=p.confirmation)
         for p, r in zip(cap.points, replayed, strict=True)
     ]
     for i, (stated, again) in enumerate(zip(cap.points, judged, strict=True)):
-        out += differences(stated, again, f"{base}.points[{i}]", load.capacity.records[i].path)
+        out += differences(stated, again, f"{base}.points[{i}]", section.records[i].path)
     highest, lowest_fail = answer(judged)
     at = answer_point(judged, highest)
     sources = "the probed points' verdicts"

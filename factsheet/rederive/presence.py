@@ -23,9 +23,9 @@ def named_records(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:
             if p.server_records is not None
         ]
         if not isinstance(sheet.load.capacity, NotMeasured):
-            out += [(f"load.capacity.records[{i}]", r) for i, r in enumerate(sheet.load.capacity.records)]
-            scrapes = enumerate(sheet.load.capacity.server_records)
-            out += [(f"load.capacity.server_records[{i}]", r) for i, r in scrapes if r is not None]
+            out += sheet.load.capacity.named_records("load.capacity")
+        for k, c in enumerate(sheet.load.compared_workloads):
+            out += c.capacity.named_records(f"load.compared_workloads[{k}].capacity")
     if not isinstance(sheet.accuracy, NotMeasured):
         out.append(("accuracy.records", sheet.accuracy.records))
     if not isinstance(sheet.energy, NotMeasured) and sheet.energy.records is not None:

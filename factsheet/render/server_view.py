@@ -29,11 +29,15 @@ def server_view_rows(load: LoadSection | NotMeasured) -> list[ServerViewRow]:
         for e in load.points
         if e.result.server_view is not None
     ]
-    if not isinstance(load.capacity, NotMeasured):
-        cap = load.capacity.result
+    searches = [("capacity", load.capacity)]
+    searches += [(f"capacity {c.workload.profile}", c.capacity) for c in load.compared_workloads]
+    for what, section in searches:
+        if isinstance(section, NotMeasured):
+            continue
+        cap = section.result
         rows += [
             ServerViewRow(
-                f"capacity {'confirmation' if p.confirmation else 'probe'}: {cap.knob} {p.value:g}",
+                f"{what} {'confirmation' if p.confirmation else 'probe'}: {cap.knob} {p.value:g}",
                 p.server_view,
                 p.saturation,
                 p.stopped_early,

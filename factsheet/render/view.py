@@ -73,7 +73,56 @@ def _load_view(load: LoadSection | NotMeasured) -> dict | None:
         "p99_metric": LATENCY_LABELS[slo.p99_metric],
         "p99_checked": slo.p99_metric in thresholds,
         "capacity": _capacity_view(load.capacity),
+        "compared": [_compared_view(c) for c in load.compared_workloads],
+        "comparison": _comparison_rows(load),
     }
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One workload profile's capacity at SLO in the side-by-side table, with what it rests on."""
+
+    profile: str
+    endpoint: str
+    capacity: object  # CapacitySection | NotMeasured
+    answer: CapacityRow | None  # the last passing run at the answer (its confirmation where there is one)
+    ttft_p50_ms: float | None
+    prefix_cache_hit_rate: float | None
+    hit_rate_note: str
+
+
+def _comparison_rows(load: LoadSection) -> list[ComparisonRow]:
+    """The load section's capacity and each compared workload's, side by side (only when any is compared)."""
+    if not load.compared_workloads:
+        return []
+    first = load.points[0].result
+    own = (first.workload.profile if first.workload else None) or "synthetic"
+    rows = [_comparison_row(own, first.point.endpoint, load.capacity)]
+    return rows + [
+        _comparison_row(c.workload.profile, c.template.endpoint, c.capacity) for c in load.compared_workloads
+    ]
+
+
+def _comparison_row(profile: str, endpoint: str, capacity) -> ComparisonRow:
+    cv = _capacity_view(capacity)
+    answer = None if cv is None else cv["answer"]
+    if answer is None:
+        return ComparisonRow(profile, endpoint, capacity, None, None, None, "no run at an answer")
+    view = answer.point.server_view
+    rate = getattr(view, "prefix_cache_hit_rate", None)
+    if view is None or isinstance(view, NotMeasured):
+        note = view.reason if isinstance(view, NotMeasured) else "not scraped"
+        value = None
+    elif isinstance(rate, NotMeasured):
+        value, note = None, rate.reason
+    else:
+        value, note = rate.value, "" if rate.value is not None else "nothing was looked up"
+    return ComparisonRow(profile, endpoint, capacity, answer, answer.point.metrics.ttft_ms.p(50), value, note)
+
+
+def _compared_view(compared) -> dict:
+    return {"workload": compared.workload, "template": compared.template, "cap": compared.capacity,
+            "cv": _capacity_view(compared.capacity)}  # fmt: skip
 
 
 def _point_view(entry) -> PointView:

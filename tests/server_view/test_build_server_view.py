@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.rederive import rederive
+from factsheet.schema import SCHEMA_VERSION
 from factsheet.validate import load_factsheet
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
@@ -33,7 +34,7 @@ def test_build_keeps_scrapes_and_validate_rederives_them(tmp_path):
     assert result.exit_code == 0, result.output
     out = tmp_path / "out"
     doc = json.loads((out / "factsheet.json").read_text())
-    assert doc["schema_version"] == "1.3.0"
+    assert doc["schema_version"] == SCHEMA_VERSION
     second = doc["load"]["points"][1]
     view = second["result"]["server_view"]
     assert view["running"]["max"] == 2 and view["waiting"]["max"] == 2  # 4 users, 2 slots

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli import app
+from factsheet.schema import SCHEMA_VERSION
 from probes.targets.mock_server import MockServerConfig, running
 
 runner = CliRunner()
@@ -42,7 +43,7 @@ def built(tmp_path_factory):
 
 def test_the_point_states_its_workload_and_figures_by_turn(built):
     sheet = json.loads((built / "factsheet.json").read_text())
-    assert sheet["schema_version"] == "1.3.0"
+    assert sheet["schema_version"] == SCHEMA_VERSION
     res = sheet["load"]["points"][0]["result"]
     w = res["workload"]
     assert w["profile"] == "chat-sessions" and w["generator_version"] == "chat-sessions/1"

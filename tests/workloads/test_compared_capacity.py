@@ -1,0 +1,150 @@
+"""Capacity at SLO for two workload profiles side by side (`load.compared_workloads`), against a server whose
+capacity is known.
+
+The mock serves 4 requests at once, each taking 100 + 7 × 20 = 240 ms (8 output tokens); from 5 users on a
+request waits a whole service time (≥ 480 ms). With a p99 E2EL threshold of 450 ms the largest passing
+concurrency is exactly 4, whatever the prompts: synthetic on the completions endpoint and chat-sessions on
+the chat endpoint both find 4. The mock reports a prefix-cache hit fraction of 0.75 on /metrics, so each
+answer's server view states it and page 1 quotes it.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from typer.testing import CliRunner
+
+from factsheet.cli import app
+from factsheet.schema import SCHEMA_VERSION
+from probes.targets.mock_server import MockServerConfig, running
+
+runner = CliRunner()
+
+SPEC = """\
+spec_version: 1
+name: mock-compared
+model: {{name: mock-model}}
+target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
+load:
+  input_len: 16
+  output_len: 8
+  slo: {{e2el_ms: 450}}
+  server_view: {{interval_s: 0.2}}
+  points:
+    - {{concurrency: 1, num_requests: 4}}
+  capacity: {{knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 20}}
+  compared_workloads:
+    - workload: {{profile: chat-sessions, system_prompt_len: 16, turns_min: 2, turns_max: 2, user_turn_len: 8,
+                 output_len: 8}}
+      endpoint: chat
+      capacity: {{knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 20}}
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("compared")
+    config = MockServerConfig(ttft_ms=100, itl_ms=20, slots=4, metrics=True, prefix_hit_fraction=0.75)
+    with running(config) as url:
+        spec = tmp / "model.yaml"
+        spec.write_text(textwrap.dedent(SPEC.format(url=url)))
+        result = runner.invoke(app, ["build", str(spec), "-o", str(tmp / "out")])
+    assert result.exit_code == 0, result.output
+    return tmp / "out"
+
+
+def test_both_profiles_find_the_known_capacity(built):
+    sheet = json.loads((built / "factsheet.json").read_text())
+    assert sheet["schema_version"] == SCHEMA_VERSION
+    load = sheet["load"]
+    assert load["capacity"]["result"]["capacity"] == 4
+    [compared] = load["compared_workloads"]
+    assert compared["workload"]["profile"] == "chat-sessions"
+    assert compared["template"]["endpoint"] == "chat" and compared["template"]["input_len"] == 8
+    result = compared["capacity"]["result"]
+    assert result["capacity"] == 4 and result["confirmed"] is True
+    assert result["points"][-1]["confirmation"] and result["points"][-1]["metrics"]["measured"] == 20
+    # Its records are its own, named by the profile, and bound to it (role and profile in the header).
+    paths = [r["path"] for r in compared["capacity"]["records"]]
+    assert paths[0] == "records/capacity-chat-sessions-01.jsonl"
+    header = json.loads((built / paths[0]).read_text().splitlines()[0])["header"]
+    assert header["role"] == "workload capacity step"
+    assert header["context"]["workload"]["profile"] == "chat-sessions"
+    # Each request of its runs is a chat turn (session and turn on the record).
+    first = json.loads((built / paths[-1]).read_text().splitlines()[1])
+    assert first["session"] is not None and first["turn"] in (1, 2)
+    hits = result["points"][-1]["server_view"]["prefix_cache_hit_rate"]
+    assert hits["value"] == pytest.approx(0.75, abs=0.01)
+
+
+def test_page_one_states_both_and_the_section_compares_them(built):
+    html = (built / "factsheet.html").read_text()
+    assert "Capacity at SLO, synthetic" in html and "Capacity at SLO, chat-sessions" in html
+    assert "prefix-cache hit rate 75% (server&#39;s /metrics over its confirmation run)" in html
+    assert "Capacity at SLO by workload profile" in html and "Capacity at SLO: chat-sessions" in html
+    assert (built / "factsheet.pdf").stat().st_size > 0
+
+
+def test_validate_rederives_the_compared_search_and_names_an_edit(built, tmp_path):
+    ok = runner.invoke(app, ["validate", str(built / "factsheet.json")])
+    assert ok.exit_code == 0, ok.output
+    sheet = json.loads((built / "factsheet.json").read_text())
+    base = "load.compared_workloads[0]"
+    edits = {
+        f"{base}.capacity.result.capacity": lambda c: c["capacity"]["result"].update(capacity=8),
+        f"{base}.capacity.result.points[0].metrics": lambda c: c["capacity"]["result"]["points"][0][
+            "metrics"
+        ]["e2el_ms"]["percentiles"].update(p99=1.0),
+        # Another profile stated over the same records: the records' bound context names it.
+        f"{base}.workload": lambda c: c["workload"].update(user_turn_len=64),
+    }
+    for figure, edit in edits.items():
+        copy = json.loads(json.dumps(sheet))
+        edit(copy["load"]["compared_workloads"][0])
+        path = built / "edited.json"
+        path.write_text(json.dumps(copy))
+        bad = runner.invoke(app, ["validate", str(path)])
+        path.unlink()
+        assert bad.exit_code == 1, (figure, bad.output)
+        assert figure in bad.output, (figure, bad.output)
+
+
+def test_the_load_sections_records_cannot_stand_for_the_compared_ones(built):
+    """The synthetic search's first records file named as the chat-sessions search's: its header binds it to
+    another role, so validate names it."""
+    sheet = json.loads((built / "factsheet.json").read_text())
+    own = sheet["load"]["capacity"]["records"][0]
+    sheet["load"]["compared_workloads"][0]["capacity"]["records"][0] = own
+    path = built / "swapped.json"
+    path.write_text(json.dumps(sheet))
+    bad = runner.invoke(app, ["validate", str(path)])
+    path.unlink()
+    assert bad.exit_code == 1 and "load.compared_workloads[0].capacity.records[0]" in bad.output, bad.output
+
+
+@pytest.mark.parametrize(
+    ("compared", "message"),
+    [
+        (
+            "    - {workload: {profile: chat-sessions}, capacity: {num_requests: 8}}\n",
+            "workload chat-sessions: needs endpoint 'chat'",
+        ),
+        (
+            "    - {workload: {profile: synthetic}, capacity: {num_requests: 8}}\n",
+            "profile synthetic is already measured",
+        ),
+        (
+            "    - {workload: {profile: trace, path: t.jsonl}, capacity: {num_requests: 8}}\n",
+            "workload trace: no capacity",
+        ),
+    ],
+)
+def test_bad_compared_workload_is_one_line_exit_2(tmp_path, compared, message):
+    spec = tmp_path / "model.yaml"
+    text = textwrap.dedent(SPEC.format(url="http://127.0.0.1:9"))
+    spec.write_text(text[: text.index("  compared_workloads:")] + "  compared_workloads:\n" + compared)
+    result = runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "out").exists()
