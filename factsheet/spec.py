@@ -18,7 +18,12 @@ from probes.core.measurement import Model
 from probes.energy import EnergySpec
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
-from probes.load.workloads.profiles import TraceProfile, WorkloadProfile, nominal_lengths
+from probes.load.workloads.profiles import (
+    ChatSessionsProfile,
+    TraceProfile,
+    WorkloadProfile,
+    nominal_lengths,
+)
 from probes.load.workloads.trace import trace_shape
 from probes.server_view import ServerViewSpec
 from probes.targets import TargetSpec
@@ -98,6 +103,24 @@ class CapacitySpec(Model):
     )
 
 
+def _enough_sessions(profile: ChatSessionsProfile, turns: int, users: int, where: str) -> None:
+    """Closed-loop chat sessions: every user needs a session of its own, or the point runs below the
+    concurrency it states. `turns` requests make at least turns / turns_max sessions."""
+    need = users * profile.turns_max
+    if turns < need:
+        raise ValueError(
+            f"{where}: {turns} requests (turns) may make fewer chat sessions than its {users:g} users: "
+            f"needs at least concurrency × turns_max = {need}"
+        )
+
+
+def _capacity_sessions(profile: ChatSessionsProfile, capacity: CapacitySpec, where: str) -> None:
+    users = int(capacity.max_value)
+    _enough_sessions(profile, capacity.num_requests, users, f"{where}.num_requests")
+    if capacity.confirm_requests is not None:
+        _enough_sessions(profile, capacity.confirm_requests, users, f"{where}.confirm_requests")
+
+
 class ComparedWorkloadSpec(Model):
     """Capacity at SLO for another workload profile, measured on the same target under the same SLO, seed,
     warm-up and first point's load knob as the load section's own capacity, so the two answers compare."""
@@ -114,6 +137,8 @@ class ComparedWorkloadSpec(Model):
             raise ValueError("workload trace: no capacity (its schedule is fixed: there is no knob)")
         if self.workload.profile == "chat-sessions" and self.endpoint != "chat":
             raise ValueError("workload chat-sessions: needs endpoint 'chat'")
+        if isinstance(self.workload, ChatSessionsProfile) and self.capacity.knob == "concurrency":
+            _capacity_sessions(self.workload, self.capacity, "capacity")
         return self
 
 
@@ -174,6 +199,12 @@ class LoadSpec(Model):
             raise ValueError("capacity: not with workload trace (its schedule is fixed: there is no knob)")
         if self.workload is not None and self.workload.profile == "chat-sessions" and self.endpoint != "chat":
             raise ValueError("workload chat-sessions: needs endpoint 'chat'")
+        if isinstance(self.workload, ChatSessionsProfile):
+            for i, p in enumerate(self.points):
+                if p.concurrency is not None:
+                    _enough_sessions(self.workload, p.num_requests, p.concurrency, f"points[{i}]")
+            if self.capacity is not None and self.capacity.knob == "concurrency":
+                _capacity_sessions(self.workload, self.capacity, "capacity")
         return self
 
     @model_validator(mode="after")

@@ -179,6 +179,13 @@ def _check_plan(plan: Plan, point: LoadPoint, endpoint: Endpoint) -> None:
         )
     if plan.offsets is not None and point.mode != "open":
         raise LoadProbeError("workload trace: replays its own schedule: the point must be open loop (rate)")
+    if plan.sessions is not None and point.mode == "closed" and len(plan.sessions) < point.concurrency:
+        # A user without a session would sit idle: the point would run below the concurrency it states.
+        raise LoadProbeError(
+            f"workload chat-sessions: {point.num_requests} turns make {len(plan.sessions)} sessions for "
+            f"{point.concurrency} users (each user runs whole sessions): raise num_requests to at least "
+            "concurrency × turns_max"
+        )
 
 
 @contextlib.contextmanager

@@ -139,6 +139,11 @@ def test_the_load_sections_records_cannot_stand_for_the_compared_ones(built):
             "    - {workload: {profile: trace, path: t.jsonl}, capacity: {num_requests: 8}}\n",
             "workload trace: no capacity",
         ),
+        (  # 16 users of sessions up to 4 turns long need 64 turns, or some users have no session
+            "    - {workload: {profile: chat-sessions}, endpoint: chat, capacity: {max_value: 16, num_requests: 24}}\n",
+            "capacity.num_requests: 24 requests (turns) may make fewer chat sessions than its 16 users: needs at "
+            "least concurrency × turns_max = 64",
+        ),
     ],
 )
 def test_bad_compared_workload_is_one_line_exit_2(tmp_path, compared, message):

@@ -100,6 +100,16 @@ def test_chat_sessions_refuse_the_completions_endpoint():
         _run(LoadPoint(mode="closed", concurrency=1, num_requests=2), CHAT)
 
 
+def test_a_closed_loop_with_fewer_sessions_than_users_is_refused():
+    """4 turns of 2-turn-or-longer sessions are at most 2 sessions: 2 of the 4 users would idle, and the
+    point would run below the concurrency it states."""
+    from probes.load.runner import LoadProbeError
+
+    point = LoadPoint(mode="closed", concurrency=4, num_requests=4, endpoint="chat", output_len=3)
+    with pytest.raises(LoadProbeError, match="make 2 sessions for 4 users"):
+        _run(point, CHAT)
+
+
 LAG_MS = 20.0  # stated bound: each request reaches the server within this of its scheduled time
 
 
