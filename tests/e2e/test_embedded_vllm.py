@@ -45,6 +45,9 @@ def sheet(tmp_path_factory):
     spec["target"]["python"] = str(SERVING_PYTHON)
     spec["load"]["points"] = [{"concurrency": 1, "num_requests": 4}, {"concurrency": 8, "num_requests": 16}]
     spec["load"]["capacity"].update(num_requests=16, max_points=3, confirm_requests=24, max_confirmations=1)
+    # The demo's chat-sessions capacity beside it, shrunk: 4 users of sessions up to 3 turns need 12 turns.
+    compared = spec["load"]["compared_workloads"][0]["capacity"]
+    compared.update(max_value=4, num_requests=12, max_points=2, confirm_requests=12, max_confirmations=1)
     spec["accuracy"]["subset"] = {"first": 4}
     spec["accuracy"]["dataset"] = str(HUMANEVAL)
     spec["energy"]["idle_s"] = 1
@@ -76,6 +79,21 @@ def test_real_vllm_figures(sheet):
         # ignore_eos: exactly output_len each (the shipped spec's, as the point records it)
         assert m["total_output_tokens"] == entry["result"]["point"]["output_len"] * m["completed"]
         assert m["tpot_ms"]["mean"] > 0 and m["output_throughput"] > 0
+
+
+def test_chat_sessions_capacity_beside_synthetic(sheet):
+    """The demo's second capacity: chat sessions on the chat endpoint, its records bound to the profile, and
+    the real server's view of it (vLLM's prefix-cache counters over each run)."""
+    out, data = sheet
+    [compared] = data["load"]["compared_workloads"]
+    assert compared["workload"]["profile"] == "chat-sessions" and compared["template"]["endpoint"] == "chat"
+    points = compared["capacity"]["result"]["points"]
+    assert points and all(p["metrics"]["failed"] == 0 for p in points)
+    assert all(p["metrics"]["completed"] > 0 for p in points)
+    rate = points[-1]["server_view"]["prefix_cache_hit_rate"]
+    assert rate["queries"] > 0 and rate["value"] is not None  # vLLM counted the prompts' cache look-ups
+    header = json.loads((out / compared["capacity"]["records"][0]["path"]).read_text().splitlines()[0])
+    assert header["header"]["role"] == "workload capacity step"
 
 
 def test_model_provenance(sheet):
