@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from probes.core.errors import InputError
 from probes.core.measurement import Model
@@ -37,6 +37,25 @@ class SLO(Model):
         }
 
 
+def _constant_from_json(value: object) -> object:
+    return math.inf if value is None else value
+
+
+# The gamma shape of an open loop's gaps. Infinity (constant gaps) has no JSON number: it is written as null
+# (pydantic's JSON for inf) and read back as inf, and the published schema says so, so a factsheet of a
+# constant-rate point validates and reads back as it was measured.
+Burstiness = Annotated[
+    float,
+    BeforeValidator(_constant_from_json),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}],
+            "description": "gamma shape of inter-arrival gaps: 1 Poisson, < 1 burstier; null: constant (∞)",
+        }
+    ),
+]
+
+
 class LoadPoint(Model):
     """One load level. Closed loop: `concurrency` users send back to back. Open loop: arrivals at
     `rate` req/s with gamma-distributed gaps (shape = burstiness; 1 = Poisson; inf = constant)."""
@@ -44,7 +63,9 @@ class LoadPoint(Model):
     mode: Literal["closed", "open"] = "closed"
     concurrency: int | None = Field(None, ge=1, description="closed loop: number of concurrent users")
     rate: float | None = Field(None, gt=0, description="open loop: target request rate, req/s")
-    burstiness: float = Field(1.0, gt=0, description="gamma shape of inter-arrival gaps; inf = constant")
+    burstiness: Burstiness = Field(
+        1.0, gt=0, description="gamma shape of inter-arrival gaps; inf = constant (null in JSON)"
+    )
     max_concurrency: int | None = Field(None, ge=1, description="open loop: cap on requests in flight")
     num_requests: int = Field(64, ge=1, description="requests to send (upper bound)")
     duration_s: float | None = Field(None, gt=0, description="stop sending new requests after this many s")
