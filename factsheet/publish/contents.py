@@ -14,9 +14,10 @@ from pathlib import Path, PurePosixPath
 
 from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path
+from factsheet.glance import informative_run
 from factsheet.outputs import COMPLIANCE_JSON, COMPLIANCE_SUFFIXES, RENDERINGS
 from factsheet.provenance import tool_version
-from factsheet.schema import Factsheet, headline_index
+from factsheet.schema import CapacitySection, Factsheet, headline_index
 from factsheet.validate import check_records, load_factsheet
 from probes.core.digests import sha256_file
 from probes.core.errors import InputError
@@ -207,6 +208,20 @@ _LATENCIES = (
 )
 
 
+def _capacity_metrics(out: dict[str, float], section: CapacitySection | NotMeasured, suffix: str) -> None:
+    if isinstance(section, NotMeasured) or section.result.capacity is None:
+        return
+    cap = section.result
+    name = ("capacity_at_slo_rps" if cap.knob == "rate" else "capacity_at_slo_users") + suffix
+    out[name] = float(cap.capacity)
+    # The range the probes cannot tell apart at 95 % (not a CI of a sample statistic): its own names.
+    low, high = cap.range
+    if low is not None:
+        out[f"{name}_range_low"] = float(low)
+    if high is not None:
+        out[f"{name}_range_high"] = float(high)
+
+
 def _with_ci(out: dict[str, float], name: str, value, low, high) -> None:
     """A figure and its CI bounds as `<name>_ci_low` / `<name>_ci_high`, each one only where the factsheet
     states it (a p99 on few samples has a lower bound and no upper one: no bound is invented)."""
@@ -220,24 +235,18 @@ def _with_ci(out: dict[str, float], name: str, value, low, high) -> None:
 
 
 def metrics(sheet: Factsheet) -> dict[str, float]:
-    """The figures of *At a glance* (capacity, the headline load point, pass@1, energy) as MLflow metrics;
-    what was not measured is absent, never zero."""
+    """The figures of *At a glance* (each capacity at SLO, the load figures of the run page 1 states, pass@1,
+    energy) as MLflow metrics; what was not measured is absent, never zero. A compared workload's capacity is
+    named `<capacity metric>.<profile>`."""
     out: dict[str, float] = {}
     load = sheet.load
-    if not isinstance(load, NotMeasured) and not isinstance(load.capacity, NotMeasured):
-        cap = load.capacity.result
-        name = "capacity_at_slo_rps" if cap.knob == "rate" else "capacity_at_slo_users"
-        if cap.capacity is not None:
-            out[name] = float(cap.capacity)
-            # The range the probes cannot tell apart at 95 % (not a CI of a sample statistic): its own names.
-            low, high = cap.range
-            if low is not None:
-                out[f"{name}_range_low"] = float(low)
-            if high is not None:
-                out[f"{name}_range_high"] = float(high)
-    i = None if isinstance(load, NotMeasured) else headline_index(load.points)
-    if i is not None:
-        m = load.points[i].result.metrics
+    if not isinstance(load, NotMeasured):
+        _capacity_metrics(out, load.capacity, "")
+        for compared in load.compared_workloads:
+            _capacity_metrics(out, compared.capacity, f".{compared.workload.profile}")
+    run = informative_run(load)  # the capacity confirmation when there is one, as page 1 states it
+    if run is not None:
+        m = run.metrics
         for key, q, stem in _LATENCIES:
             ci = m.percentile_ci.get(f"{key}.p{q}")
             _with_ci(out, stem, getattr(m, key).p(q), ci and ci.lower, ci and ci.upper)

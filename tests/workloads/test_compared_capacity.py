@@ -153,3 +153,17 @@ def test_bad_compared_workload_is_one_line_exit_2(tmp_path, compared, message):
     result = runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and message in result.output, result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_mlflow_metrics_carry_both_capacities_and_page_ones_run(built):
+    """The registry's metrics are page 1's figures: each capacity (a compared one named by its profile) and
+    the load figures of the run page 1 states (the capacity confirmation, not the sweep's busiest point)."""
+    from factsheet.publish.contents import metrics
+    from factsheet.schema import Factsheet
+
+    sheet = Factsheet.model_validate_json((built / "factsheet.json").read_text())
+    got = metrics(sheet)
+    assert got["capacity_at_slo_users"] == 4 and got["capacity_at_slo_users.chat-sessions"] == 4
+    confirmation = [p for p in sheet.load.capacity.result.points if p.confirmation][-1]
+    assert got["e2el_p99_ms"] == confirmation.metrics.e2el_ms.p(99)
+    assert got["completed_requests_count"] == confirmation.metrics.completed
