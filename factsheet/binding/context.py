@@ -42,18 +42,13 @@ class CapacityStepContext(Model):
     slo: SLO
 
 
-class WorkloadCapacityStepContext(Model):
-    """A step of a compared workload's capacity search (schema >= 1.4.0): the capacity step's context and the
-    workload profile it sent, so one profile's records cannot stand for another's."""
+class WorkloadCapacityStepContext(CapacityStepContext):
+    """A step of a compared workload's capacity search (schema >= 1.4.0): the capacity step's context (its
+    `template` the settings of that workload's probes) and the profile it sent, so one profile's records
+    cannot stand for another's."""
 
     role: Literal["workload capacity step"] = "workload capacity step"
     workload: WorkloadProfile
-    knob: Knob
-    value: float
-    position: int = Field(description="0-based place in the probing order")
-    confirmation: bool = Field(description="a confirmation run, not a search probe")
-    template: LoadPoint = Field(description="the settings every probe of this workload's search takes")
-    slo: SLO
 
 
 class AccuracyContext(Model):
