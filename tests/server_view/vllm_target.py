@@ -12,8 +12,6 @@ from probes.targets import VllmTarget
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
-if not SERVING_PYTHON.exists():  # a worktree shares the main checkout's serving environment
-    SERVING_PYTHON = Path("/work/main/.venv-vllm/bin/python")
 
 
 def serving_target() -> VllmTarget:

