@@ -1,17 +1,17 @@
 """What shared prefixes do to serving figures: the embedded vLLM with prefix caching on and off.
 
-For shared fractions 0 %, 50 % and 90 % (the `shared-prefix` profile: 4 prefixes, P + S = 256 tokens
-exact under the model's tokenizer, 8 output tokens), each server measures a closed-loop point
+For shared fractions 0 %, 50 % and 90 % (the `shared-prefix` profile: 4 prefixes, P + S = `--total-len`
+tokens, 1024 by default, exact under the model's tokenizer, 8 output tokens), each server measures a closed-loop point
 (concurrency 4) for TTFT p50/p99, and capacity at SLO (the build's search: largest concurrency whose TTFT
 p99 meets the SLO, doubling from 2 up to 8, short probes). Then `chat-sessions` (a 192-token system prompt,
 3 turns of 32-token user text, 16-token replies, 2 users): TTFT by turn index. The server's prefix-cache
 hit rate over each run comes from its /metrics counters (Δhits / Δqueries, tokens), so "on" and "off"
 are seen, not assumed.
 
-vLLM caches whole KV blocks, 128 tokens on its CPU backend (vllm/platforms/cpu.py): with P + S = 256,
-both the 50 % and the 90 % prefix cover one whole block (128 of 256 tokens), so their hit rates are alike
-and bounded near 0.5 (less the first prompt of each group); longer prompts (TOTAL) would separate them, at a
-cost in run time this host could not afford under contention (see the results).
+vLLM caches whole KV blocks, 128 tokens on its CPU backend (vllm/platforms/cpu.py): with P + S = 1024 the
+50 % prefix (512 tokens) covers 4 whole blocks and the 90 % one (922 tokens) 7, so their hit rates separate
+(at most 0.5 and 0.875, less the first prompt of each group); with 256 tokens (an earlier run, under heavy
+contention) both covered one block and their hit rates were alike.
 
 The ratios that matter are within one run (same host, same load): TTFT p50 caching off / on at 90 %
 shared, and turn 3 / turn 1 TTFT with caching on vs off. The absolute figures move with the host: the
@@ -47,7 +47,7 @@ from probes.targets import open_target  # noqa: E402
 
 EMBEDDED_SPEC = ROOT / "models/smollm2-cpu.yaml"
 RESULTS = ROOT / "bench/prefix_effect_results.txt"
-TOTAL, OUT = 256, 8
+OUT = 8
 FRACTIONS = (0.0, 0.5, 0.9)
 
 
@@ -70,17 +70,17 @@ def _ms(x: float | None) -> str:
     return "—" if x is None else f"{x:.0f}"
 
 
-def _shared(fraction: float) -> SharedPrefixProfile:
-    prefix = round(TOTAL * fraction)
-    return SharedPrefixProfile(num_prefixes=4, prefix_len=prefix, suffix_len=TOTAL - prefix, output_len=OUT)
+def _shared(fraction: float, total: int) -> SharedPrefixProfile:
+    prefix = round(total * fraction)
+    return SharedPrefixProfile(num_prefixes=4, prefix_len=prefix, suffix_len=total - prefix, output_len=OUT)
 
 
 def _measure(live, args, out: list[str], caching: str) -> None:
     slo = SLO(ttft_ms=args.slo_ttft_ms, p99_metric="ttft_ms")
-    base = dict(input_len=TOTAL, output_len=OUT, ignore_eos=live.supports_ignore_eos, seed=args.seed)
+    base = dict(input_len=args.total_len, output_len=OUT, ignore_eos=live.supports_ignore_eos, seed=args.seed)
     kw = dict(api_key=live.api_key, tokenizer_path=live.tokenizer_path)
     for fraction in FRACTIONS:
-        profile = _shared(fraction)
+        profile = _shared(fraction, args.total_len)
         point = LoadPoint.at(concurrency=4, num_requests=args.requests, warmup_requests=1, **base)
         before = _hits(live.base_url)
         r = asyncio.run(run_point(live.base_url, live.model, point, slo, profile=profile, **kw))
@@ -123,13 +123,14 @@ def main() -> None:
     ap.add_argument("--probe-requests", type=int, default=10, help="requests of each capacity probe")
     ap.add_argument("--max-points", type=int, default=3, help="capacity probes at most")
     ap.add_argument("--chat-requests", type=int, default=12, help="chat turns in all (3 per session)")
-    ap.add_argument("--slo-ttft-ms", type=float, default=1500.0)
+    ap.add_argument("--total-len", type=int, default=1024, help="prompt tokens, prefix + suffix")
+    ap.add_argument("--slo-ttft-ms", type=float, default=3000.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--startup-timeout-s", type=float, default=900.0)
     args = ap.parse_args()
     spec, _ = load_spec(EMBEDDED_SPEC)
     lines = [f"command: .venv/bin/python bench/prefix_effect.py {' '.join(sys.argv[1:])}".rstrip(),
-             f"load average before: {os.getloadavg()[0]:.1f} (2-core host shared with other jobs)"]  # fmt: skip
+             f"load average before: {os.getloadavg()[0]:.1f} (2-core host)"]  # fmt: skip
     t0 = time.monotonic()
     for caching, flags in (("on", []), ("off", ["--no-enable-prefix-caching"])):
         # A busy shared host can take minutes to start the engine: wait longer than a build does.
