@@ -57,18 +57,12 @@ def _capacities(sheet: Factsheet) -> list[GlanceRow]:
     compared = sheet.load.compared_workloads
     if not compared:
         return [_capacity(label, sheet.load.capacity, informative_run(sheet.load))]
-    own = f"{label}, {_profile(sheet.load)}"
+    own = f"{label}, {sheet.load.profile()}"
     rows = [_capacity(own, sheet.load.capacity, informative_run(sheet.load), by_profile=True)]
     for c in compared:
         name = c.workload.profile
         rows.append(_capacity(f"{label}, {name}", c.capacity, _confirmation(c.capacity), by_profile=True))
     return rows
-
-
-def _profile(load: LoadSection) -> str:
-    """The load section's workload profile, as its points state it (synthetic before schema 1.3.0)."""
-    workload = load.points[0].result.workload if load.points else None
-    return (workload.profile if workload is not None else None) or "synthetic"
 
 
 def _capacity(
@@ -101,18 +95,26 @@ def _capacity(
 
 
 def _hit_rate(cap: CapacitySection) -> str:
-    """The server's prefix-cache hit rate over the answer's last run (its confirmation where there is one)."""
-    r = cap.result
-    runs = [p for p in r.points if p.value == r.capacity and p.passed]
-    view = runs[-1].server_view if runs else None
-    if not isinstance(view, ServerView):
-        return "; prefix-cache hit rate not measured (no server view)"
-    rate = view.prefix_cache_hit_rate
-    if isinstance(rate, NotMeasured) or rate.value is None:
-        why = rate.reason if isinstance(rate, NotMeasured) else "nothing was looked up"
+    value, why = answer_hit_rate(cap)
+    if value is None:
         return f"; prefix-cache hit rate not measured ({why})"
-    kind = "confirmation" if runs[-1].confirmation else "probe"
-    return f"; prefix-cache hit rate {rate.value:.0%} (server's /metrics over its {kind} run)"
+    kind = "confirmation" if cap.answer_point().confirmation else "probe"
+    return f"; prefix-cache hit rate {value:.0%} (server's /metrics over its {kind} run)"
+
+
+def answer_hit_rate(cap: CapacitySection | NotMeasured) -> tuple[float | None, str]:
+    """The server's prefix-cache hit rate over the answer's last run (its confirmation where there is one),
+    or None with the reason: page 1 and the load section's comparison both state it from here."""
+    point = None if isinstance(cap, NotMeasured) else cap.answer_point()
+    if point is None:
+        return None, "no run at an answer"
+    view = point.server_view
+    if not isinstance(view, ServerView):
+        return None, view.reason if isinstance(view, NotMeasured) else "no server view"
+    rate = view.prefix_cache_hit_rate
+    if isinstance(rate, NotMeasured):
+        return None, rate.reason
+    return rate.value, "" if rate.value is not None else "nothing was looked up"
 
 
 def _confirmation(cap: CapacitySection | NotMeasured) -> Run | None:

@@ -97,6 +97,11 @@ class CapacitySection(Model):
         description="each probed point's /metrics scrapes, in probing order (schema >= 1.3.0; None: none)",
     )
 
+    def answer_point(self):
+        """The last passing run at the answer (its confirmation where there is one); None without one."""
+        r = self.result
+        return next((p for p in reversed(r.points) if p.value == r.capacity and p.passed), None)
+
     def named_records(self, path: str) -> list[tuple[str, RecordsFile]]:
         """Its records files, each with the path of the field naming it (`path`: this section's)."""
         out = [(f"{path}.records[{i}]", r) for i, r in enumerate(self.records)]
@@ -143,6 +148,12 @@ class LoadSection(Model):
         default_factory=list,
         description="capacity at SLO for further workload profiles, side by side with `capacity` (>= 1.4.0)",
     )
+
+    def profile(self) -> str:
+        """The workload profile of the points and of `capacity`, as the points state it (synthetic before
+        schema 1.3.0)."""
+        workload = self.points[0].result.workload if self.points else None
+        return (workload.profile if workload is not None else None) or "synthetic"
 
 
 class EnergySection(Model):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from factsheet.glance import answer_hit_rate
 from factsheet.render.environment import fmt_sig, label
 from factsheet.render.server_view import server_view_rows
 from factsheet.schema import Factsheet, LoadSection
@@ -95,9 +96,7 @@ def _comparison_rows(load: LoadSection) -> list[ComparisonRow]:
     """The load section's capacity and each compared workload's, side by side (only when any is compared)."""
     if not load.compared_workloads:
         return []
-    first = load.points[0].result
-    own = (first.workload.profile if first.workload else None) or "synthetic"
-    rows = [_comparison_row(own, first.point.endpoint, load.capacity)]
+    rows = [_comparison_row(load.profile(), load.points[0].result.point.endpoint, load.capacity)]
     return rows + [
         _comparison_row(c.workload.profile, c.template.endpoint, c.capacity) for c in load.compared_workloads
     ]
@@ -106,18 +105,9 @@ def _comparison_rows(load: LoadSection) -> list[ComparisonRow]:
 def _comparison_row(profile: str, endpoint: str, capacity) -> ComparisonRow:
     cv = _capacity_view(capacity)
     answer = None if cv is None else cv["answer"]
-    if answer is None:
-        return ComparisonRow(profile, endpoint, capacity, None, None, None, "no run at an answer")
-    view = answer.point.server_view
-    rate = getattr(view, "prefix_cache_hit_rate", None)
-    if view is None or isinstance(view, NotMeasured):
-        note = view.reason if isinstance(view, NotMeasured) else "not scraped"
-        value = None
-    elif isinstance(rate, NotMeasured):
-        value, note = None, rate.reason
-    else:
-        value, note = rate.value, "" if rate.value is not None else "nothing was looked up"
-    return ComparisonRow(profile, endpoint, capacity, answer, answer.point.metrics.ttft_ms.p(50), value, note)
+    value, note = answer_hit_rate(capacity)
+    ttft = None if answer is None else answer.point.metrics.ttft_ms.p(50)
+    return ComparisonRow(profile, endpoint, capacity, answer, ttft, value, note)
 
 
 def _compared_view(compared) -> dict:
@@ -163,7 +153,8 @@ def _capacity_view(capacity) -> dict | None:
     bracket = tuple(fmt_sig(b) if b is not None else "—" for b in c.bracket)
     low, high = c.range
     span = f"[{fmt_sig(low) if low is not None else '—'}, {fmt_sig(high) if high is not None else '—'})"
-    answer = next((r for r in reversed(rows) if r.point.value == c.capacity and r.point.passed), None)
+    answer_point = capacity.answer_point()
+    answer = next((r for r in rows if r.point is answer_point), None)
     if c.capacity is None:
         headline = f"capacity at SLO: no probed {c.knob} met the SLO"
     else:
