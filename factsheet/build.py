@@ -245,7 +245,8 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
     if spec is None:
         return NotMeasured(reason=NOT_REQUESTED)
     first = run.spec.load.load_points(run.live.supports_ignore_eos)[0]  # as the factsheet states it
-    search = _Search(spec, first, _profile(run.spec), "capacity", _key(run, spec, *_workload_key(run.spec)))
+    depends_on = sha256_json([spec, *_workload_key(run.spec)])
+    search = _Search(spec, first, _profile(run.spec), "capacity", depends_on)
     return _search_capacity(run, search)
 
 
@@ -256,7 +257,7 @@ def _compared_workloads(run: _Run) -> list[ComparedWorkload]:
         template = run.spec.load.compared_template(compared, run.live.supports_ignore_eos)
         name = compared.workload.profile
         search = _Search(
-            compared.capacity, template, compared.workload, f"capacity-{name}", _key(run, compared),
+            compared.capacity, template, compared.workload, f"capacity-{name}", sha256_json([compared]),
             what=f"capacity {name}", bound_workload=compared.workload,
         )  # fmt: skip
         out.append(
@@ -270,13 +271,14 @@ def _compared_workloads(run: _Run) -> list[ComparedWorkload]:
 @dataclass(frozen=True)
 class _Search:
     """One capacity search of a build: its spec, the shape every probe takes (`template`), the workload it
-    sends, the stem of its records and checkpoints, and what its checkpoints depend on beyond each step."""
+    sends, the stem of its records and checkpoints, and what its checkpoints depend on beyond each step
+    (the target joins in `_key`)."""
 
     spec: CapacitySpec
     template: LoadPoint
     profile: WorkloadProfile
     stem: str
-    key: Key
+    depends_on: str  # digest of its spec section (and the workload the load section names)
     what: str = "capacity"
     bound_workload: WorkloadProfile | None = None  # a compared workload's records also bind its profile
 
@@ -361,7 +363,7 @@ def _capacity_key(
     """What a capacity step's checkpoint depends on: the search (its spec, and the workload when the spec
     names one), its template point, the SLO, scraping and the step (probe or confirmation, size, value)."""
     load = run.spec.load
-    return _key(run, search.key["spec"], template, load.slo, load.server_view, kind, requests, value)
+    return _key(run, search.depends_on, template, load.slo, load.server_view, kind, requests, value)
 
 
 def _expected(rate: float | None, requests: int) -> str:
