@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from factsheet.compliance.summary import ComplianceSummary
 from factsheet.predictor import PredictorSection
@@ -96,6 +96,19 @@ class CapacitySection(Model):
         default_factory=list,
         description="each probed point's /metrics scrapes, in probing order (schema >= 1.3.0; None: none)",
     )
+
+    @model_validator(mode="after")
+    def _one_records_file_a_point(self) -> CapacitySection:
+        """Every probed point names its records, in order: a section with fewer (or more) files than points
+        is malformed, refused here naming the field before anything pairs them (a crash before, exit 3)."""
+        points = len(self.result.points)
+        if len(self.records) != points:
+            raise ValueError(
+                f"records: {len(self.records)} files for {points} probed points (one a point, in probing order)"
+            )
+        if len(self.server_records) > points:
+            raise ValueError(f"server_records: {len(self.server_records)} entries for {points} probed points")
+        return self
 
     def answer_point(self):
         """The last passing run at the answer (its confirmation where there is one); None without one."""
