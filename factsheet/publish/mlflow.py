@@ -12,9 +12,11 @@ import contextlib
 import io
 import logging
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
 
 from factsheet.publish.contents import (
     ARTIFACT_DIR,
@@ -24,7 +26,8 @@ from factsheet.publish.contents import (
     PublishContents,
     collect,
 )
-from factsheet.publish.spec import PublishSpec
+from factsheet.publish.spec import PublishSpec, shown_uri
+from factsheet.untrusted.limits import MAX_MLFLOW_RESPONSE_BYTES, MAX_MLFLOW_RESPONSE_S
 from probes.core.errors import InputError
 
 RUN_ID_TAG = TAG_PREFIX + "run_id"
@@ -74,8 +77,14 @@ class PublishResult:
         return out
 
 
-def _short(exc: BaseException) -> str:
+def _short(exc: BaseException, uri: str) -> str:
+    """One line of `exc`, with what `uri` holds secret (user:password, the query) hidden: MLflow and
+    requests quote the URL they failed on."""
     text = " ".join(str(exc).split())
+    parts = urlsplit(uri)
+    for secret in sorted({parts.netloc.rpartition("@")[0], parts.password or "", parts.query}, key=len)[::-1]:
+        if secret:
+            text = text.replace(secret, "***")
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + "…"
 
 
@@ -108,18 +117,72 @@ def _quiet() -> Iterator[None]:
         yield
 
 
+class ResponseTooLarge(OSError):
+    """A tracking server's answer over the size or time limit (caught with the other remote errors)."""
+
+
+def _read_bounded(response) -> None:
+    """Read `response`'s body (requested streamed) into it, at most MAX_MLFLOW_RESPONSE_BYTES within
+    MAX_MLFLOW_RESPONSE_S, as requests would have read it whole."""
+    deadline, chunks, size = time.monotonic() + MAX_MLFLOW_RESPONSE_S, [], 0
+    try:
+        while chunk := response.raw.read1(64 * 1024, decode_content=True):  # what has arrived, decoded
+            size += len(chunk)
+            if size > MAX_MLFLOW_RESPONSE_BYTES:
+                raise ResponseTooLarge(
+                    f"the server's answer is over the limit of {MAX_MLFLOW_RESPONSE_BYTES:,} bytes"
+                )
+            if time.monotonic() > deadline:
+                raise ResponseTooLarge(f"the server's answer took over {MAX_MLFLOW_RESPONSE_S:g} s")
+            chunks.append(chunk)
+    finally:
+        response.close()
+    response._content = b"".join(chunks)  # what requests keeps for .text and .json()
+
+
+@contextlib.contextmanager
+def _bounded_responses() -> Iterator[None]:
+    """Every response body MLflow reads while publishing is bounded (MLflow reads them whole with requests,
+    which has no limit). MLflow makes its own requests.Session, so `Session.send` is wrapped for the
+    duration of the publish (and restored after): a body MLflow asked for whole is streamed and read here."""
+    import requests
+
+    original = requests.Session.send
+
+    def send(self, request, **kwargs):
+        whole = not kwargs.get("stream", False)
+        response = original(self, request, **{**kwargs, "stream": True})
+        if whole:
+            _read_bounded(response)
+        return response
+
+    requests.Session.send = send
+    try:
+        yield
+    finally:
+        requests.Session.send = original
+
+
 def check_reachable(spec: PublishSpec) -> None:
     """Before a build measures anything: MLflow installed and the server answering (exit 2 in seconds)."""
     client = _client(spec.mlflow_uri)
     try:
-        client.search_experiments(max_results=1)
+        with _bounded_responses():
+            client.search_experiments(max_results=1)
     except _remote_errors() as exc:
-        raise PublishError(f"MLflow at {spec.mlflow_uri}: not reachable: {_short(exc)}") from None
+        raise PublishError(
+            f"MLflow at {shown_uri(spec.mlflow_uri)}: not reachable: {_short(exc, spec.mlflow_uri)}"
+        ) from None
 
 
 def publish_factsheet(json_path: Path, spec: PublishSpec) -> PublishResult:
     """Publish the factsheet at `json_path` (and the files beside it) to `spec.mlflow_uri`."""
     contents = collect(Path(json_path))  # every local check before the first request
+    with _bounded_responses():
+        return _publish(contents, spec)
+
+
+def _publish(contents: PublishContents, spec: PublishSpec) -> PublishResult:
     client = _client(spec.mlflow_uri)
     errors = _remote_errors()
     name = spec.experiment or contents.sheet.name
@@ -132,7 +195,9 @@ def publish_factsheet(json_path: Path, spec: PublishSpec) -> PublishResult:
         )
         registry = _Registry(client, spec, contents)  # checks the version to tag before any run exists
     except errors as exc:
-        raise PublishError(f"MLflow at {spec.mlflow_uri}: {_short(exc)}") from None
+        raise PublishError(
+            f"MLflow at {shown_uri(spec.mlflow_uri)}: {_short(exc, spec.mlflow_uri)}"
+        ) from None
     if found:
         run_id = found[0].info.run_id
         try:
@@ -140,7 +205,9 @@ def publish_factsheet(json_path: Path, spec: PublishSpec) -> PublishResult:
             names = _artifact_names(client, run_id)
         except errors as exc:
             registry.undo()
-            raise PublishError(f"MLflow at {spec.mlflow_uri}: registry step failed: {_short(exc)}") from None
+            raise PublishError(
+                f"MLflow at {shown_uri(spec.mlflow_uri)}: registry step failed: {_short(exc, spec.mlflow_uri)}"
+            ) from None
         return _result(spec, name, experiment_id, run_id, contents, names, True, registry, changed)
     run_id = _new_run(client, experiment_id, contents, spec, errors)
     step = "logging params, metrics and tags"
@@ -160,7 +227,7 @@ def publish_factsheet(json_path: Path, spec: PublishSpec) -> PublishResult:
         _mark_failed(client, run_id)
         if isinstance(exc, errors):
             raise PublishError(
-                f"MLflow at {spec.mlflow_uri}: {step} failed, run {run_id} marked FAILED: {_short(exc)}"
+                f"MLflow at {shown_uri(spec.mlflow_uri)}: {step} failed, run {run_id} marked FAILED: {_short(exc, spec.mlflow_uri)}"
             ) from None
         raise
     names = tuple(f"{ARTIFACT_DIR}/{a.name}" for a in contents.artifacts)
@@ -188,7 +255,9 @@ def _new_run(client, experiment_id: str, contents: PublishContents, spec: Publis
             run_name=f"{sheet.name} {sheet.provenance.finished_at}",
         )
     except errors as exc:
-        raise PublishError(f"MLflow at {spec.mlflow_uri}: cannot create a run: {_short(exc)}") from None
+        raise PublishError(
+            f"MLflow at {shown_uri(spec.mlflow_uri)}: cannot create a run: {_short(exc, spec.mlflow_uri)}"
+        ) from None
     return run.info.run_id
 
 
@@ -216,7 +285,7 @@ def _artifact_names(client, run_id: str, path: str = ARTIFACT_DIR) -> tuple[str,
 
 def _result(spec, name, experiment_id, run_id, contents, names, already, registry, changed) -> PublishResult:
     return PublishResult(
-        tracking_uri=spec.mlflow_uri,
+        tracking_uri=shown_uri(spec.mlflow_uri),  # what output may show: no credentials
         experiment=name,
         experiment_id=experiment_id,
         run_id=run_id,
