@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from factsheet import signals
+from factsheet.export.text import terminal_text
 from factsheet.untrusted.reading import kind_of
 from probes.core.errors import CheckFailed, InputError
 
@@ -20,8 +21,10 @@ state = {"debug": False}
 
 
 def one_line(exc: BaseException | str) -> str:
-    """Library messages (YAML, JSON) span lines; a CI log line must not, and markup in them is text."""
-    return escape(" ".join(str(exc).split()))
+    """Library messages (YAML, JSON) span lines; a CI log line must not, and markup in them is text.
+    Control and bidi characters (a hostile name, an escape sequence from a server's page) are shown as
+    their code points, never sent to the terminal (factsheet/export/text.py, the pages' rule too)."""
+    return escape(terminal_text(" ".join(str(exc).split())))
 
 
 def _refuse_special_files(values: list) -> None:

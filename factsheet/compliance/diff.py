@@ -26,6 +26,7 @@ from scipy.stats import norm
 from factsheet import provenance as prov
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
+from factsheet.export.text import markdown_code, markdown_text
 from factsheet.outputs import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.rederive import Discrepancy
 from factsheet.schema import AccuracySection, Factsheet, LoadPointEntry, LoadSection
@@ -135,19 +136,23 @@ class DiffReport(Model):
     tool_version: str
 
     def markdown(self) -> str:
+        """The report as GitHub-flavoured Markdown (a CI job posts it as a pull-request comment). Text from
+        the two factsheets (labels, reasons, paths) goes through factsheet/export/text.py: one line, markup
+        backslash-escaped, so a label holding a newline, `|`, `# heading` or `<img>` stays in its cell."""
+        t = markdown_text
         lines = [
             f"### factsheet diff: {HEADS[self.verdict]}",
             "",
-            f"`{self.old}` → `{self.new}`. {self.rule}.",
+            f"{markdown_code(self.old)} → {markdown_code(self.new)}. {t(self.rule)}.",
             "",
-            f"{self.verdict_reason}.",
+            f"{t(self.verdict_reason)}.",
             "",
             "| figure | scope | old | new | change | 95 % CI of change | limit | verdict |",
             "|---|---|---:|---:|---:|---|---:|---|",
         ]
         for f in self.figures:
             if f.status != "compared":
-                lines.append(f"| {f.figure} | {f.scope} | | | | | | not comparable: {f.reason} |")
+                lines.append(f"| {t(f.figure)} | {t(f.scope)} | | | | | | not comparable: {t(f.reason)} |")
                 continue
             ci = f"[{_f(f.noise.lower)}, {_f(f.noise.upper)}]" if f.noise else "—"
             rel = f" ({f.change_rel:+.1%})" if f.change_rel is not None else ""
@@ -160,7 +165,8 @@ class DiffReport(Model):
             )
             limit = f.limit.text() if f.limit else "—"
             lines.append(
-                f"| {f.figure} | {f.scope} | {_f(f.old)} | {_f(f.new)} | {_f(f.change)}{rel} | {ci} | {limit} | {verdict} |"
+                f"| {t(f.figure)} | {t(f.scope)} | {_f(f.old)} | {_f(f.new)} | {_f(f.change)}{rel} | {ci} | "
+                f"{t(limit)} | {verdict} |"
             )
         return "\n".join(lines) + "\n"
 

@@ -16,6 +16,12 @@ dumper, JSON only through json.dumps with `<`, `>`, `&` and U+2028/U+2029 as \\u
 document pasted into an HTML <script> element cannot close it), Markdown through `markdown_text` /
 `markdown_code` (markup characters backslash-escaped, line breaks and control characters folded into one
 space, so nothing from the factsheet starts a block, a comment or a table cell).
+
+The tool's own pages and messages use the same character classes (`shown_text`, one rule for HTML and the
+terminal): a control, separator or bidirectional-text character from the document is *shown* as its code
+point (`<U+202E>`), never sent, so a U+202E in a model name cannot reverse the page's own "build 1" and an
+escape sequence cannot reach the terminal; and a text longer than MAX_SHOWN_CHARS is cut, saying by how
+much. HTML then escapes markup (jinja2's autoescape, after `shown_text` in its finalize step).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from factsheet.untrusted.limits import MAX_SHOWN_CHARS
 from probes.core.errors import InputError
 
 
@@ -43,6 +50,26 @@ _JSON_HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028
 
 def _unsafe(ch: str) -> bool:
     return ch in _BREAKS or ch in _BIDI or unicodedata.category(ch) == "Cc"
+
+
+def _visible(ch: str) -> str:
+    return f"<U+{ord(ch):04X}>" if _unsafe(ch) else ch
+
+
+def shown_text(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """`text` as a page or a terminal shows it: unsafe characters as `<U+XXXX>`, and at most `limit`
+    characters of it, the rest stated as left out (never silently dropped)."""
+    cut = len(text) - limit
+    head = text[:limit] if cut > 0 else text
+    if any(_unsafe(ch) for ch in head):
+        head = "".join(_visible(ch) for ch in head)
+    return head + (f"… [{cut:,} more characters not shown]" if cut > 0 else "")
+
+
+def terminal_text(text: str) -> str:
+    """A message for the terminal: control and bidi characters shown, never sent; line breaks kept
+    (a message may span lines), each line's text shown by `shown_text`."""
+    return "\n".join(shown_text(line, limit=len(line)) for line in text.split("\n"))
 
 
 def checked_name(field: str, value: str | None) -> str | None:

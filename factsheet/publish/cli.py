@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from factsheet.cli_common import guarded
+from factsheet.export.text import terminal_text
 
 out = Console(soft_wrap=True)  # run ids and digests stay whole on one line
 
@@ -40,7 +42,7 @@ def publish(
         model_version=model_version,
     )
     for line in published.run.lines():
-        out.print(line, highlight=False)
+        out.print(escape(terminal_text(line)), highlight=False)  # names from the factsheet: shown, not sent
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from markupsafe import Markup
+
 _W, _H = 640, 300
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 150, 34, 46
 _FONT = "DejaVu Sans, Arial, sans-serif"
@@ -41,7 +43,8 @@ class Chart:
     title: str = ""
 
     def data_uri(self) -> str:
-        return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode()).decode()
+        # Markup: the tool's own bytes in base64 (nothing to escape), not text to cut or show by code point
+        return Markup("data:image/svg+xml;base64," + base64.b64encode(self.svg.encode()).decode())
 
 
 def line_chart(

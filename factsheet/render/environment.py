@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup
 from pydantic import BaseModel
 
+from factsheet.export.text import shown_text
 from factsheet.resources import TEMPLATES, data_file
 from probes.core.measurement import NotMeasured
 from probes.load.stats import VERDICT_NAMES
@@ -38,6 +39,7 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     env.filters.update(num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=fields, label=label)
     env.globals["verdict_names"] = VERDICT_NAMES
@@ -45,6 +47,15 @@ def environment() -> jinja2.Environment:
         not_measured=lambda v: isinstance(v, NotMeasured), model=lambda v: isinstance(v, BaseModel)
     )
     return env
+
+
+def _shown(value: object) -> object:
+    """Every `{{ ... }}` of every page: text (not our own Markup: charts, the stylesheet) through the one
+    escaping rule of factsheet/export/text.py before autoescape: control and bidi characters shown as code
+    points, long text cut saying by how much (a 1 MB name took WeasyPrint 53 s to lay out)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return shown_text(value)
+    return value
 
 
 def fmt_num(value: float | int | None, digits: int = 1) -> str:

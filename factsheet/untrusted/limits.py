@@ -78,3 +78,10 @@ MAX_COMPLIANCE_REPORT_BYTES = 8 * MIB
 # is cut off by time.
 MAX_MLFLOW_RESPONSE_BYTES = 16 * MIB
 MAX_MLFLOW_RESPONSE_S = 60.0
+
+# Characters of one piece of free text (a name, label or reason from the document) a page shows: the longest
+# honest text is a library's error message kept as a reason (a few hundred characters); 4,096 is ten times
+# that. Longer text is shown cut to this, saying how many characters are left out (the record, attached
+# to the PDF, keeps it whole). WeasyPrint lays a long unbroken word out in time quadratic in its length: a
+# 1 MB model name took 53 s to render, four of them (4.5 MB, under MAX_FACTSHEET_BYTES) over 115 s.
+MAX_SHOWN_CHARS = 4096
