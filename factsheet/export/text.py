@@ -52,24 +52,26 @@ def _unsafe(ch: str) -> bool:
     return ch in _BREAKS or ch in _BIDI or unicodedata.category(ch) == "Cc"
 
 
-def _visible(ch: str) -> str:
-    return f"<U+{ord(ch):04X}>" if _unsafe(ch) else ch
+# Kept as they are by `shown_text`: whitespace to HTML (a tuning justification is shown with its line
+# breaks), and tab and line feed to a terminal; every other line break (VT, FF, NEL, U+2028) is shown.
+PAGE_WHITESPACE = "\t\n\r"
+TERMINAL_WHITESPACE = "\t\n"
 
 
-def shown_text(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
-    """`text` as a page or a terminal shows it: unsafe characters as `<U+XXXX>`, and at most `limit`
-    characters of it, the rest stated as left out (never silently dropped)."""
-    cut = len(text) - limit
+def shown_text(text: str, limit: int | None = MAX_SHOWN_CHARS, keep: str = PAGE_WHITESPACE) -> str:
+    """`text` as a page or a terminal shows it: unsafe characters (but those in `keep`) as `<U+XXXX>`,
+    and at most `limit` characters of it, the rest stated as left out (never silently dropped)."""
+    cut = len(text) - limit if limit is not None else 0
     head = text[:limit] if cut > 0 else text
-    if any(_unsafe(ch) for ch in head):
-        head = "".join(_visible(ch) for ch in head)
+    if any(_unsafe(ch) and ch not in keep for ch in head):
+        head = "".join(f"<U+{ord(ch):04X}>" if _unsafe(ch) and ch not in keep else ch for ch in head)
     return head + (f"… [{cut:,} more characters not shown]" if cut > 0 else "")
 
 
 def terminal_text(text: str) -> str:
-    """A message for the terminal: control and bidi characters shown, never sent; line breaks kept
-    (a message may span lines), each line's text shown by `shown_text`."""
-    return "\n".join(shown_text(line, limit=len(line)) for line in text.split("\n"))
+    """A message for the terminal: control and bidi characters shown, never sent (a carriage return or
+    an escape sequence could rewrite what the terminal shows); tabs and line feeds kept."""
+    return shown_text(text, limit=None, keep=TERMINAL_WHITESPACE)
 
 
 def checked_name(field: str, value: str | None) -> str | None:

@@ -81,6 +81,7 @@ def test_an_honest_name_is_shown_unchanged(tmp_path):
 
 def test_the_helper_cuts_and_shows_by_one_rule():
     assert shown_text("abc") == "abc"
-    assert shown_text("a\tb\u202e") == "a<U+0009>b<U+202E>"
+    assert shown_text("a\tb\u202e\x0b") == "a\tb<U+202E><U+000B>"
+    assert shown_text("line 1\nline 2\r\n") == "line 1\nline 2\r\n"  # HTML whitespace: kept (pre-wrap text)
     assert shown_text("x" * 10, limit=4) == "xxxx… [6 more characters not shown]"
-    assert terminal_text("one\ntwo\x1b]0;title\x07") == "one\ntwo<U+001B>]0;title<U+0007>"
+    assert terminal_text("one\ntwo\x1b]0;title\x07\r") == "one\ntwo<U+001B>]0;title<U+0007><U+000D>"
