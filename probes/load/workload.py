@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import Model
+from probes.core.untrusted.limits import MAX_TOKENS
 from probes.load.workloads.profiles import WorkloadProfile
 
 # Common one-token English words: without a tokenizer, one word ≈ one token (stated as the method).
@@ -39,8 +40,10 @@ class WorkloadConfig(Model):
     """What to send (the prompts' source and lengths), as the user configures it; builds a `Workload`."""
 
     source: Literal["synthetic", "humaneval", "jsonl"] = "synthetic"
-    input_len: int = Field(128, ge=1, description="synthetic: mean prompt length, tokens")
-    output_len: int = Field(64, ge=1, description="mean max_tokens (a JSONL line's output_len wins)")
+    input_len: int = Field(128, ge=1, le=MAX_TOKENS, description="synthetic: mean prompt length, tokens")
+    output_len: int = Field(
+        64, ge=1, le=MAX_TOKENS, description="mean max_tokens (a JSONL line's output_len wins)"
+    )
     length_distribution: Literal["fixed", "uniform", "normal"] = Field(
         "fixed",
         description="spread of input and output lengths around their means: uniform on "

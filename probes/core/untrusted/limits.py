@@ -69,3 +69,9 @@ MAX_METRICS_READ_S = 10.0
 # Series (sample lines) on one page: vLLM's has a few hundred; 10^6 took 2.7 GB and wrote a scrapes file of
 # 148 MB (over validate's 64 MiB records limit). 20,000 keeps a scrapes file of a 10-minute run well under it.
 MAX_METRICS_SERIES = 20_000
+# Samples the server view keeps from one page (its families only): vLLM's page has ~50 (3 gauges, 3
+# counters, 2 histograms of ~20 buckets) a model; 2,000 keeps the scrapes of an hour at 1 s under 64 MiB.
+MAX_METRICS_KEPT_SAMPLES = 2_000
+# Page bytes held by one run's scraper until the run is over (pages are parsed after the last response):
+# 600 honest pages of 25 KB are 15 MB. A page past this total is a failed scrape.
+MAX_METRICS_HELD_BYTES = 256 * MIB
