@@ -16,7 +16,7 @@ from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_RUN_S, MAX_THINK_MS
 from probes.load import runner as runner_mod
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.runner import _Run
+from probes.load.runner import _Run, run_point
 from probes.load.transport import Pool
 from probes.load.workloads.registry import parse_profile
 from probes.targets.mock_server import MockServerConfig, running
@@ -123,3 +123,27 @@ def test_a_stream_that_never_ends_fails_at_the_request_limit():
 def test_honest_slo_is_unaffected():
     res = run(point(mode="open", rate=50.0, num_requests=10, duration_s=30.0), SLO(e2el_ms=10_000))
     assert (res.sent, res.stop_reason, res.metrics.failed) == (10, "count", 0)
+
+
+def _trace_run(tmp_path, stamps_ms, **kw):
+    from probes.load.workloads.profiles import TraceProfile
+
+    path = tmp_path / "gap.jsonl"
+    path.write_text(
+        "".join(f'{{"timestamp": {t}, "input_length": 4, "output_length": 2}}\n' for t in stamps_ms)
+    )
+    lp = point(mode="open", rate=1.0, num_requests=len(stamps_ms), **kw)
+    with running(MockServerConfig(ttft_ms=5, itl_ms=1)) as url:
+        return asyncio.run(run_point(url, "mock-model", lp, SLO(), profile=TraceProfile(path=str(path))))
+
+
+def test_a_trace_gap_of_an_hour_under_a_duration_ends_at_the_duration(tmp_path):
+    t = time.perf_counter()
+    res = _trace_run(tmp_path, [0, 10, 3_600_000], duration_s=1.0)
+    assert time.perf_counter() - t < 5.0
+    assert (res.sent, res.not_sent, res.stop_reason) == (2, 1, "duration")
+
+
+def test_a_trace_spanning_ages_without_a_duration_is_refused(tmp_path):
+    with pytest.raises(InputError, match=r"spans 1,000,000,000,000 s, over the limit of 86,400 s"):
+        _trace_run(tmp_path, [0, 10**15])
