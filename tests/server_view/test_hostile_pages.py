@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from factsheet.cli import app
 from probes.core.measurement import NotMeasured
 from probes.core.untrusted.limits import MAX_METRICS_PAGE_BYTES, MAX_METRICS_SERIES
-from probes.server_view.page import PageUnusable, parse_page
+from probes.server_view.page import PageError, PageUnusable, parse_page
 from probes.server_view.scraper import PageUnread, Scraper, check_endpoint, fetch_page
 from probes.targets.mock_server import MockServerConfig, running
 
@@ -56,7 +56,7 @@ def test_a_page_of_a_million_series_is_refused_fast():
 
 
 def test_control_characters_from_a_page_are_shown_escaped():
-    with pytest.raises(Exception) as err:
+    with pytest.raises(PageError) as err:
         parse_page("\x1b[2J\x1b]0;owned\x07 \u202e<html>")
     text = str(err.value)
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
