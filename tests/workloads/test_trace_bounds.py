@@ -126,3 +126,34 @@ def test_an_honest_trace_still_reads(tmp_path):
     assert (
         len(plan.prompts[0].split()) == 600 and plan.prompts[0].split()[:512] == plan.prompts[1].split()[:512]
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[" * 1000 + "]" * 1000 + "\n", "w.jsonl line 1: nested more than 64 deep"),
+        ('{"prompt": "x", "output_len": 1' + "0" * 5000 + "}\n", "w.jsonl line 1: an integer of 5,001 digits (at most 4,300)"),
+        ('{"prompt": "x", "output_len": 1000000000000}\n', "output_len must be an integer from 1 to 1,048,576"),
+        ('{"prompt": "x", "output_len": 1e400}\n', "w.jsonl line 1: "),
+    ],
+)  # fmt: skip
+def test_a_hostile_user_jsonl_line_is_one_line(tmp_path, text, needle):
+    from probes.load.workload import WorkloadConfig, build_workload
+
+    path = tmp_path / "w.jsonl"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        build_workload(WorkloadConfig(source="jsonl", path=str(path)), 2)
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_gzip_bomb_is_refused_at_the_size_limit(tmp_path, monkeypatch):
+    import gzip
+
+    from probes.load import workload
+
+    monkeypatch.setattr(workload, "MAX_TRACE_BYTES", 1 << 20)  # the rule, at a size a test can afford
+    path = tmp_path / "bomb.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\n" * (4 << 20)))  # 4 MB of newlines in ~4 KB
+    with pytest.raises(InputError, match="expands past the limit of 1,048,576 bytes"):
+        workload.build_workload(workload.WorkloadConfig(source="humaneval", path=str(path)), 2)

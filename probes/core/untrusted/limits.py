@@ -16,6 +16,10 @@ MAX_NESTING_DEPTH = 64
 # digits); a 400-digit integer becomes an infinite float and 5,000 digits cannot be converted at all.
 MAX_INTEGER_DIGITS = 30
 
+# Digits of an integer in a prompt file (HumanEval+, a user's JSONL): not figures, so test data may hold long
+# ones (HumanEval+ has 33 digits); Python itself refuses to convert more than 4,300 (a crash before).
+MAX_PROMPT_FILE_INTEGER_DIGITS = 4300
+
 # --- the load probe -------------------------------------------------------------------------------------
 
 # Tokens of one prompt or one reply (input_len, output_len, a trace line's input/output_length, a

@@ -86,19 +86,29 @@ def _float(text: str) -> float:
         raise NotFinite(f"{exc} (a figure is finite or not measured)") from None
 
 
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
-        raise NotFinite(f"an integer of {len(text.lstrip('-')):,} digits (at most {MAX_INTEGER_DIGITS})")
-    return int(text)
+def _int_of_at_most(digits: int):
+    def parse(text: str) -> int:
+        if len(text.lstrip("-")) > digits:
+            raise NotFinite(f"an integer of {len(text.lstrip('-')):,} digits (at most {digits:,})")
+        return int(text)
+
+    return parse
 
 
-def parse_json(data: bytes | str, source: str, *, checked_depth: bool = False) -> object:
+_int = _int_of_at_most(MAX_INTEGER_DIGITS)
+
+
+def parse_json(
+    data: bytes | str, source: str, *, checked_depth: bool = False, integer_digits: int = MAX_INTEGER_DIGITS
+) -> object:
     """JSON text as Python objects, within the bounds; InputError naming `source` otherwise.
-    `checked_depth`: the caller already scanned these bytes (one scan of a whole records file)."""
+    `checked_depth`: the caller already scanned these bytes (one scan of a whole records file).
+    `integer_digits`: a document that is not figures (a prompt file's test data) may hold longer ones."""
     if not checked_depth:
         check_json_depth(data.encode() if isinstance(data, str) else data, source)
+    parse_int = _int if integer_digits == MAX_INTEGER_DIGITS else _int_of_at_most(integer_digits)
     try:
-        return json.loads(data, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        return json.loads(data, parse_constant=_constant, parse_float=_float, parse_int=parse_int)
     except NotFinite as exc:
         raise NotFinite(f"{source}: {exc}") from None
     except RecursionError:
