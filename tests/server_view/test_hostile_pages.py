@@ -159,3 +159,16 @@ def test_a_build_against_a_page_with_escapes_shows_them_escaped(tmp_path):
     assert result.exit_code == 2, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "not Prometheus text" in result.output
+
+
+def test_the_tuners_counter_read_is_bounded_too():
+    from tuner.calibration import CalibrationError
+    from tuner.speculation import read_spec_decode_counters
+
+    with pytest.raises(CalibrationError, match="over the limit of 4,194,304 bytes"):
+        read_spec_decode_counters(_Raw(_endless).url)
+    page = "".join(
+        f"vllm:spec_decode_num_{k}_total 4\n" for k in ("drafts", "draft_tokens", "accepted_tokens")
+    )
+    with running(MockServerConfig(metrics_text=page)) as url:
+        assert read_spec_decode_counters(url).num_drafts == 4.0
