@@ -42,7 +42,7 @@ from tuner import TuningResult
 # saturation test (`saturation`) and the scrape records (`server_records`); stop_reason "saturated".
 # 1.4.0: load.compared_workloads: capacity at SLO for further workload profiles (e.g. chat-sessions beside
 # synthetic), each search's records bound to its profile ("workload capacity step").
-SCHEMA_VERSION = "1.4.0"
+SCHEMA_VERSION = "1.5.0"
 
 
 class Identity(ModelIdentity):

@@ -15,6 +15,7 @@ from probes.accuracy import HumanEvalSpec
 from probes.core.documents import parse_yaml_model
 from probes.core.errors import InputError
 from probes.core.measurement import Model
+from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_REQUESTS, MAX_RUN_S, MAX_TOKENS
 from probes.energy import EnergySpec
 from probes.load import capacity
 from probes.load.point import SLO, LoadPoint
@@ -35,7 +36,7 @@ SPEC_VERSION = 1
 # 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
 # jsonl, trace); a trace point gives neither concurrency nor rate.
 # 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
-SPEC_SCHEMA_VERSION = "1.4.0"
+SPEC_SCHEMA_VERSION = "1.5.0"
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
 
@@ -66,8 +67,8 @@ class PointSpec(Model):
         1.0, gt=0, description="gamma shape of gaps: 1 Poisson, <1 burstier, .inf constant"
     )
     max_concurrency: int | None = Field(None, ge=1)
-    num_requests: int = Field(64, ge=1)
-    duration_s: float | None = Field(None, gt=0)
+    num_requests: int = Field(64, ge=1, le=MAX_REQUESTS)
+    duration_s: float | None = Field(None, gt=0, le=MAX_RUN_S)
 
     @model_validator(mode="after")
     def _one_load(self) -> PointSpec:
@@ -89,10 +90,11 @@ class CapacitySpec(Model):
         capacity.DEFAULT_TOLERANCE, gt=0, description="rate: stop when the bracket is this narrow (relative)"
     )
     max_points: int = Field(capacity.DEFAULT_MAX_POINTS, ge=2, description="probed points at most")
-    num_requests: int = Field(32, ge=2, description="requests per probed point")
+    num_requests: int = Field(32, ge=2, le=MAX_REQUESTS, description="requests per probed point")
     confirm_requests: int | None = Field(
         None,
         ge=2,
+        le=MAX_REQUESTS,
         description="requests of a confirmation run of the answer, long enough for its p99 claim "
         "(≥ 459 measured for a p99 at 99 % confidence); none: the answer rests on its short probe",
     )
@@ -146,12 +148,14 @@ class LoadSpec(Model):
     """Streaming load test: the same workload shape at each point."""
 
     endpoint: Literal["completions", "chat"] = "completions"
-    input_len: int = Field(128, ge=1, description="prompt tokens")
-    output_len: int = Field(64, ge=1, description="output tokens asked for (ignore_eos where supported)")
+    input_len: int = Field(128, ge=1, le=MAX_TOKENS, description="prompt tokens")
+    output_len: int = Field(
+        64, ge=1, le=MAX_TOKENS, description="output tokens asked for (ignore_eos where supported)"
+    )
     warmup_requests: int = Field(0, ge=0, description="per point, excluded from the steady window")
     cooldown_requests: int = Field(0, ge=0)
     seed: int = 0
-    request_timeout_s: float = Field(300.0, gt=0)
+    request_timeout_s: float = Field(300.0, gt=0, le=MAX_REQUEST_S)
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")

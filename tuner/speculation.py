@@ -6,7 +6,7 @@ import httpx
 from pydantic import Field
 
 from probes.core.measurement import Model
-from probes.server_view import PageError, parse_page
+from probes.server_view import PageError, PageUnread, fetch_page, parse_page
 from tuner.calibration import CalibrationError, acceptance_rate
 
 DRAFTS = "vllm:spec_decode_num_drafts_total"
@@ -48,10 +48,13 @@ def parse_spec_decode_counters(text: str) -> SpecDecodeCounters | None:
 def read_spec_decode_counters(base_url: str, *, api_key: str | None = None) -> SpecDecodeCounters | None:
     """GET `{base_url}/metrics` and parse it; None when the server has no such counters."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        resp = httpx.get(base_url.rstrip("/") + "/metrics", headers=headers, timeout=10)
+    try:  # the page bounded in bytes and read time, as every /metrics read (probes.server_view)
+        with httpx.Client(headers=headers, timeout=10) as client:
+            status, body = fetch_page(client, base_url.rstrip("/") + "/metrics")
     except httpx.HTTPError as exc:
         raise CalibrationError(f"cannot read {base_url}/metrics: {type(exc).__name__}: {exc}") from exc
-    if resp.status_code != 200:
-        raise CalibrationError(f"{base_url}/metrics answered HTTP {resp.status_code}")
-    return parse_spec_decode_counters(resp.text)
+    except PageUnread as exc:
+        raise CalibrationError(f"cannot read {base_url}/metrics: {exc}") from None
+    if status != 200:
+        raise CalibrationError(f"{base_url}/metrics answered HTTP {status}")
+    return parse_spec_decode_counters(body.decode("utf-8", "replace"))

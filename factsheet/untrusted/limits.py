@@ -10,12 +10,10 @@ profiles; each is also small enough that the attacks of issue 20 are refused fas
 
 from __future__ import annotations
 
-KIB = 1024
-MIB = 1024 * KIB
+# The parser's own limits (nesting depth, integer digits) and the probes' are in the layer below, shared.
+from probes.core.untrusted.limits import KIB, MAX_INTEGER_DIGITS, MAX_NESTING_DEPTH, MIB
 
-# JSON and YAML nesting depth. An honest factsheet nests 9 deep, a policy 5; Python's JSON and YAML
-# parsers (and pydantic after them) recurse once a level, so 100,000 levels crash them (RecursionError).
-MAX_NESTING_DEPTH = 64
+__all__ = ["KIB", "MAX_INTEGER_DIGITS", "MAX_NESTING_DEPTH", "MIB"]  # and the factsheet's own below
 
 # factsheet.json. The demo-shaped build writes 88 KB (one load point is ~10 KB, the capacity section
 # ~38 KB); 8 MiB holds ~90 times that. Rendering time grows with the document, so it stays bounded.
@@ -61,10 +59,6 @@ MAX_YAML_NODES = 100_000
 # Digits of an `[N]` index in a policy's field path: a list of the factsheet is at most a few hundred items
 # long (3 digits); Python refuses to convert more than 4,300 digits to an int (ValueError, a crash before).
 MAX_INDEX_DIGITS = 6
-
-# Digits of an integer in a JSON document: every count and size the tool writes fits in 64 bits (20
-# digits); a 400-digit integer becomes an infinite float and 5,000 digits cannot be converted at all.
-MAX_INTEGER_DIGITS = 30
 
 # A PEM key file (an Ed25519 key is ~120 bytes) and a compliance report given to `sign --compliance`
 # (the demo's compliance.json is ~20 KB): a public key may come with the factsheet, from its author.

@@ -1,7 +1,7 @@
 """Parsing JSON and YAML from a hostile author within stated bounds (factsheet.untrusted.limits).
 
 Nesting depth is measured *before* parsing, without recursion: for JSON a vectorised scan of the bytes
-(brackets outside strings, strings found by their unescaped quotes), for YAML the parser's event stream
+(probes.core.untrusted.parsing, shared with the probes), for YAML the parser's event stream
 (the recursive part of PyYAML is the composer that follows it). A document nested 100,000 deep is refused
 in milliseconds instead of crashing the parser with RecursionError, which is still caught as a second line
 of defence. Numbers must be finite: `Infinity`, `NaN` and `1e400` (which Python reads as inf) are refused,
@@ -10,109 +10,28 @@ because a figure is finite or *not measured*.
 
 from __future__ import annotations
 
-import json
 import math
 
-import numpy as np
 import yaml
 
 from factsheet.untrusted.limits import (
     MAX_CAPACITY_POINTS,
-    MAX_INTEGER_DIGITS,
     MAX_LOAD_POINTS,
     MAX_NESTING_DEPTH,
     MAX_YAML_NODES,
 )
 from probes.core.errors import InputError
-from probes.core.records_header import finite_float, not_finite
 
-_CHUNK = 1 << 20  # bytes scanned at once: the scan's temporaries stay ~40 MB whatever the file's size
-_OPEN = np.zeros(256, dtype=np.int8)
-_OPEN[[ord("["), ord("{")]] = 1
-_OPEN[[ord("]"), ord("}")]] = -1
+# JSON is parsed by the one bounded parser below the factsheet (trace lines and /metrics use it too).
+from probes.core.untrusted.parsing import (
+    NotFinite,
+    TooDeep,
+    check_json_depth,
+    json_depth_exceeded,
+    parse_json,
+)
 
-
-class TooDeep(InputError):
-    """A document nested deeper than MAX_NESTING_DEPTH."""
-
-
-class NotFinite(InputError):
-    """A number that is not finite (or too long to be one)."""
-
-
-def json_depth_exceeded(data: bytes, limit: int = MAX_NESTING_DEPTH) -> int | None:
-    """The offset where JSON text `data` first nests deeper than `limit`, or None.
-
-    A quote is a string boundary unless an odd run of backslashes precedes it; a bracket counts only
-    outside strings. The scan carries its state (inside a string, depth, trailing backslashes) from one
-    chunk to the next, so memory does not grow with the file."""
-    in_string, depth, carried_bs = 0, 0, 0
-    for start in range(0, len(data), _CHUNK):
-        arr = np.frombuffer(data, dtype=np.uint8, count=min(_CHUNK, len(data) - start), offset=start)
-        bs = arr == ord("\\")
-        if bs.any() or carried_bs:
-            idx = np.arange(arr.size, dtype=np.int64)
-            last_plain = np.maximum.accumulate(np.where(bs, -1, idx))  # last non-backslash at or before i
-            # backslashes immediately before i: those back to the last plain byte (plus the carried run)
-            before = np.empty(arr.size, dtype=np.int64)
-            before[0] = carried_bs
-            before[1:] = idx[:-1] - last_plain[:-1]
-            before[1:] += np.where(last_plain[:-1] < 0, carried_bs, 0)
-            quote = (arr == ord('"')) & (before % 2 == 0)
-            trailing = int(arr.size - 1 - last_plain[-1]) + (carried_bs if last_plain[-1] < 0 else 0)
-        else:  # no escapes in this chunk (the common case): every quote is a boundary
-            quote = arr == ord('"')
-            trailing = 0
-        inside = (np.cumsum(quote, dtype=np.int64) + in_string) % 2 == 1
-        delta = np.where(inside, 0, _OPEN[arr])
-        level = np.cumsum(delta, dtype=np.int64) + depth
-        deep = np.flatnonzero(level > limit)
-        if deep.size:
-            return start + int(deep[0])
-        in_string, depth = int(inside[-1]), int(level[-1])
-        carried_bs = trailing
-    return None
-
-
-def check_json_depth(data: bytes, source: str) -> None:
-    at = json_depth_exceeded(data)
-    if at is not None:
-        raise TooDeep(f"{source}: nested more than {MAX_NESTING_DEPTH} deep (at byte {at:,})")
-
-
-def _constant(name: str) -> float:
-    try:
-        return not_finite(name)
-    except ValueError as exc:
-        raise NotFinite(f"{exc} (a figure is finite or not measured)") from None
-
-
-def _float(text: str) -> float:
-    try:
-        return finite_float(text)
-    except ValueError as exc:
-        raise NotFinite(f"{exc} (a figure is finite or not measured)") from None
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
-        raise NotFinite(f"an integer of {len(text.lstrip('-')):,} digits (at most {MAX_INTEGER_DIGITS})")
-    return int(text)
-
-
-def parse_json(data: bytes | str, source: str, *, checked_depth: bool = False) -> object:
-    """JSON text as Python objects, within the bounds; InputError naming `source` otherwise.
-    `checked_depth`: the caller already scanned these bytes (one scan of a whole records file)."""
-    if not checked_depth:
-        check_json_depth(data.encode() if isinstance(data, str) else data, source)
-    try:
-        return json.loads(data, parse_constant=_constant, parse_float=_float, parse_int=_int)
-    except NotFinite as exc:
-        raise NotFinite(f"{source}: {exc}") from None
-    except RecursionError:
-        raise TooDeep(f"{source}: nested too deep to parse") from None
-    except ValueError as exc:
-        raise InputError(f"{source}: not valid JSON: {exc}") from exc
+__all__ = ["NotFinite", "TooDeep", "check_json_depth", "json_depth_exceeded", "parse_json", "parse_yaml"]
 
 
 def parse_yaml(data: bytes, source: str, error: type[InputError] = InputError) -> object:

@@ -20,68 +20,27 @@ an `OSError` (FileNotFoundError) for the caller to report as missing.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path, PurePosixPath
 
 from factsheet.untrusted.limits import MAX_RECORDS_FILE_BYTES
 from factsheet.untrusted.parsing import check_json_depth
-from probes.core.errors import InputError
+
+# A file given on the command line is read by the one bounded reader below the factsheet (the probes'
+# trace files use it too); confinement to a document's folder is the factsheet's own, here.
+from probes.core.untrusted.reading import Refused, kind_of, open_regular, read_fd, read_given
+from probes.core.untrusted.reading import shown as _shown
+
+__all__ = [
+    "Refused",
+    "confined",
+    "hash_confined",
+    "kind_of",
+    "read_confined",
+    "read_given",
+    "read_records_file",
+]
 
 _BLOCK = 1 << 20
-
-
-class Refused(InputError):
-    """A file the tool will not read: outside its folder, not a regular file, or over its size limit."""
-
-
-def _shown(name: object, keep: int = 120) -> str:
-    """A name quoted in a message, cut short: a refusal stays one readable line whatever the name."""
-    text = repr(name)
-    return text if len(text) <= keep else f"{text[:keep]}… ({len(text):,} characters)"
-
-
-def kind_of(mode: int) -> str:
-    """What a file that is not a regular file is, in words (for the one-line refusal)."""
-    for test, name in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISLNK, "a symlink"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def _open_regular(path: Path, limit: int, what: str, flags: int = 0) -> tuple[int, int]:
-    """An fd on `path` (a regular file of at most `limit` bytes) and its size; Refused otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | flags)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{what} {path}: {kind_of(st.st_mode)}, not a regular file")
-        if st.st_size > limit:
-            raise Refused(f"{what} {path}: {st.st_size:,} bytes, over the limit of {limit:,}")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st.st_size
-
-
-def _read_fd(fd: int, path: Path, limit: int, what: str) -> bytes:
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise Refused(f"{what} {path}: grew past the limit of {limit:,} bytes while read")
-    return data
-
-
-def read_given(path: Path, limit: int, what: str) -> bytes:
-    """The bytes of a file named on the command line (OSError if it cannot be opened)."""
-    fd, _ = _open_regular(Path(path), limit, what)
-    return _read_fd(fd, Path(path), limit, what)
 
 
 def confined(folder: Path, name: object, what: str, *, no_symlinks: bool = False) -> Path:
@@ -117,7 +76,7 @@ def read_confined(folder: Path, name: object, limit: int, what: str, *, no_symli
     """The bytes of `name` inside `folder` (see `confined`); OSError (e.g. FileNotFoundError) if absent."""
     real = confined(folder, name, what, no_symlinks=no_symlinks)
     fd, _ = _open_confined(real, name, limit, what)
-    return _read_fd(fd, real, limit, what)
+    return read_fd(fd, real, limit, what)
 
 
 def hash_confined(folder: Path, name: object, limit: int, what: str, hasher) -> None:
@@ -135,7 +94,7 @@ def hash_confined(folder: Path, name: object, limit: int, what: str, hasher) -> 
 
 def _open_confined(real: Path, name: object, limit: int, what: str) -> tuple[int, int]:
     try:
-        return _open_regular(real, limit, what, os.O_NOFOLLOW)
+        return open_regular(real, limit, what, os.O_NOFOLLOW)
     except OSError as exc:
         if real.is_symlink():  # swapped for a link since it was resolved (ELOOP)
             raise Refused(f"{what} {_shown(name)}: became a symlink while read") from exc

@@ -9,6 +9,7 @@ from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from probes.core.errors import InputError
 from probes.core.measurement import Model
+from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_REQUESTS, MAX_RUN_S, MAX_TOKENS
 
 
 class LoadPointError(InputError):
@@ -67,17 +68,22 @@ class LoadPoint(Model):
         1.0, gt=0, description="gamma shape of inter-arrival gaps; inf = constant (null in JSON)"
     )
     max_concurrency: int | None = Field(None, ge=1, description="open loop: cap on requests in flight")
-    num_requests: int = Field(64, ge=1, description="requests to send (upper bound)")
-    duration_s: float | None = Field(None, gt=0, description="stop sending new requests after this many s")
+    num_requests: int = Field(64, ge=1, le=MAX_REQUESTS, description="requests to send (upper bound)")
+    duration_s: float | None = Field(
+        None, gt=0, le=MAX_RUN_S, description="stop sending new requests after this many s"
+    )
     warmup_requests: int = Field(0, ge=0, description="first requests excluded from the steady window")
     cooldown_requests: int = Field(0, ge=0, description="last requests excluded from the steady window")
-    input_len: int = Field(128, ge=1, description="prompt length, tokens")
-    output_len: int = Field(64, ge=1, description="max_tokens asked for")
+    input_len: int = Field(128, ge=1, le=MAX_TOKENS, description="prompt length, tokens")
+    output_len: int = Field(64, ge=1, le=MAX_TOKENS, description="max_tokens asked for")
     endpoint: Literal["completions", "chat"] = "completions"
     ignore_eos: bool = Field(True, description="ask the server to generate exactly output_len tokens")
     seed: int = 0
     request_timeout_s: float = Field(
-        300.0, gt=0, description="longest wait to connect, and longest silence on an open request"
+        300.0,
+        gt=0,
+        le=MAX_REQUEST_S,
+        description="longest wait to connect, and longest silence on an open request",
     )
     max_connect_failures: int = Field(
         5, ge=1, description="stop sending after this many consecutive connection failures (target down)"
@@ -104,6 +110,15 @@ class LoadPoint(Model):
             )
         mode = "closed" if concurrency is not None else "open"
         return cls(mode=mode, concurrency=concurrency, rate=rate, **shape)
+
+    def check_schedule(self, span_s: float, what: str) -> None:
+        """An open loop's schedule must end within MAX_RUN_S, or the point must stop itself with
+        duration_s: a trace `0, 1e15` or a rate of 0.001/s without a duration would run for ever."""
+        if self.duration_s is None and not span_s <= MAX_RUN_S:
+            raise LoadPointError(
+                f"{what} spans {span_s:,.0f} s, over the limit of {MAX_RUN_S:,.0f} s: set duration_s "
+                "(--duration) or a higher rate"
+            )
 
     @property
     def label(self) -> str:

@@ -102,6 +102,10 @@ class PointResult(Model):
 
 Progress = Update
 
+# Longest sleep between two looks at whether the run was aborted (target gone, saturated) while it waits
+# for the next send: shorter waits are slept whole, so a send is never later than it was.
+WAKE_S = 0.5
+
 
 class _Run:
     """Shared state of one run: its clock origin and whether the target has gone away."""
@@ -121,6 +125,23 @@ class _Run:
         if self.point.duration_s is not None and self.now() >= self.point.duration_s:
             self.deadline_hit = True
         return self.aborted is None and self.saturated is None and not self.deadline_hit
+
+    async def wait_until(self, t: float) -> bool:
+        """Sleep until run time `t` or until sending must end, whichever is earlier: the deadline
+        (duration_s) is slept to, never past, and an abort or saturation is noticed within WAKE_S. True
+        when `t` has come and sending may go on. A 1 h gap in a trace under `duration_s=5` ends at 5 s."""
+        while self.may_send():
+            now = self.now()
+            if now >= t:
+                return True
+            end = t if self.point.duration_s is None else min(t, self.point.duration_s)
+            if end - now > WAKE_S:
+                await asyncio.sleep(WAKE_S)
+                continue
+            await asyncio.sleep(end - now)
+            if end == t:  # slept to the send time: send now, as a single sleep always did (no second look)
+                return self.may_send()
+        return False
 
     def observe(self, rec: RequestRecord) -> None:
         if rec.error_kind != "connect":
@@ -338,11 +359,10 @@ async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) 
         if progress:
             progress(len(records), point.num_requests)
 
+    point.check_schedule(float(offsets[-1]) if len(offsets) else 0.0, "the open loop's schedule")
     for i, offset in enumerate(offsets):
-        delay = offset - run.now()  # absolute schedule: lateness never accumulates
-        if delay > 0:
-            await asyncio.sleep(delay)
-        if not run.may_send():
+        # absolute schedule (lateness never accumulates), never slept past the deadline or an abort
+        if not await run.wait_until(offset):
             break
         if slot is None:
             # Uncapped: start the request right here, so no task start-up sits in the send lag.

@@ -24,7 +24,9 @@ async def _session(script: SessionScript, start_s: float | None, run, send: Send
     due = start_s
     for k, turn in enumerate(script.turns, 1):
         if k > 1 and turn.think_s > 0:
-            await asyncio.sleep(max(0.0, due - run.now()) if due is not None else turn.think_s)
+            # the think time, never slept past the run's deadline or an abort
+            if not await run.wait_until(due if due is not None else run.now() + turn.think_s):
+                return
         if not run.may_send():
             return
         messages = [*history, {"role": "user", "content": turn.user}]
@@ -57,12 +59,10 @@ async def closed_sessions(scripts: list[SessionScript], point, run, send: Send) 
 async def open_sessions(scripts: list[SessionScript], point, run, send: Send) -> list[RequestRecord]:
     records: list[RequestRecord] = []
     offsets = arrival_offsets(len(scripts), point.rate, point.burstiness, point.seed)
+    point.check_schedule(float(offsets[-1]) if len(offsets) else 0.0, "the sessions' start schedule")
     tasks = []
     for script, offset in zip(scripts, offsets, strict=True):
-        delay = offset - run.now()  # absolute schedule, as for single requests
-        if delay > 0:
-            await asyncio.sleep(delay)
-        if not run.may_send():
+        if not await run.wait_until(offset):  # absolute schedule, as for single requests
             break
         tasks.append(asyncio.create_task(_session(script, float(offset), run, send, records)))
     await asyncio.gather(*tasks)

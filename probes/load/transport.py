@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import httptools
 
 from probes.core.errors import InputError
+from probes.core.untrusted.limits import MAX_REQUEST_S
 from probes.load.records import RequestRecord
 from probes.load.sse import SSEParser
 
@@ -28,13 +29,13 @@ _ERROR_BODY_LIMIT = 300
 class _Exchange:
     """One request on one connection: feeds the record, resolves `done` exactly once."""
 
-    __slots__ = ("record", "parser", "t0", "done", "last", "body", "is_stream", "conn")
+    __slots__ = ("record", "parser", "t0", "done", "last", "began", "body", "is_stream", "conn")
 
     def __init__(self, record: RequestRecord, chat: bool, t0: float, is_stream: bool = True):
         self.record, self.t0, self.is_stream = record, t0, is_stream
         self.parser = SSEParser(chat, record)
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.last = time.perf_counter()
+        self.last = self.began = time.perf_counter()
         self.body = b""
         self.conn: _Connection | None = None
 
@@ -151,7 +152,13 @@ class Pool:
     """Keep-alive connections to one server, opened on demand, never capped (the load point's
     own concurrency is the only client-side queue)."""
 
-    def __init__(self, base_url: str, timeout_s: float, headers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        timeout_s: float,
+        headers: dict[str, str] | None = None,
+        total_s: float = MAX_REQUEST_S,
+    ):
         url = urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise InputError(f"base_url: '{base_url}' is not an http(s) URL")
@@ -160,6 +167,7 @@ class Pool:
         self.prefix = url.path.rstrip("/")
         self.ssl = ssl.create_default_context() if url.scheme == "https" else None
         self.timeout_s = timeout_s
+        self.total_s = total_s  # one request's whole life, send to last byte (a stream that never ends)
         host = url.netloc.rsplit("@", 1)[-1]
         self.headers = [("Host", host), *((k, v) for k, v in (headers or {}).items())]
         self.idle: list[_Connection] = []
@@ -228,7 +236,7 @@ class Pool:
     def _start(self, conn: _Connection, ex: _Exchange, method: str, path: str, body: bytes) -> None:
         headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
         self.in_flight.add(ex)
-        ex.last = time.perf_counter()
+        ex.last = ex.began = time.perf_counter()
         conn.start(ex, method, self.prefix + path, body, headers)
 
     async def _wait(self, ex: _Exchange) -> RequestRecord:
@@ -244,12 +252,18 @@ class Pool:
         return ex.record
 
     async def _sweep(self) -> None:
-        # One periodic check instead of a timer per read: a read idle past the timeout fails.
-        period = min(0.1, self.timeout_s / 10)
+        # One periodic check instead of a timer per read: a read idle past the timeout fails, and so does
+        # a request open longer than its total limit however steadily it streams.
+        period = min(0.1, self.timeout_s / 10, self.total_s / 10)
         while True:
             await asyncio.sleep(period)
             now = time.perf_counter()
-            for ex in [e for e in self.in_flight if now - e.last > self.timeout_s]:
-                ex.fail("timeout", f"no data for {self.timeout_s:g} s")
+            for ex in list(self.in_flight):
+                if now - ex.last > self.timeout_s:
+                    ex.fail("timeout", f"no data for {self.timeout_s:g} s")
+                elif now - ex.began > self.total_s:
+                    ex.fail("timeout", f"still streaming after {self.total_s:g} s, the limit of one request")
+                else:
+                    continue
                 if ex.conn is not None:
                     ex.conn.abort()

@@ -3,8 +3,8 @@ JSONL file, reproducible from a seed, always with the digest of exactly what was
 
 from __future__ import annotations
 
-import gzip
 import json
+import zlib
 from pathlib import Path
 from typing import Literal
 
@@ -14,6 +14,9 @@ from pydantic import Field, model_validator
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import Model
+from probes.core.untrusted.limits import MAX_PROMPT_FILE_INTEGER_DIGITS, MAX_TOKENS, MAX_TRACE_BYTES
+from probes.core.untrusted.parsing import NotFinite, TooDeep, parse_json
+from probes.core.untrusted.reading import read_given
 from probes.load.workloads.profiles import WorkloadProfile
 
 # Common one-token English words: without a tokenizer, one word ≈ one token (stated as the method).
@@ -39,8 +42,10 @@ class WorkloadConfig(Model):
     """What to send (the prompts' source and lengths), as the user configures it; builds a `Workload`."""
 
     source: Literal["synthetic", "humaneval", "jsonl"] = "synthetic"
-    input_len: int = Field(128, ge=1, description="synthetic: mean prompt length, tokens")
-    output_len: int = Field(64, ge=1, description="mean max_tokens (a JSONL line's output_len wins)")
+    input_len: int = Field(128, ge=1, le=MAX_TOKENS, description="synthetic: mean prompt length, tokens")
+    output_len: int = Field(
+        64, ge=1, le=MAX_TOKENS, description="mean max_tokens (a JSONL line's output_len wins)"
+    )
     length_distribution: Literal["fixed", "uniform", "normal"] = Field(
         "fixed",
         description="spread of input and output lengths around their means: uniform on "
@@ -191,6 +196,17 @@ def _prompts(prompts, out_lens, spec, desc, source, file_digest) -> Prompts:
     )
 
 
+def _decompressed(raw: bytes, path: str) -> bytes:
+    """A .gz file's content, at most MAX_TRACE_BYTES of it (a small gzip bomb expands a thousandfold)."""
+    inflate = zlib.decompressobj(wbits=31)
+    data = inflate.decompress(raw, MAX_TRACE_BYTES + 1)
+    if len(data) > MAX_TRACE_BYTES or inflate.unconsumed_tail:
+        raise WorkloadError(f"workload.path: {path}: expands past the limit of {MAX_TRACE_BYTES:,} bytes")
+    if not inflate.eof:
+        raise WorkloadError(f"workload.path: {path}: cannot read (a truncated gzip stream)")
+    return data
+
+
 def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
     p = Path(path)
     if not p.exists():
@@ -198,9 +214,9 @@ def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
     if not p.is_file():
         raise WorkloadError(f"workload.path: {path} is not a regular file")
     try:
-        raw = p.read_bytes()
-        data = gzip.decompress(raw) if path.endswith(".gz") else raw
-    except (OSError, EOFError) as exc:  # BadGzipFile and a truncated stream included
+        raw = read_given(p, MAX_TRACE_BYTES, "workload.path:")  # size before read
+        data = _decompressed(raw, path) if path.endswith(".gz") else raw
+    except (OSError, zlib.error) as exc:  # a bad gzip header or stream included
         raise WorkloadError(f"workload.path: {path}: cannot read ({exc})") from None
     try:
         text = data.decode("utf-8")
@@ -211,10 +227,16 @@ def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise WorkloadError(f"workload.path: {path} line {i}: not JSON ({exc.msg})") from None
+        try:  # the bounded parser: depth, finite numbers, integer digits
+            row = parse_json(
+                line, f"workload.path: {path} line {i}", integer_digits=MAX_PROMPT_FILE_INTEGER_DIGITS
+            )
+        except (TooDeep, NotFinite) as exc:
+            raise WorkloadError(str(exc)) from None
+        except InputError as exc:
+            cause = exc.__cause__
+            msg = cause.msg if isinstance(cause, json.JSONDecodeError) else str(exc)
+            raise WorkloadError(f"workload.path: {path} line {i}: not JSON ({msg})") from None
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             raise WorkloadError(f"workload.path: {path} line {i}: needs a string field '{field}'")
         rows.append(row)
@@ -240,9 +262,10 @@ def jsonl_prompts(spec: WorkloadConfig, count: int) -> Prompts:
     out = []
     for i, row in enumerate(picked):
         n = row.get("output_len", spec.output_len)
-        if not isinstance(n, int) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_TOKENS:
             raise WorkloadError(
-                f"workload.path: line {i % len(rows) + 1}: output_len must be a positive integer"
+                f"workload.path: line {i % len(rows) + 1}: output_len must be an integer from 1 to "
+                f"{MAX_TOKENS:,}"
             )
         out.append(n)
     desc = f"user prompts from {Path(spec.path or '').name}, in file order, cycled"

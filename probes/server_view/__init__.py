@@ -6,7 +6,7 @@ from probes.server_view.figures import ServerView
 from probes.server_view.page import PageError, parse_page
 from probes.server_view.records import ScrapeRecord, load_scrapes, scrapes_jsonl
 from probes.server_view.saturation import Saturation, TrendTest
-from probes.server_view.scraper import NO_ENDPOINT, Scraper, check_endpoint
+from probes.server_view.scraper import NO_ENDPOINT, PageUnread, Scraper, check_endpoint, fetch_page
 from probes.server_view.spec import DEFAULT_INTERVAL_S, ServerViewSpec
 from probes.server_view.watch import point_server_side, saturation_watch
 
@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_INTERVAL_S",
     "NO_ENDPOINT",
     "PageError",
+    "PageUnread",
     "Saturation",
     "ScrapeRecord",
     "Scraper",
@@ -21,6 +22,7 @@ __all__ = [
     "ServerViewSpec",
     "TrendTest",
     "check_endpoint",
+    "fetch_page",
     "load_scrapes",
     "parse_page",
     "point_server_side",

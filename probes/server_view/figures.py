@@ -178,7 +178,9 @@ def server_view(
     """The figures of one point: `in_flight` = (first send, last response) in the records' time."""
     ok = [s for s in scrapes if s.ok]
     if len(ok) < 2:
-        return NotMeasured(reason=f"{len(ok)} /metrics page(s) read: a run's increase needs two")
+        failed = next((s.error for s in reversed(scrapes) if not s.ok), None)
+        why = f" (last failure: {failed})" if failed else ""
+        return NotMeasured(reason=f"{len(ok)} /metrics page(s) read: a run's increase needs two{why}")
     first, last = ok[0], ok[-1]
     during = [s for s in ok if in_flight and in_flight[0] <= s.t_s <= in_flight[1]]
     ttft = _histogram(first, last, page.TTFT, "ttft_ms")

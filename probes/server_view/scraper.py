@@ -10,6 +10,7 @@ Counters' increases cover the whole run.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -18,11 +19,33 @@ import httpx
 
 from probes.core.digests import sha256_bytes
 from probes.core.measurement import NotMeasured
+from probes.core.untrusted.limits import MAX_METRICS_HELD_BYTES, MAX_METRICS_PAGE_BYTES, MAX_METRICS_READ_S
+from probes.core.untrusted.text import printable
 from probes.server_view.page import WAITING, PageError, parse_page
 from probes.server_view.records import ScrapeRecord
 
 NO_ENDPOINT = "no /metrics endpoint"
 TIMEOUT_S = 5.0
+
+
+class PageUnread(Exception):
+    """A page not read whole within its limits (too large, too slow): that scrape failed, the run goes on."""
+
+
+def fetch_page(client: httpx.Client, url: str, read_s: float = MAX_METRICS_READ_S) -> tuple[int, bytes]:
+    """(HTTP status, body) of one GET, the body streamed and held to MAX_METRICS_PAGE_BYTES and the whole
+    read to `read_s` (httpx's timeout bounds each wait, not the total: a page at 1 byte/s never times out).
+    PageUnread naming the limit otherwise; httpx.HTTPError as httpx raises it."""
+    began = time.perf_counter()
+    with client.stream("GET", url) as resp:
+        body = bytearray()
+        for chunk in resp.iter_bytes():
+            body += chunk
+            if len(body) > MAX_METRICS_PAGE_BYTES:
+                raise PageUnread(f"page over the limit of {MAX_METRICS_PAGE_BYTES:,} bytes")
+            if time.perf_counter() - began > read_s:
+                raise PageUnread(f"page not read within {read_s:g} s (the limit of one scrape)")
+        return resp.status_code, bytes(body)
 
 
 def metrics_url(base_url: str) -> str:
@@ -34,14 +57,22 @@ def check_endpoint(base_url: str, headers: dict[str, str] | None = None) -> NotM
     (HTTP 404, or another status, or no answer: named); PageError (exit 2) when the page is no Prometheus text."""
     url = metrics_url(base_url)
     try:
-        resp = httpx.get(url, headers=headers or {}, timeout=TIMEOUT_S)
+        with httpx.Client(headers=headers or {}, timeout=TIMEOUT_S) as client:
+            status, body = fetch_page(client, url)
     except httpx.HTTPError as exc:
         return NotMeasured(reason=f"{NO_ENDPOINT} ({type(exc).__name__} on GET {url})")
-    if resp.status_code == 404:
+    except PageUnread as exc:
+        return NotMeasured(reason=f"/metrics not read: {exc}")
+    if status == 404:
         return NotMeasured(reason=NO_ENDPOINT)
-    if resp.status_code != 200:
-        return NotMeasured(reason=f"{NO_ENDPOINT} (GET {url} answered HTTP {resp.status_code})")
-    parse_page(resp.text, url)
+    if status != 200:
+        return NotMeasured(reason=f"{NO_ENDPOINT} (GET {url} answered HTTP {status})")
+    try:
+        parse_page(body.decode("utf-8", "replace"), url)
+    except PageError as exc:
+        if exc.measured_elsewhere:  # Prometheus text, but values or a size no figure can rest on
+            return NotMeasured(reason=str(exc))
+        raise
     return None
 
 
@@ -65,6 +96,8 @@ class Scraper:
         self.on_scrape = on_scrape
         self._pages: list[tuple[float, int | None, bytes | str]] = []  # (t, HTTP status, body or error)
         self._waiting: list[tuple[float, float]] = []
+        self._held = 0  # page bytes held until stop()
+        self._read_s = min(MAX_METRICS_READ_S, max(interval_s, 1.0))  # a slow page never holds up the run
         self._client = httpx.Client(headers=headers, timeout=min(TIMEOUT_S, max(interval_s, 1.0)))
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="metrics-scraper", daemon=True)
@@ -88,10 +121,17 @@ class Scraper:
 
     def _fetch(self) -> None:
         try:
-            resp = self._client.get(self.url)
-            self._pages.append((time.perf_counter() - self.t0, resp.status_code, resp.content))
+            status, body = fetch_page(self._client, self.url, self._read_s)
+            self._held += len(body)
+            if self._held > MAX_METRICS_HELD_BYTES:
+                raise PageUnread(f"pages of this run over the limit of {MAX_METRICS_HELD_BYTES:,} bytes held")
+            self._pages.append((time.perf_counter() - self.t0, status, body))
         except httpx.HTTPError as exc:  # counted as a failed scrape; the run goes on
-            self._pages.append((time.perf_counter() - self.t0, None, f"{type(exc).__name__}: {exc}"[:200]))
+            self._pages.append(
+                (time.perf_counter() - self.t0, None, printable(f"{type(exc).__name__}: {exc}"))
+            )
+        except PageUnread as exc:
+            self._pages.append((time.perf_counter() - self.t0, None, str(exc)))
 
     def _record(self, t: float, status: int | None, body: bytes | str) -> ScrapeRecord:
         if status is None:
@@ -101,7 +141,7 @@ class Scraper:
         try:
             samples = parse_page(body.decode("utf-8", "replace"), self.url)
         except PageError as exc:  # a page gone bad mid-run: that scrape failed, the run's figures stand
-            return ScrapeRecord(t_s=t, error=str(exc)[:200])
+            return ScrapeRecord(t_s=t, error=printable(str(exc)))
         return ScrapeRecord(t_s=t, page_sha256=sha256_bytes(body), samples=samples)
 
     def _loop(self) -> None:
@@ -127,8 +167,11 @@ def waiting_total(page: bytes) -> float | None:
             continue
         rest = line[line.rfind(b"}") + 1 :] if line[len(name) : len(name) + 1] == b"{" else line[len(name) :]
         try:
-            total += float(rest.split()[0])
+            value = float(rest.split()[0])
         except (ValueError, IndexError):
             return None
+        if not math.isfinite(value):
+            return None
+        total += value
         seen = True
     return total if seen else None

@@ -8,6 +8,7 @@ prompt beyond its blocks is unique to it. Send time = (timestamp − first times
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -15,7 +16,18 @@ from pathlib import Path
 
 import numpy as np
 
-from probes.core.digests import sha256_bytes
+from probes.core.digests import prefixed
+from probes.core.errors import InputError
+from probes.core.untrusted.limits import (
+    MAX_HASH_IDS,
+    MAX_REQUESTS,
+    MAX_RUN_PROMPT_TOKENS,
+    MAX_TOKENS,
+    MAX_TRACE_BYTES,
+    MAX_TRACE_LINE_BYTES,
+)
+from probes.core.untrusted.parsing import NotFinite, TooDeep, parse_json
+from probes.core.untrusted.reading import LineTooLong, given_lines, hash_given
 from probes.load.workload import Workload, WorkloadError
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.plan import Plan, digest_json
@@ -23,7 +35,6 @@ from probes.load.workloads.profiles import TraceProfile
 from probes.load.workloads.vocabulary import Vocabulary, join
 
 GENERATOR_VERSION = "trace/1"
-MAX_LINE_BYTES = 1 << 20  # a line longer than this is not a trace line (bounded reading of a user's file)
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,8 @@ def _int(row: dict, key: str, where: str, minimum: int) -> int:
         raise WorkloadError(f"{where}: missing '{key}'")
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
         raise WorkloadError(f"{where}: '{key}' must be an integer ≥ {minimum}, got {v!r}")
+    if v > MAX_TOKENS:
+        raise WorkloadError(f"{where}: '{key}' is {v:,} tokens, over the limit of {MAX_TOKENS:,}")
     return v
 
 
@@ -60,6 +73,8 @@ def _request(row: object, where: str, previous: float | None) -> TraceRequest:
             f"{where}: timestamp {ts:g} is before the previous line's {previous:g} (not in order)"
         )
     ids = row.get("hash_ids", [])
+    if isinstance(ids, list) and len(ids) > MAX_HASH_IDS:
+        raise WorkloadError(f"{where}: 'hash_ids' holds {len(ids):,} ids, over the limit of {MAX_HASH_IDS:,}")
     if not isinstance(ids, list) or any(isinstance(h, bool) or not isinstance(h, int) or h < 0 for h in ids):
         raise WorkloadError(f"{where}: 'hash_ids' must be a list of integers ≥ 0")
     return TraceRequest(
@@ -67,37 +82,64 @@ def _request(row: object, where: str, previous: float | None) -> TraceRequest:
     )
 
 
-def read_trace(path: str, limit: int) -> tuple[bytes, list[TraceRequest]]:
-    """The first `limit` requests of the trace, checked line by line (the first bad line is named)."""
+def read_trace(path: str, limit: int) -> tuple[str, list[TraceRequest]]:
+    """The file's sha256 and its first `limit` requests, checked line by line (the first bad line is named).
+    The file is streamed, never read whole: its size is checked before a byte is read, each line is at
+    most MAX_TRACE_LINE_BYTES and parsed by the bounded parser (depth, finite numbers, integer digits),
+    and the prompts asked for stay within MAX_RUN_PROMPT_TOKENS."""
     p = Path(path)
     if not p.is_file():
         raise WorkloadError(
             f"workload.path: {path}: {'not a regular file' if p.exists() else 'no such file'}"
         )
-    raw = p.read_bytes()
+    limit = min(limit, MAX_REQUESTS)
     out: list[TraceRequest] = []
-    for i, line in enumerate(raw.split(b"\n"), 1):
-        if len(out) == limit:
-            break
-        if not line.strip():
-            continue
-        where = _where(path, i)
-        if b"\0" in line or len(line) > MAX_LINE_BYTES:
-            raise WorkloadError(f"{where}: not a JSONL text line (binary file?)")
-        try:
-            row = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise WorkloadError(f"{where}: not UTF-8 text (binary file?)") from None
-        except json.JSONDecodeError as exc:
-            raise WorkloadError(f"{where}: not JSON ({exc.msg})") from None
-        out.append(_request(row, where, out[-1].timestamp_ms if out else None))
+    tokens = 0
+    lines = given_lines(p, MAX_TRACE_BYTES, MAX_TRACE_LINE_BYTES, "workload.path:")
+    try:
+        for i, line in enumerate(lines, 1):
+            if len(out) == limit:
+                break
+            if not line.strip():
+                continue
+            where = _where(path, i)
+            if b"\0" in line:
+                raise WorkloadError(f"{where}: not a JSONL text line (binary file?)")
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                raise WorkloadError(f"{where}: not UTF-8 text (binary file?)") from None
+            try:
+                row = parse_json(text, where)
+            except (TooDeep, NotFinite) as exc:  # named with the line already
+                raise WorkloadError(str(exc)) from None
+            except InputError as exc:
+                cause = exc.__cause__
+                raise WorkloadError(
+                    f"{where}: not JSON ({cause.msg if isinstance(cause, json.JSONDecodeError) else exc})"
+                ) from None
+            out.append(_request(row, where, out[-1].timestamp_ms if out else None))
+            tokens += out[-1].input_length
+            if tokens > MAX_RUN_PROMPT_TOKENS:
+                raise WorkloadError(
+                    f"{where}: the first {len(out):,} lines ask for {tokens:,} prompt tokens, over the limit "
+                    f"of {MAX_RUN_PROMPT_TOKENS:,} for one run"
+                )
+    except LineTooLong as exc:
+        raise WorkloadError(str(exc)) from None
+    finally:
+        lines.close()
     if not out:
         raise WorkloadError(f"workload.path: {Path(path).name}: holds no requests")
-    return raw, out
+    digest = hashlib.sha256()
+    hash_given(p, MAX_TRACE_BYTES, "workload.path:", digest)
+    return prefixed(digest.hexdigest()), out
 
 
 def _prompt(req: TraceRequest, i: int, vocab: Vocabulary, block_size: int, seed: int) -> str:
-    blocks = [vocab.draw(np.random.default_rng([seed, h]), block_size) for h in req.hash_ids]
+    # only the blocks the prompt reaches: ids past input_length / block_size add no token
+    used = req.hash_ids[: -(-req.input_length // block_size)]
+    blocks = [vocab.draw(np.random.default_rng([seed, h]), block_size) for h in used]
     words = [w for b in blocks for w in b][: req.input_length]
     rest = req.input_length - len(words)
     # The part beyond its blocks is this request's own (a stream keyed by the line, not by a hash id).
@@ -111,7 +153,7 @@ def scheduled_rate(offsets: list[float]) -> float | None:
 
 
 def build(profile: TraceProfile, ctx: BuildContext) -> Plan:
-    raw, reqs = read_trace(profile.path, ctx.count)
+    file_digest, reqs = read_trace(profile.path, ctx.count)
     vocab = Vocabulary(ctx.tokenizer_path)
     prompts = [_prompt(r, i, vocab, profile.block_size, ctx.seed) for i, r in enumerate(reqs)]
     t0 = reqs[0].timestamp_ms
@@ -128,7 +170,7 @@ def build(profile: TraceProfile, ctx: BuildContext) -> Plan:
         source="trace",
         output_lens_digest=digest_json(outs),
         output_len_method="max_tokens = the line's output_length",
-        file_digest=sha256_bytes(raw),
+        file_digest=file_digest,
     )
     return Plan(prompts, outs, stamped(workload, profile, GENERATOR_VERSION), offsets=offsets)
 
