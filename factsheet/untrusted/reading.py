@@ -27,7 +27,7 @@ from factsheet.untrusted.parsing import check_json_depth
 
 # A file given on the command line is read by the one bounded reader below the factsheet (the probes'
 # trace files use it too); confinement to a document's folder is the factsheet's own, here.
-from probes.core.untrusted.reading import Refused, kind_of, open_regular, read_fd, read_given
+from probes.core.untrusted.reading import Refused, hash_fd, kind_of, open_regular, read_fd, read_given
 from probes.core.untrusted.reading import shown as _shown
 
 __all__ = [
@@ -39,8 +39,6 @@ __all__ = [
     "read_given",
     "read_records_file",
 ]
-
-_BLOCK = 1 << 20
 
 
 def confined(folder: Path, name: object, what: str, *, no_symlinks: bool = False) -> Path:
@@ -83,13 +81,7 @@ def hash_confined(folder: Path, name: object, limit: int, what: str, hasher) -> 
     """Feed `name` inside `folder` to `hasher` in blocks (bounded memory), symlinks refused."""
     real = confined(folder, name, what, no_symlinks=True)
     fd, _ = _open_confined(real, name, limit, what)
-    read = 0
-    with os.fdopen(fd, "rb") as f:
-        for block in iter(lambda: f.read(_BLOCK), b""):
-            read += len(block)
-            if read > limit:
-                raise Refused(f"{what} {_shown(name)}: grew past the limit of {limit:,} bytes while read")
-            hasher.update(block)
+    hash_fd(fd, _shown(name), limit, what, hasher)
 
 
 def _open_confined(real: Path, name: object, limit: int, what: str) -> tuple[int, int]:

@@ -121,7 +121,15 @@ def refusing_proxy(upstream_uri: str, allowed_uploads: int = 1):
     handler = type(
         "Handler", (_Refusing,), {"upstream": (host, int(port)), "allowed_uploads": allowed_uploads}
     )
+    with serving(handler) as uri:
+        yield uri
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]):
+    """`handler` served on 127.0.0.1 from a thread; yields its base URI, shuts it down after."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

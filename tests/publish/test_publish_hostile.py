@@ -8,13 +8,13 @@ On a copy-free path to the frozen 1.0.0 fixture (publish only reads it); no MLfl
 
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from mlflow_server import serving
 from typer.testing import CliRunner
 
 from factsheet.cli import app
@@ -108,15 +108,8 @@ class _Endless(BaseHTTPRequestHandler):
 @contextmanager
 def _serving(delay_s: float):
     handler = type("Handler", (_Endless,), {"delay_s": delay_s})
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(handler) as uri:
+        yield uri
 
 
 def test_an_endless_answer_is_cut_off_at_the_size_limit(tmp_path, monkeypatch):

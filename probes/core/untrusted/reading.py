@@ -103,13 +103,19 @@ def given_lines(path: Path, limit: int, line_limit: int, what: str) -> Iterator[
             yield body
 
 
-def hash_given(path: Path, limit: int, what: str, hasher) -> None:
-    """Feed a file given by the user to `hasher` in blocks (bounded memory), within its size limit."""
-    fd, _ = open_regular(Path(path), limit, what)
+def hash_fd(fd: int, name: str, limit: int, what: str, hasher) -> None:
+    """Feed an open file to `hasher` in blocks (bounded memory), refusing it once it grows past `limit`
+    (the size was checked when it was opened; a file still being written can outgrow it)."""
     read = 0
     with os.fdopen(fd, "rb") as f:
         for block in iter(lambda: f.read(_BLOCK), b""):
             read += len(block)
             if read > limit:
-                raise Refused(f"{what} {Path(path).name}: grew past the limit of {limit:,} bytes while read")
+                raise Refused(f"{what} {name}: grew past the limit of {limit:,} bytes while read")
             hasher.update(block)
+
+
+def hash_given(path: Path, limit: int, what: str, hasher) -> None:
+    """Feed a file given by the user to `hasher` in blocks (bounded memory), within its size limit."""
+    fd, _ = open_regular(Path(path), limit, what)
+    hash_fd(fd, Path(path).name, limit, what, hasher)
