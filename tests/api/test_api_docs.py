@@ -1,4 +1,4 @@
-"""README's "Use from Python" example runs as written (against the mock server, in a fresh folder), and
+"""The API page's example (docs/api.md, "Use from Python") runs as written (against the mock server, in a fresh folder), and
 `import factsheet` stays cheap: the pipeline is imported only when one of its names is used."""
 
 from __future__ import annotations
@@ -14,21 +14,22 @@ from pathlib import Path
 from api_helpers import endpoint_spec, files_under
 
 ROOT = Path(__file__).resolve().parents[2]
+API_PAGE = ROOT / "docs" / "api.md"
 
 
-def readme_example() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Use from Python\n", 1)[1].split("\n## ", 1)[0]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+def api_example() -> str:
+    text = API_PAGE.read_text(encoding="utf-8")
+    assert text.startswith("# Use from Python\n")  # the page is that one section
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
 
 
-def test_the_readme_example_runs(tmp_path, monkeypatch, mock_url):
+def test_the_api_example_runs(tmp_path, monkeypatch, mock_url):
     endpoint_spec(tmp_path, mock_url)  # model.yaml, as the example expects
     monkeypatch.chdir(tmp_path)
-    names: dict = {"__name__": "readme"}
+    names: dict = {"__name__": "api_page"}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(readme_example(), str(ROOT / "README.md"), "exec"), names)
+        exec(compile(api_example(), str(API_PAGE), "exec"), names)
     build, gate, signed, card = names["build"], names["gate"], names["signed"], names["card"]
     assert build.exit_code == 0 and signed.attestation.is_file() and card.document.is_file()
     # The gate's verdict is the one written and signed; the files the calls name are those in the folder.
