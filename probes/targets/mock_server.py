@@ -20,9 +20,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -110,9 +111,12 @@ def _chunk(kind: str, text: str, model: str) -> bytes:
 
 
 class _App:
-    def __init__(self, cfg: MockServerConfig, recorder: list[Received] | None = None):
+    def __init__(
+        self, cfg: MockServerConfig, recorder: list[Received] | None = None, timing: TimingSink | None = None
+    ):
         self.cfg = cfg
         self.recorder = recorder
+        self.timing = timing
         self.entries: dict[int, Received] = {}  # by arrival number: the reply is appended as it streams
         self.count = 0
         self.slots = asyncio.Semaphore(cfg.slots)
@@ -195,13 +199,17 @@ class _App:
         start = time.perf_counter()
         cut = self.cfg.drop_every and n % self.cfg.drop_every == 0
         per = self.cfg.tokens_per_chunk
+        sent = _Sent(arrived, start) if self.timing is not None else None
         for i in range(0, tokens, per):
             due = start + (self.cfg.ttft_ms + i * self.cfg.itl_ms) / 1000
             delay = due - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
+            if sent is not None:
+                sent.chunk(due, time.perf_counter())
             if cut and i >= self.cfg.drop_after:
                 request.transport.close()  # abrupt: no terminating chunk, no [DONE]
+                self._log(sent, n)
                 return resp
             count = min(per, tokens - i)
             piece = (
@@ -222,11 +230,49 @@ class _App:
         await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
+        self._log(sent, n)
         return resp
 
+    def _log(self, sent: _Sent | None, n: int) -> None:
+        if sent is not None and self.timing is not None:
+            self.timing(sent.line(n))
 
-def build_app(cfg: MockServerConfig, recorder: list[Received] | None = None) -> web.Application:
-    handlers = _App(cfg, recorder)
+
+# Where the server's own send times go: one JSON line per streamed request (see _Sent.line).
+TimingSink = Callable[[bytes], None]
+
+
+class _Sent:
+    """One streamed request's own timing, on the server's clock (time.perf_counter(), CLOCK_MONOTONIC on
+    Linux: the same clock as a client process on the same host). A chunk's send time is taken just
+    before it is written; its lateness is that time minus its deadline."""
+
+    __slots__ = ("arrived", "admitted", "first", "last", "late", "chunks")
+
+    def __init__(self, arrived: float, admitted: float):
+        self.arrived, self.admitted = arrived, admitted
+        self.first: float | None = None
+        self.last = admitted
+        self.late = 0.0
+        self.chunks = 0
+
+    def chunk(self, due: float, now: float) -> None:
+        if self.first is None:
+            self.first = now
+        self.last, self.late, self.chunks = now, max(self.late, now - due), self.chunks + 1
+
+    def line(self, n: int) -> bytes:
+        return json.dumps({
+            "pid": os.getpid(), "n": n, "arrived_s": self.arrived, "admitted_s": self.admitted,
+            "first_chunk_s": self.first, "last_chunk_s": self.last, "late_ms": 1000 * self.late,
+            "chunks": self.chunks,
+        }).encode() + b"\n"  # fmt: skip
+
+
+def build_app(
+    cfg: MockServerConfig, recorder: list[Received] | None = None, timing: TimingSink | None = None
+) -> web.Application:
+    handlers = _App(cfg, recorder, timing)
     app = web.Application()
     app.add_routes(
         [
