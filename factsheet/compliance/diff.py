@@ -1,9 +1,25 @@
-"""`factsheet diff`: the regression gate between two builds, deciding noise from the raw records.
+"""`factsheet diff`: the regression gate between two builds, on what the factsheets claim.
 
-For each figure both factsheets measured on the same workload: old, new, change, and whether the change is
-beyond noise — a bootstrap CI of the difference of percentiles from the two steady windows' raw samples;
-a two-proportion z-test for SLO attainment and pass@1; a Poisson rate comparison for goodput. A figure regresses when it got
-worse beyond noise *and* beyond its threshold. Figures that cannot be compared are listed with the reason.
+What decides the verdict is what page 1 claims: capacity at SLO of the load section and of each compared
+workload (its bracket, whether a long run confirmed it; a lower bound compared as a lower bound), the figures
+of the confirmation runs behind those answers, and pass@1. The sweep's load points stay in the report as
+*indicative* rows: short runs whose figures never decide the exit code.
+
+Noise, each decided by a method valid at its n (issue 28; a percentile bootstrap of a p99 from 47 samples
+gave a 0.3 ms wide interval, and the gate alarmed on it):
+
+- a percentile (p50, p99) is compared only when both sides' samples support it (MLPerf early stopping,
+  `probes.load.stats.min_samples`: 459 samples for a p99 at 99 %); otherwise "not comparable: too few
+  samples". Its noise: each side's distribution-free order-statistic interval (`quantile_ci`, 97.5 % each,
+  so their difference interval covers at ≥ 95 % by Bonferroni); beyond noise when the two do not overlap;
+- shares (SLO attainment, pass@1): Fisher's exact test, with the Newcombe hybrid score interval of new − old;
+- goodput: two Poisson rates;
+- capacity: each side's established range — at least its confirmed answer (or the range's low, a probe whose
+  p99 interval lay wholly within the threshold), below the range's high (a probe that clearly failed);
+  beyond noise when the new range lies wholly below (or above) the old one.
+
+A figure regresses when it got worse beyond noise *and* beyond its limit. All noise here is within-run: no
+between-run variance is recorded yet, so the report says so.
 
 Both factsheets are re-derived from their raw records first: a figure either side's records do not support
 is not comparable; a candidate whose figures do not re-derive, or a diff with nothing comparable, is no
@@ -16,12 +32,13 @@ import hashlib
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
-from scipy.stats import norm
+from scipy.stats import binomtest, fisher_exact, norm
 
 from factsheet import provenance as prov
 from factsheet.compliance.evidence import PointRecords, load_point_records
@@ -29,33 +46,59 @@ from factsheet.compliance.support import Support, reasons, support
 from factsheet.export.text import markdown_code, markdown_text
 from factsheet.outputs import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.rederive import Discrepancy
-from factsheet.schema import AccuracySection, Factsheet, LoadPointEntry, LoadSection
+from factsheet.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
-from probes.core.measurement import PERCENTILE_METHOD, Model
-from probes.load.metrics import LATENCY_METRICS
+from probes.core.measurement import PERCENTILE_METHOD, Model, NotMeasured
+from probes.load.capacity import knob_point
+from probes.load.metrics import LATENCY_METRICS, LoadMetrics
+from probes.load.point import LoadPoint
+from probes.load.stats import min_samples, quantile_ci
 
 # 1.1.0: verdicts "unsupported" and "inconclusive", with verdict_reason and each side's unsupported figures.
-DIFF_VERSION = "1.1.0"
-BOOTSTRAP_RESAMPLES = 2000
+# 1.2.0: capacity at SLO and the confirmation runs' figures decide; sweep rows are indicative; percentiles
+# only where both sides' samples support them, with order-statistic noise; lower bounds; noise_scope.
+DIFF_VERSION = "1.2.0"
 NOISE_CONFIDENCE = 0.95
+# Each side's percentile interval: two 97.5 % intervals make a ≥ 95 % interval of their difference.
+SIDE_CONFIDENCE = 1 - (1 - NOISE_CONFIDENCE) / 2
+# The samples a percentile must rest on to be compared: MLPerf early stopping at 99 % (459 for a p99).
+SUFFICIENCY_CONFIDENCE = 0.99
+PERCENTILES = (50, 99)
+CAPACITY = "capacity_at_slo"
 DEFAULT_LIMITS: dict[str, str | float] = {
-    **{f"{m}.p{q}": "10%" for m in LATENCY_METRICS for q in (50, 99)},
+    **{f"{m}.p{q}": "10%" for m in LATENCY_METRICS for q in PERCENTILES},
     "goodput": "5%",
     "slo_attainment": 0.02,
     "pass@1": 0.02,
+    CAPACITY: "10%",
 }
-BOOTSTRAP_METHOD = (
-    f"percentile bootstrap ({BOOTSTRAP_RESAMPLES} resamples of each steady window's raw samples, seed 0) of "
-    f"new − old; percentiles by {PERCENTILE_METHOD}"
+QUANTILE_METHOD = (
+    f"distribution-free order-statistic interval of each side's percentile ({SIDE_CONFIDENCE:.1%} each; "
+    f"Bonferroni: [new.low − old.high, new.high − old.low] covers new − old at ≥ {NOISE_CONFIDENCE:.0%}); "
+    f"beyond noise when the two intervals do not overlap; percentiles by {PERCENTILE_METHOD}"
 )
 RATE_METHOD = (
     "difference of two Poisson rates (good requests recounted from the raw records / window), normal "
     "approximation; conservative for closed loops, whose counts vary less than Poisson"
 )
-Z_METHOD = "two-proportion z-test (pooled), two-sided; Wald interval of new − old"
+PROPORTION_METHOD = (
+    "Fisher's exact test, two-sided (its p-value decides); Newcombe hybrid score interval of new − old "
+    "(from each side's Wilson interval)"
+)
+CAPACITY_METHOD = (
+    "each side's established range: at least its confirmed answer (unconfirmed: the range's low, a probe "
+    "whose p99 interval lay wholly within the threshold), below the range's high (a probe that clearly "
+    "failed; none: a lower bound). Interval of new − old: [new.low − old.high, new.high − old.low]; beyond "
+    "noise when one range lies wholly below the other"
+)
+NOISE_SCOPE = (
+    "within-run only: every interval is the noise of one run's own samples. No between-run variance is "
+    "recorded yet, so a rebuild on the same host can move a figure further than these intervals"
+)
+INDICATIVE = "a sweep point: short, reported for information, never decides the verdict"
 
 
 class DiffError(InputError):
@@ -79,8 +122,10 @@ class Noise(Model):
 
 
 class FigureDiff(Model):
-    figure: str = Field(description="e.g. 'e2el_ms.p99', 'goodput', 'pass@1'")
-    scope: str = Field(description="the load point label, or 'accuracy'")
+    figure: str = Field(description="e.g. 'e2el_ms.p99', 'goodput', 'pass@1', 'capacity_at_slo'")
+    scope: str = Field(
+        description="the load point label, the capacity search (and its confirmation), or 'accuracy'"
+    )
     unit: str
     higher_is_better: bool
     status: Literal["compared", "not_comparable"]
@@ -95,7 +140,42 @@ class FigureDiff(Model):
     beyond_noise: bool | None = None
     limit: Limit | None = None
     beyond_limit: bool | None = None
-    regression: bool = False
+    regression: bool = Field(
+        False, description="worse beyond noise and limit on a row that decides (never an indicative one)"
+    )
+    indicative: bool = Field(False, description=f"diff >= 1.2.0: {INDICATIVE}")
+    old_lower_bound: bool = Field(
+        False, description="the old value is a lower bound (every probe up to the search's maximum passed)"
+    )
+    new_lower_bound: bool = Field(False, description="the new value is a lower bound")
+    notes: list[str] = Field(
+        default_factory=list, description="what a reader must know to read the row (diff >= 1.2.0)"
+    )
+
+    @property
+    def worse_beyond(self) -> bool:
+        """Worse beyond noise and limit, whether or not the row decides."""
+        if self.change is None:
+            return False
+        worse = self.change < 0 if self.higher_is_better else self.change > 0
+        return bool(worse and self.beyond_noise and self.beyond_limit)
+
+    def verdict_text(self) -> str:
+        if self.regression:
+            return "regression"
+        if self.beyond_noise is None:
+            text = "noise not decidable"
+        elif self.worse_beyond:
+            text = "worse beyond noise and limit"
+        else:
+            text = "beyond noise, within limit" if self.beyond_noise else "within noise"
+        return f"indicative: {text}" if self.indicative else text
+
+    def value_text(self, which: str) -> str:
+        value, bound = (
+            (self.old, self.old_lower_bound) if which == "old" else (self.new, self.new_lower_bound)
+        )
+        return ("≥ " if bound else "") + _f(value)
 
 
 Verdict = Literal["no_regression", "regression", "unsupported", "inconclusive"]
@@ -108,7 +188,7 @@ HEADS: dict[str, str] = {
 
 
 class DiffReport(Model):
-    diff_version: Literal["1.1.0"] = DIFF_VERSION
+    diff_version: Literal["1.1.0", "1.2.0"] = DIFF_VERSION
     kind: Literal["llm-factsheet-diff"] = "llm-factsheet-diff"
     old: str
     new: str
@@ -126,10 +206,11 @@ class DiffReport(Model):
         default_factory=list, description="figures of the new factsheet its raw records do not support"
     )
     rule: str = (
-        "a regression is a change for the worse that is beyond noise (the 95 % bootstrap interval of new − old "
-        "excludes 0; for shares, the z-test's p < 0.05) "
-        "and beyond its limit"
+        "a regression is a change for the worse that is beyond noise (the 95 % interval of new − old "
+        "excludes 0; for shares, Fisher's exact p < 0.05) and beyond its limit, on a figure the factsheet "
+        "claims: capacity at SLO, its confirmation run's figures, pass@1; sweep points are indicative"
     )
+    noise_scope: str = Field(NOISE_SCOPE, description="what the noise intervals cover (diff >= 1.2.0)")
     limits: dict[str, Limit]
     figures: list[FigureDiff]
     generated_at: str
@@ -147,6 +228,8 @@ class DiffReport(Model):
             "",
             f"{t(self.verdict_reason)}.",
             "",
+            f"Noise: {t(self.noise_scope)}.",
+            "",
             "| figure | scope | old | new | change | 95 % CI of change | limit | verdict |",
             "|---|---|---:|---:|---:|---|---:|---|",
         ]
@@ -156,17 +239,13 @@ class DiffReport(Model):
                 continue
             ci = f"[{_f(f.noise.lower)}, {_f(f.noise.upper)}]" if f.noise else "—"
             rel = f" ({f.change_rel:+.1%})" if f.change_rel is not None else ""
-            verdict = (
-                "**regression**"
-                if f.regression
-                else ("beyond noise, within limit" if f.beyond_noise else "within noise")
-                if f.beyond_noise is not None
-                else "noise not decidable"
-            )
+            verdict = f"**{f.verdict_text()}**" if f.regression else f.verdict_text()
+            if f.notes:
+                verdict += f" ({'; '.join(f.notes)})"
             limit = f.limit.text() if f.limit else "—"
             lines.append(
-                f"| {t(f.figure)} | {t(f.scope)} | {_f(f.old)} | {_f(f.new)} | {_f(f.change)}{rel} | {ci} | "
-                f"{t(limit)} | {verdict} |"
+                f"| {t(f.figure)} | {t(f.scope)} | {t(f.value_text('old'))} | {t(f.value_text('new'))} | "
+                f"{_f(f.change)}{rel} | {ci} | {t(limit)} | {t(verdict)} |"
             )
         return "\n".join(lines) + "\n"
 
@@ -189,18 +268,33 @@ def parse_limits(raw: dict[str, str | float], source: str) -> dict[str, Limit]:
     return out
 
 
+@dataclass(frozen=True)
+class _Row:
+    """A row with the part of each sheet it rests on (its records must support it on both sides)."""
+
+    figure: FigureDiff
+    old_path: str | None
+    new_path: str | None
+
+
 def compare(
     old: Factsheet, old_path: Path, new: Factsheet, new_path: Path, limits: dict[str, Limit]
 ) -> DiffReport:
     applied = parse_limits(DEFAULT_LIMITS, "default") | limits
-    rng = np.random.default_rng(0)
     # Re-derived first: no row is compared on a figure its records do not give.
-    sides = {"old": (old, support(old, old_path.parent)), "new": (new, support(new, new_path.parent))}
-    figures = _load_figures(old, old_path, new, new_path, rng) + _accuracy_figures(old, new)
-    figures = [_supported(f, sides) for f in figures]
+    sides = {"old": support(old, old_path.parent), "new": support(new, new_path.parent)}
+    rows = (
+        _capacity_rows(old, old_path, new, new_path)
+        + _load_rows(old, old_path, new, new_path)
+        + [
+            _Row(f, "accuracy.result.pass_rates", "accuracy.result.pass_rates")
+            for f in _accuracy_figures(old, new)
+        ]
+    )
+    figures = [_supported(r, sides) for r in rows]
     for f in figures:
         _judge(f, applied.get(f.figure))
-    verdict, why = _verdict(figures, sides["new"][1])
+    verdict, why = _verdict(figures, sides["new"])
     return DiffReport(
         old=str(old_path),
         new=str(new_path),
@@ -208,8 +302,8 @@ def compare(
         new_sha256=_digest(new_path),
         verdict=verdict,
         verdict_reason=why,
-        old_unsupported=[u.discrepancy for u in sides["old"][1].problems],
-        new_unsupported=[u.discrepancy for u in sides["new"][1].problems],
+        old_unsupported=[u.discrepancy for u in sides["old"].problems],
+        new_unsupported=[u.discrepancy for u in sides["new"].problems],
         limits=applied,
         figures=figures,
         generated_at=prov.utc_now(),
@@ -218,7 +312,8 @@ def compare(
 
 
 def _verdict(figures: list[FigureDiff], new: Support) -> tuple[Verdict, str]:
-    compared = sum(f.status == "compared" for f in figures)
+    compared = [f for f in figures if f.status == "compared"]
+    deciding = [f for f in compared if not f.indicative]
     regressed = [f"{f.figure} ({f.scope})" for f in figures if f.regression]
     if regressed:
         return "regression", f"regression beyond noise and threshold: {', '.join(regressed)}"
@@ -228,28 +323,21 @@ def _verdict(figures: list[FigureDiff], new: Support) -> tuple[Verdict, str]:
         return "inconclusive", f"{why}; {unsupported}" if unsupported else why
     if unsupported:
         return "unsupported", unsupported
-    return "no_regression", f"{compared} of {len(figures)} figure(s) compared, none regressed"
+    indicative = len(compared) - len(deciding)
+    why = f"{len(deciding)} of {len(figures)} figure(s) compared, none regressed"
+    if indicative:
+        why += f"; {indicative} indicative sweep figure(s) reported, which never decide"
+    return "no_regression", why
 
 
-def _supported(f: FigureDiff, sides: dict[str, tuple[Factsheet, Support]]) -> FigureDiff:
+def _supported(row: _Row, sides: dict[str, Support]) -> FigureDiff:
     """The row, or not comparable when either side's records do not support what it rests on."""
-    for which, (sheet, found) in sides.items():
-        path = _row_path(sheet, f.scope)
-        problems = found.of(path) if path is not None else []
+    f = row.figure
+    for which, path in (("old", row.old_path), ("new", row.new_path)):
+        problems = sides[which].of(path) if path is not None else []
         if problems:
             return _nc(f.figure, f.scope, f"{which} factsheet: {reasons(problems, most=1)}")
     return f
-
-
-def _row_path(sheet: Factsheet, scope: str) -> str | None:
-    """What a row rests on in one sheet: its load point (by label), or the accuracy pass rates."""
-    if scope == "accuracy":
-        return "accuracy.result.pass_rates"
-    if not isinstance(sheet.load, LoadSection):
-        return None
-    return next(
-        (f"load.points[{i}]" for i, e in enumerate(sheet.load.points) if e.result.label == scope), None
-    )
 
 
 def _digest(path: Path) -> str:
@@ -260,20 +348,41 @@ def _digest(path: Path) -> str:
 
 
 def _judge(f: FigureDiff, limit: Limit | None) -> None:
-    if f.status != "compared" or f.old is None or f.new is None:
+    if f.status == "compared" and f.figure == CAPACITY:
+        _judge_capacity(f, limit)
+    if f.status != "compared" or f.old is None or f.new is None or f.figure == CAPACITY:
         return
     f.change = f.new - f.old
     f.change_rel = f.change / f.old if f.old else None
     worse = f.change < 0 if f.higher_is_better else f.change > 0
     if f.noise is not None and f.noise.p_value is not None:  # a test decides; its interval is shown
         f.beyond_noise = f.noise.p_value < 1 - NOISE_CONFIDENCE
-    elif f.noise is not None and f.noise.lower is not None and f.noise.upper is not None:
-        f.beyond_noise = f.noise.lower > 0 or f.noise.upper < 0
+    elif f.noise is not None and (f.noise.lower is not None or f.noise.upper is not None):
+        # An open end (too few samples for that side of an interval) cannot exclude 0 on that side.
+        low, high = f.noise.lower, f.noise.upper
+        f.beyond_noise = bool((low is not None and low > 0) or (high is not None and high < 0))
     f.limit = limit
     if limit is not None:
         size = abs(f.change_rel) if limit.relative and f.change_rel is not None else abs(f.change)
         f.beyond_limit = worse and size > limit.value
-    f.regression = bool(worse and f.beyond_noise and f.beyond_limit)
+    f.regression = bool(not f.indicative and f.worse_beyond)
+
+
+def _judge_capacity(f: FigureDiff, limit: Limit | None) -> None:
+    """Worse beyond noise: the new range lies wholly below the old one (new.high ≤ old.low, the capacity
+    being below its high); a new search where no value passed has lost every value the old one had."""
+    if f.old is not None and f.new is not None:
+        f.change = f.new - f.old
+        f.change_rel = f.change / f.old if f.old else None
+    f.limit = limit
+    if limit is not None and f.old is not None:
+        if f.new is None:
+            f.beyond_limit = True
+        else:
+            size = abs(f.change_rel) if limit.relative and f.change_rel is not None else abs(f.change)
+            f.beyond_limit = f.change < 0 and size > limit.value
+    worse = f.noise is not None and f.noise.upper is not None and f.noise.upper <= 0
+    f.regression = bool(not f.indicative and worse and f.beyond_limit)
 
 
 _WORKLOAD_DESCRIPTION = {"profile", "generator_version", "parameters", "requests_digest"}
@@ -290,27 +399,176 @@ def workload_key(e: LoadPointEntry) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def _load_figures(old, old_path, new, new_path, rng) -> list[FigureDiff]:
-    names = [f"{m}.p{q}" for m in LATENCY_METRICS for q in (50, 99)] + ["goodput", "slo_attainment"]
+# --- capacity at SLO and its confirmation run -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Search:
+    """One capacity search of a sheet: its section, the shape every probe took, its path and what must
+    match for two searches to be compared."""
+
+    section: CapacitySection
+    template: LoadPoint
+    path: str
+    key: str
+
+
+def _searches(sheet: Factsheet) -> dict[str, _Search]:
+    """Each capacity search by its scope, `capacity (<profile>)`."""
+    if not isinstance(sheet.load, LoadSection):
+        return {}
+    load, out = sheet.load, {}
+    if not isinstance(load.capacity, NotMeasured) and load.points:
+        first = load.points[0].result
+        workload = (
+            first.workload.model_dump(mode="json", exclude=_WORKLOAD_DESCRIPTION) if first.workload else None
+        )
+        out[f"capacity ({load.profile()})"] = _search(load.capacity, first.point, "load.capacity", workload)
+    for k, c in enumerate(load.compared_workloads):
+        workload = c.workload.model_dump(mode="json")
+        out.setdefault(
+            f"capacity ({c.workload.profile})",
+            _search(c.capacity, c.template, f"load.compared_workloads[{k}].capacity", workload),
+        )
+    return out
+
+
+def _search(section: CapacitySection, template: LoadPoint, path: str, workload) -> _Search:
+    r = section.result
+    data = {
+        "knob": r.knob,
+        "slo": r.slo.model_dump(mode="json"),
+        "min_attainment": r.min_attainment,
+        "template": template.model_dump(mode="json"),
+        "workload": workload,
+    }
+    return _Search(
+        section, template, path, hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    )
+
+
+def _capacity_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Path) -> list[_Row]:
+    a, b = _searches(old), _searches(new)
+    out: list[_Row] = []
+    for scope in list(a) + [s for s in b if s not in a]:
+        o, n = a.get(scope), b.get(scope)
+        if o is None or n is None:
+            which = "old" if o is None else "new"
+            out.append(
+                _Row(_nc(CAPACITY, scope, f"capacity not searched in the {which} factsheet"), None, None)
+            )
+        elif o.key != n.key:
+            why = "different search (knob, SLO, minimum attainment, request shape or prompts differ)"
+            out.append(_Row(_nc(CAPACITY, scope, why), None, None))
+        else:
+            out.append(_Row(_capacity_row(scope, o.section, n.section), o.path, n.path))
+            out += _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)
+    return out
+
+
+def _established(section: CapacitySection) -> tuple[float | None, float | None]:
+    """(low, high): the capacity is at least low (its confirmed answer, else the range's clear pass) and
+    below high (a probe that clearly failed); None: not established on that side."""
+    r = section.result
+    low = r.capacity if r.confirmed and r.capacity is not None else r.range[0]
+    return low, r.range[1]
+
+
+def _capacity_row(scope: str, o: CapacitySection, n: CapacitySection) -> FigureDiff:
+    ro, rn = o.result, n.result
+    (lo_o, hi_o), (lo_n, hi_n) = _established(o), _established(n)
+    notes = []
+    for which, r in (("old", ro), ("new", rn)):
+        if r.capacity is None:
+            notes.append(f"{which}: no probed value passed")
+        elif r.confirmed is not True:
+            state = "its confirmation failed" if r.confirmed is False else "no confirmation run"
+            notes.append(f"{which}: answer not confirmed ({state})")
+    worse = None if hi_n is None or lo_o is None else hi_n <= lo_o
+    better = None if hi_o is None or lo_n is None else hi_o <= lo_n
+    beyond = None if worse is None and better is None else bool(worse or better)
+    lower = None if lo_n is None or hi_o is None else lo_n - hi_o
+    upper = None if hi_n is None or lo_o is None else hi_n - lo_o
+    return FigureDiff(
+        figure=CAPACITY, scope=scope, unit="concurrent users" if ro.knob == "concurrency" else "req/s",
+        higher_is_better=True, status="compared", old=ro.capacity, new=rn.capacity,
+        old_lower_bound=ro.capacity is not None and ro.bracket[1] is None,
+        new_lower_bound=rn.capacity is not None and rn.bracket[1] is None,
+        noise=Noise(method=CAPACITY_METHOD, lower=lower, upper=upper), beyond_noise=beyond, notes=notes,
+    )  # fmt: skip
+
+
+def _answer(section: CapacitySection) -> int | None:
+    """Index of the confirmation run that passed at the answer; None without one."""
+    r = section.result
+    if r.confirmed is not True:
+        return None
+    return next(
+        (i for i in reversed(range(len(r.points))) if r.points[i].confirmation and r.points[i].passed
+         and r.points[i].value == r.capacity),
+        None,
+    )  # fmt: skip
+
+
+def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new_folder: Path) -> list[_Row]:
+    names = _run_names()
+    io, i_n = _answer(o.section), _answer(n.section)
+    ro, rn = o.section.result, n.section.result
+    label = f"{scope} confirmation"
+    if io is None or i_n is None:
+        which = "old" if io is None else "new"
+        return [
+            _Row(_nc(x, label, f"no confirmed answer in the {which} factsheet"), None, None) for x in names
+        ]
+    if ro.capacity != rn.capacity:
+        why = f"the answers differ ({ro.capacity:g} vs {rn.capacity:g}): runs at different loads; capacity compared above"
+        return [_Row(_nc(x, label, why), None, None) for x in names]
+    label = f"{scope} confirmation, {ro.knob} {ro.capacity:g}"
+
+    def records(s: _Search, i: int, folder: Path) -> PointRecords:
+        r = s.section.result
+        return PointRecords(
+            s.section.records[i], knob_point(s.template, r.knob, r.points[i].value), r.slo, folder
+        )
+
+    figures = _run_figures(
+        label, ro.points[io].metrics, records(o, io, old_folder), rn.points[i_n].metrics,
+        records(n, i_n, new_folder), indicative=False,
+    )  # fmt: skip
+    return [_Row(f, o.path, n.path) for f in figures]
+
+
+# --- the sweep's load points (indicative) and the figures of one run --------------------------------------
+
+
+def _run_names() -> list[str]:
+    return [f"{m}.p{q}" for m in LATENCY_METRICS for q in PERCENTILES] + ["goodput", "slo_attainment"]
+
+
+def _load_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Path) -> list[_Row]:
+    names = _run_names()
     if not isinstance(old.load, LoadSection) or not isinstance(new.load, LoadSection):
         which = "old" if not isinstance(old.load, LoadSection) else "new"
-        return [_nc(n, "load", f"load not measured in the {which} factsheet") for n in names]
+        return [
+            _Row(_nc(n, "load", f"load not measured in the {which} factsheet"), None, None) for n in names
+        ]
     old_recs, new_recs = load_point_records(old, old_path.parent), load_point_records(new, new_path.parent)
-    old_by = {e.result.label: e for e in old.load.points}
-    out = []
-    for e in new.load.points:
+    old_at = {e.result.label: (i, e) for i, e in enumerate(old.load.points)}
+    out: list[_Row] = []
+    for j, e in enumerate(new.load.points):
         label = e.result.label
-        o = old_by.pop(label, None)
+        i, o = old_at.pop(label, (None, None))
         if o is None:
-            out += [_nc(n, label, "no such load point in the old factsheet") for n in names]
+            out += [_Row(_nc(n, label, "no such load point in the old factsheet"), None, None) for n in names]
         elif workload_key(o) != workload_key(e):
-            out += [
-                _nc(n, label, "different workload (point settings or prompts digest differ)") for n in names
-            ]
+            why = "different workload (point settings or prompts digest differ)"
+            out += [_Row(_nc(n, label, why), None, None) for n in names]
         else:
-            out += _point_figures(label, o, old_recs[label], e, new_recs[label], rng)
-    for label in old_by:
-        out += [_nc(n, label, "no such load point in the new factsheet") for n in names]
+            figures = _run_figures(label, o.result.metrics, old_recs[label], e.result.metrics, new_recs[label],
+                                   indicative=True)  # fmt: skip
+            out += [_Row(f, f"load.points[{i}]", f"load.points[{j}]") for f in figures]
+    for label in old_at:
+        out += [_Row(_nc(n, label, "no such load point in the new factsheet"), None, None) for n in names]
     return out
 
 
@@ -319,52 +577,52 @@ def _nc(figure: str, scope: str, reason: str) -> FigureDiff:
         figure=figure,
         scope=scope,
         unit="",
-        higher_is_better=figure in ("goodput", "slo_attainment", "pass@1"),
+        higher_is_better=figure in ("goodput", "slo_attainment", "pass@1", CAPACITY),
         status="not_comparable",
         reason=reason,
     )
 
 
-def _point_figures(label, o: LoadPointEntry, ro: PointRecords, n: LoadPointEntry, rn: PointRecords, rng):
+def _run_figures(label, mo: LoadMetrics, ro: PointRecords, mn: LoadMetrics, rn: PointRecords, *, indicative):
+    """One run's figures on both sides (a sweep point or a confirmation run), from the raw records."""
     out = []
     for rec, which in ((ro, "old"), (rn, "new")):
         status = rec.check().status
         if status != "verified":
-            names = [f"{m}.p{q}" for m in LATENCY_METRICS for q in (50, 99)] + ["goodput", "slo_attainment"]
-            return [
-                _nc(x, label, f"raw records of the {which} factsheet {status} ({rec.file.path})")
-                for x in names
-            ]
+            why = f"raw records of the {which} factsheet {status} ({rec.file.path})"
+            return [_nc(x, label, why) for x in _run_names()]
     for m in LATENCY_METRICS:
         a, b = np.asarray(ro.samples(m), dtype=float), np.asarray(rn.samples(m), dtype=float)
-        for q in (50, 99):
-            name = f"{m}.p{q}"
-            if a.size < 2 or b.size < 2:
-                out.append(_nc(name, label, f"too few samples ({a.size} old, {b.size} new)"))
-                continue
-            lo, hi = _bootstrap(a, b, lambda x, q=q: np.percentile(x, q, axis=-1, method="linear"), rng)
-            out.append(
-                FigureDiff(
-                    figure=name,
-                    scope=label,
-                    unit="ms",
-                    higher_is_better=False,
-                    status="compared",
-                    old=float(np.percentile(a, q, method="linear")),
-                    new=float(np.percentile(b, q, method="linear")),
-                    n_old=int(a.size),
-                    n_new=int(b.size),
-                    noise=Noise(method=BOOTSTRAP_METHOD, lower=lo, upper=hi),
-                )
-            )
-    mo, mn = o.result.metrics, n.result.metrics
+        out += [_percentile(f"{m}.p{q}", label, a, b, q) for q in PERCENTILES]
     if mo.slo != mn.slo or mo.goodput is None or mn.goodput is None:
         why = "different SLOs" if mo.slo != mn.slo else "no SLO threshold, so no goodput"
-        return out + [_nc("goodput", label, why), _nc("slo_attainment", label, why)]
-    (good_o, meas_o), (good_n, meas_n) = ro.good_counts(), rn.good_counts()  # recounted from raw records
-    out.append(_rate_diff("goodput", label, good_o, mo.duration_s, good_n, mn.duration_s, meas_o, meas_n))
-    out.append(_two_proportion("slo_attainment", label, "share", good_o, meas_o, good_n, meas_n))
+        out += [_nc("goodput", label, why), _nc("slo_attainment", label, why)]
+    else:
+        (good_o, meas_o), (good_n, meas_n) = ro.good_counts(), rn.good_counts()  # recounted from raw records
+        out.append(_rate_diff("goodput", label, good_o, mo.duration_s, good_n, mn.duration_s, meas_o, meas_n))
+        out.append(_two_proportion("slo_attainment", label, "share", good_o, meas_o, good_n, meas_n))
+    for f in out:
+        f.indicative = indicative
     return out
+
+
+def _percentile(name: str, scope: str, a: np.ndarray, b: np.ndarray, q: float) -> FigureDiff:
+    """p{q} of both sides, compared only where both samples support it; noise from order statistics."""
+    need = min_samples(q, 0, SUFFICIENCY_CONFIDENCE)
+    if a.size < need or b.size < need:
+        why = (
+            f"too few samples ({a.size} old, {b.size} new; a p{q:g} needs ≥ {need}: MLPerf early stopping "
+            f"at {SUFFICIENCY_CONFIDENCE:.0%})"
+        )
+        return _nc(name, scope, why)
+    ca, cb = quantile_ci(a, q, SIDE_CONFIDENCE), quantile_ci(b, q, SIDE_CONFIDENCE)
+    lower = None if cb.lower is None or ca.upper is None else cb.lower - ca.upper
+    upper = None if cb.upper is None or ca.lower is None else cb.upper - ca.lower
+    return FigureDiff(
+        figure=name, scope=scope, unit="ms", higher_is_better=False, status="compared",
+        old=ca.estimate, new=cb.estimate, n_old=int(a.size), n_new=int(b.size),
+        noise=Noise(method=QUANTILE_METHOD, lower=lower, upper=upper),
+    )  # fmt: skip
 
 
 def _rate_diff(figure, scope, k1, t1, k2, t2, n1, n2) -> FigureDiff:
@@ -381,35 +639,22 @@ def _rate_diff(figure, scope, k1, t1, k2, t2, n1, n2) -> FigureDiff:
     )  # fmt: skip
 
 
-def _bootstrap(a: np.ndarray, b: np.ndarray, stat, rng) -> tuple[float, float]:
-    """Percentile-bootstrap interval of stat(new) − stat(old), resampling each sample independently."""
-    diffs = []
-    chunk = max(1, min(BOOTSTRAP_RESAMPLES, 4_000_000 // max(a.size, b.size)))
-    done = 0
-    while done < BOOTSTRAP_RESAMPLES:
-        k = min(chunk, BOOTSTRAP_RESAMPLES - done)
-        sa = stat(a[rng.integers(0, a.size, size=(k, a.size))])
-        sb = stat(b[rng.integers(0, b.size, size=(k, b.size))])
-        diffs.append(sb - sa)
-        done += k
-    d = np.concatenate(diffs)
-    alpha = 1 - NOISE_CONFIDENCE
-    return float(np.quantile(d, alpha / 2)), float(np.quantile(d, 1 - alpha / 2))
-
-
 def _two_proportion(figure, scope, unit, k1, n1, k2, n2) -> FigureDiff:
+    """Two shares: Fisher's exact test decides (valid at any n); the Newcombe hybrid score interval of the
+    difference is shown (a Wald interval collapses to zero width at 0 % or 100 %)."""
     if not n1 or not n2:
         return _nc(figure, scope, "no trials in one of the factsheets")
     p1, p2 = k1 / n1, k2 / n2
-    pooled = (k1 + k2) / (n1 + n2)
-    se0 = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
-    p_value = 1.0 if se0 == 0 else float(2 * norm.sf(abs(p2 - p1) / se0))
-    se = math.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
-    z = norm.ppf(1 - (1 - NOISE_CONFIDENCE) / 2)
-    lo, hi = (p2 - p1) - z * se, (p2 - p1) + z * se
+    p_value = float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
+    w1 = binomtest(k1, n1).proportion_ci(NOISE_CONFIDENCE, method="wilson")
+    w2 = binomtest(k2, n2).proportion_ci(NOISE_CONFIDENCE, method="wilson")
+    d = p2 - p1
+    lo = d - math.hypot(p2 - w2.low, w1.high - p1)
+    hi = d + math.hypot(w2.high - p2, p1 - w1.low)
     return FigureDiff(
         figure=figure, scope=scope, unit=unit, higher_is_better=True, status="compared",
-        old=p1, new=p2, n_old=n1, n_new=n2, noise=Noise(method=Z_METHOD, lower=lo, upper=hi, p_value=p_value),
+        old=p1, new=p2, n_old=n1, n_new=n2,
+        noise=Noise(method=PROPORTION_METHOD, lower=lo, upper=hi, p_value=p_value),
     )  # fmt: skip
 
 
@@ -445,7 +690,7 @@ def write_diff(report: DiffReport, out_dir: Path) -> list[Path]:
     from factsheet.render import check_folder, page, write_set
 
     out_dir = check_folder(out_dir)
-    html = page("diff.html.j2", report=report)
+    html = page("diff.html.j2", report=report, indicative=INDICATIVE)
     return write_set(
         [
             (out_dir / DIFF_JSON, report.model_dump_json(indent=2).encode()),

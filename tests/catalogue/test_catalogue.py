@@ -153,7 +153,9 @@ def test_trend_points_and_diff_marks(site, builds):
             )
         assert marks == expect, key
     e2el_marks = [c[1]["data-changed"] for c in cells["e2el_p99"]]
-    assert e2el_marks[2] == "yes"  # 55 ms → 130 ms per request: beyond noise by construction
+    # 55 ms → 130 ms per request: goodput halves, beyond noise by construction. Issue 28: a p99 of 60 samples
+    # is not compared (459 needed), so it gets no mark however far it moved.
+    assert e2el_marks[2] == "no" and [c[1]["data-changed"] for c in cells["goodput"]][2] == "yes"
     html = page.read_text()
     assert html.count('href="../diffs/') >= 2 and "<figcaption>" in html and "ring" in html
 

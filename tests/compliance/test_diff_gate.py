@@ -1,5 +1,6 @@
-"""`factsheet diff` flags a regression only beyond noise: two builds of the same mock server differ by noise
-alone; a server with +30 % inter-token latency regresses TPOT and E2EL.
+"""`factsheet diff` on the sweep's load points: two builds of the same mock server differ by noise alone; a
+server with +30 % inter-token latency is worse beyond noise on TPOT and E2EL. Sweep points are indicative
+(issue 28): reported, never deciding the exit code; their p99s (48 samples < 459) are not comparable.
 
 The mock streams 8 tokens, the first after 100 ms and one every 40 ms after it (E2EL ≥ 380 ms); +30 % ITL
 makes that 52 ms (E2EL ≥ 464 ms, +22 %). Timings this long keep a busy host's scheduling jitter (a few ms)
@@ -46,18 +47,22 @@ def test_same_server_is_no_regression(builds, tmp_path):
     assert result.exit_code == 0, result.output
     assert report["verdict"] == "no_regression"
     compared = [f for f in report["figures"] if f["status"] == "compared"]
-    assert {f["figure"] for f in compared} >= {"tpot_ms.p99", "e2el_ms.p99", "goodput", "slo_attainment"}
+    assert {f["figure"] for f in compared} >= {"tpot_ms.p50", "e2el_ms.p50", "goodput", "slo_attainment"}
+    assert all(f["indicative"] for f in compared)
+    p99 = next(f for f in report["figures"] if f["figure"] == "e2el_ms.p99")
+    assert p99["status"] == "not_comparable" and p99["reason"].startswith("too few samples")
     assert (tmp_path / "diff.md").read_text().startswith("### factsheet diff: No regression")
 
 
-def test_slower_itl_regresses_tpot_and_e2el(builds, tmp_path):
+def test_slower_itl_is_worse_on_sweep_points_which_are_indicative(builds, tmp_path):
+    # Issue 28 changed this: sweep points never decide the exit code (was: exit 1, p50s regressed).
     result, report = _diff(builds["base"], builds["slower"], tmp_path)
-    assert result.exit_code == 1, result.output
-    regressed = {f["figure"] for f in report["figures"] if f["regression"]}
-    assert {"tpot_ms.p50", "e2el_ms.p50"} <= regressed
+    assert result.exit_code == 0, result.output
+    assert not any(f["regression"] for f in report["figures"])
     tpot = next(f for f in report["figures"] if f["figure"] == "tpot_ms.p50")
-    assert tpot["change_rel"] > 0.2 and tpot["noise"]["lower"] > 0
-    assert "regression" in (tmp_path / "diff.html").read_text()
+    assert tpot["change_rel"] > 0.2 and tpot["noise"]["lower"] > 0 and tpot["indicative"]
+    assert tpot["beyond_noise"] and tpot["beyond_limit"]
+    assert "indicative: worse beyond noise and limit" in (tmp_path / "diff.html").read_text()
 
 
 def test_limit_above_the_change_is_no_regression(builds, tmp_path):

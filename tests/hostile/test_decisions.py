@@ -141,7 +141,12 @@ def test_diff_of_honest_sheets_is_no_regression(tmp_path):
     result, report = diff(copy_fixture(tmp_path / "a"), copy_fixture(tmp_path / "b"), tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert report["verdict"] == "no_regression" and report["new_unsupported"] == []
-    assert all(f["status"] == "compared" for f in report["figures"])
+    # Issue 28: a percentile is compared only where both sides' samples support it (p99: 459, p50: 7), a
+    # confirmation run's figures only where both answers were confirmed; the fixture's small runs have neither.
+    allowed = ("too few samples", "no confirmed answer")
+    assert all(f["status"] == "compared" or f["reason"].startswith(allowed) for f in report["figures"])
+    compared = {f["figure"] for f in report["figures"] if f["status"] == "compared"}
+    assert compared >= {"capacity_at_slo", "e2el_ms.p50", "goodput", "slo_attainment", "pass@1"}
 
 
 # --- validate: the compliance summary re-checked -----------------------------------------------------

@@ -1,0 +1,134 @@
+"""`factsheet diff` decides on what the factsheet claims (issue 28, item 5): capacity at SLO and its
+confirmation run; a percentile only where both sides' samples support it, its noise from order statistics.
+
+Known truth: the mock serves `slots` requests at once, each taking 100 + 7 × 20 = 240 ms; from slots + 1
+users on, a request waits a whole service time (≥ 480 ms). With a p99 E2EL threshold of 450 ms the capacity
+is exactly `slots` users: 8 on one server, 4 on the other, each confirmed by a run at the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+
+import numpy as np
+import pytest
+from compliance_builds import runner
+
+from factsheet.cli import app
+from factsheet.compliance.diff import CAPACITY, _capacity_row, _judge, _percentile, parse_limits
+from factsheet.schema import CapacitySection
+from probes.targets.mock_server import MockServerConfig, running
+
+SPEC = """\
+spec_version: 1
+name: mock-capacity
+model: {{name: mock-model}}
+target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
+load:
+  input_len: 16
+  output_len: 8
+  slo: {{e2el_ms: 450}}
+  points:
+    - {{concurrency: 1, num_requests: 4}}
+  capacity: {{knob: concurrency, start: 4, max_value: 16, num_requests: 16, confirm_requests: 24}}
+"""
+
+
+def _build(folder, slots: int):
+    folder.mkdir(parents=True)
+    with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=slots)) as url:
+        (folder / "model.yaml").write_text(textwrap.dedent(SPEC.format(url=url)))
+        result = runner.invoke(app, ["build", str(folder / "model.yaml"), "-o", str(folder / "out")])
+    assert result.exit_code == 0, result.output
+    return folder / "out" / "factsheet.json"
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("claims")
+    return {"eight": _build(tmp / "eight", 8), "four": _build(tmp / "four", 4)}
+
+
+def _diff(old, new, out):
+    result = runner.invoke(app, ["diff", str(old), str(new), "-o", str(out)])
+    return result, json.loads((out / "diff.json").read_text())
+
+
+def _row(report, figure, scope_start):
+    return next(f for f in report["figures"] if f["figure"] == figure and f["scope"].startswith(scope_start))
+
+
+def test_two_copies_of_the_same_records_are_no_regression(builds, tmp_path):
+    shutil.copytree(builds["eight"].parent, tmp_path / "copy")
+    result, report = _diff(builds["eight"], tmp_path / "copy" / "factsheet.json", tmp_path / "d")
+    assert result.exit_code == 0, result.output
+    assert report["verdict"] == "no_regression" and report["diff_version"] == "1.2.0"
+    cap = _row(report, CAPACITY, "capacity (synthetic)")
+    assert cap["old"] == cap["new"] == 8 and cap["beyond_noise"] is False and not cap["indicative"]
+    # The confirmation run (24 requests) supports its p50, not its p99 (459 needed).
+    p50 = _row(report, "e2el_ms.p50", "capacity (synthetic) confirmation")
+    assert p50["status"] == "compared" and p50["change"] == 0 and not p50["beyond_noise"]
+    p99 = _row(report, "e2el_ms.p99", "capacity (synthetic) confirmation")
+    assert p99["status"] == "not_comparable" and p99["reason"].startswith("too few samples (24 old, 24 new")
+    assert "within-run only" in report["noise_scope"]
+    assert "within-run only" in (tmp_path / "d" / "diff.md").read_text()
+
+
+def test_a_capacity_that_dropped_from_8_to_4_is_a_regression(builds, tmp_path):
+    result, report = _diff(builds["eight"], builds["four"], tmp_path)
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "regression"
+    cap = _row(report, CAPACITY, "capacity (synthetic)")
+    assert (cap["old"], cap["new"]) == (8, 4) and cap["regression"] and cap["noise"]["upper"] <= 0
+    assert [f["scope"] for f in report["figures"] if f["regression"]] == ["capacity (synthetic)"]
+    # Runs at different loads are not compared; the answers' difference is the capacity row's.
+    conf = _row(report, "e2el_ms.p50", "capacity (synthetic) confirmation")
+    assert conf["status"] == "not_comparable" and conf["reason"].startswith("the answers differ (8 vs 4)")
+    # The other way round it is an improvement beyond noise, not a regression.
+    result, report = _diff(builds["four"], builds["eight"], tmp_path / "back")
+    cap = _row(report, CAPACITY, "capacity (synthetic)")
+    assert result.exit_code == 0 and cap["beyond_noise"] and not cap["regression"]
+
+
+def test_a_lower_bound_is_compared_as_a_lower_bound(builds):
+    sheet = json.loads(builds["eight"].read_text())
+    section = CapacitySection.model_validate(sheet["load"]["capacity"])
+    bound = section.model_copy(deep=True)
+    bound.result.capacity, bound.result.bracket, bound.result.range = 16, (16, None), (None, None)
+    limits = parse_limits({CAPACITY: "10%"}, "test")
+    # ≥ 16 (confirmed) against a confirmed 8 that clearly failed above it: worse beyond noise.
+    row = _capacity_row("capacity (synthetic)", bound, section)
+    _judge(row, limits[CAPACITY])
+    assert row.old_lower_bound and row.value_text("old") == "≥ 16" and row.regression
+    # Two lower bounds cannot show a difference: no decision either way.
+    row = _capacity_row("capacity (synthetic)", bound, bound)
+    _judge(row, limits[CAPACITY])
+    assert row.beyond_noise is None and not row.regression
+
+
+def test_a_p99_of_47_samples_is_not_comparable():
+    """The real case of issue 28: build 1 against build 2, sweep point concurrency 16, 47 samples each; the
+    percentile bootstrap gave [459.7, 460.0] ms for the p99 difference and the gate exited 1."""
+    rng = np.random.default_rng(1)
+    old = 1400 + 40 * rng.standard_normal(47)
+    row = _percentile("e2el_ms.p99", "concurrency=16", old, old + 460, 99)
+    assert row.status == "not_comparable" and row.reason.startswith("too few samples (47 old, 47 new")
+
+
+def test_order_statistic_noise_has_its_stated_false_alarm_rate_and_sees_a_shift():
+    """p99 of 459 samples each (the fewest that support it): among 400 pairs drawn from one distribution
+    at most 2.5 % (+ sampling slack) are 'worse beyond noise' (0 here: non-overlap is conservative); the whole
+    distribution ×1.5 is seen in most pairs (85 % here), ×2 in every one."""
+    rng = np.random.default_rng(7)
+    alarms = seen = doubled = 0
+    for _ in range(400):
+        a, b = rng.lognormal(6, 0.3, 459), rng.lognormal(6, 0.3, 459)
+        row = _percentile("e2el_ms.p99", "x", a, b, 99)
+        alarms += row.noise.lower is not None and row.noise.lower > 0
+        shifted = _percentile("e2el_ms.p99", "x", a, b * 1.5, 99)
+        seen += shifted.noise.lower > 0
+        doubled += _percentile("e2el_ms.p99", "x", a, b * 2, 99).noise.lower > 0
+    assert alarms <= 0.025 * 400 + 6
+    assert seen >= 0.75 * 400 and doubled == 400
