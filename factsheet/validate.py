@@ -25,6 +25,12 @@ def load_factsheet(path: Path) -> Factsheet:
         raw = read_given(path, MAX_FACTSHEET_BYTES, "factsheet")
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
+    return parse_factsheet(raw, path)
+
+
+def parse_factsheet(raw: bytes, path: Path) -> Factsheet:
+    """`load_factsheet` on bytes already read within the size limit (the catalogue hashes and keeps the very
+    bytes it parsed); `path` names them in messages."""
     data = parse_json(raw, str(path))
     check_factsheet_counts(data, str(path))
     if isinstance(data, dict) and data.get("kind") == "llm-factsheet":

@@ -52,8 +52,9 @@ class Catalogue(Result):
 
 
 def build_catalogue(folders: Sequence[Path], output: Path, pubkeys: Sequence[Path] = ()) -> Catalogue:
-    """A static, offline site in `output` over every factsheet.json under `folders` (rebuilt
-    incrementally), signatures checked with `pubkeys`."""
+    """A static, offline site in `output` over every factsheet.json under `folders` (each re-derived and
+    rendered afresh on every run: nothing is read back from an earlier site), signatures checked with
+    `pubkeys`."""
     from factsheet.catalogue import build_catalogue as build
 
     site = build([Path(f) for f in folders], Path(output), [Path(k) for k in pubkeys])

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from factsheet import validate as checks
 from factsheet.attest import dsse
@@ -39,6 +39,7 @@ __all__ = [
     "load_private",
     "load_public",
     "sign_factsheet",
+    "verify_envelopes",
     "verify_factsheet",
 ]
 
@@ -168,7 +169,14 @@ def verify_factsheet(json_path: Path, public_path: Path, attestation: Path | Non
     json_path = Path(json_path)
     public = load_public(public_path)
     att = attestation or attestation_path(json_path)
-    envelopes = _read_envelopes(att)
+    return verify_envelopes(json_path, public, _read_envelopes(att), att)
+
+
+def verify_envelopes(
+    json_path: Path, public: Ed25519PublicKey, envelopes: list[dsse.Parsed], att: Path
+) -> Verification:
+    """`verify_factsheet` on envelopes already read (the catalogue reads them confined to the factsheet's
+    folder, a symlinked attestation refused); `att` names them in messages."""
     kid = key_id(public)
     signed = next((e for e in envelopes if dsse.verify(e, public)), None)
     if signed is None:

@@ -33,7 +33,8 @@ def catalogue(
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(result.signatures.items()))
     out.print(
         f"catalogue: {result.builds} builds of {result.deployments} deployments ({statuses or 'none'}); "
-        f"{len(result.read)} factsheets read, {result.reused} reused, {result.diffs_computed} diffs computed",
+        f"{len(result.read)} factsheets read and re-derived, {result.unsupported} do not re-derive; "
+        f"{result.diffs_computed} diffs computed",
         highlight=False,
         markup=False,
     )

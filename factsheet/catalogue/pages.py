@@ -1,14 +1,13 @@
 """The site's pages: an index with one row per build, and a page per deployment with trend charts (the
 project's SVG charts, each with a caption and a data table as its text alternative) and links to every
-document. Written from the manifest alone, so an incremental rebuild re-renders without reading factsheets.
+document. Written from this run's manifest (made afresh from the sources; an earlier site is never read). A build
+whose figures do not re-derive from its raw records is marked wherever it is listed.
 
 Pages are plain HTML tables first; the small script (package data, copied into the site) only adds sorting
 and filtering. Nothing is fetched at view time: CSS and JS are files in the site, charts are inline SVG."""
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -17,8 +16,10 @@ from jinja2 import Environment, FunctionLoader, StrictUndefined
 from markupsafe import Markup
 
 from factsheet import outputs as o
+from factsheet.catalogue.folders import own_folder
 from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, FIGURE_TITLES, FigureKey, HeadlineFigure
+from factsheet.export.text import shown_text
 from factsheet.provenance import tool_version, utc_now
 from factsheet.render import Series, line_chart
 from factsheet.resources import data_file
@@ -26,16 +27,17 @@ from probes.core.files import write_atomic
 
 PACKAGE = "factsheet.catalogue"
 ASSETS = ("catalogue.css", "catalogue.js")
+# The documents of a build in the site: the JSON as read, the pages rendered here from it (never the author's
+# own HTML or PDF), the attestation and the compliance report's JSON as read. No PDF: rendering one is seconds
+# a build, and every build is rendered afresh on every run.
 DOCUMENT_LABELS = {
-    o.FACTSHEET_JSON: "JSON",
     o.FACTSHEET_HTML: "HTML",
-    o.FACTSHEET_PDF: "PDF",
+    o.FACTSHEET_JSON: "JSON",
     o.ATTESTATION: "attestation",
     o.COMPLIANCE_HTML: "compliance report",
     o.COMPLIANCE_JSON: "compliance JSON",
-    o.COMPLIANCE_PDF: "compliance PDF",
-    o.COMPLIANCE_JUNIT: "compliance JUnit",
 }
+UNSUPPORTED = "does not re-derive"
 _COLORS = {
     "capacity": "#1f5fa8",
     "e2el_p99": "#a8411f",
@@ -87,19 +89,43 @@ class Trend:
     compared: bool  # whether `factsheet diff` compares this figure
 
 
-def slug(deployment: str) -> str:
-    base = re.sub(r"[^a-z0-9]+", "-", deployment.lower()).strip("-")[:60] or "deployment"
-    return f"{base}-{hashlib.sha256(deployment.encode()).hexdigest()[:8]}"
+def page_name(deployment_id: str) -> str:
+    """A deployment's page: named by the full digest of its identity (rows.deployment_id)."""
+    return f"{deployment_id}.html"
+
+
+def _shown(value: object) -> object:
+    """Text from a factsheet shown, never sent (control and bidi characters as code points, long text cut),
+    as on the factsheet's own pages."""
+    return shown_text(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 def _env() -> Environment:
     def load(name: str) -> str:
         return data_file(PACKAGE, name).read_text(encoding="utf-8")
 
-    return Environment(loader=FunctionLoader(load), autoescape=True, undefined=StrictUndefined)
+    return Environment(
+        loader=FunctionLoader(load), autoescape=True, undefined=StrictUndefined, finalize=_shown
+    )
 
 
-def cell(f: HeadlineFigure, key: FigureKey) -> Cell:
+def unsupported_banner(reason: str) -> Markup:
+    """The banner on a build's page whose figures do not re-derive (escaped: the reason quotes the sheet)."""
+    return Markup(_env().from_string(_BANNER).render(reason=reason))
+
+
+_BANNER = (
+    '<p role="alert" style="border:3px solid #a8411f;padding:.5em;margin:0;background:#fff4f0">'
+    "<strong>This build's figures do not re-derive from its raw records</strong> ({{ reason }}). "
+    "The catalogue shows it as it was found; it is not evidence of what it states.</p>"
+)
+
+
+def cell(f: HeadlineFigure, key: FigureKey, rederives: bool = True) -> Cell:
+    if not rederives:
+        plain = cell(f, key)
+        text = f"{plain.text} ({UNSUPPORTED})" if plain.sort else plain.text
+        return Cell(text, plain.interval, plain.sort, plain.note)
     if f.value is None:
         return Cell("not measured", "", "", f.missing or "")
     bounds = ""
@@ -123,20 +149,29 @@ def _num(v: float, key: FigureKey) -> str:
 
 def _links(entry: Entry, prefix: str) -> list[Link]:
     return [
-        Link(DOCUMENT_LABELS[n], f"{prefix}{entry.folder}/{n}") for n in DOCUMENT_LABELS if n in entry.copied
+        Link(DOCUMENT_LABELS[n], f"{prefix}{entry.folder}/{n}")
+        for n in DOCUMENT_LABELS
+        if n in entry.documents
     ]
 
 
 def _views(manifest: Manifest, prefix: str) -> dict[str, list[BuildView]]:
+    """Each deployment's builds, oldest first, by deployment_id."""
     groups: dict[str, list[Entry]] = {}
     for e in manifest.entries.values():
-        groups.setdefault(e.row.deployment, []).append(e)
+        groups.setdefault(e.row.deployment_id, []).append(e)
     out = {}
-    for dep, entries in sorted(groups.items()):
+    for dep, entries in sorted(groups.items(), key=lambda g: (g[1][0].row.deployment, g[0])):
         entries.sort(key=lambda e: (e.row.date, e.row.sha256))
-        href = f"{'' if prefix else 'deployments/'}{slug(dep)}.html"
+        href = f"{'' if prefix else 'deployments/'}{page_name(dep)}"
         out[dep] = [
-            BuildView(e, i + 1, {k: cell(e.row.figures[k], k) for k in FIGURE_KEYS}, _links(e, prefix), href)
+            BuildView(
+                e,
+                i + 1,
+                {k: cell(e.row.figures[k], k, e.row.rederives) for k in FIGURE_KEYS},
+                _links(e, prefix),
+                href,
+            )
             for i, e in enumerate(entries)
         ]
     return out
@@ -144,8 +179,9 @@ def _views(manifest: Manifest, prefix: str) -> dict[str, list[BuildView]]:
 
 def write_pages(site: Path, manifest: Manifest) -> Path:
     env = _env()
+    assets = own_folder(site, "assets")
     for name in ASSETS:
-        write_atomic(site / "assets" / name, data_file(PACKAGE, name).read_bytes())
+        write_atomic(assets / name, data_file(PACKAGE, name).read_bytes())
     generated = {"at": utc_now(), "tool_version": tool_version()}
     by_dep = _views(manifest, "")
     rows = sorted(
@@ -156,14 +192,15 @@ def write_pages(site: Path, manifest: Manifest) -> Path:
         rows=rows, titles=FIGURE_TITLES, keys=FIGURE_KEYS, deployments=len(by_dep), generated=generated
     )
     write_atomic(index, html.encode())
+    pages = own_folder(site, "deployments")
     for dep, views in _views(manifest, "../").items():
         trends = [_trend(k, views, manifest.diffs) for k in FIGURE_KEYS]
         page = env.get_template("deployment.html.j2").render(
-            deployment=dep, builds=views, trends=trends, titles=FIGURE_TITLES, keys=FIGURE_KEYS,
+            deployment=views[0].entry.row.deployment, builds=views, trends=trends, titles=FIGURE_TITLES, keys=FIGURE_KEYS,
             diffs=_pair_links(views, manifest.diffs), generated=generated,
         )  # fmt: skip
-        write_atomic(site / "deployments" / f"{slug(dep)}.html", page.encode())
-    _remove_stale_pages(site, {f"{slug(d)}.html" for d in by_dep})
+        write_atomic(pages / page_name(dep), page.encode())
+    _remove_stale_pages(pages, {page_name(d) for d in by_dep})
     return index
 
 
@@ -221,10 +258,10 @@ def _trend(key: FigureKey, views: list[BuildView], diffs: dict[str, DiffEntry]) 
     )
 
 
-def _remove_stale_pages(site: Path, keep: set[str]) -> None:
-    base = site / "deployments"
-    for page in base.glob("*.html"):
-        if page.name not in keep and page.is_file() and not page.is_symlink():
+def _remove_stale_pages(pages: Path, keep: set[str]) -> None:
+    """Pages of deployments no longer found (and links planted in the folder: unlinked, never followed)."""
+    for page in pages.glob("*.html"):
+        if page.name not in keep or page.is_symlink():
             page.unlink()
 
 

@@ -1,13 +1,17 @@
 """One build as the catalogue shows it: identity, date, tool version, the five headline figures with their
-intervals, the compliance verdict. Read once from a factsheet, kept in the site's manifest, so an unchanged
-factsheet is never parsed again."""
+intervals, the compliance verdict, and whether its figures re-derive from its raw records. Made afresh from
+the factsheet on every run (the site's manifest records it, and is never read back as input). The load
+figures are page 1's (`factsheet.glance.informative_run`: the capacity confirmation when there is one)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Literal
 
 from pydantic import Field
 
+from factsheet.glance import informative_run
 from factsheet.schema import Factsheet, headline_index
 from probes.core.measurement import Model, NotMeasured
 from probes.load.stats import proportion_ci
@@ -44,9 +48,24 @@ class HeadlineFigure(Model):
     missing: str | None = Field(None, description="why there is no value (the factsheet's reason)")
 
 
+def deployment_id(name: str, model: str, target_kind: str) -> str:
+    """The deployment's identity: the full sha256 of its key as a JSON array (unambiguous whatever the names
+    hold: "a · b" + "c" and "a" + "b · c" are two deployments), also its page's file name."""
+    key = json.dumps([name, model, target_kind], ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 class BuildRow(Model):
     sha256: str = Field(description="hex digest of the factsheet JSON's bytes: the build's identity")
-    deployment: str = Field(description="name · model · target kind: the builds a trend runs over")
+    deployment: str = Field(description="name · model · target kind, as shown (not the identity)")
+    deployment_id: str = Field(
+        description="sha256 of [name, model, target kind]: the builds a trend runs over"
+    )
+    rederives: bool = Field(
+        description="every figure re-derives from the raw records, every records file matches its digest, "
+        "and the compliance summary holds when its policies are re-run (what `factsheet validate` checks)"
+    )
+    unsupported: str | None = Field(None, description="why it does not re-derive (the first discrepancies)")
     name: str
     model: str
     model_version: str | None
@@ -72,14 +91,20 @@ def _target(sheet: Factsheet) -> str:
     return f"{engine.name} {engine.version or ''}".strip()
 
 
-def build_row(sheet: Factsheet, sha256: str, compliance_verdict: str | None) -> BuildRow:
+def build_row(
+    sheet: Factsheet, sha256: str, compliance_verdict: str | None, unsupported: str | None
+) -> BuildRow:
     """`compliance_verdict`: a report's verdict found beside the factsheet, used when the factsheet carries
-    no gate of its own (a `factsheet check` run after the build)."""
+    no gate of its own (a `factsheet check` run after the build). `unsupported`: why the sheet does not
+    re-derive, None when it does."""
     c = sheet.compliance
     verdict = c.verdict if not isinstance(c, NotMeasured) else compliance_verdict or "no policy run"
     return BuildRow(
         sha256=sha256,
         deployment=f"{sheet.name} · {sheet.identity.name} · {sheet.system.target_kind}",
+        deployment_id=deployment_id(sheet.name, sheet.identity.name, sheet.system.target_kind),
+        rederives=unsupported is None,
+        unsupported=unsupported,
         name=sheet.name,
         model=sheet.identity.name,
         model_version=sheet.identity.version,
@@ -117,12 +142,16 @@ def _capacity(sheet: Factsheet) -> HeadlineFigure:
 
 
 def _headline_point(sheet: Factsheet) -> dict[FigureKey, HeadlineFigure]:
-    i = None if isinstance(sheet.load, NotMeasured) else headline_index(sheet.load.points)
-    if i is None:
+    """p99 E2EL and goodput of the run page 1 states (the same function picks it)."""
+    run = informative_run(sheet.load)
+    if run is None:
         reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
         return {"e2el_p99": _nm(reason), "goodput": _nm(reason)}
-    res = sheet.load.points[i].result
-    m = res.metrics
+    m = run.metrics
+    # diff compares load points by label; the capacity confirmation is no load point (no diff row of its own)
+    scope = (
+        run.where if run.confirmation else sheet.load.points[headline_index(sheet.load.points)].result.label
+    )
     p99 = m.e2el_ms.p(99)
     ci = m.percentile_ci.get("e2el_ms.p99")
     e2el = (
@@ -135,7 +164,7 @@ def _headline_point(sheet: Factsheet) -> dict[FigureKey, HeadlineFigure]:
             unit="ms",
             interval=f"{ci.confidence:.0%} CI" if ci and ci.lower is not None else "",
             n=m.e2el_ms.n,
-            scope=res.label,
+            scope=scope,
         )
     )
     if m.goodput is None:
@@ -150,7 +179,7 @@ def _headline_point(sheet: Factsheet) -> dict[FigureKey, HeadlineFigure]:
             unit="req/s",
             interval=f"{g.attainment.confidence:.0%} CI" if bounded else "",
             n=m.measured,
-            scope=res.label,
+            scope=scope,
         )
     return {"e2el_p99": e2el, "goodput": goodput}
 

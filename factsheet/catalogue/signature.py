@@ -20,15 +20,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import Field
 
 from factsheet.attest import dsse
-from factsheet.attest.attestation import attestation_path, key_id, load_public, verify_factsheet
+from factsheet.attest.attestation import key_id, load_public, verify_envelopes
 from factsheet.attest.statement import file_sha256
+from factsheet.outputs import ATTESTATION
+from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
+from factsheet.untrusted.reading import read_confined
 from probes.core.errors import CheckFailed, InputError
 from probes.core.measurement import Model
 
 Status = Literal["verified", "unsigned", "signed, key unknown", "signature failed"]
-# Bounds on an attestation someone else wrote: a bundle is a few envelopes of a few KiB.
-MAX_ATTESTATION_BYTES = 4 << 20
 
 
 class Signature(Model):
@@ -54,25 +55,28 @@ def load_keys(paths: list[Path]) -> list[TrustedKey]:
 
 
 def signature_of(json_path: Path, keys: list[TrustedKey]) -> Signature:
-    att = attestation_path(json_path)
-    if not att.is_file():
-        return Signature(status="unsigned", detail=f"no {att.name} beside the factsheet")
+    folder = json_path.parent
+    try:  # confined to the factsheet's folder, symlinks refused, size checked before a byte is read
+        data = read_confined(folder, ATTESTATION, MAX_ATTESTATION_BYTES, "attestation", no_symlinks=True)
+    except FileNotFoundError:
+        return Signature(status="unsigned", detail=f"no {ATTESTATION} beside the factsheet")
+    except (OSError, InputError) as exc:  # nothing about where a link leads, or whether that exists
+        why = exc.strerror if isinstance(exc, OSError) else _local(exc, folder)
+        return Signature(status="signature failed", detail=f"{ATTESTATION} is not read: {why}")
     try:
-        if att.stat().st_size > MAX_ATTESTATION_BYTES:
-            return Signature(status="signature failed", detail=f"{att.name} is larger than any attestation")
-        lines = [line for line in att.read_bytes().splitlines() if line.strip()]
+        lines = [line for line in data.splitlines() if line.strip()]
         # nesting and numbers bounded before parsing (factsheet.untrusted): a deep line is unreadable, not a crash
         envelopes = [dsse.parse(parse_json(line, f"line {i}")) for i, line in enumerate(lines, 1)]
-    except (OSError, InputError) as exc:
-        return Signature(status="signature failed", detail=f"{att.name} is unreadable: {exc}")
+    except InputError as exc:
+        return Signature(status="signature failed", detail=f"{ATTESTATION} is unreadable: {exc}")
     if not envelopes:
-        return Signature(status="signature failed", detail=f"{att.name} is empty")
+        return Signature(status="signature failed", detail=f"{ATTESTATION} is empty")
     trusted = next((k for k in keys for e in envelopes if dsse.verify(e, k.public)), None)
     if trusted is not None:
         try:
-            verify_factsheet(json_path, trusted.path, att)
+            verify_envelopes(json_path, trusted.public, envelopes, Path(ATTESTATION))
         except (CheckFailed, InputError) as exc:
-            return Signature(status="signature failed", key_id=trusted.key_id, detail=str(exc))
+            return Signature(status="signature failed", key_id=trusted.key_id, detail=_local(exc, folder))
         return Signature(status="verified", key_id=trusted.key_id, detail=f"signed by key {trusted.key_id}")
     hints = [kid for e in envelopes for kid, _ in e.signatures if kid]
     ours = {k.key_id for k in keys}
@@ -126,3 +130,8 @@ def _inside(name: str, folder: Path) -> bool:
         and ".." not in p.parts
         and (folder / p).resolve().is_relative_to(folder.resolve())
     )
+
+
+def _local(exc: Exception, folder: Path) -> str:
+    """A message without the machine's path to the factsheet's folder (the site shows it)."""
+    return str(exc).replace(f"{folder.resolve()}/", "").replace(f"{folder}/", "")

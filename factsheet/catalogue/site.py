@@ -1,5 +1,17 @@
-"""`factsheet catalogue DIR… -o SITE`: find every factsheet under the folders, read the new or changed ones,
-diff consecutive builds of each deployment, and write the static site (see pages.py for what it shows).
+"""`factsheet catalogue DIR… -o SITE`: find every factsheet under the folders, re-derive each one, diff
+consecutive builds of each deployment, and write the static site (see pages.py for what it shows).
+
+Every factsheet is hostile input and the site is output, never input:
+
+- each build is read within the size limit, re-derived from its raw records (what `factsheet validate`
+  checks: digests, every figure, the compliance summary re-run) and one that does not re-derive is marked as
+  such on every page that lists it;
+- its pages are rendered here from the validated JSON (the renderer `factsheet render` uses); the author's
+  own HTML, PDF and compliance pages are never copied or linked;
+- nothing is read back from the site: the manifest is a record of this run. A site restored from a cache,
+  a branch or an archive can hold anything, so every row, signature status and diff is made afresh, a
+  symlink inside the site is removed (the link, never what it points to) before anything is written
+  through it, and only folders named the way this module names them are ever deleted.
 
 Everything is read and decided before the first byte is written: bad input (a path that is not a folder, a
 malformed factsheet, a bad key) leaves the site as it was."""
@@ -7,32 +19,50 @@ malformed factsheet, a bad key) leaves the site as it was."""
 from __future__ import annotations
 
 import os
-import shutil
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest, read_manifest, write_manifest
-from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, build_row
-from factsheet.catalogue.signature import TrustedKey, load_keys, signature_of
-from factsheet.outputs import (
-    ATTESTATION,
-    COMPLIANCE_FILES,
-    COMPLIANCE_JSON,
-    DIFF_HTML,
-    FACTSHEET_JSON,
-    RENDERINGS,
+from pydantic import ValidationError
+
+from factsheet.catalogue.folders import own_folder, remove
+from factsheet.catalogue.manifest import (
+    MANIFEST_NAME,
+    DiffEntry,
+    Entry,
+    Manifest,
+    build_folder,
+    write_manifest,
 )
+from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, build_row
+from factsheet.catalogue.signature import Signature, TrustedKey, load_keys, signature_of
+from factsheet.compliance.diff import DiffReport, compare, write_diff
+from factsheet.compliance.recheck import recheck
+from factsheet.compliance.render import render_html as render_compliance_html
+from factsheet.compliance.report import ComplianceReport
+from factsheet.compliance.support import listing, support
+from factsheet.outputs import ATTESTATION, COMPLIANCE_HTML, COMPLIANCE_JSON, FACTSHEET_HTML, FACTSHEET_JSON
+from factsheet.render import Integrity, render_html
 from factsheet.schema import Factsheet
-from probes.core.digests import bare, sha256_file
+from factsheet.untrusted.limits import (
+    MAX_ATTESTATION_BYTES,
+    MAX_COMPLIANCE_REPORT_BYTES,
+    MAX_DIFFS_PER_DEPLOYMENT,
+    MAX_FACTSHEET_BYTES,
+)
+from factsheet.untrusted.parsing import parse_json
+from factsheet.untrusted.reading import read_confined, read_given
+from factsheet.validate import parse_factsheet
+from probes.core.digests import bare, sha256_bytes
 from probes.core.errors import CheckFailed, InputError
 from probes.core.files import together, write_atomic
 
-# Copied beside each build in the site when present (never the raw records: they can be large, and the
-# figures the site shows were read from them at build time and are re-derivable from the source folder).
-DOCUMENTS = (FACTSHEET_JSON, *RENDERINGS, ATTESTATION, *COMPLIANCE_FILES)
-# A document larger than this is not copied into the site (a factsheet's PDF is a few MiB; a folder someone
-# else filled must not make the catalogue copy without bound); its link is left out of the pages.
-MAX_DOCUMENT_BYTES = 256 << 20
+# Folders of the site this module names, and the only names it ever deletes in them (full digests; the
+# 16-hex-digit names of catalogue version 1 are still cleared away).
+_BUILD_NAME = re.compile(r"[0-9a-f]{64}|[0-9a-f]{16}")
+_DIFF_NAME = re.compile(r"[0-9a-f]{64}-[0-9a-f]{64}|[0-9a-f]{16}-[0-9a-f]{16}")
+_OWN_FOLDERS = {"builds": _BUILD_NAME, "diffs": _DIFF_NAME}
 
 
 class CatalogueError(InputError):
@@ -45,49 +75,63 @@ class CatalogueResult:
     index: Path
     builds: int
     deployments: int
-    read: list[Path] = field(default_factory=list)  # factsheets parsed in this run (new, changed, or needed)
-    reused: int = 0  # builds taken from the manifest without reading their factsheet
+    read: list[Path] = field(default_factory=list)  # factsheets read and re-derived in this run (all of them)
+    reused: int = 0  # always 0: nothing is taken from an earlier run's site (kept for the API's callers)
     diffs_computed: int = 0
     signatures: dict[str, int] = field(default_factory=dict)  # status → builds
+    unsupported: int = 0  # builds whose figures do not re-derive from their raw records
 
 
 @dataclass
-class _Found:
+class _Build:
     path: Path
     sha256: str
-    entry: Entry | None = None  # reused from the manifest, or made in this run
-    sheet: Factsheet | None = None
+    entry: Entry
 
 
-def build_catalogue(folders: list[Path], site: Path, pubkeys: list[Path] | None = None) -> CatalogueResult:
+def build_catalogue(
+    folders: list[Path],
+    site: Path,
+    pubkeys: list[Path] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> CatalogueResult:
     site = Path(site)
+    say = progress or (lambda _: None)
     _check_inputs(folders, site)
     keys = load_keys(pubkeys or [])
-    previous = read_manifest(site) or Manifest()
-    found = _discover(folders, site)
-    read: list[Path] = []
-    reused = 0
     key_ids = sorted(k.key_id for k in keys)
-    for f in found:
-        old = previous.entries.get(f.sha256)
-        if old is not None and old.keys == key_ids and _inputs_unchanged(old, f.path.parent):
-            f.entry = old.model_copy(update={"source": str(f.path)})
-            reused += 1
-        else:
-            f.sheet = _read(f, read)
-            f.entry = _entry(f, keys, key_ids)
-    diffs, computed = _diffs(found, previous, read, site)
-    manifest = Manifest(entries={f.sha256: f.entry for f in found}, diffs=diffs)
+    found = _discover(folders, site)
+    builds: list[_Build] = []
+    seen: set[str] = set()
+    for i, (path, source) in enumerate(found, 1):
+        raw = _read_sheet(path)
+        sha = bare(sha256_bytes(raw))
+        if sha in seen:  # one entry per distinct content
+            continue
+        seen.add(sha)
+        sheet = parse_factsheet(raw, path)
+        builds.append(_Build(path, sha, _entry(sheet, path, source, sha, keys, key_ids)))
+        if i % 50 == 0:
+            say(f"read and re-derived {i} of {len(found)} factsheets")
+    groups: dict[str, list[_Build]] = {}
+    for b in builds:
+        groups.setdefault(b.entry.row.deployment_id, []).append(b)
+    for group in groups.values():
+        group.sort(key=lambda b: (b.entry.row.date, b.sha256))
+    diffs, reports = _diffs(list(groups.values()), say)
+    manifest = Manifest(entries={b.sha256: b.entry for b in builds}, diffs=diffs)
     # Nothing was written so far; from here on, only writing.
     from factsheet.catalogue.pages import write_pages
 
-    for f in found:
-        if f.sha256 not in previous.entries or not (site / f.entry.folder).is_dir():
-            _copy(f, site)
-    _write_diffs(computed, site)
+    site.mkdir(parents=True, exist_ok=True)
+    for b in builds:
+        _write_build(b, site)
+    for key, report in reports.items():
+        write_diff(report, own_folder(site, diffs[key].folder))
     _remove_stale(site, manifest)
     # Pages and manifest as one group (a stop signal waits for it): the site's pages always match its
-    # manifest. Copies and diff reports before it are keyed by digest, so an interrupted run only redoes them.
+    # manifest. Build folders and diff reports before it are keyed by digest, so an interrupted run only
+    # redoes them.
     with together():
         index = write_pages(site, manifest)
         write_manifest(site, manifest)
@@ -98,11 +142,11 @@ def build_catalogue(folders: list[Path], site: Path, pubkeys: list[Path] | None 
         site=site,
         index=index,
         builds=len(manifest.entries),
-        deployments=len({e.row.deployment for e in manifest.entries.values()}),
-        read=read,
-        reused=reused,
-        diffs_computed=len(computed),
+        deployments=len(groups),
+        read=[b.path for b in builds],
+        diffs_computed=len(reports),
         signatures=statuses,
+        unsupported=sum(not e.row.rederives for e in manifest.entries.values()),
     )
 
 
@@ -117,170 +161,224 @@ def _check_inputs(folders: list[Path], site: Path) -> None:
     if site.exists() and not site.is_dir():
         raise CatalogueError(f"output folder {site}: exists and is not a folder")
     check_output(site)
-    if site.is_dir() and any(site.iterdir()) and not (site / "manifest.json").is_file():
+    manifest = site / MANIFEST_NAME
+    if site.is_dir() and any(site.iterdir()) and not (manifest.is_file() and not manifest.is_symlink()):
         raise CatalogueError(
             f"output folder {site}: not empty and not a catalogue (no manifest.json); give a new folder"
         )
 
 
-def _discover(folders: list[Path], site: Path) -> list[_Found]:
+def _discover(folders: list[Path], site: Path) -> list[tuple[Path, str]]:
     """Every factsheet.json under the folders (symbolic links are not followed: a factsheet's folder must
-    not lead the catalogue to files elsewhere), the site itself skipped; one entry per distinct content."""
+    not lead the catalogue to files elsewhere), the site itself skipped; with the name it is shown by (the
+    given folder's name and the path inside it: no machine path reaches the site)."""
     site_real = site.resolve()
-    by_sha: dict[str, _Found] = {}
+    out = []
     for root in folders:
         for here, dirs, files in os.walk(root, followlinks=False):
             dirs[:] = sorted(d for d in dirs if Path(here, d).resolve() != site_real)
             path = Path(here) / FACTSHEET_JSON
             if FACTSHEET_JSON in files and path.is_file() and not path.is_symlink():
-                sha = _sha256(path)
-                by_sha.setdefault(sha, _Found(path, sha))
-    return list(by_sha.values())
+                inside = path.relative_to(root).as_posix()
+                out.append((path, f"{Path(root).resolve().name}/{inside}"))
+    return out
 
 
-def _sha256(path: Path) -> str:
+def _read_sheet(path: Path) -> bytes:
+    """The factsheet's bytes within the size limit (refused before a byte is read otherwise): hashed and
+    parsed from this one read."""
     try:
-        return bare(sha256_file(path))
+        return read_given(path, MAX_FACTSHEET_BYTES, "factsheet")
     except OSError as exc:
         raise CatalogueError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
-def _read(f: _Found, read: list[Path]) -> Factsheet:
-    from factsheet.validate import load_factsheet
-
-    read.append(f.path)
-    return load_factsheet(f.path)
-
-
-def _inputs(sheet: Factsheet, folder: Path) -> dict[str, str]:
-    names = [n for n in DOCUMENTS if _plain_file(folder / n)]
-    names += [
-        rec.path
-        for _, rec in sheet.records_files()
-        if _inside(rec.path, folder) and _plain_file(folder / rec.path)
-    ]
-    return {n: _sha256(folder / n) for n in names}
-
-
-def _inside(name: str, folder: Path) -> bool:
-    """A records path the factsheet names must stay in its folder: nothing elsewhere on disk is read."""
-    p = PurePosixPath(name)
-    return (
-        bool(name)
-        and not p.is_absolute()
-        and ".." not in p.parts
-        and (folder / name).resolve().is_relative_to(folder.resolve())
-    )
-
-
-def _plain_file(path: Path) -> bool:
-    return path.is_file() and not path.is_symlink()
-
-
-def _inputs_unchanged(entry: Entry, folder: Path) -> bool:
-    present = {n for n in DOCUMENTS if _plain_file(folder / n)}
-    if not present <= set(entry.inputs):  # a document added since (e.g. a signature, a compliance report)
-        return False
-    return all(_plain_file(folder / n) and _sha256(folder / n) == sha for n, sha in entry.inputs.items())
-
-
-def _entry(f: _Found, keys: list[TrustedKey], key_ids: list[str]) -> Entry:
-    folder = f.path.parent
+def _entry(
+    sheet: Factsheet, path: Path, source: str, sha: str, keys: list[TrustedKey], key_ids: list[str]
+) -> Entry:
+    folder = path.parent
+    unsupported = _rederived(sheet, path)
+    report = _report(folder, sha)
+    signature = signature_of(path, keys)
+    inputs = {FACTSHEET_JSON: sha}
+    for name in (ATTESTATION, COMPLIANCE_JSON):
+        data = _confined_bytes(folder, name, _LIMITS[name])
+        if data is not None:
+            inputs[name] = bare(sha256_bytes(data))
+    inputs |= {rec.path: bare(rec.sha256) for _, rec in sheet.records_files() if unsupported is None}
+    documents = [FACTSHEET_JSON, FACTSHEET_HTML]
+    if ATTESTATION in inputs:
+        documents.append(ATTESTATION)
+    if isinstance(report, ComplianceReport):
+        documents += [COMPLIANCE_JSON, COMPLIANCE_HTML]
+    verdict = report.verdict if isinstance(report, ComplianceReport) else report
     return Entry(
-        row=build_row(f.sheet, f.sha256, _report_verdict(folder)),
-        signature=signature_of(f.path, keys),
-        source=str(f.path),
-        inputs=_inputs(f.sheet, folder),
+        row=build_row(sheet, sha, verdict, unsupported),
+        signature=signature,
+        source=source,
+        inputs=inputs,
         keys=key_ids,
-        copied=[
-            n
-            for n in DOCUMENTS
-            if _plain_file(folder / n) and (folder / n).stat().st_size <= MAX_DOCUMENT_BYTES
-        ],
+        documents=documents,
     )
 
 
-def _report_verdict(folder: Path) -> str | None:
-    """The verdict of a compliance report beside the factsheet (`factsheet check` after the build)."""
-    from pydantic import ValidationError
+_LIMITS = {ATTESTATION: MAX_ATTESTATION_BYTES, COMPLIANCE_JSON: MAX_COMPLIANCE_REPORT_BYTES}
 
-    from factsheet.compliance.report import ComplianceReport
 
-    path = folder / COMPLIANCE_JSON
-    if not _plain_file(path):
-        return None
+def _rederived(sheet: Factsheet, path: Path) -> str | None:
+    """None when every figure re-derives from the raw records, every records file matches its digest and
+    the compliance summary holds re-run; else why not, in words (the first few discrepancies)."""
     try:
-        return ComplianceReport.model_validate_json(path.read_bytes()).verdict
-    except (OSError, ValidationError):
+        found = support(sheet, path.parent)
+        if found.problems:
+            return f"not supported by its records: {listing(found.problems)}"
+        differs = recheck(sheet, path)
+    except (InputError, CheckFailed) as exc:  # a records path leading out of the folder, a FIFO: refused
+        return f"cannot be re-derived: {exc}"
+    if differs:
+        shown = "; ".join(d.describe() for d in differs[:3])
+        return f"its compliance summary does not hold re-run: {shown}"
+    return None
+
+
+def _confined_bytes(folder: Path, name: str, limit: int) -> bytes | None:
+    """A file beside the factsheet, confined to its folder (no symlink), within its limit; None otherwise."""
+    try:
+        return read_confined(folder, name, limit, name, no_symlinks=True)
+    except (OSError, InputError):
+        return None
+
+
+def _report(folder: Path, sha: str) -> ComplianceReport | str | None:
+    """The compliance report beside the factsheet (`factsheet check` after the build), or why it is not
+    shown; None when there is none."""
+    if not (folder / COMPLIANCE_JSON).exists() and not (folder / COMPLIANCE_JSON).is_symlink():
+        return None
+    data = _confined_bytes(folder, COMPLIANCE_JSON, MAX_COMPLIANCE_REPORT_BYTES)
+    if data is None:
         return "unreadable compliance report"
+    try:
+        report = ComplianceReport.model_validate(parse_json(data, COMPLIANCE_JSON))
+    except (InputError, ValidationError):
+        return "unreadable compliance report"
+    if bare(report.factsheet.sha256) != sha:
+        return "compliance report of another factsheet"
+    return report
 
 
 def _diffs(
-    found: list[_Found], previous: Manifest, read: list[Path], site: Path
-) -> tuple[dict[str, DiffEntry], list]:
-    """`factsheet diff` between consecutive builds of each deployment (oldest first); a pair diffed before
-    is reused, a new pair reads both factsheets (the older one too: diff needs its raw records)."""
-    from factsheet.compliance.diff import compare
-
-    groups: dict[str, list[_Found]] = {}
-    for f in found:
-        groups.setdefault(f.entry.row.deployment, []).append(f)
+    groups: list[list[_Build]], say: Callable[[str], None]
+) -> tuple[dict[str, DiffEntry], dict[str, DiffReport]]:
+    """`factsheet diff` between consecutive builds of each deployment (oldest first): the newest
+    MAX_DIFFS_PER_DEPLOYMENT pairs of each (a diff re-derives both builds and resamples their records: a
+    fraction of a second each), older pairs listed as not compared, saying why."""
     out: dict[str, DiffEntry] = {}
-    computed = []
-    for builds in groups.values():
-        builds.sort(key=lambda f: (f.entry.row.date, f.sha256))
-        for old, new in zip(builds, builds[1:], strict=False):
+    reports: dict[str, DiffReport] = {}
+    for builds in groups:
+        pairs = list(zip(builds, builds[1:], strict=False))
+        skipped = len(pairs) - MAX_DIFFS_PER_DEPLOYMENT
+        for n, (old, new) in enumerate(pairs):
             key = DiffEntry.key(old.sha256, new.sha256)
-            done = previous.diffs.get(key)
-            if done is not None and (done.folder is None or (site / done.folder / DIFF_HTML).is_file()):
-                out[key] = done
-                continue
-            for f in (old, new):
-                if f.sheet is None:
-                    f.sheet = _read(f, read)
-            try:
-                report = compare(old.sheet, old.path, new.sheet, new.path, {})
-            except (InputError, CheckFailed) as exc:
-                out[key] = DiffEntry(
-                    old=old.sha256, new=new.sha256, folder=None, verdict="not_compared", reason=str(exc)
+            if n < skipped:
+                out[key] = _not_compared(
+                    old, new, f"only the newest {MAX_DIFFS_PER_DEPLOYMENT} pairs of a deployment are diffed"
                 )
                 continue
+            try:
+                sheets = [parse_factsheet(_read_sheet(b.path), b.path) for b in (old, new)]
+                report = compare(sheets[0], old.path, sheets[1], new.path, {})
+            except (InputError, CheckFailed) as exc:
+                out[key] = _not_compared(old, new, str(exc))
+                continue
+            if bare(report.old_sha256) != old.sha256 or bare(report.new_sha256) != new.sha256:
+                out[key] = _not_compared(old, new, "a factsheet changed while the catalogue ran")
+                continue
+            # the report names the builds as the site does, never by a path on this machine
+            reports[key] = report.model_copy(update={"old": old.entry.source, "new": new.entry.source})
             out[key] = DiffEntry(
                 old=old.sha256,
                 new=new.sha256,
                 folder=f"diffs/{key}",
                 verdict=report.verdict,
+                verdict_reason=report.verdict_reason,
                 beyond_noise=[f"{x.figure}@{x.scope}" for x in report.figures if x.beyond_noise],
                 regressions=[f"{x.figure}@{x.scope}" for x in report.figures if x.regression],
             )
-            computed.append((out[key], report))
-    return out, computed
+            if len(reports) % 10 == 0:
+                say(f"diffed {len(reports)} pairs of builds")
+    return out, reports
 
 
-def _copy(f: _Found, site: Path) -> None:
-    folder = f.path.parent
-    for name in f.entry.copied:
-        write_atomic(site / f.entry.folder / name, (folder / name).read_bytes())
+def _not_compared(old: _Build, new: _Build, reason: str) -> DiffEntry:
+    return DiffEntry(old=old.sha256, new=new.sha256, folder=None, verdict="not_compared", reason=reason)
 
 
-def _write_diffs(computed: list, site: Path) -> None:
-    from factsheet.compliance.diff import write_diff
+def _write_build(b: _Build, site: Path) -> None:
+    """The build's folder: the factsheet JSON as read (its digest is the folder's name), its page rendered
+    from it, its attestation and compliance report as read and the report's page rendered from it; any other
+    file in the folder (an author's page from an older catalogue, something planted) removed."""
+    raw = _read_sheet(b.path)
+    if bare(sha256_bytes(raw)) != b.sha256:
+        raise CatalogueError(f"{b.entry.source}: changed while the catalogue ran; run it again")
+    sheet = parse_factsheet(raw, b.path)
+    folder = own_folder(site, b.entry.folder)
+    files: dict[str, bytes] = {FACTSHEET_JSON: raw, FACTSHEET_HTML: _page(sheet, b).encode()}
+    source = b.path.parent
+    for name in (ATTESTATION, COMPLIANCE_JSON):
+        if name in b.entry.documents:
+            data = _confined_bytes(source, name, _LIMITS[name])
+            if data is None or bare(sha256_bytes(data)) != b.entry.inputs.get(name):
+                raise CatalogueError(
+                    f"{b.entry.source}: {name} changed while the catalogue ran; run it again"
+                )
+            files[name] = data
+    if COMPLIANCE_HTML in b.entry.documents:
+        report = ComplianceReport.model_validate(parse_json(files[COMPLIANCE_JSON], COMPLIANCE_JSON))
+        files[COMPLIANCE_HTML] = render_compliance_html(report, FACTSHEET_HTML).encode()
+    for name, data in files.items():
+        write_atomic(folder / name, data)
+    for child in folder.iterdir():
+        if child.name not in files and not child.name.startswith("."):
+            remove(child)
 
-    for entry, report in computed:
-        write_diff(report, site / entry.folder)
+
+def _page(sheet: Factsheet, b: _Build) -> str:
+    """The factsheet's page as `factsheet render` makes it, with a banner when it does not re-derive."""
+    from factsheet.catalogue.pages import unsupported_banner
+
+    signed = b.entry.signature.key_id if b.entry.signature.status == "verified" else None
+    html = render_html(sheet, Integrity(f"sha256:{b.sha256}", signed))
+    if b.entry.row.rederives:
+        return html
+    return html.replace("<body>", f"<body>{unsupported_banner(b.entry.row.unsupported or '')}", 1)
 
 
 def _remove_stale(site: Path, manifest: Manifest) -> None:
-    """Builds and diffs no longer found under the folders leave the site (only folders it named itself)."""
+    """Builds and diffs no longer found under the folders leave the site: only folders named the way this
+    module names them, inside real folders of the site (a `diffs` that is a link is removed as a link)."""
     keep = {e.folder for e in manifest.entries.values()} | {
         d.folder for d in manifest.diffs.values() if d.folder
     }
-    for sub in ("builds", "diffs"):
+    for sub, named in _OWN_FOLDERS.items():
         base = site / sub
-        if base.is_dir():
-            for child in base.iterdir():
-                if child.is_dir() and not child.is_symlink() and f"{sub}/{child.name}" not in keep:
-                    shutil.rmtree(child)
+        if base.is_symlink():
+            base.unlink()
+            continue
+        if not base.is_dir():
+            continue
+        for child in base.iterdir():
+            if f"{sub}/{child.name}" in keep and not child.is_symlink():
+                continue
+            if child.is_symlink() or named.fullmatch(child.name):
+                remove(child)
 
 
-__all__ = ["DIFF_FIGURE", "FIGURE_KEYS", "CatalogueError", "CatalogueResult", "build_catalogue"]
+__all__ = [
+    "DIFF_FIGURE",
+    "FIGURE_KEYS",
+    "CatalogueError",
+    "CatalogueResult",
+    "Signature",
+    "build_catalogue",
+    "build_folder",
+]

@@ -79,3 +79,10 @@ MAX_MLFLOW_RESPONSE_S = 60.0
 # to the PDF, keeps it whole). WeasyPrint lays a long unbroken word out in time quadratic in its length: a
 # 1 MB model name took 53 s to render, four of them (4.5 MB, under MAX_FACTSHEET_BYTES) over 115 s.
 MAX_SHOWN_CHARS = 4096
+
+# Pairs of consecutive builds of one deployment the catalogue diffs in one run, the newest first; older pairs
+# are listed as not compared, saying why. A diff re-derives both builds and bootstraps their records (~0.25 s
+# for a demo-sized build), and nothing is reused from an earlier run (the site is output, never input):
+# 500 builds of one deployment took > 115 s and 745 MB when every pair was diffed. 32 pairs is months of
+# weekly builds, a few seconds of diffs.
+MAX_DIFFS_PER_DEPLOYMENT = 32

@@ -160,13 +160,15 @@ def test_trend_points_and_diff_marks(site, builds):
     assert html.count('href="../diffs/') >= 2 and "<figcaption>" in html and "ring" in html
 
 
-def test_documents_copied_and_linked(site, builds):
+def test_documents_rendered_from_the_json_and_linked(site, builds):
+    """The site serves the JSON as read and a page rendered from it, never the author's HTML or PDF."""
     out, _ = site
     for b in builds:
         sha = hashlib.sha256((b.folder / "factsheet.json").read_bytes()).hexdigest()
-        copied = out / "builds" / sha[:16]
-        for name in ("factsheet.json", "factsheet.html", "factsheet.pdf"):
-            assert (copied / name).read_bytes() == (b.folder / name).read_bytes()
+        copied = out / "builds" / sha
+        assert (copied / "factsheet.json").read_bytes() == (b.folder / "factsheet.json").read_bytes()
+        assert f"sha256:{sha}" in (copied / "factsheet.html").read_text()
+        assert not (copied / "factsheet.pdf").exists()
     assert (out / "assets" / "catalogue.js").is_file() and (out / "assets" / "catalogue.css").is_file()
 
 
@@ -215,36 +217,35 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, builds, case):
     assert (sorted(p.name for p in site.iterdir()) if site.exists() else None) == before
 
 
-def test_incremental_rebuild_reads_only_what_is_new(tmp_path, builds, other_build, keys, monkeypatch):
-    import factsheet.validate as validate
-
-    calls: list[Path] = []
-    real = validate.load_factsheet
-    monkeypatch.setattr(validate, "load_factsheet", lambda p: calls.append(Path(p)) or real(p))
+def test_every_run_rederives_from_the_sources(tmp_path, builds, other_build, keys):
+    """Nothing is taken from an earlier site (it is output, never input): every run reads and re-derives
+    every factsheet; a build no longer found leaves the site."""
     root = tmp_path / "in"
     for i, b in enumerate(builds[:2]):
         copy_build(b.folder, root / str(i + 1))
     site = tmp_path / "site"
     first = build_catalogue([root], site, [keys[1]])
-    assert len(first.read) == 2 and first.diffs_computed == 1
+    assert len(first.read) == 2 and first.diffs_computed == 1 and first.unsupported == 0
     index_before = (site / "index.html").read_text()
 
-    calls.clear()
     second = build_catalogue([root], site, [keys[1]])
-    assert second.read == [] and calls == [] and second.reused == 2 and second.diffs_computed == 0
+    assert len(second.read) == 2 and second.reused == 0 and second.diffs_computed == 1
 
-    # A new deployment: only its factsheet is read.
+    # A new deployment, and a new build of an existing one.
     copy_build(other_build, root / "other")
-    third = build_catalogue([root], site, [keys[1]])
-    assert third.read == [root / "other" / "factsheet.json"] and third.reused == 2
-    assert third.deployments == 2 and "other-deployment" in (site / "index.html").read_text()
-
-    # A new build of an existing deployment: read, and the build before it too (diff needs its records).
     copy_build(builds[2].folder, root / "3")
-    fourth = build_catalogue([root], site, [keys[1]])
-    assert sorted(fourth.read) == sorted([root / "3" / "factsheet.json", root / "2" / "factsheet.json"])
-    assert fourth.diffs_computed == 1 and fourth.builds == 4
+    third = build_catalogue([root], site, [keys[1]])
+    assert len(third.read) == 4 and third.deployments == 2 and third.diffs_computed == 2
+    assert "other-deployment" in (site / "index.html").read_text()
     assert index_before != (site / "index.html").read_text()
+
+    # A build removed from the sources leaves the site.
+    gone = hashlib.sha256((root / "other" / "factsheet.json").read_bytes()).hexdigest()
+    assert (site / "builds" / gone).is_dir()
+    shutil.rmtree(root / "other")
+    fourth = build_catalogue([root], site, [keys[1]])
+    assert fourth.builds == 3 and not (site / "builds" / gone).exists()
+    assert len(list((site / "deployments").glob("*.html"))) == 1
 
 
 def test_a_factsheet_cannot_lead_the_catalogue_out_of_its_folder(tmp_path, builds):

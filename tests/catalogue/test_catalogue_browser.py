@@ -209,7 +209,8 @@ def _broken(site: Path, tmp_path: Path) -> Path:
 def test_check_fails_when_the_site_breaks(browser, site, tmp_path, breakage):
     broken = _broken(site, tmp_path)
     index, js = broken / "index.html", broken / "assets" / "catalogue.js"
-    (deployment,) = [p for p in pages(broken)[1:] if "catalogue-demo" in p.name]
+    # pages are named by the deployment's digest: found by their heading
+    (deployment,) = [p for p in pages(broken)[1:] if "<h1>catalogue-demo" in p.read_text()]
     if breakage == "console error":
         js.write_text(js.read_text().replace('"use strict";', '"use strict";\nundefinedFunction();'))
     elif breakage == "dead link":
