@@ -146,8 +146,9 @@ def _bounded_responses() -> Iterator[None]:
     which has no limit). MLflow makes its own requests.Session, so `Session.send` is wrapped for the
     duration of the publish (and restored after): a body MLflow asked for whole is streamed and read here."""
     import requests
+    from requests.adapters import HTTPAdapter
 
-    original = requests.Session.send
+    original, from_adapter = requests.Session.send, HTTPAdapter.send
 
     def send(self, request, **kwargs):
         whole = not kwargs.get("stream", False)
@@ -156,11 +157,19 @@ def _bounded_responses() -> Iterator[None]:
             _read_bounded(response)
         return response
 
-    requests.Session.send = send
+    def adapter_send(self, request, **kwargs):
+        # A redirect's body is read by the session itself (`resp.content`) before it follows the redirect,
+        # or even when it does not: read here first, within the same bounds, as each response arrives.
+        response = from_adapter(self, request, **kwargs)
+        if response.is_redirect:
+            _read_bounded(response)
+        return response
+
+    requests.Session.send, HTTPAdapter.send = send, adapter_send
     try:
         yield
     finally:
-        requests.Session.send = original
+        requests.Session.send, HTTPAdapter.send = original, from_adapter
 
 
 def check_reachable(spec: PublishSpec) -> None:

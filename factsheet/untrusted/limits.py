@@ -67,7 +67,8 @@ MAX_COMPLIANCE_REPORT_BYTES = 8 * MIB
 
 # One response body from an MLflow tracking server (`publish`): its JSON answers to the few calls publish
 # makes (an experiment, one run found by digest, a model version, an artifact listing of a dozen files) are
-# a few KB; 16 MiB is thousands of times that. An endless body took 3.6 GB before; now it is cut off at this
+# a few KB; 16 MiB is thousands of times that. An endless body took 3.6 GB before (a redirect's, read by requests
+# before following it, too); now it is cut off at this
 # size, and a body still arriving after MAX_MLFLOW_RESPONSE_S (one at 1 byte/s never hits a socket timeout)
 # is cut off by time.
 MAX_MLFLOW_RESPONSE_BYTES = 16 * MIB

@@ -85,12 +85,15 @@ def test_credentials_in_the_uri_are_never_printed(tmp_path, monkeypatch):
 
 class _Endless(BaseHTTPRequestHandler):
     delay_s = 0.0  # between chunks: 0 for an endless fast body, > 0 for a slow drip
+    redirect = False  # answer 302 to the same path (requests reads a redirect's body whole before following)
 
     def log_message(self, *args):
         pass
 
     def do_GET(self):
-        self.send_response(200)
+        self.send_response(302 if self.redirect else 200)
+        if self.redirect:
+            self.send_header("Location", self.path)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
         chunk = b" " * (1 << 16) if not self.delay_s else b" "
@@ -106,8 +109,8 @@ class _Endless(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def _serving(delay_s: float):
-    handler = type("Handler", (_Endless,), {"delay_s": delay_s})
+def _serving(delay_s: float, redirect: bool = False):
+    handler = type("Handler", (_Endless,), {"delay_s": delay_s, "redirect": redirect})
     with serving(handler) as uri:
         yield uri
 
@@ -126,3 +129,16 @@ def test_a_slow_drip_answer_is_cut_off_by_time(tmp_path, monkeypatch):
         start = time.monotonic()
         _one_line(_publish(uri, tmp_path, monkeypatch), "took over 1 s")
         assert time.monotonic() - start < 20
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.01])
+def test_a_redirects_endless_body_is_bounded_too(delay_s, tmp_path, monkeypatch):
+    """A 302 whose body never ends: requests reads a redirect's body whole before it follows the redirect
+    (outside the bound on the final answer: unbounded memory, or for ever at a slow drip)."""
+    monkeypatch.setattr(publish_mlflow, "MAX_MLFLOW_RESPONSE_S", 1.0)
+    with _serving(delay_s, redirect=True) as uri:
+        start = time.monotonic()
+        words = "took over 1 s" if delay_s else f"{MAX_MLFLOW_RESPONSE_BYTES:,} bytes"
+        _one_line(_publish(uri, tmp_path, monkeypatch), words)
+        assert time.monotonic() - start < 30
+    assert list(tmp_path.iterdir()) == []
