@@ -43,6 +43,7 @@ from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.measurement import NotMeasured
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
+from probes.hostload import HostLoad
 from probes.load.capacity import find_capacity, point_runner
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
@@ -219,13 +220,17 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
                 progress=run.bar(label),
                 profile=_profile(run.spec),
                 server_view=run.spec.load.server_view,
+                server_pid=live.server_pid,
             )
         )
         data = records_jsonl(result.records)
         context = load_point_context(result)
         records = run.checkpoints.records(f"load-{i:02d}.jsonl", data, len(result.records), context)
         scrapes = _scrapes(run, f"load-{i:02d}.jsonl", result, context)
-        entries.append(LoadPointEntry(result=result, records=records, server_records=scrapes))
+        entry = LoadPointEntry(
+            result=result, records=records, server_records=scrapes, host_load=result.host_load
+        )
+        entries.append(entry)
         run.checkpoints.save(name, key, entries[-1], label)
         m = result.metrics
         run.log(
@@ -289,6 +294,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     records: list[RecordsFile] = []
     rates: dict[float, float | None] = {}  # value -> its search probe's completed req/s
     scrapes: list[RecordsFile | None] = []
+    loads: list[HostLoad | NotMeasured | None] = []  # the host's own load over each probe
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
         runner = point_runner(
@@ -301,6 +307,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
             tokenizer_path=live.tokenizer_path,
             profile=search.profile,
             server_view=run.spec.load.server_view,
+            server_pid=live.server_pid,
         )
 
         def probe(value: float) -> PointResult:
@@ -312,6 +319,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
             if saved is not None:
                 records.append(saved.records)
                 scrapes.append(saved.server_records)
+                loads.append(saved.host_load)
                 return saved.result
             run.log(f"{label}, {requests} requests{_expected(rates.get(value), requests)}")
             result = runner(value, run.bar(label))
@@ -328,7 +336,10 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
             )
             records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records), context))
             scrapes.append(_scrapes(run, f"{name}.jsonl", result, context))
-            entry = LoadPointEntry(result=result, records=records[-1], server_records=scrapes[-1])
+            loads.append(result.host_load)
+            entry = LoadPointEntry(
+                result=result, records=records[-1], server_records=scrapes[-1], host_load=loads[-1]
+            )
             run.checkpoints.save(name, key, entry, label)
             return result
 
@@ -354,7 +365,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         f"  {search.what} at SLO: {result.capacity} ({result.stop_reason}); "
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
-    return CapacitySection(result=result, records=records, server_records=scrapes)
+    return CapacitySection(result=result, records=records, server_records=scrapes, host_load=loads)
 
 
 def _capacity_key(

@@ -19,6 +19,7 @@ from factsheet.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
 from probes.core.measurement import PERCENTILE_METHOD, Model, NotMeasured
 from probes.energy import CarbonResult, EnergyResult
+from probes.hostload import HostLoad
 from probes.load.capacity import CapacityResult
 from probes.load.point import LoadPoint
 from probes.load.runner import PointResult
@@ -42,7 +43,10 @@ from tuner import TuningResult
 # saturation test (`saturation`) and the scrape records (`server_records`); stop_reason "saturated".
 # 1.4.0: load.compared_workloads: capacity at SLO for further workload profiles (e.g. chat-sessions beside
 # synthetic), each search's records bound to its profile ("workload capacity step").
-SCHEMA_VERSION = "1.5.0"
+# 1.6.0: each load run's host load (`load.points[].host_load`, `load.capacity.host_load`, the compared
+# workloads' too): CPU used by other processes and steal over the run, from /proc (probes/hostload), and
+# whether the run was measured on a busy host.
+SCHEMA_VERSION = "1.6.0"
 
 
 class Identity(ModelIdentity):
@@ -80,6 +84,9 @@ class LoadPointEntry(Model):
     server_records: RecordsFile | None = Field(
         None, description="the /metrics scrapes of the run (schema >= 1.3.0; None: no page was scraped)"
     )
+    host_load: HostLoad | NotMeasured | None = Field(
+        None, description="what else used the host over the run, and whether it was busy (schema >= 1.6.0)"
+    )
 
 
 def headline_index(points: list[LoadPointEntry]) -> int | None:
@@ -96,6 +103,10 @@ class CapacitySection(Model):
         default_factory=list,
         description="each probed point's /metrics scrapes, in probing order (schema >= 1.3.0; None: none)",
     )
+    host_load: list[HostLoad | NotMeasured | None] = Field(
+        default_factory=list,
+        description="what else used the host over each probed point's run, in probing order (schema >= 1.6.0)",
+    )
 
     @model_validator(mode="after")
     def _one_records_file_a_point(self) -> CapacitySection:
@@ -108,6 +119,8 @@ class CapacitySection(Model):
             )
         if len(self.server_records) > points:
             raise ValueError(f"server_records: {len(self.server_records)} entries for {points} probed points")
+        if len(self.host_load) > points:
+            raise ValueError(f"host_load: {len(self.host_load)} entries for {points} probed points")
         return self
 
     def answer_point(self):

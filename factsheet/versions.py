@@ -43,6 +43,8 @@ BINDS_RECORDS = Version(1, 2, 0)  # every raw-records file starts with its conte
 KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's measurements and their records
 # 1.3.0: each run's /metrics scrapes (`server_records`), its server view and saturation test; validate checks
 # them whenever a document states them, so no version gate is needed.
+# 1.6.0: each load run's host load (CPU of other processes and steal, from /proc): attested, optional, so no
+# version gate is needed either.
 
 
 def at_least(stated: str, version: Version) -> bool:

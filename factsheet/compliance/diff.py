@@ -19,7 +19,8 @@ gave a 0.3 ms wide interval, and the gate alarmed on it):
   beyond noise when the new range lies wholly below (or above) the old one.
 
 A figure regresses when it got worse beyond noise *and* beyond its limit. All noise here is within-run: no
-between-run variance is recorded yet, so the report says so.
+between-run variance is recorded yet, so the report says so. A row whose runs were measured on a busy host
+(probes/hostload: other processes' CPU and steal) says so in its notes, on either side.
 
 Both factsheets are re-derived from their raw records first: a figure either side's records do not support
 is not comparable; a candidate whose figures do not re-derive, or a diff with nothing comparable, is no
@@ -44,6 +45,7 @@ from factsheet import provenance as prov
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.export.text import markdown_code, markdown_text
+from factsheet.host_load import RunLoad, busy_note, search_loads
 from factsheet.outputs import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.rederive import Discrepancy
 from factsheet.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
@@ -461,9 +463,20 @@ def _capacity_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Pat
             why = "different search (knob, SLO, minimum attainment, request shape or prompts differ)"
             out.append(_Row(_nc(CAPACITY, scope, why), None, None))
         else:
-            out.append(_Row(_capacity_row(scope, o.section, n.section), o.path, n.path))
+            row = _capacity_row(scope, o.section, n.section)
+            _host_notes([row], search_loads(o.section, scope, o.path), search_loads(n.section, scope, n.path))
+            out.append(_Row(row, o.path, n.path))
             out += _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)
     return out
+
+
+def _host_notes(figures: list[FigureDiff], old: list[RunLoad], new: list[RunLoad]) -> None:
+    """A row whose runs were measured on a busy host says so (probes/hostload): its figures measure the
+    host as much as the deployment."""
+    notes = [n for n in (busy_note("old", old), busy_note("new", new)) if n]
+    for f in figures:
+        if f.status == "compared":
+            f.notes += notes
 
 
 def _established(section: CapacitySection) -> tuple[float | None, float | None]:
@@ -535,6 +548,8 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
         label, ro.points[io].metrics, records(o, io, old_folder), rn.points[i_n].metrics,
         records(n, i_n, new_folder), indicative=False,
     )  # fmt: skip
+    _host_notes(figures, search_loads(o.section, scope, o.path)[io : io + 1],
+                search_loads(n.section, scope, n.path)[i_n : i_n + 1])  # fmt: skip
     return [_Row(f, o.path, n.path) for f in figures]
 
 
@@ -566,6 +581,7 @@ def _load_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Path) -
         else:
             figures = _run_figures(label, o.result.metrics, old_recs[label], e.result.metrics, new_recs[label],
                                    indicative=True)  # fmt: skip
+            _host_notes(figures, [RunLoad(label, "", o.host_load)], [RunLoad(label, "", e.host_load)])
             out += [_Row(f, f"load.points[{i}]", f"load.points[{j}]") for f in figures]
     for label in old_at:
         out += [_Row(_nc(n, label, "no such load point in the new factsheet"), None, None) for n in names]

@@ -34,6 +34,7 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{section}.reason", "attested only", "why the capacity search did not run"),
         (f"{section}.records", "re-derived", "the records' digest, count and header"),
         (f"{section}.server_records", "re-derived", "the /metrics scrapes' digest, count and header"),
+        (f"{section}.host_load", "attested only", "the host's CPU over each probe from /proc as found (>= 1.6.0)"),
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
         (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
@@ -98,6 +99,9 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     (f"{P}.server_view.reason", "attested only", "why no /metrics page was read (no endpoint), as found"),
     (f"{P}.saturation", "re-derived", "the trend tests on the scrapes' waiting queue and the records' TTFT"),
     (f"{P}.scrapes", "attested only", "never written (the scrapes are the file named by .server_records)"),
+    (f"{P}.host_load", "attested only", "never written (the run's host load is load.points[].host_load)"),
+    ("load.points[].host_load", "attested only", "the host's CPU over the run from /proc as found (>= 1.6.0): "
+     "no record keeps it"),
     # Capacity: the load section's search, and each compared workload's (below).
     *_capacity_rules("load.capacity"),
     # Compared workloads (schema >= 1.4.0).

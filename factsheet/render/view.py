@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from factsheet.glance import answer_hit_rate
+from factsheet.host_load import run_loads
 from factsheet.render.environment import fmt_sig, label
 from factsheet.render.server_view import server_view_rows
 from factsheet.schema import Factsheet, LoadSection
@@ -56,6 +57,7 @@ def view(sheet: Factsheet) -> dict:
         "library_rows": _library_rows(sheet.system),
         "definitions": _definitions(sheet.load),
         "server_view_rows": server_view_rows(sheet.load),
+        "host_loads": run_loads(sheet.load),
     }
 
 

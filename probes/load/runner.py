@@ -14,6 +14,7 @@ from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, NotMeasured, summarize
 from probes.core.progress import Update
+from probes.hostload import HostLoad, HostLoadMeter
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint, begin_body, new_client, request_body, warm
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics, request_latencies
@@ -98,6 +99,9 @@ class PointResult(Model):
     )
     saturation: Saturation | None = Field(None, description="the saturation test (schema >= 1.3.0)")
     scrapes: list[ScrapeRecord] | NotMeasured | None = Field(exclude=True, default=None)
+    host_load: HostLoad | NotMeasured | None = Field(
+        exclude=True, default=None, description="what else used the host over the run (probes/hostload)"
+    )
 
 
 Progress = Update
@@ -171,11 +175,13 @@ async def run_point(
     profile: WorkloadProfile | None = None,
     sampling: dict | None = None,
     server_view: ServerViewSpec | None = None,
+    server_pid: int | None = None,
 ) -> PointResult:
     """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`. `profile`
     builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones.
     `sampling` (e.g. a tuner configuration's temperature, top_p) goes into every request's body;
-    `server_view` scrapes the target's /metrics while it runs (probes/server_view)."""
+    `server_view` scrapes the target's /metrics while it runs (probes/server_view). The host's own load over
+    the run is measured (`host_load`), the embedded server's process tree (`server_pid`) apart."""
     if profile is not None:
         ctx = BuildContext(point.num_requests, point.seed, point.input_len, point.output_len, tokenizer_path)
         plan = build_plan(profile, ctx)
@@ -187,8 +193,11 @@ async def run_point(
         plan = Plan(prompts, output_lens, workload)
     endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos, dict(sampling or {}))
     _check_plan(plan, point, endpoint)
+    meter = HostLoadMeter(server_pid)
     with _fewer_gc_pauses():
-        return await _drive(base_url, point, slo, endpoint, plan, progress, percentiles, server_view)
+        result = await _drive(base_url, point, slo, endpoint, plan, progress, percentiles, server_view)
+    result.host_load = meter.stop()
+    return result
 
 
 def _check_plan(plan: Plan, point: LoadPoint, endpoint: Endpoint) -> None:

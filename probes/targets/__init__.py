@@ -29,6 +29,11 @@ class LiveTarget(Model):
     engine: EngineInfo | None = None
     prepared_model: PreparedModel | None = None
     server_listing: dict = Field(default_factory=dict)
+    server_pid: int | None = Field(
+        None,
+        exclude=True,
+        description="the embedded server's process (its CPU is measured apart from others)",
+    )
 
 
 @contextlib.contextmanager
@@ -57,6 +62,7 @@ def open_target(
             tokenizer_path=prepared.tokenizer_path,
             engine=server.engine_info(),
             prepared_model=prepared,
+            server_pid=server.pid,
         )
 
 
