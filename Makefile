@@ -1,4 +1,5 @@
-# Two commands a newcomer needs (see README): `make demo` and `make test`. Both are idempotent:
+# Two commands a newcomer needs (see README): `make demo` and `make test` (`make check`: the fast lane while
+# developing). All are idempotent:
 # stamp files make a second run reuse what is installed; the converted model is cached by sha256.
 PYTHON ?= python3
 VENV := .venv
@@ -18,14 +19,21 @@ ifneq ($(HUMANEVAL),)
 export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
 endif
 
-.PHONY: demo test docs bench lint schemas system test-system tool serving clean
+.PHONY: demo test check docs bench lint schemas system test-system tool serving clean
 
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
+# Every test, every lane (CI runs this).
 test: system test-system tool serving docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
+
+# The fast lane while developing: ruff and the `unit` tests (no subprocess CLI,
+# browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), a few minutes on 2 cores.
+check: system tool
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest -m unit -q
 
 # The documentation site (docs/, mkdocs.yml) into out/docs/; --strict: a broken link or anchor fails it.
 docs: tool

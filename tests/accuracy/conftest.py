@@ -2,7 +2,8 @@ import gzip
 from pathlib import Path
 
 import pytest
-from humaneval_path import DATASET
+
+from tests.support.humaneval_path import DATASET
 
 SMALL_TASKS = 10
 

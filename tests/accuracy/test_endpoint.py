@@ -5,11 +5,11 @@ import gzip
 import hashlib
 
 import pytest
-from fake_http import FakeHandler, serving, serving_release
-from humaneval_path import DATASET, task_in
 
 from probes.accuracy import AccuracyError, HumanEvalSpec, SubsetSpec, run_humaneval
 from probes.accuracy.dataset import HUMANEVALPLUS_FILE, load_dataset
+from tests.support.fake_http import FakeHandler, serving, serving_release
+from tests.support.humaneval_path import DATASET, task_in
 
 
 class _FakeLLM(FakeHandler):

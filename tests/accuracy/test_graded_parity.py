@@ -2,22 +2,18 @@
 results, and how it is compared with our graded judge's, on programs whose counts are known."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-from probes.accuracy.harness import SampleVerdict, judge
-from probes.accuracy.harness import TestVerdict as SetVerdict  # not a test class
-from probes.accuracy.sandbox import SandboxLimits
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from humaneval_graded import (  # noqa: E402
+from bench.humaneval_graded import (
     EVALPLUS_TIMED_OUT,
     PER_INPUT_TIME_OUT,
     compare_counts,
     reference_count,
 )
+from probes.accuracy.harness import SampleVerdict, judge
+from probes.accuracy.harness import TestVerdict as SetVerdict  # not a test class
+from probes.accuracy.sandbox import SandboxLimits
 
 # HumanEval/4 (mean absolute deviation) wrong only on lists longer than 10: every base input is shorter,
 # so it passes base and fails exactly the plus inputs longer than 10 (in v0.1.10, 345 of 785; EvalPlus 0.3.1
@@ -114,7 +110,7 @@ def test_a_lower_count_without_a_time_out_is_unexplained():
 
 
 def test_report_counts_agreement_over_the_samples_counted():
-    from humaneval_graded import graded_report
+    from bench.humaneval_graded import graded_report
 
     class S:  # a bench Sample's fields the report reads
         def __init__(self, set_name, correct=True, note=""):

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from probes.accuracy.parity import EVALPLUS_PARITY
+from tests.support import sheet_fixture as fx
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "humaneval_parity_results.md"
 
@@ -24,11 +25,6 @@ def test_parity_constant_is_the_bench_record():
 
 
 def test_accuracy_section_states_the_parity():
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
-    import sheet_fixture as fx
-
     from factsheet.render import render_html
 
     sheet = fx.build_sheet(fx.load_points())

@@ -4,13 +4,13 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from humaneval_path import DATASET
 
 from probes.accuracy import AccuracyError, evaluate_samples, write_eval_report
 from probes.accuracy.dataset import HUMANEVALPLUS_SHA256, load_dataset
 from probes.accuracy.harness import expected_outputs, judge, program_for
 from probes.accuracy.passk import pass_at_k
 from probes.accuracy.sandbox import SandboxLimits
+from tests.support.humaneval_path import DATASET
 
 
 def test_small_canonical_pass_and_wrong_fail(small_tasks, small_expected):

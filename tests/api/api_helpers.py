@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import mock_spec
 from typer.testing import CliRunner
 
 from factsheet.cli import app
+from tests.support import mock_spec
 
 # Two short points: what these tests are about is the calls' results, not the figures.
 endpoint_spec = functools.partial(mock_spec.endpoint_spec, points=((2, 6), (4, 8)))

@@ -6,16 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from api_helpers import endpoint_spec
 
 from factsheet import build_factsheet, generate_keys
-from probes.targets.mock_server import MockServerConfig, running
+from tests.api.api_helpers import endpoint_spec
+from tests.support.mock_server import mock_url_fixture
 
-
-@pytest.fixture(scope="session")
-def mock_url():
-    with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
-        yield url
+mock_url = mock_url_fixture(ttft_ms=20, itl_ms=5)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-from api_helpers import cli, endpoint_spec, files_under, policy
 
 from factsheet import (
     InputError,
@@ -26,6 +25,7 @@ from factsheet import (
 from factsheet.api.results import Result
 from probes.core.digests import sha256_bytes
 from probes.core.errors import CheckFailed
+from tests.api.api_helpers import cli, endpoint_spec, files_under, policy
 
 
 def test_build_names_every_file_it_leaves(built):

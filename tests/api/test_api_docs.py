@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from api_helpers import endpoint_spec, files_under
+from tests.api.api_helpers import endpoint_spec, files_under
 
 ROOT = Path(__file__).resolve().parents[2]
 API_PAGE = ROOT / "docs" / "api.md"

@@ -9,10 +9,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import mock_spec
 from typer.testing import CliRunner
 
 from factsheet.cli import app
+from tests.support import mock_spec
 
 
 @dataclass

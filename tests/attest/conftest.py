@@ -4,15 +4,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from attest_helpers import endpoint_spec, run_cli
 
-from probes.targets.mock_server import MockServerConfig, running
+from tests.attest.attest_helpers import endpoint_spec, run_cli
+from tests.support.mock_server import mock_url_fixture
 
-
-@pytest.fixture(scope="session")
-def mock_url():
-    with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=2)) as url:
-        yield url
+mock_url = mock_url_fixture(ttft_ms=20, itl_ms=2)
 
 
 @pytest.fixture(scope="session")

@@ -2,9 +2,9 @@
 whose graded share is counted from the dataset by hand."""
 
 import pytest
-from humaneval_path import DATASET
 
 from probes.accuracy import AccuracyError
+from tests.support.humaneval_path import DATASET
 from tuner.campaign.accuracy import load_subset, measure_accuracy
 
 IDS = ["HumanEval/0", "HumanEval/4"]

@@ -2,11 +2,11 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_http import serving_release
-from humaneval_path import DATASET
 from typer.testing import CliRunner
 
 from factsheet.cli import app
+from tests.support.fake_http import serving_release
+from tests.support.humaneval_path import DATASET
 
 runner = CliRunner()
 
@@ -15,7 +15,7 @@ def test_campaign_then_predict_from_the_cli(tmp_path):
     spec = tmp_path / "c.yaml"
     spec.write_text(
         "feature_model: vllm_serving\nsample: {method: uniform, n: 8, seed: 1}\nrepetitions: 2\n"
-        "measurer: campaign_measurers:synthetic\n"
+        "measurer: tests.support.campaign_measurers:synthetic\n"
     )
     res = runner.invoke(app, ["campaign", str(spec), "-o", str(tmp_path / "c")])
     assert res.exit_code == 0, res.output

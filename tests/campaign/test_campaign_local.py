@@ -4,7 +4,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,15 +12,13 @@ from tuner.campaign.runner import run_campaign
 from tuner.campaign.spec import CampaignSpec
 from tuner.campaign.store import CampaignError, CampaignStore
 
-HERE = Path(__file__).parent
-
 
 def spec(**kw) -> CampaignSpec:
     base = {
         "feature_model": "generation_config",
         "sample": {"method": "uniform", "n": 6, "seed": 1},
         "repetitions": 2,
-        "measurer": "campaign_measurers:synthetic",
+        "measurer": "tests.support.campaign_measurers:synthetic",
     }
     return CampaignSpec.model_validate({**base, **kw})
 
@@ -86,8 +83,8 @@ def test_other_plan_in_directory_is_refused(tmp_path):
 
 
 def test_a_measurer_that_cannot_be_built_leaves_no_plan(tmp_path):
-    with pytest.raises(CampaignError, match="measurer: cannot build 'campaign_measurers:nope'"):
-        run_campaign(spec(measurer="campaign_measurers:nope"), tmp_path / "c")
+    with pytest.raises(CampaignError, match="measurer: cannot build 'tests.support.campaign_measurers:nope'"):
+        run_campaign(spec(measurer="tests.support.campaign_measurers:nope"), tmp_path / "c")
     assert not (tmp_path / "c").exists()
 
 
@@ -98,7 +95,9 @@ def test_the_ray_executor_builds_no_measurer_on_the_driver(tmp_path, monkeypatch
     monkeypatch.setattr(
         ray_executor, "run_on_ray", lambda spec, store, by_id, pending, **kw: seen.extend(pending)
     )
-    run_campaign(spec(executor="ray", measurer="campaign_measurers:nope"), tmp_path / "c")  # built on workers
+    run_campaign(
+        spec(executor="ray", measurer="tests.support.campaign_measurers:nope"), tmp_path / "c"
+    )  # built on workers
     assert len(seen) == 12 and (tmp_path / "c" / "plan.json").exists()
 
 
@@ -112,7 +111,7 @@ def test_kill_9_mid_campaign_loses_nothing_and_resumes(tmp_path):
         f"run_campaign(CampaignSpec.model_validate_json(Path({str(tmp_path / 'spec.json')!r}).read_text()),"
         f" Path({str(tmp_path / 'c')!r}))"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.getcwd()])}
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env)
     store = CampaignStore(tmp_path / "c")
     deadline = time.monotonic() + 120
@@ -123,7 +122,6 @@ def test_kill_9_mid_campaign_loses_nothing_and_resumes(tmp_path):
     done_before = store.done()
     assert 4 <= len(done_before) < 12, "killed mid-campaign"
     calls_before = len(log.read_text().splitlines())
-    sys.path.insert(0, str(HERE))
     run_campaign(s, tmp_path / "c")
     assert store.done() >= done_before and len(store.done()) == 12
     # only what was not finished is measured again (at most the one in flight at the kill)

@@ -1,7 +1,6 @@
 """The Ray executor on a local cluster started by the test (2 CPUs, no dashboard, small object store)."""
 
 import os
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,13 +10,11 @@ ray = pytest.importorskip("ray", reason="ray not installed (optional extra 'ray'
 from tuner.campaign.runner import run_campaign  # noqa: E402
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
 
-HERE = Path(__file__).parent
-
 
 @pytest.fixture
 def local_ray(monkeypatch):
-    # workers inherit the driver's environment: they import the test measurer and this checkout
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.getcwd()]))
+    # workers inherit the driver's environment: they import the test measurer (tests.support) and this checkout
+    monkeypatch.setenv("PYTHONPATH", os.getcwd())
     try:
         ray.init(
             num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024 * 1024, log_to_driver=False
@@ -37,7 +34,7 @@ def test_ray_campaign_survives_a_killed_worker(tmp_path, local_ray):
             "feature_model": "vllm_serving",
             "sample": {"method": "uniform", "n": 4, "seed": 2},
             "repetitions": 2,
-            "measurer": "campaign_measurers:synthetic",
+            "measurer": "tests.support.campaign_measurers:synthetic",
             "options": {"log": str(log), "kill_file": str(kill)},
             "executor": "ray",
         }

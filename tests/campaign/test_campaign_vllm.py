@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from humaneval_path import DATASET
 
+from tests.support.humaneval_path import DATASET
 from tuner.campaign.runner import run_campaign
 from tuner.campaign.spec import CampaignSpec
 from tuner.features.derive import serving_python

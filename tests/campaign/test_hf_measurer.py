@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from humaneval_path import DATASET
-from procs import running
 
+from tests.support.humaneval_path import DATASET
+from tests.support.procs import running
 from tuner.campaign.hf_measurer import (
     RUNNER_CONSTRAINTS,
     HfMeasurer,

@@ -8,9 +8,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from fake_http import FakeHandler, serving
-from humaneval_path import DATASET, task_in
 
+from tests.support.fake_http import FakeHandler, serving
+from tests.support.humaneval_path import DATASET, task_in
 from tuner.campaign.runner import measure_one
 from tuner.campaign.store import CampaignStore
 from tuner.campaign.vllm_measurer import from_options

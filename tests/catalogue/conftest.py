@@ -7,17 +7,16 @@ Known truth is what each factsheet JSON states, read here with json (not the cat
 from __future__ import annotations
 
 import textwrap
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from humaneval_path import DATASET, records
 from typer.testing import CliRunner
 
 from factsheet.cli import app
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.fake_rapl import wall_clock_counter
+from tests.support.humaneval_path import DATASET, records
 
 runner = CliRunner()
 # HumanEval+ Mini (the same tasks, a dozen plus inputs instead of a thousand): the expected outputs take
@@ -29,27 +28,6 @@ MINI = DATASET.with_name("HumanEvalPlus-Mini-v0.1.10.jsonl.gz")
 class Build:
     folder: Path  # holds factsheet.json and its documents
     watts: float
-
-
-def _powercap(root: Path, watts: float) -> tuple[Path, threading.Event, threading.Thread]:
-    """A RAPL package counter advancing at `watts` of wall-clock time (as tests/factsheet/test_build_energy)."""
-    zone = root / "intel-rapl:0"
-    zone.mkdir(parents=True)
-    (zone / "name").write_text("package-0\n")
-    (zone / "max_energy_range_uj").write_text(f"{2**32}\n")
-    (zone / "energy_uj").write_text("0\n")
-    t0, stop = time.time(), threading.Event()
-
-    def write() -> None:
-        while not stop.is_set():
-            tmp = zone / ".energy_uj"
-            tmp.write_text(f"{round(watts * (time.time() - t0) * 1e6) % 2**32}\n")
-            tmp.replace(zone / "energy_uj")
-            time.sleep(0.005)
-
-    thread = threading.Thread(target=write, daemon=True)
-    thread.start()
-    return root, stop, thread
 
 
 def _spec(name: str, url: str, extra: str) -> str:
@@ -94,20 +72,16 @@ def _build(
     tmp.mkdir(parents=True)
     if gate:
         (tmp / "gate.yaml").write_text(POLICY)
-    cap_root, stop, thread = _powercap(tmp / "powercap", watts)
+    cap_root = tmp / "powercap"  # a RAPL package counter at `watts` while the build runs
     extra = (
         f"energy:\n  idle_s: 0.5\n  gpu: false\n  sample_interval_s: 0.05\n  powercap_root: {cap_root}\n"
         f"accuracy:\n  dataset: {MINI}\n  subset: {{first: 2}}\n  max_tokens: 64\n"
         + ("compliance: {policies: [gate.yaml]}\n" if gate else "")
     )
-    try:
-        with running(server) as url:
-            (tmp / "model.yaml").write_text(_spec(name, url, extra))
-            args = ["build", str(tmp / "model.yaml"), "-o", str(tmp / "out")]
-            result = runner.invoke(app, args + (["--sign-key", str(key)] if key else []))
-    finally:
-        stop.set()
-        thread.join()
+    with wall_clock_counter(cap_root, watts), running(server) as url:
+        (tmp / "model.yaml").write_text(_spec(name, url, extra))
+        args = ["build", str(tmp / "model.yaml"), "-o", str(tmp / "out")]
+        result = runner.invoke(app, args + (["--sign-key", str(key)] if key else []))
     assert result.exit_code == 0, result.output
     return Build(tmp / "out", watts)
 

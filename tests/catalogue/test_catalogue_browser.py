@@ -12,10 +12,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from catalogue_browser import chromium
 from playwright.sync_api import Error as PlaywrightError
 
 from factsheet.catalogue import build_catalogue
+from tests.catalogue.catalogue_browser import chromium
 
 
 @pytest.fixture(scope="module")

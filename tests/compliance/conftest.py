@@ -6,15 +6,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from compliance_builds import build, spec_text
 
-from probes.targets.mock_server import MockServerConfig, running
+from tests.support.compliance_builds import build, spec_text
+from tests.support.mock_server import mock_url_fixture
 
-
-@pytest.fixture(scope="session")
-def mock_url():
-    with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
-        yield url
+mock_url = mock_url_fixture(ttft_ms=20, itl_ms=5)
 
 
 @pytest.fixture(scope="session")

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import json
 
-from compliance_builds import MIN_E2EL_MS, build, runner, spec_text
-from mock_spec import P99_POLICY as POLICY
-
 from factsheet.cli import app
 from probes.core.digests import sha256_bytes
-
-POINTS = "- {concurrency: 4, num_requests: 24}\n"
-GATE = "compliance: {policies: [gate.yaml]}\n"
+from tests.support.compliance_builds import MIN_E2EL_MS, gated_build, runner
+from tests.support.mock_spec import P99_POLICY as POLICY
 
 
 def test_build_passes_its_own_policy(tmp_path, mock_url):
-    policy = {"gate.yaml": POLICY.format(name="generous", threshold=5000)}
-    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    policy = POLICY.format(name="generous", threshold=5000)
+    result, out = gated_build(tmp_path, mock_url, policy)
     assert result.exit_code == 0, result.output
     sheet = json.loads((out / "factsheet.json").read_text())
     assert sheet["compliance"]["verdict"] == "pass"
@@ -36,8 +32,8 @@ def test_build_passes_its_own_policy(tmp_path, mock_url):
 
 
 def test_build_fails_its_own_policy(tmp_path, mock_url):
-    policy = {"gate.yaml": POLICY.format(name="impossible", threshold=MIN_E2EL_MS - 15)}
-    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    policy = POLICY.format(name="impossible", threshold=MIN_E2EL_MS - 15)
+    result, out = gated_build(tmp_path, mock_url, policy)
     assert result.exit_code == 1, result.output
     assert "compliance gate failed" in result.output and "p99-impossible/p99-e2el" in result.output
     sheet = json.loads(
@@ -48,10 +44,8 @@ def test_build_fails_its_own_policy(tmp_path, mock_url):
 
 
 def test_bad_policy_stops_the_build_before_measuring(tmp_path, mock_url):
-    policy = {
-        "gate.yaml": POLICY.format(name="x", threshold=1).replace("e2el_ms.percentiles", "e2el.percentiles")
-    }
-    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    policy = POLICY.format(name="x", threshold=1).replace("e2el_ms.percentiles", "e2el.percentiles")
+    result, out = gated_build(tmp_path, mock_url, policy)
     assert result.exit_code == 2, result.output
     assert "gate.yaml" in result.output and "e2el" in result.output
     assert not out.exists()
@@ -60,8 +54,8 @@ def test_bad_policy_stops_the_build_before_measuring(tmp_path, mock_url):
 def test_policy_unusable_on_the_figure_keeps_the_measured_factsheet(tmp_path, mock_url):
     """A unit that does not match the figure shows only once the figure exists: bad input (exit 2), but
     the measurements are not thrown away."""
-    policy = {"gate.yaml": POLICY.format(name="seconds", threshold=5).replace("unit: ms", "unit: s")}
-    result, out = build(tmp_path, spec_text(mock_url, POINTS, GATE), policy)
+    policy = POLICY.format(name="seconds", threshold=5).replace("unit: ms", "unit: s")
+    result, out = gated_build(tmp_path, mock_url, policy)
     assert result.exit_code == 2, result.output
     assert "unit 's'" in result.output
     sheet = json.loads((out / "factsheet.json").read_text())
@@ -79,10 +73,8 @@ def test_signed_gated_build_carries_the_verdict(tmp_path, mock_url):
     from factsheet.attest.keys import generate
 
     private, public, _ = generate(tmp_path / "keys")
-    policy = {"gate.yaml": POLICY.format(name="generous", threshold=5000)}
-    signed, folder = build(
-        tmp_path / "b", spec_text(mock_url, POINTS, GATE), policy, "--sign-key", str(private)
-    )
+    policy = POLICY.format(name="generous", threshold=5000)
+    signed, folder = gated_build(tmp_path / "b", mock_url, policy, "--sign-key", str(private))
     assert signed.exit_code == 0, signed.output
     envelope = json.loads((folder / "factsheet.intoto.jsonl").read_text())
     verdict = json.loads(base64.b64decode(envelope["payload"]))["predicate"]["compliance"]

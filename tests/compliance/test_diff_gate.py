@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from compliance_builds import build, runner, spec_text
 
 from factsheet.cli import app
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.compliance_builds import build, runner, spec_text
 
 POINTS = "- {concurrency: 4, num_requests: 48}\n"
 

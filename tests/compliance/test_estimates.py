@@ -3,14 +3,9 @@ measurement: on the render fixture, which carries both."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
-import sheet_fixture as fx  # noqa: E402
-
-from factsheet.compliance.evaluate import evaluate  # noqa: E402
-from factsheet.compliance.policy import load_policy  # noqa: E402
+from factsheet.compliance.evaluate import evaluate
+from factsheet.compliance.policy import load_policy
+from tests.support import sheet_fixture as fx
 
 
 def test_an_estimate_is_not_evidence_where_a_measurement_is_demanded(tmp_path):

@@ -3,14 +3,9 @@ and the reason wherever a figure is absent — on a fully measured sheet and on 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
-import sheet_fixture as fx  # noqa: E402
-
-from factsheet.glance import glance_rows  # noqa: E402
-from factsheet.render import render_html  # noqa: E402
+from factsheet.glance import glance_rows
+from factsheet.render import render_html
+from tests.support import sheet_fixture as fx
 
 LABELS = [
     "Capacity at SLO", "Goodput", "p99 E2EL", "pass@1", "Energy per 1,000 requests", "Tuner recommendation",

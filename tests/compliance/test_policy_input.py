@@ -4,11 +4,11 @@ field a built-in profile names exists in the factsheet schema (a renamed field b
 from __future__ import annotations
 
 import pytest
-from compliance_builds import runner
 
 from factsheet.cli import app
 from factsheet.compliance.paths import PathError, check_path, parse
 from factsheet.compliance.policy import PolicyError, load_policy, profile_names
+from tests.support.compliance_builds import runner
 
 HEAD = 'policy_version: 1\nid: bad\ntitle: bad\nversion: "1"\n'
 RULE = "rules:\n  - {{id: r, title: r, field: '{field}', op: '<=', threshold: {threshold}}}\n"

@@ -8,10 +8,10 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
-from compliance_builds import MIN_E2EL_MS, runner
 from junitparser import Error, Failure, JUnitXml, Skipped
 
 from factsheet.cli import app
+from tests.support.compliance_builds import MIN_E2EL_MS, runner
 
 P99 = "load.points[concurrency={c}].result.metrics.e2el_ms.percentiles.p99"
 STRICT = "{measured: true, sufficient_samples: true, confidence: 0.95, raw_records: true}"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from procs import running
 from typer.testing import CliRunner
 
 from factsheet.cli import app
+from tests.support.procs import running
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))

@@ -1,13 +1,10 @@
-"""Fakes for the energy probe: a powercap sysfs tree, an NVML binding and a settable clock."""
+"""Fakes for the energy probe: an NVML binding and a settable clock (the powercap tree: tests.support.fake_rapl)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from probes.energy.nvml import NvmlFailure, NvmlNotSupported
-
-EnergyOfTime = Callable[[float], float]
 
 
 class FakeClock:
@@ -16,27 +13,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.t
-
-
-class FakePowercap:
-    """intel-rapl zones whose energy_uj counters follow energy(t) in joules, wrapped like the hardware."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._zones: dict[Path, tuple[EnergyOfTime, int]] = {}
-
-    def add_zone(self, rel: str, name: str, watts: float, max_range_uj: int = 2**32, energy=None) -> Path:
-        zone = self.root / rel
-        zone.mkdir(parents=True, exist_ok=True)
-        (zone / "name").write_text(name + "\n")
-        (zone / "max_energy_range_uj").write_text(f"{max_range_uj}\n")
-        self._zones[zone] = (energy or (lambda t, w=watts: w * t), max_range_uj)
-        self.set_time(0.0)
-        return zone
-
-    def set_time(self, t: float) -> None:
-        for zone, (energy, max_range) in self._zones.items():
-            (zone / "energy_uj").write_text(f"{round(energy(t) * 1e6) % max_range}\n")
 
 
 class FakeNvml:

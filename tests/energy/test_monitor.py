@@ -6,10 +6,11 @@ import threading
 import time
 
 import pytest
-from energy_fakes import FakeClock, FakeNvml, FakePowercap
 
 from probes.core.measurement import NotMeasured
 from probes.energy import EnergyError, EnergyMonitor, EnergySpec
+from tests.energy.energy_fakes import FakeClock, FakeNvml
+from tests.support.fake_rapl import FakePowercap
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from energy_fakes import FakeClock, FakeNvml
 
 from probes.energy.components import ChannelReadError, Unavailable
 from probes.energy.nvml import (
@@ -13,6 +12,7 @@ from probes.energy.nvml import (
     NvmlPowerChannel,
     discover_gpus,
 )
+from tests.energy.energy_fakes import FakeClock, FakeNvml
 
 
 @pytest.fixture

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from energy_fakes import FakePowercap
 
 from probes.energy.components import Unavailable
 from probes.energy.rapl import RaplChannel, discover_rapl
+from tests.support.fake_rapl import FakePowercap
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,7 @@ from typer.testing import CliRunner
 from factsheet.cli import app
 from factsheet.export import cyclonedx, hf, spdx
 from factsheet.export.readout import serving_figures, source
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
-import sheet_fixture as fx  # noqa: E402
+from tests.support import sheet_fixture as fx
 
 
 def _write(folder: Path, sheet) -> Path:

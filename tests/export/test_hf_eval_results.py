@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -19,9 +18,7 @@ from factsheet.cli import app
 from factsheet.export import hf_eval_results
 from factsheet.export.readout import accuracy_figures, serving_figures, source
 from probes.load.stats import proportion_ci
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
-import sheet_fixture as fx  # noqa: E402
+from tests.support import sheet_fixture as fx
 
 SCHEMA = json.loads((Path(__file__).parent / "hf_eval_results.schema.json").read_text())
 

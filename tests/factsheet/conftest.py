@@ -2,16 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mock_spec
 import pytest
 
-from probes.targets.mock_server import MockServerConfig, running
+from tests.support import mock_spec
+from tests.support.mock_server import mock_url_fixture
 
-
-@pytest.fixture(scope="module")
-def mock_url():
-    with running(MockServerConfig(model="mock-model", ttft_ms=50, itl_ms=5)) as url:
-        yield url
+mock_url = mock_url_fixture("module", ttft_ms=50, itl_ms=5)
 
 
 @pytest.fixture(scope="session")

@@ -7,39 +7,20 @@ A writer thread advances a RAPL package counter at a known 30 W of wall-clock ti
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli import app
+from tests.support.fake_rapl import wall_clock_counter
 
 WATTS = 30.0
 
 
 @pytest.fixture()
 def powercap(tmp_path):
-    zone = tmp_path / "powercap" / "intel-rapl:0"
-    zone.mkdir(parents=True)
-    (zone / "name").write_text("package-0\n")
-    (zone / "max_energy_range_uj").write_text(f"{2**32}\n")
-    counter = zone / "energy_uj"
-    t0, stop = time.time(), threading.Event()
-
-    def write() -> None:
-        while not stop.is_set():
-            tmp = zone / ".energy_uj"
-            tmp.write_text(f"{round(WATTS * (time.time() - t0) * 1e6) % 2**32}\n")
-            tmp.replace(counter)
-            time.sleep(0.005)
-
-    write_thread = threading.Thread(target=write, daemon=True)
-    counter.write_text("0\n")
-    write_thread.start()
-    yield tmp_path / "powercap"
-    stop.set()
-    write_thread.join()
+    with wall_clock_counter(tmp_path / "powercap", WATTS) as root:
+        yield root
 
 
 def test_energy_and_carbon_from_steady_window(tmp_path, mock_url, endpoint_spec, powercap):

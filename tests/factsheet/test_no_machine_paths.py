@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compliance"))
-from compliance_builds import build, spec_text  # noqa: E402
-
-from probes.targets.mock_server import MockServerConfig, running  # noqa: E402
+from probes.targets.mock_server import MockServerConfig, running
+from tests.support.compliance_builds import build, spec_text
+from tests.support.humaneval_path import DATASET
 
 CHECKOUT = str(Path(__file__).resolve().parents[2])
 
@@ -80,8 +79,6 @@ def test_a_workload_records_its_file_by_name(tmp_path, source):
 
 
 def test_the_humaneval_file_is_recorded_by_name(tmp_path):
-    from humaneval_path import DATASET
-
     from probes.accuracy.dataset import load_dataset
 
     if not DATASET.is_file():

@@ -1,5 +1,4 @@
-from feature_fixtures import SMALL_COUNT, SMALL_UVL
-
+from tests.features.feature_fixtures import SMALL_COUNT, SMALL_UVL
 from tuner.features.configs import load_bundled
 from tuner.features.space import FeatureSpace, brute_force_count
 from tuner.features.uvl import parse_uvl

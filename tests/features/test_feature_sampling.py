@@ -1,9 +1,9 @@
 import random
 from collections import Counter
 
-from feature_fixtures import SMALL_COUNT, SMALL_UVL
 from scipy.stats import chisquare
 
+from tests.features.feature_fixtures import SMALL_COUNT, SMALL_UVL
 from tuner.features import sampling
 from tuner.features.configs import load_bundled
 from tuner.features.space import FeatureSpace

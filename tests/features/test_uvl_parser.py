@@ -1,6 +1,6 @@
 import pytest
-from feature_fixtures import SMALL_UVL
 
+from tests.features.feature_fixtures import SMALL_UVL
 from tuner.features.configs import bundled_text, kwargs_of, load_bundled
 from tuner.features.uvl import UVLError, expr_to_uvl, parse_uvl
 

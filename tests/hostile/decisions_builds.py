@@ -1,24 +1,21 @@
 """Factsheets for the decisions tests (`check`, `diff`, the compliance summary), as a hostile author would
 alter them: copies of the frozen 1.0.0 fixture (two load points, capacity, HumanEval+ on three tasks, energy;
-its records beside it) and gated builds against the mock server (see tests/compliance/compliance_builds.py
+its records beside it) and gated builds against the mock server (see tests/support/compliance_builds.py
 for the timing the thresholds rest on)."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "compliance"))
-from compliance_builds import MIN_E2EL_MS, build, runner, spec_text  # noqa: E402
-from mock_spec import P99_POLICY  # noqa: E402
-
-from factsheet.cli import app  # noqa: E402
-from probes.targets.mock_server import MockServerConfig, running  # noqa: E402
+from factsheet.cli import app
+from probes.targets.mock_server import MockServerConfig, running
+from tests.support.compliance_builds import GATE_POINTS, MIN_E2EL_MS, build, gated_build, runner, spec_text
+from tests.support.mock_spec import P99_POLICY
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"
 
@@ -122,18 +119,16 @@ def gated_builds_fixture(tmp_path_factory) -> dict[str, Path]:
     """Builds with a compliance gate, as `factsheet build` writes them: one whose gate passes (5 s p99), one
     whose gate fails (a p99 below what the mock can serve), one gated by the built-in release-gate profile.
     Their factsheet.json paths."""
-    points = "- {concurrency: 4, num_requests: 24}\n"
-    gate = "compliance: {policies: [gate.yaml]}\n"
     out = {}
     with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
         for name, threshold, code in (("pass", 5000, 0), ("fail", MIN_E2EL_MS - 15, 1)):
-            policy = {"gate.yaml": GATE_POLICY.format(threshold=threshold)}
-            result, folder = build(tmp_path_factory.mktemp(name), spec_text(url, points, gate), policy)
+            policy = GATE_POLICY.format(threshold=threshold)
+            result, folder = gated_build(tmp_path_factory.mktemp(name), url, policy)
             assert result.exit_code == code, result.output
             out[name] = folder / "factsheet.json"
         # A built-in profile as the gate (its verdict, pass or fail, is whatever the mock gives).
         profile = "compliance: {policies: [release-gate]}\n"
-        result, folder = build(tmp_path_factory.mktemp("profile"), spec_text(url, points, profile))
+        result, folder = build(tmp_path_factory.mktemp("profile"), spec_text(url, GATE_POINTS, profile))
         assert result.exit_code in (0, 1), result.output
         out["profile"] = folder / "factsheet.json"
     return out

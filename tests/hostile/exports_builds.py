@@ -4,12 +4,10 @@ load points repeated to make a render that takes seconds."""
 
 from __future__ import annotations
 
-import sys
 from functools import cache
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
-import sheet_fixture as fx  # noqa: E402
+from tests.support import sheet_fixture as fx
 
 
 @cache

@@ -16,7 +16,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from untrusted_builds import (  # noqa: F401 (fixtures)
+
+from tests.hostile.untrusted_builds import (  # noqa: F401 (fixtures)
     assert_nothing_written,
     assert_refused,
     cli,

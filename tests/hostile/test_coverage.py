@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import re
 
-from binding_builds import full_build  # noqa: F401 (a fixture)
 from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.rederive.coverage import CLASSES, classify, leaf_fields, unclassified
+from tests.hostile.binding_builds import full_build  # noqa: F401 (a fixture)
 
 
 def test_every_field_of_the_model_is_classified():

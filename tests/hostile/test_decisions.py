@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from decisions_builds import (
+from tests.hostile.decisions_builds import (
     GOODPUT,
     NO_SLO_POLICY,
     PASS_AT_1,

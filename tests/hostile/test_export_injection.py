@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from exports_builds import empty_sheet, honest_sheet, with_text, write
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
@@ -26,6 +25,7 @@ from typer.testing import CliRunner
 from factsheet.cli import app
 from factsheet.export import cyclonedx, hf, spdx
 from factsheet.export.readout import accuracy_figures, serving_figures, source
+from tests.hostile.exports_builds import empty_sheet, honest_sheet, with_text, write
 
 runner = CliRunner()
 

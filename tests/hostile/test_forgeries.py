@@ -13,7 +13,8 @@ import json
 import shutil
 
 import pytest
-from binding_builds import Forgery, full_build  # noqa: F401 (a fixture)
+
+from tests.hostile.binding_builds import Forgery, full_build  # noqa: F401 (a fixture)
 
 NOT_MEASURED = {"status": "not_measured", "reason": "not requested in the build spec"}
 

@@ -8,7 +8,8 @@ import hashlib
 import json
 
 import pytest
-from untrusted_builds import cli, edit, honest, mock_url, sheet  # noqa: F401 (fixtures)
+
+from tests.hostile.untrusted_builds import cli, edit, honest, mock_url, sheet  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize("number", ["Infinity", "NaN", "1e400"])

@@ -14,7 +14,15 @@ import os
 from pathlib import Path
 
 import pytest
-from untrusted_builds import (  # noqa: F401 (fixtures)
+
+from factsheet.untrusted.limits import (
+    MAX_LOAD_POINTS,
+    MAX_NESTING_DEPTH,
+    MAX_POLICY_BYTES,
+    MAX_POLICY_RULES,
+    MAX_RECORDS_FILE_BYTES,
+)
+from tests.hostile.untrusted_builds import (  # noqa: F401 (fixtures)
     assert_nothing_written,
     assert_refused,
     cli,
@@ -24,14 +32,6 @@ from untrusted_builds import (  # noqa: F401 (fixtures)
     mock_url,
     restate_records,
     sheet,
-)
-
-from factsheet.untrusted.limits import (
-    MAX_LOAD_POINTS,
-    MAX_NESTING_DEPTH,
-    MAX_POLICY_BYTES,
-    MAX_POLICY_RULES,
-    MAX_RECORDS_FILE_BYTES,
 )
 
 DEEP = b"[" * 100_000 + b"]" * 100_000

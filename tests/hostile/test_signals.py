@@ -15,13 +15,13 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from exports_builds import many_points, write
 
 from probes.core.files import is_temporary
+from tests.hostile.exports_builds import many_points, write
+from tests.support.fake_vllm import TREE, marked, new_marker
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 1.5  # the promise is 1 s; see the module docstring
@@ -125,25 +125,12 @@ def test_any_command_stops_from_its_first_moment(tmp_path, big, command, sig):
     assert not (tmp_path / "out").exists()
 
 
-# A served model's process tree like vLLM's: a server (the mock) that spawns a worker ignoring SIGTERM, each
-# process carrying a marker in its command line (as in tests/targets/test_killed_tool.py).
-TREE = (
-    "import signal,subprocess,sys;marker=sys.argv[2];"
-    "subprocess.Popen([sys.executable,'-c','import signal,time;signal.signal(signal.SIGTERM,signal.SIG_IGN);"
-    "time.sleep(600)',marker]);"
-    "from probes.targets.mock_server import MockServerConfig, serve_forever;"
-    "serve_forever(MockServerConfig(model='m', ttft_ms=20, itl_ms=40), port=int(sys.argv[1]))"
-)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_build_stops_within_a_second_and_its_server_goes(tmp_path, sig):
     """Mid-measurement: the tool exits 143 / 130 within a second and its server tree still goes (the tool
     releases it while unwinding, or its lifeline closes when the tool exits); no temporary file is left."""
-    from procs import cmdline, running_where
-
-    marker = f"factsheet-test-{uuid.uuid4().hex}"
-    tree = lambda: running_where(lambda pid, fields: marker.encode() in cmdline(pid))  # noqa: E731
+    marker = new_marker()
+    tree = lambda: marked(marker)  # noqa: E731 - the fake vLLM tree (tests/support/fake_vllm.py)
     spec = tmp_path / "model.yaml"
     spec.write_text(
         textwrap.dedent(f"""\

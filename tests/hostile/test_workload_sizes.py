@@ -1,11 +1,11 @@
 """A build spec is held to the load probe's limits (issue 30): a size or time no run can honour is one line
 naming the spec field and its maximum, exit 2, before anything runs (it was exit 3 inside the build)."""
 
-import mock_spec
 import pytest
 
 from factsheet.spec import load_spec
 from probes.core.errors import InputError
+from tests.support import mock_spec
 
 
 @pytest.mark.parametrize(

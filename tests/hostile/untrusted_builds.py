@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import mock_spec
 import pytest
 
 from factsheet.attest.keys import generate
-from probes.targets.mock_server import MockServerConfig, running
+from tests.support import mock_spec
+from tests.support.mock_server import mock_url_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120  # far beyond any refusal (they take a process start and milliseconds); a hang fails
@@ -45,9 +45,9 @@ def _cap_memory() -> None:
 # `python -m factsheet`, but with this checkout's templates and schemas: the editable install maps those
 # package-data folders to the checkout it was made from (tests/conftest.py does the same in-process).
 _BOOT = (
-    "import runpy, sys; sys.path[:0] = [{root!r}, {tests!r}]; import conftest; "
+    f"import runpy, sys; sys.path[:0] = [{str(ROOT)!r}]; import tests.conftest; "
     "sys.argv[0] = 'factsheet'; runpy.run_module('factsheet', run_name='__main__', alter_sys=True)"
-).format(root=str(ROOT), tests=str(ROOT / "tests"))
+)
 
 
 def cli(*args: str | Path, timeout: float = TIMEOUT_S) -> Ran:
@@ -87,10 +87,7 @@ def assert_nothing_written(out: Path) -> None:
     assert not out.exists() or not any(out.iterdir()), sorted(p.name for p in out.iterdir())
 
 
-@pytest.fixture(scope="session")
-def mock_url():
-    with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=2)) as url:
-        yield url
+mock_url = mock_url_fixture(ttft_ms=20, itl_ms=2)
 
 
 @pytest.fixture(scope="session")

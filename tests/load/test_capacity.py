@@ -1,11 +1,11 @@
 import pytest
-from loadharness import point
 
 from probes.load.capacity import CapacityError, find_capacity, point_runner
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
 from probes.targets.mock_server import MockServerConfig, running
+from tests.load.loadharness import point
 
 
 class _Fake:

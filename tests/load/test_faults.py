@@ -5,12 +5,12 @@ import multiprocessing
 import time
 
 import pytest
-from loadharness import point, run
 
 from probes.load.point import SLO
 from probes.load.runner import run_point
 from probes.targets.mock_server import MockServerConfig, serve_forever
 from probes.targets.ports import free_port
+from tests.load.loadharness import point, run
 
 
 def test_each_injected_fault_is_recorded_with_its_cause():

@@ -17,7 +17,6 @@ import sys
 import textwrap
 
 import pytest
-from loadharness import point, run
 from typer.testing import CliRunner
 
 from factsheet.cli import app
@@ -26,6 +25,7 @@ from factsheet.schema import Factsheet
 from probes.core.measurement import NotMeasured
 from probes.hostload import HostLoad, HostLoadMeter, Snapshot, between, snapshot
 from probes.targets.mock_server import MockServerConfig, running
+from tests.load.loadharness import point, run
 
 runner = CliRunner()
 

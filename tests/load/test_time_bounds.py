@@ -6,7 +6,6 @@ import math
 import time
 
 import pytest
-from loadharness import point, run
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -20,6 +19,7 @@ from probes.load.runner import _Run, run_point
 from probes.load.transport import Pool
 from probes.load.workloads.registry import parse_profile
 from probes.targets.mock_server import MockServerConfig, running
+from tests.load.loadharness import point, run
 
 
 def test_a_wait_ends_at_the_deadline_not_at_the_next_send():

@@ -4,10 +4,10 @@ import math
 
 import numpy as np
 import pytest
-from loadharness import ITL_MS, OUT, TTFT_MS, point, run
 
 from probes.load.arrivals import arrival_offsets
 from probes.load.metrics import request_latencies
+from tests.load.loadharness import ITL_MS, OUT, TTFT_MS, point, run
 
 E2EL_MS = TTFT_MS + (OUT - 1) * ITL_MS
 

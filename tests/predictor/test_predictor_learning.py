@@ -1,21 +1,16 @@
-"""Learning and decisions on a campaign whose truth is known (tests/campaign/campaign_measurers.py):
+"""Learning and decisions on a campaign whose truth is known (tests/support/campaign_measurers.py):
 latency is a function of max_new_tokens, num_beams and temperature; pass@1 is constant plus noise."""
-
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "campaign"))  # the known-truth measurers, by name
-from campaign_measurers import Synthetic  # noqa: E402
-
-from tuner.campaign.runner import run_campaign  # noqa: E402
-from tuner.campaign.spec import CampaignSpec  # noqa: E402
-from tuner.features.configs import load_bundled  # noqa: E402
-from tuner.features.space import FeatureSpace  # noqa: E402
-from tuner.predictor.decide import pareto_mask, recommend, verify  # noqa: E402
-from tuner.predictor.learn import evaluate  # noqa: E402
+from tests.support.campaign_measurers import Synthetic
+from tuner.campaign.runner import run_campaign
+from tuner.campaign.spec import CampaignSpec
+from tuner.features.configs import load_bundled
+from tuner.features.space import FeatureSpace
+from tuner.predictor.decide import pareto_mask, recommend, verify
+from tuner.predictor.learn import evaluate
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +21,7 @@ def table(tmp_path_factory) -> pd.DataFrame:
             "sample": {"method": "twise", "t": 2, "seed": 0},
             "extra_uniform": 20,
             "repetitions": 3,
-            "measurer": "campaign_measurers:synthetic",
+            "measurer": "tests.support.campaign_measurers:synthetic",
         }
     )
     return run_campaign(spec, tmp_path_factory.mktemp("campaign") / "c").table()

@@ -1,19 +1,13 @@
 """The factsheet's predictor section: built from a campaign, validated by the schema, rendered in HTML."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "render"))
-sys.path.insert(0, str(Path(__file__).parent.parent / "campaign"))  # the known-truth measurers, by name
-import sheet_fixture as fx  # noqa: E402
-
-from factsheet.predictor import PredictorSpec, build_predictor  # noqa: E402
-from factsheet.predictor.section import AccuracyStatement  # noqa: E402
-from factsheet.render import render_html  # noqa: E402
-from factsheet.schema import Factsheet  # noqa: E402
-from tuner.predictor.predict import accuracy_statement  # noqa: E402
+from factsheet.predictor import PredictorSpec, build_predictor
+from factsheet.predictor.section import AccuracyStatement
+from factsheet.render import render_html
+from factsheet.schema import Factsheet
+from tests.support import sheet_fixture as fx
+from tuner.predictor.predict import accuracy_statement
 
 
 def test_section_from_a_campaign_validates_and_renders(tmp_path):
@@ -23,7 +17,7 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
                 "feature_model": "vllm_serving",
                 "sample": {"method": "uniform", "n": 10, "seed": 4},
                 "repetitions": 2,
-                "measurer": "campaign_measurers:synthetic",
+                "measurer": "tests.support.campaign_measurers:synthetic",
             },
             "targets": ["e2el_p50_ms", "pass_at_1"],
             "constraints": {"e2el_p50_ms": "<=1e9"},

@@ -3,24 +3,21 @@
 matches its request records, is exit 1 naming the field; the untouched section is exit 0.
 
 The factsheet is the 1.0.0 fixture (tests/factsheet/fixtures) with a predictor section built from a campaign of
-a known-truth measurer whose latency figures come from request records (tests/campaign/campaign_measurers.py).
+a known-truth measurer whose latency figures come from request records (tests/support/campaign_measurers.py).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "campaign"))  # the known-truth measurers, by name
-
-from factsheet.cli import app  # noqa: E402
-from factsheet.predictor import PredictorSpec, build_predictor  # noqa: E402
-from probes.core.digests import sha256_bytes  # noqa: E402
+from factsheet.cli import app
+from factsheet.predictor import PredictorSpec, build_predictor
+from probes.core.digests import sha256_bytes
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"
 runner = CliRunner()
@@ -37,7 +34,7 @@ def built(tmp_path_factory) -> Path:
                 "feature_model": "vllm_serving",
                 "sample": {"method": "uniform", "n": 8, "seed": 5},
                 "repetitions": 2,
-                "measurer": "campaign_measurers:with_latency_records",
+                "measurer": "tests.support.campaign_measurers:with_latency_records",
             },
             "campaign_dir": str(folder.parent / "campaign"),
             "targets": ["e2el_p50_ms", "cpu_s"],

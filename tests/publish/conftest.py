@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
+from tests.support.mock_server import mock_url_fixture
 
-from probes.targets.mock_server import MockServerConfig, running
-
-
-@pytest.fixture(scope="session")
-def mock_url():
-    with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
-        yield url
+mock_url = mock_url_fixture(ttft_ms=20, itl_ms=5)

@@ -19,9 +19,7 @@ from factsheet.publish.contents import (
 from factsheet.schema import headline_index
 from probes.core.errors import CheckFailed
 from probes.load.stats import proportion_ci
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
-import sheet_fixture as fx  # noqa: E402
+from tests.support import sheet_fixture as fx
 
 PUBLISHING_PAGE = (Path(__file__).parents[2] / "docs" / "publishing.md").read_text()
 

@@ -14,7 +14,6 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from mlflow_server import serving
 from typer.testing import CliRunner
 
 from factsheet.cli import app
@@ -22,6 +21,7 @@ from factsheet.publish import mlflow as publish_mlflow
 from factsheet.publish.spec import shown_uri
 from factsheet.untrusted.limits import MAX_MLFLOW_RESPONSE_BYTES
 from probes.targets.ports import free_port
+from tests.publish.mlflow_server import serving
 
 pytest.importorskip("mlflow")
 SHEET = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0" / "factsheet.json"

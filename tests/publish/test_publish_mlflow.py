@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -23,10 +22,8 @@ from factsheet.publish.contents import DIGEST_TAG, VERDICT_TAG, metrics
 from factsheet.schema import headline_index
 from factsheet.validate import load_factsheet
 from probes.targets.ports import free_port
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "compliance"))
-from compliance_builds import build, spec_text  # noqa: E402
-from mlflow_server import mlflow_server, refusing_proxy  # noqa: E402
+from tests.publish.mlflow_server import mlflow_server, refusing_proxy
+from tests.support.compliance_builds import build, spec_text
 
 pytestmark = pytest.mark.timeout(600)
 mlflow = pytest.importorskip("mlflow")  # the test extra installs it; skip, not fail, without it

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import base64
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
 from factsheet.render import Points, Series, line_chart, render_html, scatter_chart, tuning_chart
+from tests.render.page import Page
+from tests.support import sheet_fixture as fx
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -115,9 +115,6 @@ def _extents(svg: ET.Element) -> list[tuple[float, float]]:
 
 
 def _thirty_evaluations():
-    sys.path.insert(0, str(Path(__file__).parent))
-    import sheet_fixture as fx
-
     tuning = fx.tuning_result()
     trace = [
         e.model_copy(update={"index": i + 1})
@@ -151,10 +148,6 @@ def test_long_category_labels_never_overlap(n):
 
 
 def test_figure_captions_are_short_and_the_values_go_to_the_description():
-    sys.path.insert(0, str(Path(__file__).parent))
-    import sheet_fixture as fx
-    from page import Page
-
     page = Page.parse(render_html(fx.empty_sheet().model_copy(update={"tuning": _thirty_evaluations()})))
     ((caption, alt, src),) = page.root.figures()
     assert caption == "Figure 1. Tuning trajectory: goodput and p99 per evaluation."

@@ -11,8 +11,6 @@ its p99 a conclusive fail and say that no concurrency meets the SLO; a CI stradd
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,10 +23,8 @@ from probes.load.capacity import find_capacity
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
-
-sys.path.insert(0, str(Path(__file__).parent))
-import sheet_fixture as fx  # noqa: E402
-from page import Page  # noqa: E402
+from tests.render.page import Page
+from tests.support import sheet_fixture as fx
 
 SLO_4500 = SLO(e2el_ms=4500, p99_metric="e2el_ms")
 # 499 E2ELs (ms) in rank order: for n = 499 the 95 % order-statistic interval of p99 is [X(489), X(499)] and

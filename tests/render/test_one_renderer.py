@@ -7,16 +7,13 @@ their JSON and HTML before printing the PDF, so a failed print left half a repor
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 
 import pytest
 
 from factsheet.compliance import render as compliance_render
 from factsheet.compliance.evaluate import evaluate
-
-sys.path.insert(0, str(Path(__file__).parent))
-import sheet_fixture as fx  # noqa: E402
+from tests.support import sheet_fixture as fx
 
 ROOT = Path(__file__).parents[2]
 PACKAGES = ("factsheet", "probes", "tuner")

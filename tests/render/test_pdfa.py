@@ -6,16 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
 from factsheet.render import render_all
-
-sys.path.insert(0, str(Path(__file__).parent))
-import sheet_fixture as fx  # noqa: E402
-from pdfa_checks import read_facts  # noqa: E402
+from tests.render.pdfa_checks import read_facts
+from tests.support import sheet_fixture as fx
 
 
 @pytest.fixture(scope="module")

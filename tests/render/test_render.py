@@ -9,9 +9,7 @@ import base64
 import io
 import json
 import logging
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pypdf
 import pytest
@@ -19,10 +17,8 @@ import pytest
 from factsheet.outputs import FACTSHEET_JSON as JSON_NAME
 from factsheet.render import RenderError, json_to_attach, render_all, render_html
 from factsheet.schema import Factsheet
-
-sys.path.insert(0, str(Path(__file__).parent))
-import sheet_fixture as fx  # noqa: E402
-from page import Page  # noqa: E402
+from tests.render.page import Page
+from tests.support import sheet_fixture as fx
 
 
 @pytest.fixture(scope="module")

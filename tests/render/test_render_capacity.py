@@ -4,9 +4,6 @@ tests/load/test_capacity_confirm.py)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -16,10 +13,8 @@ from probes.load.capacity import find_capacity
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
-
-sys.path.insert(0, str(Path(__file__).parent))
-import sheet_fixture as fx  # noqa: E402
-from page import Page  # noqa: E402
+from tests.render.page import Page
+from tests.support import sheet_fixture as fx
 
 SLO_130 = SLO(e2el_ms=130)
 

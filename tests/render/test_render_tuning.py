@@ -4,14 +4,9 @@ with their 95 % CIs and the estimated probability of meeting the SLO in a fresh 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from factsheet.render import render_html
-
-sys.path.insert(0, str(Path(__file__).parent))
-import sheet_fixture as fx  # noqa: E402
-from page import Page  # noqa: E402
+from tests.render.page import Page
+from tests.support import sheet_fixture as fx
 
 
 def test_default_and_recommended_state_p_slo_with_its_basis_next_to_goodput_and_p99():

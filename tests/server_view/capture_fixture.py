@@ -1,6 +1,6 @@
 """How tests/server_view/fixtures/vllm-0.32-metrics.txt was captured (run once, by hand, holding the lock):
 
-    PYTHONPATH=.:tests/server_view flock /tmp/vllm.lock .venv/bin/python tests/server_view/capture_fixture.py
+    flock /tmp/vllm.lock .venv/bin/python -m tests.server_view.capture_fixture
 
 It starts the embedded target of models/smollm2-cpu.yaml, sends four completions that share a prefix (so the
 prefix-cache counters and the latency histograms are non-zero), and saves the server's `/metrics` page as is.
@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import httpx
-from vllm_target import serving_target
 
 from probes.targets import open_target
+from tests.server_view.vllm_target import serving_target
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vllm-0.32-metrics.txt"
 

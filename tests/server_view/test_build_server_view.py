@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import mock_spec
 from typer.testing import CliRunner
 
 from factsheet.cli import app
@@ -15,6 +14,7 @@ from factsheet.schema import SCHEMA_VERSION
 from factsheet.validate import load_factsheet
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support import mock_spec
 
 VIEW = "  server_view: {interval_s: 0.1, stop_when_saturated: true}\n"
 runner = CliRunner()

@@ -11,7 +11,6 @@ import time
 import tracemalloc
 
 import httpx
-import mock_spec
 import pytest
 from typer.testing import CliRunner
 
@@ -21,6 +20,7 @@ from probes.core.untrusted.limits import MAX_METRICS_PAGE_BYTES, MAX_METRICS_SER
 from probes.server_view.page import PageError, PageUnusable, parse_page
 from probes.server_view.scraper import PageUnread, Scraper, check_endpoint, fetch_page
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support import mock_spec
 
 runner = CliRunner()
 GAUGE = '# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{{engine="0"}} {v}\n'

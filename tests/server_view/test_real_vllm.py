@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from vllm_target import SERVING_PYTHON, serving_target
 
 from probes.load import SLO, LoadPoint, run_point
 from probes.server_view import ServerView, ServerViewSpec
 from probes.targets import open_target
+from tests.server_view.vllm_target import SERVING_PYTHON, serving_target
 
 pytestmark = [
     pytest.mark.slow,

@@ -14,26 +14,13 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from procs import cmdline, running_where
+
+from tests.support.fake_vllm import TREE, marked, new_marker
 
 ROOT = Path(__file__).resolve().parents[2]
-
-TREE = (
-    "import signal,subprocess,sys;marker=sys.argv[2];"
-    "subprocess.Popen([sys.executable,'-c','import signal,time;signal.signal(signal.SIGTERM,signal.SIG_IGN);"
-    "time.sleep(600)',marker]);"
-    "from probes.targets.mock_server import MockServerConfig, serve_forever;"
-    "serve_forever(MockServerConfig(model='m', ttft_ms=20, itl_ms=40), port=int(sys.argv[1]))"
-)
-
-
-def _tree(marker: str) -> list[int]:
-    """Live processes (not zombies) whose command line carries the marker."""
-    return running_where(lambda pid, fields: marker.encode() in cmdline(pid))
 
 
 def _wait(predicate, timeout_s: float, what: str) -> None:
@@ -54,16 +41,16 @@ def _spawn(args: list[str], log: Path) -> subprocess.Popen:
 
 
 def _kill_and_expect_no_survivor(proc: subprocess.Popen, marker: str, sig=signal.SIGKILL) -> None:
-    assert len(_tree(marker)) >= 3  # wrapper + server + worker at least
+    assert len(marked(marker)) >= 3  # wrapper + server + worker at least
     proc.send_signal(sig)
     proc.wait(10)
     # The wrapper sees the lifeline close, sends SIGTERM, waits the grace (1 s), then SIGKILL.
-    _wait(lambda: not _tree(marker), 20, f"the server tree to go ({_tree(marker)} still live)")
+    _wait(lambda: not marked(marker), 20, f"the server tree to go ({marked(marker)} still live)")
 
 
 def _state_dir(marker: str) -> Path:
     """The server's temporary folder, as its lifeline wrapper was told (python -I lifeline.py FD GRACE DIR --)."""
-    for pid in _tree(marker):
+    for pid in marked(marker):
         args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
         if len(args) > 5 and args[2].endswith("lifeline.py"):
             return Path(args[5])
@@ -73,7 +60,7 @@ def _state_dir(marker: str) -> Path:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_server_dies_with_a_killed_owner(tmp_path, sig):
     """A process that opened a server and is then killed outright takes the whole tree with it."""
-    marker = f"factsheet-test-{uuid.uuid4().hex}"
+    marker = new_marker()
     code = textwrap.dedent(f"""\
         import sys, time
         from probes.targets import VllmServer, VllmTarget
@@ -95,12 +82,12 @@ def test_server_dies_with_a_killed_owner(tmp_path, sig):
         assert not state.exists()  # the server's temporary folder goes with it
     finally:
         owner.kill()
-        for pid in _tree(marker):  # never leave a tree behind, even when the assertion failed
+        for pid in marked(marker):  # never leave a tree behind, even when the assertion failed
             os.kill(pid, signal.SIGKILL)
 
 
 def test_kill_9_of_factsheet_build_leaves_nothing_running(tmp_path):
-    marker = f"factsheet-test-{uuid.uuid4().hex}"
+    marker = new_marker()
     spec = tmp_path / "model.yaml"
     spec.write_text(
         textwrap.dedent(f"""\
@@ -129,5 +116,5 @@ def test_kill_9_of_factsheet_build_leaves_nothing_running(tmp_path):
         _kill_and_expect_no_survivor(cli, marker)
     finally:
         cli.kill()
-        for pid in _tree(marker):
+        for pid in marked(marker):
             os.kill(pid, signal.SIGKILL)

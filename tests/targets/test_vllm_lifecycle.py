@@ -12,10 +12,10 @@ import time
 
 import httpx
 import pytest
-from procs import running_where
 
 from probes.targets import TargetError, VllmServer, VllmTarget
 from probes.targets.model_source import PreparedModel
+from tests.support.procs import running_where
 
 SERVE_MOCK = (
     "from probes.targets.mock_server import MockServerConfig, serve_forever;"

@@ -3,8 +3,8 @@
 import math
 
 import pytest
-from tuner_synthetic import SyntheticEvaluator
 
+from tests.tuner.tuner_synthetic import SyntheticEvaluator
 from tuner import OperatingPoint, TunerSpec, TuningLoad, tune
 from tuner.knobs import KNOBS
 from tuner.spec import KnobSpace

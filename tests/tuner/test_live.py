@@ -4,17 +4,14 @@ import numpy as np
 import pytest
 
 from probes.targets import EndpointTarget
-from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_server import mock_url_fixture
 from tuner import OperatingPoint, TunerSpec, TuningLoad, tune
 from tuner.live import LiveEvaluator
 
 W = TuningLoad(input_len=8, output_len=8, num_requests=24)
 
 
-@pytest.fixture(scope="module")
-def mock_url():
-    with running(MockServerConfig(ttft_ms=50.0, itl_ms=5.0, slots=2)) as url:
-        yield url
+mock_url = mock_url_fixture("module", ttft_ms=50.0, itl_ms=5.0, slots=2)
 
 
 def test_live_run_matches_the_mock_servers_timing(mock_url):

@@ -6,7 +6,7 @@ import pytest
 
 from probes.core.measurement import NotMeasured
 from probes.targets import EndpointTarget
-from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_server import mock_url_fixture
 from tuner import (
     CalibrationError,
     OperatingPoint,
@@ -71,11 +71,8 @@ def test_calibration_points_put_speculation_first_and_the_start_server_last():
     assert [p.key() for p in calibration_points(ep, beyond)] == [(8, 8, 0), (4, 8, 0), (32, 8, 0)]
 
 
-@pytest.fixture(scope="module")
-def mock_url():
-    # Two slots: beyond concurrency 2 requests queue, so e2el grows with concurrency.
-    with running(MockServerConfig(ttft_ms=50.0, itl_ms=5.0, slots=2)) as url:
-        yield url
+# Two slots: beyond concurrency 2 requests queue, so e2el grows with concurrency.
+mock_url = mock_url_fixture("module", ttft_ms=50.0, itl_ms=5.0, slots=2)
 
 
 def _cfg(**kw) -> TunerSpec:

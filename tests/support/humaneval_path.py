@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 DATASET = (
-    Path(__file__).resolve().parents[1]
+    Path(__file__).resolve().parents[2]
     / ".."
     / "shared"
     / "data"

@@ -46,3 +46,13 @@ def build(folder: Path, text: str, policies: dict[str, str] | None = None, *args
     spec.write_text(text)
     out = folder / "out"
     return runner.invoke(app, ["build", str(spec), "-o", str(out), *args]), out
+
+
+# A gated build: a spec whose `compliance:` section names gate.yaml, written beside it.
+GATE = "compliance: {policies: [gate.yaml]}\n"
+GATE_POINTS = "- {concurrency: 4, num_requests: 24}\n"
+
+
+def gated_build(folder: Path, base_url: str, policy: str, *args: str):
+    """`factsheet build` of GATE_POINTS with `policy` as its gate (gate.yaml). Returns (result, out folder)."""
+    return build(folder, spec_text(base_url, GATE_POINTS, GATE), {"gate.yaml": policy}, *args)

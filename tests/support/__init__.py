@@ -1,0 +1,3 @@
+"""What several test folders share, each with one import path (`from tests.support.mock_spec import ...`):
+the mock server fixture, the small endpoint spec, gated builds, local HTTP fakes, the fake RAPL counter,
+the fake vLLM process tree, the known-truth campaign measurers, HumanEval+'s location and /proc readers."""
