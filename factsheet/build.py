@@ -20,6 +20,7 @@ from factsheet.binding import (
     server_scrapes_context,
 )
 from factsheet.checkpoint import Checkpoints, Key, prepare_output
+from factsheet.headline.figures import headline
 from factsheet.outputs import SCRAPES_SUFFIX
 from factsheet.predictor import build_predictor
 from factsheet.schema import (
@@ -117,7 +118,7 @@ def build(
         log(run.checkpoints.summary())
         for stale in run.checkpoints.remove_stale():
             log(f"resume: removed {stale} (not part of this build)")
-    return Factsheet(
+    sheet = Factsheet(
         name=spec.name,
         identity=Identity(
             **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
@@ -132,6 +133,7 @@ def build(
         predictor=build_predictor(spec.predictor, out_dir, log),  # after the build's server is stopped
         provenance=_provenance(spec_path, spec_raw, started, t0),
     )
+    return sheet.model_copy(update={"headline": headline(sheet)})  # page 1's figures, from the sheet itself
 
 
 def _check_metrics_page(run: _Run) -> None:

@@ -1,9 +1,10 @@
 """The reviewer's first page: the headline figures, each with its CI or sufficiency and a link to its section.
 
-Every value is read from the factsheet (nothing computed here is new evidence, except pass@1's
-Clopper–Pearson interval over tasks); a figure that is absent says why. The load figures come from the most
-informative run (`informative_run`): the capacity confirmation when there is one, and a p99 states what its
-samples decide (`probes.load.stats.claim_verdict`: conclusive pass, conclusive fail, or insufficient).
+Every figure is the headline's (`factsheet.headline`: which run each comes from is chosen there, and
+`validate` recomputes it from the rest of the sheet); this module only words them. A figure that is absent
+says why; a p99 states what its samples decide (conclusive pass, conclusive fail, or insufficient); a
+capacity whose search never failed is a lower bound, and one whose long confirmation failed is "not
+confirmed", stated with what was established.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from factsheet.schema import CapacitySection, Factsheet, LoadSection, headline_index
+from factsheet.headline.figures import stated_or_computed
+from factsheet.headline.model import Figure, Headline
+from factsheet.headline.select import Run, capacity_run
+from factsheet.schema import CapacitySection, Factsheet
 from probes.core.measurement import NotMeasured
-from probes.load.metrics import LATENCY_LABELS, LoadMetrics
-from probes.load.stats import VERDICT_NAMES, proportion_ci
+from probes.load.metrics import LATENCY_LABELS
+from probes.load.stats import VERDICT_NAMES
 from probes.server_view import ServerView
 
 Status = Literal["ok", "bad", "nm", "plain"]
@@ -34,11 +38,13 @@ def _num(v: float, digits: int = 1) -> str:
 
 
 def glance_rows(sheet: Factsheet) -> list[GlanceRow]:
+    h = stated_or_computed(sheet)
     return [
-        *_capacities(sheet),
-        *_headline(sheet),
-        _pass_at_1(sheet),
-        _energy(sheet),
+        *_capacities(sheet, h),
+        _goodput(h),
+        _e2el(h.figure("e2el_ms.p99")),
+        _pass_at_1(h.figure("pass_at_1")),
+        _energy(h.figure("energy_wh_per_1000_requests")),
         _tuning(sheet),
         _compliance(sheet),
     ]
@@ -48,47 +54,57 @@ def _nm(label: str, reason: str, href: str) -> GlanceRow:
     return GlanceRow(label, "not measured", reason, href, "nm")
 
 
-def _capacities(sheet: Factsheet) -> list[GlanceRow]:
+def _sections(sheet: Factsheet) -> dict[str, tuple[CapacitySection | NotMeasured, str]]:
+    """Each capacity section by its headline figure's id, with its JSON pointer."""
+    if isinstance(sheet.load, NotMeasured):
+        return {}
+    out = {"capacity_at_slo": (sheet.load.capacity, "/load/capacity")}
+    for k, c in enumerate(sheet.load.compared_workloads):
+        out[f"capacity_at_slo.{c.workload.profile}"] = (c.capacity, f"/load/compared_workloads/{k}/capacity")
+    return out
+
+
+def _capacities(sheet: Factsheet, h: Headline) -> list[GlanceRow]:
     """Capacity at SLO: the load section's, then each compared workload's beside it, each naming its workload
     profile and the prefix-cache hit rate the server reported over its answer's run (where scraped)."""
-    label = "Capacity at SLO"
-    if isinstance(sheet.load, NotMeasured):
-        return [_nm(label, sheet.load.reason, "#load")]
-    compared = sheet.load.compared_workloads
-    if not compared:
-        return [_capacity(label, sheet.load.capacity, informative_run(sheet.load))]
-    own = f"{label}, {sheet.load.profile()}"
-    rows = [_capacity(own, sheet.load.capacity, informative_run(sheet.load), by_profile=True)]
-    for c in compared:
-        name = c.workload.profile
-        rows.append(_capacity(f"{label}, {name}", c.capacity, _confirmation(c.capacity), by_profile=True))
+    figures, sections = h.capacities(), _sections(sheet)
+    by_profile = len(figures) > 1
+    rows = []
+    for f in figures:
+        label = f"Capacity at SLO, {f.profile}" if by_profile else "Capacity at SLO"
+        cap, base = sections.get(f.id, (None, ""))
+        rows.append(_capacity(label, f, cap, base, by_profile))
     return rows
 
 
-def _capacity(
-    label: str, cap: CapacitySection | NotMeasured, run: Run | None, by_profile: bool = False
-) -> GlanceRow:
+def _capacity(label: str, f: Figure, cap, base: str, by_profile: bool) -> GlanceRow:
     href = "#capacity-comparison" if by_profile else "#load"
-    if isinstance(cap, NotMeasured):
-        return _nm(label, cap.reason, href)
+    if f.verdict == "not_measured" or not isinstance(cap, CapacitySection):
+        return _nm(label, f.note, href)
     r = cap.result
-    if r.capacity is None:
+    run = capacity_run(cap, base)
+    if f.value is None:
         evidence = f": {run.where} has {_p99_words(run)}" if run is not None and run.confirmation else ""
-        return GlanceRow(
-            label,
-            f"no {r.knob} meets the SLO",
-            f"no probed {r.knob} passed ({r.stop_reason}){evidence}",
-            href,
-            "bad",
-        )
-    enough = "rests on too few samples" if r.insufficient_samples else "rests on enough samples"
-    unit = "req/s" if r.knob == "rate" else "concurrent users"
+        return GlanceRow(label, f"no {r.knob} meets the SLO", f"{f.note}{evidence}", href, "bad")
+    attainment = (
+        f"SLO attainment {f.slo_attainment:.1%} over {run.where}"
+        if f.slo_attainment is not None and run
+        else ""
+    )
+    rests = f"rests on {' and '.join(f.rests_on)}"
     hits = _hit_rate(cap) if by_profile else ""
+    amount = f"{f.value:g} {f.unit}"
+    if f.verdict == "not_confirmed":
+        return GlanceRow(label, "not confirmed", f"{f.note}; {rests}; {attainment}; {len(r.points)} points "
+                         f"probed{hits}", href, "bad")  # fmt: skip
+    enough = "rests on too few samples" if r.insufficient_samples else "rests on enough samples"
+    value = f"≥ {amount}" if f.lower_bound else amount
+    bound = f"{f.note}; " if f.lower_bound else ""
     return GlanceRow(
         label,
-        f"{r.capacity:g} {unit}",
-        f"p99 {r.slo.p99_metric} at that point {enough} (MLPerf early stopping); {len(r.points)} points probed"
-        + hits,
+        value,
+        f"{bound}{rests}; {attainment}; p99 {r.slo.p99_metric} at that point {enough} (MLPerf early "
+        f"stopping); {len(r.points)} points probed{hits}",
         href,
         "bad" if r.insufficient_samples else "ok",
     )
@@ -117,44 +133,6 @@ def answer_hit_rate(cap: CapacitySection | NotMeasured) -> tuple[float | None, s
     return rate.value, "" if rate.value is not None else "nothing was looked up"
 
 
-def _confirmation(cap: CapacitySection | NotMeasured) -> Run | None:
-    """A capacity search's last confirmation run, as page 1 states it; None when it ran none."""
-    if isinstance(cap, NotMeasured):
-        return None
-    confirmations = [p for p in cap.result.points if p.confirmation]
-    if not confirmations:
-        return None
-    last, knob = confirmations[-1], cap.result.knob
-    value = f"{last.value:g} req/s" if knob == "rate" else f"{last.value:g}"
-    n = last.metrics.measured
-    return Run(last.metrics, f"the capacity confirmation run at {knob} {value} ({n} requests)", True)
-
-
-@dataclass(frozen=True)
-class Run:
-    """The run page 1 states: its figures and where it comes from, in words."""
-
-    metrics: LoadMetrics
-    where: str
-    confirmation: bool
-
-
-def informative_run(load: LoadSection | NotMeasured) -> Run | None:
-    """The most informative run: the capacity search's confirmation when there is one (the long run that
-    measures the answer; the last one, on which the search settled), else the headline load point (most
-    requests completed). None when nothing was run."""
-    if isinstance(load, NotMeasured):
-        return None
-    confirmation = _confirmation(load.capacity)
-    if confirmation is not None:
-        return confirmation
-    i = headline_index(load.points)
-    if i is None:
-        return None
-    res = load.points[i].result
-    return Run(res.metrics, f"{res.label} (headline load point: most requests completed)", False)
-
-
 def _p99_words(run: Run) -> str:
     """The SLO's p99 of `run` with its interval against the threshold, and what the samples decide."""
     m = run.metrics
@@ -180,6 +158,12 @@ _WHY = {
     "conclusive_fail": "the 95 % CI lies wholly above the threshold",
     "insufficient": "the samples cannot decide",
 }
+# A headline p99 verdict as the p99 claim's (probes.load.stats.claim_verdict).
+_CLAIM = {
+    "sufficient": "conclusive_pass",
+    "conclusive_fail": "conclusive_fail",
+    "insufficient": "insufficient",
+}
 
 
 def _verdict_words(verdict: str | None) -> str:
@@ -188,86 +172,62 @@ def _verdict_words(verdict: str | None) -> str:
     return f"{VERDICT_NAMES[verdict]} ({_WHY[verdict]})"
 
 
-def _headline(sheet: Factsheet) -> list[GlanceRow]:
-    run = informative_run(sheet.load)
-    if run is None:
-        reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
-        return [_nm("Goodput", reason, "#load"), _nm("p99 E2EL", reason, "#load")]
-    m, where = run.metrics, f"at {run.where}"
-    if m.goodput is None:
-        goodput = GlanceRow("Goodput", "not computed", "the spec sets no SLO threshold", "#load", "nm")
-    else:
-        ci = m.goodput_ci
-        bounds = (
-            f"95 % CI [{_num(ci.lower, 2)}, {_num(ci.upper, 2)}]" if ci and ci.lower is not None else "no CI"
-        )
-        att = f"SLO attainment {m.slo_attainment:.1%}" if m.slo_attainment is not None else ""
-        goodput = GlanceRow(
-            "Goodput", f"{_num(m.goodput, 2)} req/s", f"{bounds}; {att}; n {m.measured}; {where}", "#load"
-        )
-    return [goodput, _e2el(m, where)]
+def _goodput(h: Headline) -> GlanceRow:
+    f, att = h.figure("goodput"), h.figure("slo_attainment")
+    if f.verdict == "not_measured" and f.run is None:
+        return _nm("Goodput", f.note, "#load")
+    if f.value is None:
+        return GlanceRow("Goodput", "not computed", f.note, "#load", "nm")
+    ci = f.interval
+    bounds = f"95 % CI [{_num(ci.lower, 2)}, {_num(ci.upper, 2)}]" if ci else "no CI"
+    attained = f"SLO attainment {att.value:.1%}" if att.value is not None else ""
+    return GlanceRow(
+        "Goodput", f"{_num(f.value, 2)} req/s", f"{bounds}; {attained}; n {f.n}; at {f.run}", "#load"
+    )
 
 
-def _e2el(m: LoadMetrics, where: str) -> GlanceRow:
-    p99 = m.e2el_ms.p(99)
-    if p99 is None:
+def _e2el(f: Figure) -> GlanceRow:
+    if f.run is None:
+        return _nm("p99 E2EL", f.note, "#load")
+    where = f"at {f.run}"
+    if f.value is None:
         return GlanceRow("p99 E2EL", "no completed request", where, "#load", "nm")
-    ci = m.percentile_ci.get("e2el_ms.p99")
+    ci = f.interval
     bounds = (
         f"95 % CI [{_num(ci.lower)}, {_num(ci.upper)}] ms"
         if ci and _bounded(ci)
         else "95 % CI not defined at this n"
     )
-    suff = m.sample_sufficiency.get("e2el_ms")
-    verdict = None if suff is None else suff.verdict
-    if verdict is not None:
-        decided = f"; {_verdict_words(verdict)} against the {_num(suff.threshold_ms, 0)} ms SLO"
-    elif suff is not None:  # no E2EL threshold (or a factsheet older than the verdict): sample count only
-        decided = "; enough samples" if suff.sufficient else f"; too few samples ({suff.n_required} needed)"
-    else:
-        decided = ""
-    bad = verdict in ("conclusive_fail", "insufficient") or (verdict is None and suff and not suff.sufficient)
+    if f.threshold_ms is not None:
+        decided = f"; {_verdict_words(_CLAIM[f.verdict])} against the {_num(f.threshold_ms, 0)} ms SLO"
+    else:  # no E2EL threshold: the sample count only
+        decided = "; enough samples" if f.verdict == "sufficient" else f"; {f.note or 'too few samples'}"
+    bad = f.verdict in ("conclusive_fail", "insufficient")
     return GlanceRow(
         "p99 E2EL",
-        f"{_num(p99)} ms",
-        f"{bounds}; n {m.e2el_ms.n}{decided}; {where}",
+        f"{_num(f.value)} ms",
+        f"{bounds}; n {f.n}{decided}; {where}",
         "#load",
         "bad" if bad else "plain",
     )
 
 
-def _pass_at_1(sheet: Factsheet) -> GlanceRow:
-    if isinstance(sheet.accuracy, NotMeasured):
-        return _nm("pass@1", sheet.accuracy.reason, "#accuracy")
-    r = sheet.accuracy.result
-    rates = r.pass_rates.plus or r.pass_rates.base
-    tests = "base+plus" if r.pass_rates.plus else "base"
-    v = rates.get("pass@1")
-    if v is None:
-        return _nm("pass@1", "pass@1 not reported", "#accuracy")
-    n = r.pass_rates.n_tasks
-    detail = f"{r.benchmark}, {tests} tests, {n} tasks × {r.pass_rates.n_samples_per_task} sample(s)"
-    if r.pass_rates.n_samples_per_task == 1 and n:
-        ci = proportion_ci(round(v * n), n)
-        detail = f"95 % CI [{ci.lower:.1%}, {ci.upper:.1%}] (Clopper–Pearson over tasks); {detail}"
-    return GlanceRow("pass@1", f"{v:.1%}", detail, "#accuracy")
+def _pass_at_1(f: Figure) -> GlanceRow:
+    if f.value is None:
+        return _nm("pass@1", f.note, "#accuracy")
+    detail = f.run
+    if f.interval is not None:
+        detail = (
+            f"95 % CI [{f.interval.lower:.1%}, {f.interval.upper:.1%}] (Clopper–Pearson over tasks); {detail}"
+        )
+    return GlanceRow("pass@1", f"{f.value:.1%}", detail, "#accuracy")
 
 
-def _energy(sheet: Factsheet) -> GlanceRow:
+def _energy(f: Figure) -> GlanceRow:
     label = "Energy per 1,000 requests"
-    en = sheet.energy
-    for x in (en, getattr(en, "energy", None)):
-        if isinstance(x, NotMeasured):
-            return _nm(label, x.reason, "#energy")
-    total = en.energy.total
-    if isinstance(total, NotMeasured):
-        return _nm(label, total.reason, "#energy")
-    q = total.gross.wh_per_1000_requests
-    if isinstance(q, NotMeasured):
-        return _nm(label, q.reason, "#energy")
-    return GlanceRow(
-        label, f"{q.value:.4g} {q.unit}", f"gross, {total.boundary}; n {q.n} requests", "#energy"
-    )
+    if f.value is None:
+        return _nm(label, f.note, "#energy")
+    return GlanceRow(label, f"{f.value:.4g} {f.unit}", f"{f.run}; n {f.n} requests", "#energy")
 
 
 def _tuning(sheet: Factsheet) -> GlanceRow:

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from factsheet.compliance.summary import ComplianceSummary
+from factsheet.headline.model import Headline
 from factsheet.predictor import PredictorSection
 from factsheet.records_file import RecordsFile
 from factsheet.spec import ModelIdentity
@@ -46,6 +47,8 @@ from tuner import TuningResult
 # 1.6.0: each load run's host load (`load.points[].host_load`, `load.capacity.host_load`, the compared
 # workloads' too): CPU used by other processes and steal over the run, from /proc (probes/hostload), and
 # whether the run was measured on a busy host.
+# 1.6.0 also: `headline`: page 1's figures as data (value, interval, n, verdict, source run and rule), recomputed
+# by validate from the rest of the sheet; a capacity whose bracket has no upper end is a lower bound.
 SCHEMA_VERSION = "1.6.0"
 
 
@@ -221,6 +224,11 @@ class Factsheet(Model):
     )
     kind: Literal["llm-factsheet"] = "llm-factsheet"
     name: str
+    headline: Headline | None = Field(
+        None,
+        description="page 1's figures as data, recomputed by `factsheet validate` from the rest of the sheet "
+        "(schema >= 1.6.0; None: an older document, whose headline readers compute from it)",
+    )
     identity: Identity
     system: SystemSection
     load: LoadSection | NotMeasured

@@ -80,6 +80,10 @@ def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
     if found.discrepancies:
         raise FiguresDiffer(found.discrepancies)
     notes = ["figures: every figure the raw records determine recomputes to the stated value"]
+    if sheet.headline is None:
+        notes.append(f"headline: not stated (schema {sheet.schema_version}); readers compute it from the sheet")
+    else:
+        notes.append("headline: every page-1 figure recomputes from the rest of the sheet")
     if found.unbound:
         notes.append(
             f"records unbound (schema {sheet.schema_version} < {BINDS_RECORDS}: no context header): the "

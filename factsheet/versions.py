@@ -45,6 +45,8 @@ KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's 
 # them whenever a document states them, so no version gate is needed.
 # 1.6.0: each load run's host load (CPU of other processes and steal, from /proc): attested, optional, so no
 # version gate is needed either.
+# 1.6.0 also: `headline` (page 1's figures as data); validate recomputes it whenever a document states it, and
+# readers of an older document compute it from the sheet, so no version gate is needed either.
 
 
 def at_least(stated: str, version: Version) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path
-from factsheet.glance import informative_run
+from factsheet.headline.select import informative_run
 from factsheet.outputs import COMPLIANCE_JSON, COMPLIANCE_SUFFIXES, RENDERINGS
 from factsheet.provenance import tool_version
 from factsheet.schema import CapacitySection, Factsheet, headline_index

@@ -55,6 +55,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("schema_version", "attested only", "the version the document states (records' headers outrank it)"),
     ("kind", "attested only", "document type"),
     ("name", "attested only", "the factsheet's name"),
+    ("headline", "re-derived", "page 1's figures recomputed from the rest of the sheet, itself re-derived from "
+     "the records (>= 1.6.0)"),
     ("identity", "attested only", "the model named and the weights' digests as found at build time"),
     ("system", "attested only", "host, engine and library versions as found at build time"),
     ("provenance", "attested only", "tool version, commit, spec digest, command and times of the build"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factsheet.headline.check import headline_differences
 from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.energy import energy
@@ -31,6 +32,8 @@ REDERIVED = (
     "predictor (schema >= 1.3.0): each campaign measurement's latency figures and metrics from its request "
     "records; the model selection per figure, learning curves, importance, learnability, Pareto front, the "
     "recommendation's predictions and the summary re-run (seeded) on the table the measurements make",
+    "headline (schema >= 1.6.0): every page-1 figure (value, interval, n, verdict, source run, rule) "
+    "recomputed from the rest of the sheet, whose figures are re-derived above",
     "binding (schema >= 1.2.0): each records file's header names the digest of the context the factsheet "
     "states for it (a load point's label, settings, SLO and start; a capacity step's knob, value, place, "
     "kind, template and SLO; the accuracy run's dataset, tasks and sampling; the energy window and the "
@@ -60,6 +63,7 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
         out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder, binding)
     if not isinstance(sheet.predictor, NotMeasured):
         out += predictor(sheet.predictor, sheet.schema_version, folder)
+    out += headline_differences(sheet)  # page 1's figures from the rest of the sheet (>= 1.6.0)
     out += binding.missing()
     out += missing_records(sheet, bound=bool(binding.bound))
     unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]

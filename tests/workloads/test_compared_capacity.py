@@ -77,6 +77,16 @@ def test_both_profiles_find_the_known_capacity(built):
     assert first["session"] is not None and first["turn"] in (1, 2)
     hits = result["points"][-1]["server_view"]["prefix_cache_hit_rate"]
     assert hits["value"] == pytest.approx(0.75, abs=0.01)
+    # The headline states both capacities, each from its own confirmation run: 20 requests cannot support a
+    # p99 claim (MLPerf early stopping needs hundreds), so each is "insufficient", never "sufficient".
+    capacities = [f for f in sheet["headline"]["figures"] if f["id"].startswith("capacity_at_slo")]
+    assert [(f["id"], f["value"], f["verdict"], f["lower_bound"]) for f in capacities] == [
+        ("capacity_at_slo", 4, "insufficient", False), ("capacity_at_slo.chat-sessions", 4, "insufficient", False)
+    ]  # fmt: skip
+    assert (
+        capacities[1]["source"]
+        == f"/load/compared_workloads/0/capacity/result/points/{len(result['points']) - 1}"
+    )
 
 
 def test_page_one_states_both_and_the_section_compares_them(built):
@@ -90,6 +100,7 @@ def test_page_one_states_both_and_the_section_compares_them(built):
 def test_validate_rederives_the_compared_search_and_names_an_edit(built, tmp_path):
     ok = runner.invoke(app, ["validate", str(built / "factsheet.json")])
     assert ok.exit_code == 0, ok.output
+    assert "headline: every page-1 figure recomputes from the rest of the sheet" in ok.output
     sheet = json.loads((built / "factsheet.json").read_text())
     base = "load.compared_workloads[0]"
     edits = {
@@ -109,6 +120,24 @@ def test_validate_rederives_the_compared_search_and_names_an_edit(built, tmp_pat
         path.unlink()
         assert bad.exit_code == 1, (figure, bad.output)
         assert figure in bad.output, (figure, bad.output)
+
+
+def test_an_edited_headline_capacity_is_exit_1_naming_it(built):
+    """The compared capacity edited in the headline alone (4 -> 64): validate recomputes it from the sheet."""
+    sheet = json.loads((built / "factsheet.json").read_text())
+    i = next(
+        i for i, f in enumerate(sheet["headline"]["figures"]) if f["id"] == "capacity_at_slo.chat-sessions"
+    )
+    sheet["headline"]["figures"][i]["value"] = 64
+    path = built / "edited-headline.json"
+    path.write_text(json.dumps(sheet))
+    bad = runner.invoke(app, ["validate", str(path)])
+    path.unlink()
+    assert bad.exit_code == 1, bad.output
+    assert (
+        f"headline.figures[{i}].value: stated 64" in bad.output
+        and "capacity_at_slo.chat-sessions" in bad.output
+    )
 
 
 def test_the_load_sections_records_cannot_stand_for_the_compared_ones(built):
