@@ -81,7 +81,9 @@ def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
         raise FiguresDiffer(found.discrepancies)
     notes = ["figures: every figure the raw records determine recomputes to the stated value"]
     if sheet.headline is None:
-        notes.append(f"headline: not stated (schema {sheet.schema_version}); readers compute it from the sheet")
+        notes.append(
+            f"headline: not stated (schema {sheet.schema_version}); readers compute it from the sheet"
+        )
     else:
         notes.append("headline: every page-1 figure recomputes from the rest of the sheet")
     if found.unbound:

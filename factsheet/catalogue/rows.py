@@ -1,7 +1,7 @@
 """One build as the catalogue shows it: identity, date, tool version, the five headline figures with their
 intervals, the compliance verdict, and whether its figures re-derive from its raw records. Made afresh from
 the factsheet on every run (the site's manifest records it, and is never read back as input). The load
-figures are page 1's (`factsheet.glance.informative_run`: the capacity confirmation when there is one)."""
+figures are page 1's (`factsheet.headline.select.informative_run`: the run at the capacity when there is one)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from factsheet.glance import informative_run
+from factsheet.headline.select import informative_run
 from factsheet.schema import Factsheet, headline_index
 from probes.core.measurement import Model, NotMeasured
 from probes.load.stats import proportion_ci
