@@ -14,7 +14,7 @@ from typing import Literal
 
 from factsheet.headline.figures import stated_or_computed
 from factsheet.headline.model import Figure, Headline
-from factsheet.headline.select import Run, capacity_run
+from factsheet.headline.select import Run, confirmation_run
 from factsheet.schema import CapacitySection, Factsheet
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS
@@ -82,15 +82,11 @@ def _capacity(label: str, f: Figure, cap, base: str, by_profile: bool) -> Glance
     if f.verdict == "not_measured" or not isinstance(cap, CapacitySection):
         return _nm(label, f.note, href)
     r = cap.result
-    run = capacity_run(cap, base)
+    run = confirmation_run(cap, base)
     if f.value is None:
         evidence = f": {run.where} has {_p99_words(run)}" if run is not None and run.confirmation else ""
         return GlanceRow(label, f"no {r.knob} meets the SLO", f"{f.note}{evidence}", href, "bad")
-    attainment = (
-        f"SLO attainment {f.slo_attainment:.1%} over {run.where}"
-        if f.slo_attainment is not None and run
-        else ""
-    )
+    attainment = f"SLO attainment {f.slo_attainment:.1%} over {f.run}" if f.slo_attainment is not None else ""
     rests = f"rests on {' and '.join(f.rests_on)}"
     hits = _hit_rate(cap) if by_profile else ""
     amount = f"{f.value:g} {f.unit}"

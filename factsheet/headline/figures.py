@@ -5,7 +5,7 @@ interval over tasks is computed from its stated rate and task count)."""
 from __future__ import annotations
 
 from factsheet.headline.model import Figure, Headline, Interval, Verdict
-from factsheet.headline.select import Run, capacity_run, informative_run
+from factsheet.headline.select import Run, answer_run, confirmation_run, informative_run
 from factsheet.schema import CapacitySection, Factsheet
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import RANGE_METHOD
@@ -69,7 +69,7 @@ def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: s
         return _nm(id, label, "", cap.reason, base, RULE_ANSWER_WORDS).model_copy(update={"profile": profile})
     r = cap.result
     unit = "req/s" if r.knob == "rate" else "concurrent users"
-    run = capacity_run(cap, base)
+    run = answer_run(cap, base) or confirmation_run(cap, base)  # no answer: the run that showed none meets
     rests_on = [f"p99 {LATENCY_LABELS.get(r.slo.p99_metric, r.slo.p99_metric)} ≤ "
                 f"{r.slo.thresholds()[r.slo.p99_metric]:g} ms"]  # fmt: skip
     if r.min_attainment is not None:

@@ -9,9 +9,15 @@ from factsheet.schema import CapacitySection, LoadSection, headline_index
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LoadMetrics
 
-RULE_ANSWER = "the run at the capacity: its long confirmation where it passed, else its search probe"
-RULE_FAILED_CONFIRMATION = "no probed value meets the SLO: the last long confirmation run, which shows it"
-RULE_HEADLINE_POINT = "no capacity run: the headline load point (most requests completed in a steady window)"
+RULE_CONFIRMED = "the capacity's long confirmation run (the last one, on which the search settled)"
+RULE_NOT_CONFIRMED = (
+    "the capacity's last long confirmation run, which failed: the capacity is not confirmed (its figures are "
+    "stated as that run's, never as the capacity's)"
+)
+RULE_HEADLINE_POINT = (
+    "no capacity confirmation run: the headline load point (most requests completed in a steady window)"
+)
+RULE_ANSWER = "the last passing run at the capacity (its confirmation when there is one)"
 
 
 @dataclass(frozen=True)
@@ -33,30 +39,36 @@ def _capacity_point(cap: CapacitySection, i: int, base: str, rule: str) -> Run:
     return Run(p.metrics, where, p.confirmation, f"{base}/result/points/{i}", rule)
 
 
-def capacity_run(cap: CapacitySection | NotMeasured, base: str) -> Run | None:
-    """The run that stands beside a capacity (`base`: the section's JSON pointer): the answer's last passing
-    run (its confirmation when it passed); with no answer, the last confirmation, which showed that none
-    meets the SLO; None when neither exists."""
+def confirmation_run(cap: CapacitySection | NotMeasured, base: str) -> Run | None:
+    """A capacity search's last confirmation run (`base`: the section's JSON pointer), the long run that
+    measures the answer; None when it ran none."""
+    if isinstance(cap, NotMeasured):
+        return None
+    confirmations = [i for i, p in enumerate(cap.result.points) if p.confirmation]
+    if not confirmations:
+        return None
+    passed = cap.result.points[confirmations[-1]].passed
+    return _capacity_point(cap, confirmations[-1], base, RULE_CONFIRMED if passed else RULE_NOT_CONFIRMED)
+
+
+def answer_run(cap: CapacitySection | NotMeasured, base: str) -> Run | None:
+    """The last passing run at the capacity (its confirmation when there is one): the run the capacity's own
+    attainment and n are stated from; None without an answer."""
     if isinstance(cap, NotMeasured):
         return None
     answer = cap.answer_point()
-    points = cap.result.points
-    if answer is not None:
-        i = next(i for i, p in enumerate(points) if p is answer)
-        return _capacity_point(cap, i, base, RULE_ANSWER)
-    if cap.result.capacity is None:
-        confirmations = [i for i, p in enumerate(points) if p.confirmation]
-        if confirmations:
-            return _capacity_point(cap, confirmations[-1], base, RULE_FAILED_CONFIRMATION)
-    return None
+    if answer is None:
+        return None
+    i = next(i for i, p in enumerate(cap.result.points) if p is answer)
+    return _capacity_point(cap, i, base, RULE_ANSWER)
 
 
 def informative_run(load: LoadSection | NotMeasured) -> Run | None:
-    """The most informative run: the capacity's (`capacity_run`) when there is one, else the headline load
-    point (most requests completed). None when nothing was run."""
+    """The most informative run: the capacity search's last confirmation when there is one (the long run that
+    measures the answer), else the headline load point (most requests completed). None when nothing ran."""
     if isinstance(load, NotMeasured):
         return None
-    run = capacity_run(load.capacity, "/load/capacity")
+    run = confirmation_run(load.capacity, "/load/capacity")
     if run is not None:
         return run
     i = headline_index(load.points)

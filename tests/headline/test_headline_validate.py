@@ -51,8 +51,13 @@ def test_the_fixture_headline_is_as_the_sheet_states():
     assert cap.value == sheet.load.capacity.result.capacity and cap.source.startswith(
         "/load/capacity/result/"
     )
+    # Every probe up to the search's maximum (8) passed: a lower bound, never a plain value.
+    assert (cap.value, cap.verdict, cap.lower_bound) == (8, "lower_bound", True)
+    assert cap.note == "≥ 8 (every probe up to the search's maximum passed)"
+    # No confirmation ran: the run figures are the headline load point's (most requests completed).
     e2el = h.figure("e2el_ms.p99")
-    assert e2el.source == f"{cap.source}/metrics"  # the figures beside the capacity are of its run
+    assert e2el.source == "/load/points/1/result/metrics" and "headline load point" in e2el.run
+    assert e2el.value == sheet.load.points[1].result.metrics.e2el_ms.p(99)
     assert [f.id for f in h.figures] == [
         "capacity_at_slo", "e2el_ms.p99", "ttft_ms.p99", "tpot_ms.p99", "goodput", "slo_attainment",
         "pass_at_1", "energy_wh_per_1000_requests",
