@@ -17,8 +17,9 @@ document pasted into an HTML <script> element cannot close it), Markdown through
 `markdown_code` (markup characters backslash-escaped, line breaks and control characters folded into one
 space, so nothing from the factsheet starts a block, a comment or a table cell).
 
-The tool's own pages and messages use the same character classes (`shown_text`, one rule for HTML and the
-terminal): a control, separator or bidirectional-text character from the document is *shown* as its code
+The tool's own pages and messages use the same character classes (`shown_text`, one rule for HTML, the
+terminal and one-line messages, in probes/core/untrusted/text.py): a control, separator or
+bidirectional-text character from the document is *shown* as its code
 point (`<U+202E>`), never sent, so a U+202E in a model name cannot reverse the page's own "build 1" and an
 escape sequence cannot reach the terminal; and a text longer than MAX_SHOWN_CHARS is cut, saying by how
 much. HTML then escapes markup (jinja2's autoescape, after `shown_text` in its finalize step).
@@ -29,49 +30,41 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from factsheet.untrusted.limits import MAX_SHOWN_CHARS
 from probes.core.errors import InputError
+
+# The one rule for what the tool shows of someone else's text (pages, terminal, one-line messages) lives
+# below the factsheet, where the probes' /metrics messages use it too.
+from probes.core.untrusted.text import (
+    PAGE_WHITESPACE,
+    TERMINAL_WHITESPACE,
+    shown_text,
+    terminal_text,
+)
+from probes.core.untrusted.text import unsafe as _unsafe
+
+__all__ = [
+    "PAGE_WHITESPACE",
+    "TERMINAL_WHITESPACE",
+    "UnsafeText",
+    "checked_name",
+    "json_for_html",
+    "markdown_code",
+    "markdown_text",
+    "shown_text",
+    "terminal_text",
+]
 
 
 class UnsafeText(InputError):
     """A name in the factsheet holds a character no export can carry faithfully."""
 
 
-# Line breaks in any of the senses a reader may apply (\n, \r, VT, FF, FS/GS/RS, NEL, U+2028/9), tabs.
-_BREAKS = "\t\n\v\f\r\x1c\x1d\x1e\x85\u2028\u2029"
-_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 # Characters that open or close inline markup in CommonMark / GitHub-flavoured Markdown as the Hub renders
 # it (emphasis, code, links and images, raw HTML and comments, entities, table cells, strikethrough, maths,
 # an ATX heading's closing #). Others (- + . : = ( ) ...) only mean something at the start of a line,
 # which text from a factsheet never is: it always follows fixed text on its line.
 _MARKUP = re.compile(r"([\\`*_\[\]<>&|~$#!])")
 _JSON_HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def _unsafe(ch: str) -> bool:
-    return ch in _BREAKS or ch in _BIDI or unicodedata.category(ch) == "Cc"
-
-
-# Kept as they are by `shown_text`: whitespace to HTML (a tuning justification is shown with its line
-# breaks), and tab and line feed to a terminal; every other line break (VT, FF, NEL, U+2028) is shown.
-PAGE_WHITESPACE = "\t\n\r"
-TERMINAL_WHITESPACE = "\t\n"
-
-
-def shown_text(text: str, limit: int | None = MAX_SHOWN_CHARS, keep: str = PAGE_WHITESPACE) -> str:
-    """`text` as a page or a terminal shows it: unsafe characters (but those in `keep`) as `<U+XXXX>`,
-    and at most `limit` characters of it, the rest stated as left out (never silently dropped)."""
-    cut = len(text) - limit if limit is not None else 0
-    head = text[:limit] if cut > 0 else text
-    if any(_unsafe(ch) and ch not in keep for ch in head):
-        head = "".join(f"<U+{ord(ch):04X}>" if _unsafe(ch) and ch not in keep else ch for ch in head)
-    return head + (f"… [{cut:,} more characters not shown]" if cut > 0 else "")
-
-
-def terminal_text(text: str) -> str:
-    """A message for the terminal: control and bidi characters shown, never sent (a carriage return or
-    an escape sequence could rewrite what the terminal shows); tabs and line feeds kept."""
-    return shown_text(text, limit=None, keep=TERMINAL_WHITESPACE)
 
 
 def checked_name(field: str, value: str | None) -> str | None:

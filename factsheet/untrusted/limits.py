@@ -11,9 +11,15 @@ profiles; each is also small enough that the attacks of issue 20 are refused fas
 from __future__ import annotations
 
 # The parser's own limits (nesting depth, integer digits) and the probes' are in the layer below, shared.
-from probes.core.untrusted.limits import KIB, MAX_INTEGER_DIGITS, MAX_NESTING_DEPTH, MIB
+from probes.core.untrusted.limits import KIB, MAX_INTEGER_DIGITS, MAX_NESTING_DEPTH, MAX_SHOWN_CHARS, MIB
 
-__all__ = ["KIB", "MAX_INTEGER_DIGITS", "MAX_NESTING_DEPTH", "MIB"]  # and the factsheet's own below
+__all__ = [
+    "KIB",
+    "MAX_INTEGER_DIGITS",
+    "MAX_NESTING_DEPTH",
+    "MAX_SHOWN_CHARS",
+    "MIB",
+]  # and the factsheet's own below
 
 # factsheet.json. The demo-shaped build writes 88 KB (one load point is ~10 KB, the capacity section
 # ~38 KB); 8 MiB holds ~90 times that. Rendering time grows with the document, so it stays bounded.
@@ -74,12 +80,6 @@ MAX_COMPLIANCE_REPORT_BYTES = 8 * MIB
 MAX_MLFLOW_RESPONSE_BYTES = 16 * MIB
 MAX_MLFLOW_RESPONSE_S = 60.0
 
-# Characters of one piece of free text (a name, label or reason from the document) a page shows: the longest
-# honest text is a library's error message kept as a reason (a few hundred characters); 4,096 is ten times
-# that. Longer text is shown cut to this, saying how many characters are left out (the record, attached
-# to the PDF, keeps it whole). WeasyPrint lays a long unbroken word out in time quadratic in its length: a
-# 1 MB model name took 53 s to render, four of them (4.5 MB, under MAX_FACTSHEET_BYTES) over 115 s.
-MAX_SHOWN_CHARS = 4096
 
 # Pairs of consecutive builds of one deployment the catalogue diffs in one run, the newest first; older pairs
 # are listed as not compared, saying why. A diff re-derives both builds and bootstraps their records (~0.25 s

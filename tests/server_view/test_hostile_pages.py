@@ -60,7 +60,8 @@ def test_control_characters_from_a_page_are_shown_escaped():
         parse_page("\x1b[2J\x1b]0;owned\x07 \u202e<html>")
     text = str(err.value)
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
-    assert "\\x1b" in text and "\\u202e" in text
+    # the one escaping rule of every layer (probes/core/untrusted/text.py): shown as code points
+    assert "<U+001B>[2J" in text and "<U+202E>" in text and "<U+0007>" in text
 
 
 class _Raw:

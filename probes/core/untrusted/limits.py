@@ -79,3 +79,10 @@ MAX_METRICS_KEPT_SAMPLES = 2_000
 # Page bytes held by one run's scraper until the run is over (pages are parsed after the last response):
 # 600 honest pages of 25 KB are 15 MB. A page past this total is a failed scrape.
 MAX_METRICS_HELD_BYTES = 256 * MIB
+
+# Characters of one piece of free text (a name, label or reason from the document) a page shows: the longest
+# honest text is a library's error message kept as a reason (a few hundred characters); 4,096 is ten times
+# that. Longer text is shown cut to this, saying how many characters are left out (the record, attached
+# to the PDF, keeps it whole). WeasyPrint lays a long unbroken word out in time quadratic in its length: a
+# 1 MB model name took 53 s to render, four of them (4.5 MB, under MAX_FACTSHEET_BYTES) over 115 s.
+MAX_SHOWN_CHARS = 4096
