@@ -49,6 +49,7 @@ from probes.load.capacity import find_capacity, point_runner
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
+from probes.load.workers import check_split, resolve_workers
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
 from probes.load.workloads.registry import build_plan
@@ -99,7 +100,7 @@ def build(
         log(f"target up at {live.base_url} (model {live.model})")
         _check_metrics_page(run)
         # The workload joins the key only when the spec names one: older builds' checkpoints keep resuming.
-        shape = [spec.load.slo, spec.load.server_view, *_workload_key(spec)]
+        shape = [spec.load.slo, spec.load.server_view, *_workload_key(spec), *_workers_key(spec)]
         point_keys = [_key(run, p, *shape) for p in spec.load.load_points(live.supports_ignore_eos)]
         energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
         energy = _reused_energy(run, energy_key)
@@ -166,11 +167,25 @@ def _preflight(spec: BuildSpec) -> None:
     if spec.accuracy is not None:
         load_dataset(spec.accuracy.dataset)
     points = spec.load.load_points(True)  # a trace is read (and checked line by line) here
-    build_plan(_profile(spec), BuildContext(1, spec.load.seed, points[0].input_len, points[0].output_len))
+    plan = build_plan(
+        _profile(spec), BuildContext(1, spec.load.seed, points[0].input_len, points[0].output_len)
+    )
+    workers = resolve_workers(spec.load.workers, "load.workers")
+    for point in points:
+        check_split(point, plan, workers, "load.workers")
 
 
 def _workload_key(spec: BuildSpec) -> list:
     return [spec.load.workload] if spec.load.workload else []
+
+
+def _workers_key(spec: BuildSpec) -> list:
+    # Joins the key only when the load is split: one worker's checkpoints keep resuming as before.
+    return [] if spec.load.workers == 1 else [{"workers": spec.load.workers}]
+
+
+def _workers(run: _Run) -> int:
+    return resolve_workers(run.spec.load.workers, "load.workers")
 
 
 def _profile(spec: BuildSpec) -> WorkloadProfile:
@@ -223,6 +238,7 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
                 profile=_profile(run.spec),
                 server_view=run.spec.load.server_view,
                 server_pid=live.server_pid,
+                workers=_workers(run),
             )
         )
         data = records_jsonl(result.records)
@@ -310,6 +326,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
             profile=search.profile,
             server_view=run.spec.load.server_view,
             server_pid=live.server_pid,
+            workers=_workers(run),
         )
 
         def probe(value: float) -> PointResult:

@@ -85,6 +85,14 @@ def _summary(result: PointResult) -> list[str]:
         )
         if a.client_bound:
             lines.append("[bold red]client-bound[/]: " + "; ".join(a.client_bound_reasons))
+    if result.client is not None:
+        c = result.client
+        lines.append(
+            f"client: {c.workers} workers ({c.event_loop}), event-loop lag p50 {_fmt(c.loop_lag_ms.p(50), 3)} / "
+            f"p99 {_fmt(c.loop_lag_ms.p(99), 3)} ms, write delay p99 {_fmt(c.write_delay_ms.p(99), 3)} ms"
+        )
+        if c.client_bound:
+            lines.append("[bold red]client-bound[/]: " + "; ".join(c.client_bound_reasons))
     if result.aborted:
         lines.append(f"[bold red]aborted[/]: {result.aborted}")
     return lines + turn_summary(result.turns) + server_view_lines(result)
@@ -170,6 +178,9 @@ def load(
     stop_when_saturated: Annotated[
         bool, typer.Option(help="stop sending once the scraped waiting queue grows without bound")
     ] = False,
+    workers: Annotated[
+        str, typer.Option(help="worker processes, one event loop each: N or auto (one per core)")
+    ] = "1",
 ) -> None:
     """Measure a server under load like `vllm bench serve`, with arrival fidelity and sample sufficiency."""
     from factsheet.api.probe import probe_load

@@ -49,6 +49,9 @@ from tuner import TuningResult
 # whether the run was measured on a busy host.
 # 1.6.0 also: `headline`: page 1's figures as data (value, interval, n, verdict, source run and rule), recomputed
 # by validate from the rest of the sheet; a capacity whose bracket has no upper end is a lower bound.
+# 1.6.0 also: a load point split across worker processes (load.workers > 1) states its client check
+# (`load.points[].result.client`: each worker's event-loop lag, the client-bound verdict per worker and for
+# the whole), and its records carry `worker` and `written_s`.
 SCHEMA_VERSION = "1.6.0"
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -36,7 +36,8 @@ SPEC_VERSION = 1
 # 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
 # jsonl, trace); a trace point gives neither concurrency nor rate.
 # 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
-SPEC_SCHEMA_VERSION = "1.5.0"
+# 1.6.0: `load.workers` (worker processes the load is split across; probes/load/workers).
+SPEC_SCHEMA_VERSION = "1.6.0"
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
 
@@ -177,6 +178,12 @@ class LoadSpec(Model):
         default_factory=list,
         description="capacity at SLO for further workload profiles, side by side with `capacity` (one per "
         "profile, each different from `workload`'s)",
+    )
+    workers: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+        1,
+        description="worker processes the load is sent from, one event loop each ('auto': one per core of "
+        "the host that builds; more than its cores is refused before anything is sent). 1: one process, as "
+        "before 1.6.0",
     )
 
     @model_validator(mode="after")

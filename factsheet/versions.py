@@ -47,6 +47,8 @@ KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's 
 # version gate is needed either.
 # 1.6.0 also: `headline` (page 1's figures as data); validate recomputes it whenever a document states it, and
 # readers of an older document compute it from the sheet, so no version gate is needed either.
+# 1.6.0 also: a load point sent by several worker processes states its client check (`result.client`, attested: the
+# loop lag is not in the records) and its records carry `worker` and `written_s`; nothing older changes.
 
 
 def at_least(stated: str, version: Version) -> bool:

@@ -67,6 +67,8 @@ SYSTEM_FILES = (
     "tests/features/test_library_constraints.py",  # the serving environment's libraries, in a process
     "tests/load/test_host_load.py",  # busy loops in other processes beside a run; a build
     "tests/load/test_mock_fleet.py::test_fleet_serves_from_its_processes_and_logs_its_own_timing",  # processes
+    "tests/load/test_workers.py",  # load worker processes (spawned), a multi-process mock server
+    "tests/factsheet/test_build_workers.py",  # builds whose load is sent by worker processes
 )
 # In-process but seconds to a minute each, measured on the 2-core host (pytest --durations): builds against
 # the mock server, capacity searches, PDF renders, learners and simulators. A test or file whose run grows

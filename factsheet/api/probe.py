@@ -7,6 +7,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationError
 
@@ -17,6 +18,7 @@ from probes.core.measurement import Model
 from probes.core.progress import Bars, no_bars
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
+from probes.load.workers import resolve_workers
 from probes.load.workloads.profiles import WorkloadProfile
 from probes.server_view import DEFAULT_INTERVAL_S, ServerViewSpec
 
@@ -63,6 +65,10 @@ class ProbeLoadArgs(Model):
     )
     timeout: float = Field(300.0, description="per-operation request timeout, s")
     api_key: str | None = None
+    workers: int | Literal["auto"] = Field(
+        1,
+        description="worker processes, one event loop each ('auto': one per core); at most the host's cores",
+    )
 
 
 class ProbeLoadResult(Result):
@@ -112,6 +118,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
     try:
         args = args or ProbeLoadArgs(**settings)
         slo, point, percentiles, profile = _settings(args)
+        workers = resolve_workers(args.workers, "--workers")
         spec = WorkloadConfig(
             source=args.dataset, input_len=args.input_len, output_len=args.output_len,
             path=args.dataset_path, tokenizer_path=args.tokenizer, seed=args.seed,
@@ -128,6 +135,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
             args.base_url.rstrip("/"), args.model, point, slo, api_key=args.api_key, prompts=built.prompts,
             workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
             progress=bars(point.label), profile=profile, tokenizer_path=args.tokenizer, server_view=view,
+            workers=workers,
         )
     )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):

@@ -31,6 +31,13 @@ class RequestRecord(Model):
     error: str | None = None
     session: int | None = Field(None, description="chat-sessions: the session this turn belongs to")
     turn: int | None = Field(None, description="chat-sessions: turn index in its session, from 1")
+    worker: int | None = Field(None, description="load.workers > 1: the worker process that sent it, from 0")
+    written_s: float | None = Field(
+        None,
+        description="load.workers > 1: when the request's last byte was handed to the kernel (its socket "
+        "buffer); sent_s is when the client began it (body encoded and, on a new connection, connected "
+        "after it). Send lag and every latency run from sent_s, as with one worker",
+    )
     # The reply's text, kept only while the run needs it (a session's next turn carries it); never written.
     reply: str | None = Field(None, exclude=True)
 
@@ -43,15 +50,25 @@ class RequestRecord(Model):
         return None if self.scheduled_s is None else self.sent_s - self.scheduled_s - self.queued_s
 
 
-_SESSION_FIELDS = {"session", "turn"}
+_SESSION_FIELDS = frozenset({"session", "turn"})
+_WORKER_FIELDS = frozenset({"worker", "written_s"})
+
+
+def _left_out(r: RequestRecord) -> set[str]:
+    return set(
+        (_SESSION_FIELDS if r.session is None else set()) | (_WORKER_FIELDS if r.worker is None else set())
+    )
+
+
+def record_line(r: RequestRecord) -> bytes:
+    """One record as its line in a records file."""
+    return r.model_dump_json(exclude=_left_out(r)).encode() + b"\n"
 
 
 def records_jsonl(records: Iterable[RequestRecord]) -> bytes:
-    # Records outside a session are written as before schema 1.3.0 (no session/turn keys), byte for byte.
-    return b"".join(
-        r.model_dump_json(exclude=None if r.session is not None else _SESSION_FIELDS).encode() + b"\n"
-        for r in records
-    )
+    # Records outside a session are written as before schema 1.3.0 (no session/turn keys), and records of
+    # one worker as before 1.6.0 (no worker/written_s keys), byte for byte.
+    return b"".join(record_line(r) for r in records)
 
 
 def load_records(data: bytes) -> list[RequestRecord]:

@@ -10,18 +10,20 @@ from typing import Literal
 
 from pydantic import Field
 
-from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, NotMeasured, summarize
 from probes.core.progress import Update
 from probes.hostload import HostLoad, HostLoadMeter
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint, begin_body, new_client, request_body, warm
+from probes.load.drive import WAKE_S as WAKE_S  # re-exported: callers read the wake interval here
+from probes.load.drive import _Run, _send, _Work
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.sessions import closed_sessions, open_sessions
 from probes.load.turns import TurnFigures, turn_figures
+from probes.load.workers import ClientCheck, Fleet, Outcome, WorkerCheck, check_split
 from probes.load.workload import Workload, synthetic_prompts
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import Plan
@@ -102,61 +104,14 @@ class PointResult(Model):
     host_load: HostLoad | NotMeasured | None = Field(
         exclude=True, default=None, description="what else used the host over the run (probes/hostload)"
     )
+    client: ClientCheck | None = Field(
+        None,
+        description="load.workers > 1: each worker's event-loop lag and the client-bound verdict per worker "
+        "and for the whole (schema >= 1.6.0; None: one worker, judged by `arrivals` as before)",
+    )
 
 
 Progress = Update
-
-# Longest sleep between two looks at whether the run was aborted (target gone, saturated) while it waits
-# for the next send: shorter waits are slept whole, so a send is never later than it was.
-WAKE_S = 0.5
-
-
-class _Run:
-    """Shared state of one run: its clock origin and whether the target has gone away."""
-
-    def __init__(self, point: LoadPoint, t0: float):
-        self.point = point
-        self.t0 = t0
-        self.connect_failures = 0  # consecutive
-        self.aborted: str | None = None
-        self.saturated: str | None = None  # set by the scraper's thread (stop_when_saturated)
-        self.deadline_hit = False
-
-    def now(self) -> float:
-        return time.perf_counter() - self.t0
-
-    def may_send(self) -> bool:
-        if self.point.duration_s is not None and self.now() >= self.point.duration_s:
-            self.deadline_hit = True
-        return self.aborted is None and self.saturated is None and not self.deadline_hit
-
-    async def wait_until(self, t: float) -> bool:
-        """Sleep until run time `t` or until sending must end, whichever is earlier: the deadline
-        (duration_s) is slept to, never past, and an abort or saturation is noticed within WAKE_S. True
-        when `t` has come and sending may go on. A 1 h gap in a trace under `duration_s=5` ends at 5 s."""
-        while self.may_send():
-            now = self.now()
-            if now >= t:
-                return True
-            end = t if self.point.duration_s is None else min(t, self.point.duration_s)
-            if end - now > WAKE_S:
-                await asyncio.sleep(WAKE_S)
-                continue
-            await asyncio.sleep(end - now)
-            if end == t:  # slept to the send time: send now, as a single sleep always did (no second look)
-                return self.may_send()
-        return False
-
-    def observe(self, rec: RequestRecord) -> None:
-        if rec.error_kind != "connect":
-            self.connect_failures = 0
-            return
-        self.connect_failures += 1
-        if self.connect_failures >= self.point.max_connect_failures and self.aborted is None:
-            self.aborted = (
-                f"target unreachable: {self.connect_failures} consecutive connection failures "
-                f"(last: {rec.error})"
-            )
 
 
 async def run_point(
@@ -176,12 +131,14 @@ async def run_point(
     sampling: dict | None = None,
     server_view: ServerViewSpec | None = None,
     server_pid: int | None = None,
+    workers: int = 1,
 ) -> PointResult:
     """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`. `profile`
     builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones.
     `sampling` (e.g. a tuner configuration's temperature, top_p) goes into every request's body;
     `server_view` scrapes the target's /metrics while it runs (probes/server_view). The host's own load over
-    the run is measured (`host_load`), the embedded server's process tree (`server_pid`) apart."""
+    the run is measured (`host_load`), the embedded server's process tree (`server_pid`) apart. `workers` > 1
+    splits the point across that many processes (probes/load/workers; resolve the count with `resolve_workers`)."""
     if profile is not None:
         ctx = BuildContext(point.num_requests, point.seed, point.input_len, point.output_len, tokenizer_path)
         plan = build_plan(profile, ctx)
@@ -193,9 +150,15 @@ async def run_point(
         plan = Plan(prompts, output_lens, workload)
     endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos, dict(sampling or {}))
     _check_plan(plan, point, endpoint)
-    meter = HostLoadMeter(server_pid)
-    with _fewer_gc_pauses():
-        result = await _drive(base_url, point, slo, endpoint, plan, progress, percentiles, server_view)
+    check_split(point, plan, workers)
+    meter = HostLoadMeter(server_pid)  # the workers are the tool's own processes: its tree holds them
+    if workers > 1:
+        result = await _drive_workers(
+            base_url, point, slo, endpoint, plan, progress, percentiles, server_view, workers
+        )
+    else:
+        with _fewer_gc_pauses():
+            result = await _drive(base_url, point, slo, endpoint, plan, progress, percentiles, server_view)
     result.host_load = meter.stop()
     return result
 
@@ -261,6 +224,91 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
     return _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
 
 
+async def _drive_workers(
+    base_url, point, slo, endpoint, plan: Plan, progress, percentiles, view, workers: int
+):
+    """As `_drive`, with the sending done by `workers` processes on one t0; the scraper and the saturation
+    watch stay here. Every figure comes from the merged records through the same `_result`."""
+    missing = check_endpoint(base_url, endpoint.headers()) if view and view.scrape else None
+    async with Fleet(base_url, point, endpoint, plan, workers) as fleet:
+        await fleet.ready()
+        watch = _Watch()
+        scraper = _scraper(base_url, endpoint, view, watch) if view and view.scrape and not missing else None
+        t0, started_at = fleet.go()
+        run = _Run(point, t0)
+        if scraper:
+            watch.run = run
+            scraper.start(t0)
+        try:
+            outcome = await fleet.wait(progress, lambda: run.saturated is not None)
+        finally:
+            scrapes = scraper.stop() if scraper else missing
+    failed = [f"worker {r.worker} failed: {r.error}" for r in outcome.reports if r.error] + outcome.lost
+    aborts = [f"worker {r.worker}: {r.aborted}" for r in outcome.reports if r.aborted]
+    run.aborted = "; ".join(aborts + failed) or None
+    run.deadline_hit = any(r.deadline_hit for r in outcome.reports)
+    records = outcome.records
+    work = _Work(endpoint, plan, point.output_len, keep_bodies=False)
+    workload = plan.workload.model_copy(
+        update={"requests_digest": work.digest_of([r.index for r in records])}
+    )
+    result = _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
+    result.client = client_check(records, point, result.metrics, result.arrivals, outcome)
+    return result
+
+
+def client_check(
+    records: list[RequestRecord],
+    point: LoadPoint,
+    metrics: LoadMetrics,
+    whole: Arrivals | None,
+    outcome: Outcome,
+) -> ClientCheck:
+    """The client-bound rule per worker (its loop lag; open loop: its share's arrivals too) and for the
+    whole, each reason naming its worker."""
+    per: list[WorkerCheck] = []
+    by_worker: dict[int, list[RequestRecord]] = {}
+    for r in records:
+        by_worker.setdefault(r.worker if r.worker is not None else -1, []).append(r)
+    for report in outcome.reports:
+        lag = summarize(report.loop_lag_ms, unit="ms", definition=_LOOP_LAG)
+        reasons = _client_delay_reasons(lag, metrics, "loop lag")
+        arrivals = _arrivals(by_worker.get(report.worker, []), point, metrics)
+        if arrivals is not None:
+            reasons += arrivals.client_bound_reasons
+        per.append(
+            WorkerCheck(
+                worker=report.worker,
+                sent=report.sent,
+                loop_lag_ms=lag,
+                send_lag_ms=arrivals.send_lag_ms if arrivals else None,
+                achieved_fraction=arrivals.achieved_fraction if arrivals else None,
+                client_bound=bool(reasons),
+                reasons=reasons,
+            )  # fmt: skip
+        )
+    reasons = [f"worker {c.worker}: {why}" for c in per for why in c.reasons]
+    reasons += [f"whole run: {why}" for why in (whole.client_bound_reasons if whole else [])]
+    written = [1000 * (r.written_s - r.sent_s) for r in records if r.written_s is not None]
+    return ClientCheck(
+        workers=len(outcome.reports),
+        event_loop=outcome.event_loop,
+        loop_lag_ms=summarize(
+            [x for r in outcome.reports for x in r.loop_lag_ms], unit="ms", definition=_LOOP_LAG
+        ),
+        write_delay_ms=summarize(written, unit="ms", definition="written_s − sent_s"),
+        per_worker=per,
+        client_bound=bool(reasons),
+        client_bound_reasons=reasons,
+    )
+
+
+_LOOP_LAG = (
+    "lateness of a 10 ms timer on the worker's event loop, sampled throughout the run (uvloop's timers have "
+    "1 ms granularity: a sample may read up to 1 ms early, below 0)"
+)
+
+
 class _Watch:
     """Where the scraper's thread says a point is saturated (the run exists only once the clock starts)."""
 
@@ -297,31 +345,6 @@ async def _finish(pending, rec: RequestRecord, run: _Run, progress, records, poi
     run.observe(rec)
     if progress:
         progress(len(records), point.num_requests)
-
-
-class _Work:
-    """The plan's requests as bytes, and every body sent (the workload's requests digest)."""
-
-    def __init__(self, endpoint: Endpoint, plan: Plan, output_len: int):
-        self.endpoint, self.plan, self.output_len = endpoint, plan, output_len
-        self.sent: dict[int, bytes] = {}
-
-    def body(self, i: int) -> bytes:
-        prompts, lens = self.plan.prompts, self.plan.output_lens
-        max_tokens = lens[i % len(lens)] if lens else self.output_len
-        return self.keep(i, request_body(self.endpoint, prompts[i % len(prompts)], max_tokens))
-
-    def keep(self, i: int, body: bytes) -> bytes:
-        self.sent[i] = body
-        return body
-
-    def digest(self) -> str:
-        return sha256_bytes(b"".join(self.sent[i] + b"\n" for i in sorted(self.sent)))
-
-
-async def _send(client, endpoint, work: _Work, rec: RequestRecord, run: _Run) -> None:
-    await begin_body(client, endpoint, work.body(rec.index), rec, run.t0)
-    run.observe(rec)
 
 
 async def _closed_loop(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
@@ -430,7 +453,9 @@ def _arrivals(
     )
 
 
-def _client_delay_reasons(lag: Distribution, metrics: LoadMetrics | None) -> list[str]:
+def _client_delay_reasons(
+    lag: Distribution, metrics: LoadMetrics | None, what: str = "send-lag"
+) -> list[str]:
     """Where the client's delay exceeds the resolution of the smallest latency figure it enters."""
     reasons = []
     for q in (50, 99):
@@ -442,7 +467,7 @@ def _client_delay_reasons(lag: Distribution, metrics: LoadMetrics | None) -> lis
         smallest, name = min(figures)
         if delay > LATENCY_RESOLUTION * smallest:
             reasons.append(
-                f"send-lag p{q} {delay:.3g} ms > {LATENCY_RESOLUTION * 100:g} % of {name.removesuffix('_ms')} "
+                f"{what} p{q} {delay:.3g} ms > {LATENCY_RESOLUTION * 100:g} % of {name.removesuffix('_ms')} "
                 f"p{q} {smallest:.4g} ms"
             )
     return reasons

@@ -9,6 +9,10 @@ from probes.load.runner import run_point
 from probes.targets.mock_fleet import LATE_TOLERANCE_MS, read_timing, running_fleet
 from probes.targets.mock_server import MockServerConfig
 
+# Client minus server TTFT p50: two loopback trips and each side's loop delay. On a 2-core host shared with
+# other jobs (CI, load 2-5) the scheduler alone adds up to ~15 ms; bench/load_scale.py gives the precise figure.
+TOLERANCE_MS = 25.0
+
 
 def test_fleet_serves_from_its_processes_and_logs_its_own_timing(tmp_path):
     cfg = MockServerConfig(ttft_ms=100, itl_ms=20)
@@ -18,10 +22,12 @@ def test_fleet_serves_from_its_processes_and_logs_its_own_timing(tmp_path):
     t = read_timing(tmp_path)
     assert (r.metrics.completed, t.processes, t.requests) == (32, 2, 32)
     assert {e.chunks for e in t.entries} == {4}
-    # The server sends its first chunk at its deadline or late, never early.
-    assert 100.0 <= t.ttft_ms.min and t.ttft_ms.p(50) < 100.0 + 10.0
+    # The server sends its first chunk at its deadline or late, never early; how late, its log says.
+    assert 100.0 <= t.ttft_ms.min
+    assert t.fell_behind == (t.late_ms.max > LATE_TOLERANCE_MS)
     # The client's TTFT includes the trip to the server and back: never below the server's own.
-    assert 0.0 < r.metrics.ttft_ms.p(50) - t.ttft_ms.p(50) < 10.0
+    gap = r.metrics.ttft_ms.p(50) - t.ttft_ms.p(50)
+    assert 0.0 < gap < TOLERANCE_MS, f"client {r.metrics.ttft_ms.p(50):.2f} vs server {t.ttft_ms.p(50):.2f}"
 
 
 def test_falling_behind_is_read_from_the_log(tmp_path):

@@ -1,0 +1,51 @@
+"""What a many-worker run states about its own client: each worker's event-loop lag, and the client-bound
+verdict applied per worker and to the whole, naming the worker that fell behind."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from probes.core.measurement import Distribution, Model
+
+# The loop's lag is read from a timer: every LAG_INTERVAL_S the worker asks to be woken and records how
+# late it was. A response read waits for the loop just as that timer does, so the lag bounds how stale a
+# chunk's timestamp (first chunk: TTFT; last: E2EL) can be; in a closed loop it is the only reading of
+# the client's own delay (there is no schedule to lag behind).
+LAG_INTERVAL_S = 0.01
+LOOP_RULE = (
+    "with load.workers > 1, each worker samples its event loop's lag (how late a 10 ms timer fires) "
+    "throughout the run; a worker is client-bound when that lag at p50 or p99 > 5 % of the smallest TTFT "
+    "or E2EL figure at that percentile (the resolution latency figures are stated to), or, in an open loop, "
+    "when its own share of the schedule breaks the arrivals rule (achieved rate, send lag); the whole is "
+    "client-bound when any worker is or when the whole run's arrivals are"
+)
+
+
+class WorkerCheck(Model):
+    worker: int = Field(description="worker index, from 0")
+    sent: int = Field(description="requests this worker sent")
+    loop_lag_ms: Distribution
+    send_lag_ms: Distribution | None = Field(None, description="open loop: this worker's send lag")
+    achieved_fraction: float | None = Field(None, description="open loop: its achieved / scheduled rate")
+    client_bound: bool
+    reasons: list[str] = Field(default_factory=list)
+
+
+class ClientCheck(Model):
+    """The client's own validity over a run split across worker processes (schema >= 1.6.0)."""
+
+    workers: int = Field(ge=2)
+    executor: Literal["processes"] = "processes"
+    event_loop: Literal["uvloop", "asyncio"]
+    loop_lag_interval_ms: float = 1000 * LAG_INTERVAL_S
+    loop_lag_ms: Distribution = Field(description="every worker's lag samples pooled")
+    write_delay_ms: Distribution = Field(
+        description="written_s − sent_s per request: encoding the body, connecting (new connections) and "
+        "handing its last byte to the kernel; the send lag and every latency run from sent_s"
+    )
+    per_worker: list[WorkerCheck]
+    client_bound: bool
+    client_bound_rule: str = LOOP_RULE
+    client_bound_reasons: list[str] = Field(default_factory=list)

@@ -1,0 +1,214 @@
+"""One worker process: its own event loop (uvloop where installed) drives its share of the point, on the
+run's one clock origin, and streams each finished request's record to its own file (nothing is held
+after it is written). Closed loop: its users take request indexes from one counter shared by every
+worker (one population of users). Open loop: every `workers`-th request of the one absolute schedule,
+from index `worker` on."""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import gc
+import signal
+import time
+from dataclasses import dataclass
+from typing import IO, Literal
+
+from pydantic import Field
+
+from probes.core.measurement import Model
+from probes.load.client import Endpoint, begin_body, new_client, warm
+from probes.load.drive import _Run, _send, _Work
+from probes.load.point import LoadPoint
+from probes.load.records import RequestRecord, record_line
+from probes.load.workers.check import LAG_INTERVAL_S
+from probes.load.workloads.plan import Plan
+
+try:  # optional at run time: the loop is the standard one where uvloop is not installed (Windows)
+    import uvloop
+except ImportError:  # pragma: no cover - uvloop is a dependency where it installs
+    uvloop = None
+
+EventLoop = Literal["uvloop", "asyncio"]
+EVENT_LOOP: EventLoop = "uvloop" if uvloop is not None else "asyncio"
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    worker: int
+    workers: int
+    base_url: str
+    endpoint: Endpoint
+    point: LoadPoint
+    plan: Plan
+    offsets: list[float] | None  # open loop: the whole schedule (s from the run's start)
+    share: int  # closed loop: this worker's users; open loop: its max_concurrency share (0: uncapped)
+    records_path: str
+
+
+class WorkerReport(Model):
+    """What a worker says at its end, beside its records file."""
+
+    worker: int
+    sent: int = 0
+    loop_lag_ms: list[float] = Field(default_factory=list)
+    aborted: str | None = None
+    deadline_hit: bool = False
+    error: str | None = Field(None, description="the worker failed: its type and message")
+
+
+class Shared:
+    """The objects every worker and the coordinator share (passed to each process at its start)."""
+
+    def __init__(self, ctx, workers: int) -> None:
+        self.next_index = ctx.Value("q", 0)  # closed loop: the next request a user takes
+        self.done = ctx.Array("q", workers, lock=False)  # requests finished, per worker (each writes its own)
+        self.stop = ctx.Event()  # the target went away, or the scraper found it saturated
+        self.start_at = ctx.Value("d", 0.0, lock=False)  # the run's t0 (perf_counter); 0: not yet
+        self.ready = ctx.Semaphore(0)
+
+    def take(self, n: int) -> int | None:
+        with self.next_index.get_lock():
+            i = self.next_index.value
+            if i >= n:
+                return None
+            self.next_index.value = i + 1
+            return i
+
+
+class _SharedRun(_Run):
+    """A worker's view of the run: it also ends when another worker or the coordinator says stop, and a
+    target this worker finds unreachable stops every worker."""
+
+    def __init__(self, point: LoadPoint, t0: float, shared: Shared):
+        super().__init__(point, t0)
+        self.shared = shared
+
+    def may_send(self) -> bool:
+        return super().may_send() and not self.shared.stop.is_set()
+
+    async def wait_until(self, t: float) -> bool:
+        if not await super().wait_until(t):
+            return False
+        while self.now() < t:  # uvloop's timers round to 1 ms and may fire early: a send is never early
+            await asyncio.sleep(0)
+        return True
+
+    def observe(self, rec: RequestRecord) -> None:
+        super().observe(rec)
+        if self.aborted is not None:
+            self.shared.stop.set()
+
+
+def main(job: WorkerJob, shared: Shared, conn) -> None:
+    """The process's entry: run the job, then send its report (also when it failed)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator ends the workers (Ctrl-C reaches it)
+    report = WorkerReport(worker=job.worker)
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop if uvloop else None) as runner:
+            report = runner.run(_main(job, shared))
+    except BaseException as exc:  # reported, not raised: the coordinator names the worker
+        report.error = f"{type(exc).__name__}: {exc}"
+    conn.send_bytes(report.model_dump_json().encode())
+    conn.close()
+
+
+async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
+    point, endpoint = job.point, job.endpoint
+    report = WorkerReport(worker=job.worker)
+    lags = array.array("d")
+    with open(job.records_path, "wb") as out:
+        pool = new_client(job.base_url, point.request_timeout_s, endpoint.headers(), stamp_written=True)
+        async with pool as client:
+            await warm(client, time.perf_counter())
+            gc.freeze()  # see runner._fewer_gc_pauses: old-generation passes stall the loop
+            shared.ready.release()
+            while shared.start_at.value == 0.0:
+                await asyncio.sleep(0.002)
+            t0 = shared.start_at.value
+            await asyncio.sleep(max(0.0, t0 - time.perf_counter()))
+            run = _SharedRun(point, t0, shared)
+            sampler = asyncio.create_task(_sample_lag(lags))
+            work = _Work(endpoint, job.plan, point.output_len, keep_bodies=False)
+            sink = _Sink(out, shared, job.worker)
+            try:
+                if point.mode == "closed":
+                    await _closed(client, job, work, run, sink, shared)
+                else:
+                    await _open(client, job, work, run, sink)
+            finally:
+                sampler.cancel()
+    report.sent, report.loop_lag_ms = sink.count, lags.tolist()
+    report.aborted, report.deadline_hit = run.aborted, run.deadline_hit
+    return report
+
+
+class _Sink:
+    """Finished records go to the worker's file as they finish."""
+
+    def __init__(self, out: IO[bytes], shared: Shared, worker: int):
+        self.out, self.shared, self.worker, self.count = out, shared, worker, 0
+
+    def __call__(self, rec: RequestRecord) -> None:
+        self.out.write(record_line(rec))
+        self.count += 1
+        self.shared.done[self.worker] = self.count
+
+
+async def _sample_lag(out: array.array) -> None:
+    while True:
+        t = time.perf_counter()
+        await asyncio.sleep(LAG_INTERVAL_S)
+        out.append(1000 * (time.perf_counter() - t - LAG_INTERVAL_S))
+
+
+async def _closed(client, job: WorkerJob, work: _Work, run: _Run, sink: _Sink, shared: Shared) -> None:
+    n = job.point.num_requests
+
+    async def user() -> None:
+        while run.may_send():
+            i = shared.take(n)
+            if i is None:
+                return
+            rec = RequestRecord(index=i, sent_s=run.now(), worker=job.worker)
+            await _send(client, job.endpoint, work, rec, run)
+            sink(rec)
+
+    await asyncio.gather(*(user() for _ in range(job.share)))
+
+
+async def _open(client, job: WorkerJob, work: _Work, run: _Run, sink: _Sink) -> None:
+    offsets = job.offsets or []
+    slot = asyncio.Semaphore(job.share) if job.share else None
+    in_flight: set[asyncio.Future] = set()  # only what is in flight is held
+
+    async def finish(pending, rec: RequestRecord) -> None:
+        await pending
+        run.observe(rec)
+        sink(rec)
+
+    async def capped(i: int, scheduled: float) -> None:
+        queued_at = run.now()
+        async with slot:
+            if not run.may_send():
+                return
+            now = run.now()
+            rec = RequestRecord(
+                index=i, scheduled_s=scheduled, queued_s=now - queued_at, sent_s=now, worker=job.worker
+            )
+            await _send(client, job.endpoint, work, rec, run)
+        sink(rec)
+
+    for i in range(job.worker, len(offsets), job.workers):
+        if not await run.wait_until(offsets[i]):
+            break
+        if slot is None:  # as runner._open_loop: the bytes leave here, no task start-up in the send lag
+            rec = RequestRecord(index=i, scheduled_s=offsets[i], sent_s=run.now(), worker=job.worker)
+            task = asyncio.ensure_future(
+                finish(begin_body(client, job.endpoint, work.body(i), rec, run.t0), rec)
+            )
+        else:
+            task = asyncio.ensure_future(capped(i, offsets[i]))
+        in_flight.add(task)
+        task.add_done_callback(in_flight.discard)
+    await asyncio.gather(*in_flight)
