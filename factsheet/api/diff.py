@@ -28,7 +28,8 @@ def diff_factsheets(
     max_regression: Mapping[str, str | float] | Sequence[str] = (),
     output: Path | None = None,
 ) -> DiffResult:
-    """Compare the candidate `new` with the baseline `old`, each re-derived from its raw records; write
+    """Compare the candidate `new` with the baseline `old`, each re-derived from its raw records, on what the
+    factsheets claim (capacity at SLO, its confirmation run, pass@1; sweep points indicative); write
     diff.json/.md/.html into `output` (default: the candidate's folder). Limits come from the policies'
     `max_regression`, then `max_regression` (a mapping METRIC -> LIMIT such as {"e2el_ms.p99": "10%"}, or the
     CLI's "METRIC=LIMIT" strings), each overriding the one before."""
