@@ -134,7 +134,9 @@ def cell(f: HeadlineFigure, key: FigureKey, rederives: bool = True) -> Cell:
         hi = "—" if f.upper is None else _num(f.upper, key)
         bounds = f"[{lo}, {hi}{')' if key == 'capacity' else ']'}"
     unit = "" if key == "pass_at_1" else f" {f.unit}"
-    return Cell(f"{_num(f.value, key)}{unit}", bounds, repr(f.value), f.interval)
+    at_least = "≥ " if f.lower_bound else ""  # a lower bound reads as one, as on page 1
+    note = "; ".join(x for x in (f.interval, f.verdict) if x)
+    return Cell(f"{at_least}{_num(f.value, key)}{unit}", bounds, repr(f.value), note)
 
 
 def _num(v: float, key: FigureKey) -> str:

@@ -1,20 +1,22 @@
 """One build as the catalogue shows it: identity, date, tool version, the five headline figures with their
 intervals, the compliance verdict, and whether its figures re-derive from its raw records. Made afresh from
-the factsheet on every run (the site's manifest records it, and is never read back as input). The load
-figures are page 1's (`factsheet.headline.select.informative_run`: the run at the capacity when there is one)."""
+the factsheet on every run (the site's manifest records it, and is never read back as input). The figures
+are page 1's, taken from the headline (`factsheet.headline`: the sheet's own section, recomputed by the
+re-derivation, or computed from an older sheet), so the index says what the PDF says."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Literal
 
 from pydantic import Field
 
-from factsheet.headline.select import informative_run
-from factsheet.schema import Factsheet, headline_index
+from factsheet.headline.figures import stated_or_computed
+from factsheet.headline.model import VERDICT_WORDS
+from factsheet.schema import Factsheet
 from probes.core.measurement import Model, NotMeasured
-from probes.load.stats import proportion_ci
 
 FigureKey = Literal["capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000"]
 FIGURE_KEYS: tuple[FigureKey, ...] = ("capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000")
@@ -27,7 +29,7 @@ FIGURE_TITLES: dict[FigureKey, str] = {
 }
 # The figure `factsheet diff` compares for each trend (None: diff does not compare that figure).
 DIFF_FIGURE: dict[FigureKey, str | None] = {
-    "capacity": None,
+    "capacity": "capacity_at_slo",
     "e2el_p99": "e2el_ms.p99",
     "goodput": "goodput",
     "pass_at_1": "pass@1",
@@ -46,6 +48,8 @@ class HeadlineFigure(Model):
     n: int | None = None
     scope: str = Field("", description="where it was measured: a load point label, 'accuracy'")
     missing: str | None = Field(None, description="why there is no value (the factsheet's reason)")
+    lower_bound: bool = Field(False, description="the value is a lower bound (≥ value), as page 1 states it")
+    verdict: str = Field("", description="what its samples support, in the headline's words")
 
 
 def deployment_id(name: str, model: str, target_kind: str) -> str:
@@ -112,113 +116,68 @@ def build_row(
         date=sheet.provenance.finished_at,
         tool_version=sheet.provenance.tool_version,
         schema_version=sheet.schema_version,
-        figures={
-            "capacity": _capacity(sheet),
-            **_headline_point(sheet),
-            "pass_at_1": _pass_at_1(sheet),
-            "energy_per_1000": _energy(sheet),
-        },
+        figures=_figures(sheet),
         compliance=verdict,
     )
 
 
-def _capacity(sheet: Factsheet) -> HeadlineFigure:
+# Each figure of the row: the headline figure it is (factsheet/headline, the one home of page 1's figures).
+HEADLINE_IDS: dict[FigureKey, str] = {
+    "capacity": "capacity_at_slo",
+    "e2el_p99": "e2el_ms.p99",
+    "goodput": "goodput",
+    "pass_at_1": "pass_at_1",
+    "energy_per_1000": "energy_wh_per_1000_requests",
+}
+_POINT = re.compile(r"^/load/points/(\d+)(/|$)")
+
+
+def _figures(sheet: Factsheet) -> dict[FigureKey, HeadlineFigure]:
+    """The row's figures as page 1 states them: the sheet's headline section (which the re-derivation has
+    recomputed), or for a sheet older than schema 1.6.0 the one computed from it."""
+    head = stated_or_computed(sheet)
+    out: dict[FigureKey, HeadlineFigure] = {}
+    for key, id in HEADLINE_IDS.items():
+        f = head.figure(id)
+        if f is None:
+            out[key] = _nm("not on page 1 of this factsheet")
+        elif f.value is None:
+            out[key] = _nm(f.note or VERDICT_WORDS[f.verdict])
+        else:
+            i = f.interval
+            out[key] = HeadlineFigure(
+                value=f.value,
+                lower=i.lower if i else None,
+                upper=i.upper if i else None,
+                unit=f.unit,
+                interval=i.method if i else "",
+                n=f.n,
+                scope=_scope(sheet, key, f.source),
+                lower_bound=f.lower_bound,
+                verdict=VERDICT_WORDS[f.verdict],
+            )
+    return out
+
+
+def _scope(sheet: Factsheet, key: FigureKey, source: str) -> str:
+    """Where the figure was measured, named as `factsheet diff` names its row (so a trend point is marked by
+    the diff row of the same figure): a load point's label, the capacity search (and its confirmation), or
+    'accuracy'."""
+    if key == "pass_at_1":
+        return "accuracy"
     if isinstance(sheet.load, NotMeasured):
-        return _nm(sheet.load.reason)
-    if isinstance(sheet.load.capacity, NotMeasured):
-        return _nm(sheet.load.capacity.reason)
-    r = sheet.load.capacity.result
-    if r.capacity is None:
-        return _nm(f"no probed {r.knob} passed ({r.stop_reason})")
-    low, high = r.range
-    return HeadlineFigure(
-        value=r.capacity,
-        lower=low,
-        upper=high,
-        unit="req/s" if r.knob == "rate" else "concurrent users",
-        interval="range the probes cannot tell apart at 95 % (≥ lower, < upper)",
-        scope=f"capacity search over {r.knob}",
-    )
-
-
-def _headline_point(sheet: Factsheet) -> dict[FigureKey, HeadlineFigure]:
-    """p99 E2EL and goodput of the run page 1 states (the same function picks it)."""
-    run = informative_run(sheet.load)
-    if run is None:
-        reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
-        return {"e2el_p99": _nm(reason), "goodput": _nm(reason)}
-    m = run.metrics
-    # diff compares load points by label; the capacity confirmation is no load point (no diff row of its own)
-    scope = (
-        run.where if run.confirmation else sheet.load.points[headline_index(sheet.load.points)].result.label
-    )
-    p99 = m.e2el_ms.p(99)
-    ci = m.percentile_ci.get("e2el_ms.p99")
-    e2el = (
-        _nm("no completed request")
-        if p99 is None
-        else HeadlineFigure(
-            value=p99,
-            lower=ci.lower if ci else None,
-            upper=ci.upper if ci else None,
-            unit="ms",
-            interval=f"{ci.confidence:.0%} CI" if ci and ci.lower is not None else "",
-            n=m.e2el_ms.n,
-            scope=scope,
-        )
-    )
-    if m.goodput is None:
-        goodput = _nm("the spec sets no SLO threshold")
-    else:
-        g = m.goodput_ci
-        bounded = g is not None and g.lower is not None and g.upper is not None
-        goodput = HeadlineFigure(
-            value=m.goodput,
-            lower=g.lower if bounded else None,
-            upper=g.upper if bounded else None,
-            unit="req/s",
-            interval=f"{g.attainment.confidence:.0%} CI" if bounded else "",
-            n=m.measured,
-            scope=scope,
-        )
-    return {"e2el_p99": e2el, "goodput": goodput}
-
-
-def _pass_at_1(sheet: Factsheet) -> HeadlineFigure:
-    """pass@1 on the strictest tests that ran, with the Clopper–Pearson interval over tasks the factsheet's
-    At a glance states (one sample per task)."""
-    if isinstance(sheet.accuracy, NotMeasured):
-        return _nm(sheet.accuracy.reason)
-    rates = sheet.accuracy.result.pass_rates
-    v = (rates.plus or rates.base).get("pass@1")
-    if v is None:
-        return _nm("pass@1 not reported")
-    n = rates.n_tasks
-    lower = upper = None
-    if rates.n_samples_per_task == 1 and n:
-        ci = proportion_ci(round(v * n), n)
-        lower, upper = ci.lower, ci.upper
-    return HeadlineFigure(
-        value=v,
-        lower=lower,
-        upper=upper,
-        unit="fraction of tasks",
-        interval="95 % CI (Clopper–Pearson over tasks)" if lower is not None else "",
-        n=n,
-        scope=f"{sheet.accuracy.result.benchmark}, {'base+plus' if rates.plus else 'base'} tests",
-    )
-
-
-def _energy(sheet: Factsheet) -> HeadlineFigure:
-    en = sheet.energy
-    for x in (en, getattr(en, "energy", None)):
-        if isinstance(x, NotMeasured):
-            return _nm(x.reason)
-    total = en.energy.total
-    if isinstance(total, NotMeasured):
-        return _nm(total.reason)
-    q = total.gross.wh_per_1000_requests
-    if isinstance(q, NotMeasured):
-        return _nm(q.reason)
-    # One energy window: the factsheet states no interval for it, and none is invented here.
-    return HeadlineFigure(value=q.value, unit=q.unit, n=q.n, scope=f"gross, {total.boundary}")
+        return ""
+    search = f"capacity ({sheet.load.profile()})"
+    if key == "capacity":
+        return search
+    m = _POINT.match(source)
+    if m and int(m.group(1)) < len(sheet.load.points):
+        return sheet.load.points[int(m.group(1))].result.label
+    cap = sheet.load.capacity
+    if (
+        source.startswith("/load/capacity")
+        and not isinstance(cap, NotMeasured)
+        and cap.result.capacity is not None
+    ):
+        return f"{search} confirmation, {cap.result.knob} {cap.result.capacity:g}"
+    return source

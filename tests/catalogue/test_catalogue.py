@@ -109,6 +109,13 @@ def test_index_rows_are_the_factsheets_figures(site, builds):
         for key in ("capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000"):
             assert float(row[key]) == truth[key], (i, key)  # exact: repr round-trips a float
         assert row["compliance"] == truth["compliance"]
+        # and they are page 1's: the factsheet's headline section, figure by figure
+        head = {
+            f["id"]: f for f in json.loads((b.folder / "factsheet.json").read_text())["headline"]["figures"]
+        }
+        for key, id in (("capacity", "capacity_at_slo"), ("e2el_p99", "e2el_ms.p99"), ("goodput", "goodput"),
+                        ("pass_at_1", "pass_at_1"), ("energy_per_1000", "energy_wh_per_1000_requests")):  # fmt: skip
+            assert float(row[key]) == head[id]["value"], (i, key)
         assert truth["pass_at_1"] == 0.5  # task 0 passes (the canonical reply), task 1 does not
     assert [stated(b.folder)["compliance"] for b in builds] == ["pass", "no policy run", "no policy run"]
     html = (out / "index.html").read_text()
@@ -143,7 +150,12 @@ def test_trend_points_and_diff_marks(site, builds):
     reports = [json.loads(p.read_text()) for p in diffs]
     by_new = {r["new_sha256"].removeprefix("sha256:"): r for r in reports}
     shas = [hashlib.sha256((b.folder / "factsheet.json").read_bytes()).hexdigest() for b in builds]
-    for key, figure in (("e2el_p99", "e2el_ms.p99"), ("goodput", "goodput"), ("pass_at_1", "pass@1")):
+    for key, figure in (
+        ("capacity", "capacity_at_slo"),
+        ("e2el_p99", "e2el_ms.p99"),
+        ("goodput", "goodput"),
+        ("pass_at_1", "pass@1"),
+    ):
         marks = [c[1]["data-changed"] for c in cells[key]]
         expect = ["no"]
         for sha in shas[1:]:
