@@ -490,13 +490,7 @@ def _established(section: CapacitySection) -> tuple[float | None, float | None]:
 def _capacity_row(scope: str, o: CapacitySection, n: CapacitySection) -> FigureDiff:
     ro, rn = o.result, n.result
     (lo_o, hi_o), (lo_n, hi_n) = _established(o), _established(n)
-    notes = []
-    for which, r in (("old", ro), ("new", rn)):
-        if r.capacity is None:
-            notes.append(f"{which}: no probed value passed")
-        elif r.confirmed is not True:
-            state = "its confirmation failed" if r.confirmed is False else "no confirmation run"
-            notes.append(f"{which}: answer not confirmed ({state})")
+    notes = [f"{which}: {_bracket_words(r)}" for which, r in (("old", ro), ("new", rn))]
     worse = None if hi_n is None or lo_o is None else hi_n <= lo_o
     better = None if hi_o is None or lo_n is None else hi_o <= lo_n
     beyond = None if worse is None and better is None else bool(worse or better)
@@ -509,6 +503,19 @@ def _capacity_row(scope: str, o: CapacitySection, n: CapacitySection) -> FigureD
         new_lower_bound=rn.capacity is not None and rn.bracket[1] is None,
         noise=Noise(method=CAPACITY_METHOD, lower=lower, upper=upper), beyond_noise=beyond, notes=notes,
     )  # fmt: skip
+
+
+def _bracket_words(r) -> str:
+    """A search's answer as its bracket and whether a long run confirmed it: 'bracket [8, 9), confirmed'."""
+    low, high = r.bracket
+    bracket = f"bracket [{_f(low)}, {_f(high)})" + (
+        ", a lower bound" if r.capacity is not None and high is None else ""
+    )
+    if r.capacity is None:
+        return f"{bracket}, no probed value passed"
+    if r.confirmed is True:
+        return f"{bracket}, confirmed"
+    return f"{bracket}, not confirmed ({'its confirmation failed' if r.confirmed is False else 'no confirmation run'})"
 
 
 def _answer(section: CapacitySection) -> int | None:

@@ -82,6 +82,7 @@ def test_a_capacity_that_dropped_from_8_to_4_is_a_regression(builds, tmp_path):
     assert report["verdict"] == "regression"
     cap = _row(report, CAPACITY, "capacity (synthetic)")
     assert (cap["old"], cap["new"]) == (8, 4) and cap["regression"] and cap["noise"]["upper"] <= 0
+    assert cap["notes"][:2] == ["old: bracket [8, 9), confirmed", "new: bracket [4, 5), confirmed"]
     assert [f["scope"] for f in report["figures"] if f["regression"]] == ["capacity (synthetic)"]
     # Runs at different loads are not compared; the answers' difference is the capacity row's.
     conf = _row(report, "e2el_ms.p50", "capacity (synthetic) confirmation")
@@ -102,6 +103,7 @@ def test_a_lower_bound_is_compared_as_a_lower_bound(builds):
     row = _capacity_row("capacity (synthetic)", bound, section)
     _judge(row, limits[CAPACITY])
     assert row.old_lower_bound and row.value_text("old") == "≥ 16" and row.regression
+    assert row.notes[0] == "old: bracket [16, —), a lower bound, confirmed"
     # Two lower bounds cannot show a difference: no decision either way.
     row = _capacity_row("capacity (synthetic)", bound, bound)
     _judge(row, limits[CAPACITY])
