@@ -15,6 +15,9 @@ RENDERINGS = (FACTSHEET_PDF, FACTSHEET_HTML)  # in this order in a signature's s
 # one JSON a line: the in-toto bundle convention).
 ATTESTATION_SUFFIX = ".intoto.jsonl"
 ATTESTATION = FACTSHEET_JSON.removesuffix(".json") + ATTESTATION_SUFFIX
+# The standard predicates (in-toto Test Result, eval results), one DSSE envelope a line, covered by the
+# attestation as a subject: `<stem>.results.intoto.jsonl` (factsheet/attest/predicates.py).
+RESULTS_SUFFIX = ".results" + ATTESTATION_SUFFIX
 # Folders of a build's output: raw records (one file per measurement) and checkpoints for --resume.
 RECORDS_DIR = "records"
 MEASUREMENTS_DIR = "measurements"

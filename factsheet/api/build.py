@@ -76,7 +76,7 @@ def build_factsheet(
     Bad input (spec, key, policy, unreachable MLflow, an output folder holding another build) raises
     `InputError` before anything is measured. A failed gate does not raise: the files are written and the
     result's `failure` says why (`exit_code` 1)."""
-    from factsheet.attest.attestation import build_signer, key_id, sign_factsheet
+    from factsheet.attest.attestation import build_signer, key_id, results_path, sign_factsheet
     from factsheet.build import build
     from factsheet.compliance.gate import BuildGate
     from factsheet.render import render_all
@@ -98,8 +98,12 @@ def build_factsheet(
     paths += gate.write(out_dir)
     attestation = None
     if signer is not None:
-        attestation = sign_factsheet(out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet)
-        paths.append(attestation)
+        report = None if gate.report is None else gate.report.model_dump(mode="json")
+        attestation = sign_factsheet(
+            out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet, report=report
+        )
+        results = results_path(out_dir / FACTSHEET_JSON)
+        paths += [results, attestation] if results.exists() else [attestation]
     publication, error = None, None
     if parsed.publish is not None:  # whatever the gate's verdict: the run and version carry it as a tag
         from factsheet.publish.mlflow import publish_factsheet

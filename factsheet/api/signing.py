@@ -27,6 +27,9 @@ def generate_keys(output: Path) -> KeyPair:
 
 class SignResult(Result):
     attestation: Path = Field(description="<name>.intoto.jsonl beside the factsheet's JSON")
+    results: Path | None = Field(
+        None, description="<name>.results.intoto.jsonl: the Test Result and eval-result statements"
+    )
     key_id: str
     compliance: ComplianceVerdict | None = Field(None, description="the verdict carried in the predicate")
 
@@ -38,14 +41,23 @@ def sign_factsheet(factsheet_json: Path, key: Path, compliance: Path | None = No
     from factsheet.attest import attestation
 
     private = attestation.load_private(Path(key))
-    verdict = None if compliance is None else _verdict(Path(compliance))
-    path = attestation.sign_factsheet(Path(factsheet_json), private, verdict)
+    verdict, report = (None, None) if compliance is None else _verdict(Path(compliance))
+    path = attestation.sign_factsheet(Path(factsheet_json), private, verdict, report=report)
     kid = attestation.key_id(private.public_key())
-    return SignResult(attestation=path, key_id=kid, compliance=verdict, written=(path,))
+    results = attestation.results_path(Path(factsheet_json))
+    written = (results, path) if results.exists() else (path,)
+    return SignResult(
+        attestation=path,
+        results=results if results.exists() else None,
+        key_id=kid,
+        compliance=verdict,
+        written=written,
+    )
 
 
-def _verdict(path: Path) -> ComplianceVerdict:
-    """The verdict of a compliance report or verdict JSON, read as hostile input (bounded, one line)."""
+def _verdict(path: Path) -> tuple[ComplianceVerdict, dict | None]:
+    """The verdict of a compliance report or verdict JSON, read as hostile input (bounded, one line), and
+    the report itself when it is one (its rules' figures go into the Test Result)."""
     from factsheet.attest.statement import verdict_of_report
     from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES
     from factsheet.untrusted.parsing import parse_json
@@ -58,7 +70,7 @@ def _verdict(path: Path) -> ComplianceVerdict:
         data = parse_json(raw, str(path))  # nesting and numbers bounded (exit 2, one line)
         is_report = isinstance(data, dict) and data.get("kind") == "llm-factsheet-compliance"
         verdict = verdict_of_report(data) if is_report else ComplianceVerdict.model_validate(data)
-        return verdict.model_copy(update={"report_sha256": sha256_bytes(raw)})
+        return verdict.model_copy(update={"report_sha256": sha256_bytes(raw)}), data if is_report else None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
     except InputError:
@@ -76,6 +88,7 @@ class VerifyResult(Result):
     subjects: tuple[str, ...] = Field((), description="the signed files, all matching their digests")
     compliance: ComplianceVerdict | None = Field(None, description="the signed compliance verdict, if any")
     notes: tuple[str, ...] = Field((), description="what else was checked (records, figures, compliance)")
+    results: tuple[str, ...] = Field((), description="the results bundle's statements, each verified")
 
     @property
     def verified(self) -> bool:
@@ -98,6 +111,7 @@ def verify_factsheet(factsheet_json: Path, pubkey: Path, attestation: Path | Non
         subjects=tuple(found.subjects),
         compliance=_signed_verdict(found.predicate.get("compliance"), factsheet_json),
         notes=tuple(found.notes),
+        results=tuple(found.results),
     )
 
 

@@ -12,6 +12,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from factsheet import validate as checks
 from factsheet.attest import dsse
 from factsheet.attest.keys import generate, key_id, load_private, load_public
+from factsheet.attest.predicates import (
+    PREDICATE_TYPES,
+    eval_result_statements,
+    statement_label,
+    test_result_statement,
+)
 from factsheet.attest.spec import SignSpec
 from factsheet.attest.statement import (
     PREDICATE_TYPE,
@@ -21,11 +27,11 @@ from factsheet.attest.statement import (
     statement,
     subject_names,
 )
-from factsheet.outputs import ATTESTATION_SUFFIX
+from factsheet.outputs import ATTESTATION_SUFFIX, RESULTS_SUFFIX
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
-from factsheet.untrusted.reading import confined, read_given
+from factsheet.untrusted.reading import confined, read_confined, read_given
 from factsheet.validate import load_factsheet
 from probes.core.errors import CheckFailed, InputError
 from probes.core.files import write_atomic
@@ -33,6 +39,7 @@ from probes.core.files import write_atomic
 __all__ = [
     "ComplianceVerdict",
     "attestation_path",
+    "results_path",
     "build_signer",
     "generate",
     "key_id",
@@ -53,14 +60,23 @@ def attestation_path(json_path: Path) -> Path:
     return json_path.with_name(json_path.stem + ATTESTATION_SUFFIX)
 
 
+def results_path(json_path: Path) -> Path:
+    """factsheet.json -> factsheet.results.intoto.jsonl: the standard predicates' bundle."""
+    return json_path.with_name(json_path.stem + RESULTS_SUFFIX)
+
+
 def sign_factsheet(
     json_path: Path,
     private: Ed25519PrivateKey,
     compliance: ComplianceVerdict | None = None,
     sheet: Factsheet | None = None,
+    report: dict | None = None,
 ) -> Path:
     """Attest the factsheet at `json_path` and the files beside it; returns the attestation's path.
 
+    First the results bundle (the gate as an in-toto Test Result when `compliance` is given, with each
+    rule's figures when its full `report` is, and each headline figure as an eval result), then the
+    project's statement, which covers the bundle as a subject.
     The raw records are checked against the factsheet first: a signature must never vouch for
     records that no longer match the figures (CheckFailed, exit 1)."""
     json_path = Path(json_path)
@@ -76,7 +92,18 @@ def sign_factsheet(
         raise InputError(
             f"{folder}: cannot sign, missing {', '.join(missing)} (render the factsheet first: factsheet render)"
         )
-    payload = json.dumps(statement(sheet, folder, json_path.name, compliance), sort_keys=True).encode()
+    bundle = results_path(json_path)
+    results = eval_result_statements(sheet, folder, json_path.name)
+    if compliance is not None:
+        results.insert(0, test_result_statement(sheet, folder, json_path.name, compliance, report))
+    lines = [dsse.sign(json.dumps(st, sort_keys=True).encode(), private) for st in results]
+    extra = None
+    if lines:
+        write_atomic(bundle, b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in lines))
+        extra = bundle.name
+    elif bundle.exists():  # a stale bundle of an earlier signing would be covered by nothing
+        bundle.unlink()
+    payload = json.dumps(statement(sheet, folder, json_path.name, compliance, extra), sort_keys=True).encode()
     envelope = dsse.sign(payload, private)
     out = attestation_path(json_path)
     write_atomic(out, json.dumps(envelope, separators=(",", ":")).encode() + b"\n")
@@ -116,6 +143,7 @@ class Verification:
     subjects: list[str]
     predicate: dict
     notes: list[str] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)  # the results bundle's statements, in words
 
 
 def _read_envelopes(path: Path) -> list[dsse.Parsed]:
@@ -178,13 +206,15 @@ def verify_envelopes(
     """`verify_factsheet` on envelopes already read (the catalogue reads them confined to the factsheet's
     folder, a symlinked attestation refused); `att` names them in messages."""
     kid = key_id(public)
-    signed = next((e for e in envelopes if dsse.verify(e, public)), None)
+    signed = next((e for e in envelopes if dsse.verify(e, public) and _is_ours(e.payload)), None)
     if signed is None:
         raise CheckFailed(
             f"{att}: no valid signature by key {kid} (altered envelope or signature, or another key)"
         )
     st = _statement(signed.payload, att)
     folder = json_path.parent
+    bound = st.get("predicate", {}).get("results") if isinstance(st.get("predicate"), dict) else None
+    results = [] if bound is None else _verify_results(folder, bound, public, att)
     problems = []
     for s in st["subject"]:
         want = s["digest"].get("sha256")
@@ -207,4 +237,75 @@ def verify_envelopes(
         raise CheckFailed(f"{json_path}: not covered by the attestation: {', '.join(uncovered)}")
     # What was signed is intact; the records must also still give the figures the factsheet states.
     notes = consistency_checks(sheet, json_path)
-    return Verification(kid, [s["name"] for s in st["subject"]], st.get("predicate", {}), notes)
+    return Verification(kid, [s["name"] for s in st["subject"]], st.get("predicate", {}), notes, results)
+
+
+def _is_ours(payload: bytes) -> bool:
+    """The project's statement among envelopes that all verify (a bundle's lines are signed by the same key)."""
+    try:
+        st = json.loads(payload)
+    except ValueError:
+        return True  # let _statement say what is wrong with it
+    return not (isinstance(st, dict) and st.get("predicateType") in PREDICATE_TYPES)
+
+
+def _verify_results(folder: Path, bound: object, public: Ed25519PublicKey, att: Path) -> list[str]:
+    """The results bundle the signed predicate names: each line a DSSE envelope that verifies under the
+    key, holding an in-toto Statement of a known predicate type whose subjects match their files, then
+    the whole file against its signed digest. The bundle is signed, so anything wrong in it is tampering
+    (CheckFailed, exit 1) naming the line; returns the lines in words."""
+    ok = (
+        isinstance(bound, dict)
+        and isinstance(bound.get("name"), str)
+        and _inside(bound["name"])
+        and isinstance(bound.get("digest"), dict)
+    )
+    if not ok:
+        raise MalformedAttestation(f"{att}: the signed results bundle is not a name and a digest")
+    name, bundle_sha256 = bound["name"], bound["digest"].get("sha256")
+    try:
+        text = read_confined(folder, name, MAX_ATTESTATION_BYTES, "results bundle", no_symlinks=True)
+    except FileNotFoundError:
+        raise CheckFailed(f"{name} is missing") from None
+    except OSError as exc:
+        raise CheckFailed(f"{name} cannot be read ({exc.strerror})") from None
+    out = []
+    for i, line in enumerate((t for t in text.splitlines() if t.strip()), 1):
+        where = f"{name} line {i}"
+        try:
+            env = dsse.parse(parse_json(line, where))
+        except InputError as exc:
+            raise CheckFailed(f"{where}: not a DSSE envelope ({exc})") from None
+        if not dsse.verify(env, public):
+            raise CheckFailed(f"{where}: signature does not verify under key {key_id(public)}")
+        try:
+            st = parse_json(env.payload, where)
+        except InputError as exc:
+            raise CheckFailed(f"{where}: signed payload is not JSON ({exc})") from None
+        subjects = st.get("subject") if isinstance(st, dict) else None
+        if (
+            not isinstance(st, dict)
+            or st.get("_type") != STATEMENT_TYPE
+            or st.get("predicateType") not in PREDICATE_TYPES
+            or not isinstance(subjects, list)
+            or not all(
+                isinstance(s, dict) and isinstance(s.get("name"), str) and _inside(s["name"])
+                for s in subjects
+            )
+        ):
+            raise CheckFailed(f"{where}: not an in-toto Statement of a test or eval result")
+        label = statement_label(st)
+        for s in subjects:
+            want = s.get("digest", {}).get("sha256") if isinstance(s.get("digest"), dict) else None
+            try:
+                got = file_sha256(folder, s["name"])
+            except OSError:
+                got = None
+            if want is None or got != want:
+                raise CheckFailed(f"{where} ({label}): subject {s['name']} differs from its signed digest")
+        out.append(label)
+    if not out:
+        raise CheckFailed(f"{name} is empty")
+    if file_sha256(folder, name) != bundle_sha256:  # a line added, dropped or reordered
+        raise CheckFailed(f"{name} differs from its signed digest")
+    return out

@@ -44,6 +44,8 @@ def sign(
     from factsheet.api.signing import sign_factsheet
 
     signed = sign_factsheet(factsheet_json, key, compliance)
+    if signed.results is not None:
+        out.print(f"results bundle written: {signed.results}")
     out.print(f"attestation written: {signed.attestation} (key id {signed.key_id})")
 
 
@@ -66,6 +68,8 @@ def verify(
     out.print(f"  {len(result.subjects)} signed files match: {', '.join(result.subjects)}")
     if result.compliance:
         out.print(f"  compliance: {result.compliance.result} against {result.compliance.policy}")
+    if result.results:
+        out.print(f"  {len(result.results)} results statements verify: {', '.join(result.results)}")
     for note in result.notes:
         out.print(f"  {note}")
 

@@ -74,8 +74,14 @@ def subject_names(sheet: Factsheet, json_name: str) -> list[str]:
 
 
 def statement(
-    sheet: Factsheet, folder: Path, json_name: str, compliance: ComplianceVerdict | None = None
+    sheet: Factsheet,
+    folder: Path,
+    json_name: str,
+    compliance: ComplianceVerdict | None = None,
+    results: str | None = None,
 ) -> dict:
+    """`results`: the results bundle's name in the folder (signed before this statement), bound by its
+    digest in the predicate (the subjects stay the factsheet's own files, as since 1.0)."""
     subjects = [
         {"name": name, "digest": {"sha256": file_sha256(folder, name)}}
         for name in subject_names(sheet, json_name)
@@ -89,6 +95,8 @@ def statement(
     }
     if compliance is not None:
         predicate["compliance"] = compliance.model_dump(mode="json", by_alias=True)
+    if results is not None:
+        predicate["results"] = {"name": results, "digest": {"sha256": file_sha256(folder, results)}}
     return {
         "_type": STATEMENT_TYPE,
         "subject": subjects,

@@ -1,0 +1,147 @@
+"""The results bundle (factsheet.results.intoto.jsonl): the gate as an in-toto Test Result and each headline
+figure as an eval result, each a signed DSSE envelope that in-toto's own bindings read back, and each
+byte of it checked by `verify`."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from attest_helpers import run_cli
+from google.protobuf import json_format
+from in_toto_attestation.predicates.test_result.v0 import test_result_pb2
+from in_toto_attestation.v1 import statement as ita_statement
+from in_toto_attestation.v1.statement_pb2 import Statement
+
+from factsheet.attest.predicates import EVAL_RESULT_TYPE, TEST_RESULT_TYPE
+from factsheet.headline.figures import stated_or_computed
+from factsheet.validate import load_factsheet
+
+BUNDLE = "factsheet.results.intoto.jsonl"
+
+
+def _report(sheet_path: Path) -> dict:
+    """A compliance report of `factsheet check`'s shape: one passing rule with its figure, one failing."""
+    return {
+        "kind": "llm-factsheet-compliance",
+        "verdict": "fail",
+        "policies": [{"id": "release", "version": "1.2.0", "sha256": "sha256:" + "aa" * 32}],
+        "results": [
+            {
+                "policy": "release",
+                "rule": "p99-slo",
+                "outcome": "pass",
+                "gating": False,
+                "op": "<=",
+                "threshold": 500,
+                "unit": "ms",
+                "figures": [{"path": "/load", "role": "figure", "value": 123.5, "unit": "ms", "n": 459}],
+            },
+            {"policy": "release", "rule": "energy", "outcome": "not_measured", "gating": True},
+        ],
+    }
+
+
+@pytest.fixture
+def signed(fresh, keys, tmp_path) -> Path:
+    report = tmp_path / "compliance.json"
+    report.write_text(json.dumps(_report(fresh / "factsheet.json")))
+    result = run_cli("sign", fresh / "factsheet.json", "--key", keys[0], "--compliance", report)
+    assert result.returncode == 0, result.stderr
+    assert BUNDLE in result.stdout and "PRIVATE" not in result.stdout + result.stderr
+    return fresh
+
+
+def _lines(folder: Path) -> list[dict]:
+    return [json.loads(x) for x in (folder / BUNDLE).read_text().splitlines()]
+
+
+def _statements(folder: Path) -> list[dict]:
+    return [json.loads(base64.b64decode(e["payload"])) for e in _lines(folder)]
+
+
+def test_the_bundle_reads_back_with_the_in_toto_bindings(signed, keys):
+    sts = _statements(signed)
+    assert [s["predicateType"] for s in sts][:1] == [TEST_RESULT_TYPE]
+    for st in sts:  # each a valid in-toto Statement v1 by the reference bindings' own checks
+        pb = json_format.ParseDict(st, Statement())
+        ita_statement.Statement.copy_from_pb(pb).validate()
+    tr = json_format.ParseDict(sts[0]["predicate"], test_result_pb2.TestResult())
+    assert tr.result == "FAILED"
+    assert list(tr.passed_tests) == ["release/p99-slo: figure 123.5 ms, threshold <= 500 ms, n 459"]
+    assert list(tr.failed_tests) == ["release/energy: no figure"]
+    names = [c.name for c in tr.configuration]
+    sheet = load_factsheet(signed / "factsheet.json")
+    assert names[0] == "factsheet.json" and {r.path for _, r in sheet.records_files()} <= set(names)
+    assert "policy release 1.2.0" in names
+    # the headline figures: page 1's values (factsheet.headline), each with its n, harness and records digests
+    evals = {s["predicate"]["metric"]: s["predicate"] for s in sts if s["predicateType"] == EVAL_RESULT_TYPE}
+    page1 = {f.id: f for f in stated_or_computed(sheet).figures if f.value is not None}
+    assert set(evals) == set(page1) and "goodput" in evals and "e2el_ms.p99" in evals
+    for id, pred in evals.items():
+        assert pred["value"] == page1[id].value and pred["sampleSize"] == page1[id].n, id
+        assert pred["harness"]["digest"]["sha256"] == sheet.provenance.spec_sha256.removeprefix("sha256:")
+        assert pred["dataset"], id
+        for d in pred["dataset"]:  # the records the figure derives from, by their real digest
+            assert d["digest"]["sha256"] == hashlib.sha256((signed / d["name"]).read_bytes()).hexdigest()
+    p99 = evals["e2el_ms.p99"]
+    if page1["e2el_ms.p99"].threshold_ms is not None:
+        assert p99["comparator"] == "<=" and p99["threshold"] == page1["e2el_ms.p99"].threshold_ms
+    att = json.loads(base64.b64decode(json.loads((signed / "factsheet.intoto.jsonl").read_text())["payload"]))
+    bound = att["predicate"]["results"]  # the project's statement binds the bundle by its digest
+    assert bound == {
+        "name": BUNDLE,
+        "digest": {"sha256": hashlib.sha256((signed / BUNDLE).read_bytes()).hexdigest()},
+    }
+    out = run_cli("verify", signed / "factsheet.json", "--pubkey", keys[1])
+    assert out.returncode == 0, out.stderr
+    assert f"{len(sts)} results statements verify: test result" in out.stdout
+
+
+@pytest.mark.parametrize("at", [0.3, 0.6, 0.95])
+def test_a_flipped_byte_in_any_bundle_line_fails_naming_the_line(signed, keys, at):
+    text = (signed / BUNDLE).read_text().splitlines()
+    for i in range(len(text)):
+        lines = list(text)
+        raw = bytearray(lines[i].encode())
+        raw[int(len(raw) * at)] ^= 0x01
+        lines[i] = raw.decode(errors="replace")
+        (signed / BUNDLE).write_text("\n".join(lines) + "\n")
+        result = run_cli("verify", signed / "factsheet.json", "--pubkey", keys[1])
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert f"{BUNDLE} line {i + 1}" in result.stderr
+    (signed / BUNDLE).write_text("\n".join(text[:-1]) + "\n")  # a line dropped: the attestation's digest
+    result = run_cli("verify", signed / "factsheet.json", "--pubkey", keys[1])
+    assert result.returncode == 1 and f"{BUNDLE} differs from its signed digest" in result.stderr
+
+
+def test_a_line_signed_with_another_key_or_over_another_file_fails(signed, keys, tmp_path):
+    from factsheet.attest import dsse
+    from factsheet.attest.keys import load_private
+
+    sts = _statements(signed)
+    other = run_cli("keygen", "-o", tmp_path / "k")
+    assert other.returncode == 0
+    foreign = dsse.sign(json.dumps(sts[0]).encode(), load_private(tmp_path / "k" / "factsheet-signing.key"))
+    sts[1]["subject"][0]["digest"]["sha256"] = "00" * 32
+    moved = dsse.sign(json.dumps(sts[1]).encode(), load_private(keys[0]))
+    for i, env in ((0, foreign), (1, moved)):
+        lines = (signed / BUNDLE).read_text().splitlines()
+        original = list(lines)
+        lines[i] = json.dumps(env)
+        (signed / BUNDLE).write_text("\n".join(lines) + "\n")
+        result = run_cli("verify", signed / "factsheet.json", "--pubkey", keys[1])
+        assert result.returncode == 1 and f"line {i + 1}" in result.stderr
+        assert ("does not verify" in result.stderr) if i == 0 else ("factsheet.json differs" in result.stderr)
+        (signed / BUNDLE).write_text("\n".join(original) + "\n")
+
+
+def test_signing_without_a_gate_writes_the_figures_only(fresh, keys):
+    result = run_cli("sign", fresh / "factsheet.json", "--key", keys[0])
+    assert result.returncode == 0, result.stderr
+    types = {s["predicateType"] for s in _statements(fresh)}
+    assert types == {EVAL_RESULT_TYPE}
+    assert run_cli("verify", fresh / "factsheet.json", "--pubkey", keys[1]).returncode == 0
