@@ -3,6 +3,7 @@ files in a DSSE envelope signed with Ed25519, written as `<name>.intoto.jsonl` b
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -96,14 +97,24 @@ def sign_factsheet(
     results = eval_result_statements(sheet, folder, json_path.name)
     if compliance is not None:
         results.insert(0, test_result_statement(sheet, folder, json_path.name, compliance, report))
-    lines = [dsse.sign(json.dumps(st, sort_keys=True).encode(), private) for st in results]
-    extra = None
+    lines = [
+        json.dumps(
+            dsse.sign(json.dumps(st, sort_keys=True).encode(), private), separators=(",", ":")
+        ).encode()
+        for st in results
+    ]
+    bound = None
     if lines:
-        write_atomic(bundle, b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in lines))
-        extra = bundle.name
+        write_atomic(bundle, b"".join(line + b"\n" for line in lines))
+        # each line's digest too, so that verify names the line that changed, whatever byte it was
+        bound = {
+            "name": bundle.name,
+            "digest": {"sha256": file_sha256(folder, bundle.name)},
+            "lines": [hashlib.sha256(line).hexdigest() for line in lines],
+        }
     elif bundle.exists():  # a stale bundle of an earlier signing would be covered by nothing
         bundle.unlink()
-    payload = json.dumps(statement(sheet, folder, json_path.name, compliance, extra), sort_keys=True).encode()
+    payload = json.dumps(statement(sheet, folder, json_path.name, compliance, bound), sort_keys=True).encode()
     envelope = dsse.sign(payload, private)
     out = attestation_path(json_path)
     write_atomic(out, json.dumps(envelope, separators=(",", ":")).encode() + b"\n")
@@ -270,8 +281,11 @@ def _verify_results(folder: Path, bound: object, public: Ed25519PublicKey, att: 
     except OSError as exc:
         raise CheckFailed(f"{name} cannot be read ({exc.strerror})") from None
     out = []
+    line_sha256 = bound.get("lines") if isinstance(bound.get("lines"), list) else []
     for i, line in enumerate((t for t in text.splitlines() if t.strip()), 1):
         where = f"{name} line {i}"
+        if i <= len(line_sha256) and hashlib.sha256(line).hexdigest() != line_sha256[i - 1]:
+            raise CheckFailed(f"{where} differs from its signed digest")
         try:
             env = dsse.parse(parse_json(line, where))
         except InputError as exc:

@@ -78,10 +78,10 @@ def statement(
     folder: Path,
     json_name: str,
     compliance: ComplianceVerdict | None = None,
-    results: str | None = None,
+    results: dict | None = None,
 ) -> dict:
-    """`results`: the results bundle's name in the folder (signed before this statement), bound by its
-    digest in the predicate (the subjects stay the factsheet's own files, as since 1.0)."""
+    """`results`: the results bundle's binding (its name, digest and each line's digest; signed before this
+    statement), carried in the predicate (the subjects stay the factsheet's own files, as since 1.0)."""
     subjects = [
         {"name": name, "digest": {"sha256": file_sha256(folder, name)}}
         for name in subject_names(sheet, json_name)
@@ -96,7 +96,7 @@ def statement(
     if compliance is not None:
         predicate["compliance"] = compliance.model_dump(mode="json", by_alias=True)
     if results is not None:
-        predicate["results"] = {"name": results, "digest": {"sha256": file_sha256(folder, results)}}
+        predicate["results"] = results
     return {
         "_type": STATEMENT_TYPE,
         "subject": subjects,

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from attest_helpers import run_cli
 from google.protobuf import json_format
 from in_toto_attestation.predicates.test_result.v0 import test_result_pb2
 from in_toto_attestation.v1 import statement as ita_statement
@@ -19,6 +18,7 @@ from in_toto_attestation.v1.statement_pb2 import Statement
 from factsheet.attest.predicates import EVAL_RESULT_TYPE, TEST_RESULT_TYPE
 from factsheet.headline.figures import stated_or_computed
 from factsheet.validate import load_factsheet
+from tests.attest.attest_helpers import run_cli
 
 BUNDLE = "factsheet.results.intoto.jsonl"
 
@@ -95,6 +95,7 @@ def test_the_bundle_reads_back_with_the_in_toto_bindings(signed, keys):
     assert bound == {
         "name": BUNDLE,
         "digest": {"sha256": hashlib.sha256((signed / BUNDLE).read_bytes()).hexdigest()},
+        "lines": [hashlib.sha256(x).hexdigest() for x in (signed / BUNDLE).read_bytes().splitlines()],
     }
     out = run_cli("verify", signed / "factsheet.json", "--pubkey", keys[1])
     assert out.returncode == 0, out.stderr
@@ -120,7 +121,9 @@ def test_a_flipped_byte_in_any_bundle_line_fails_naming_the_line(signed, keys, a
 
 def test_a_line_signed_with_another_key_or_over_another_file_fails(signed, keys, tmp_path):
     from factsheet.attest import dsse
-    from factsheet.attest.keys import load_private
+    from factsheet.attest.attestation import _verify_results
+    from factsheet.attest.keys import load_private, load_public
+    from probes.core.errors import CheckFailed
 
     sts = _statements(signed)
     other = run_cli("keygen", "-o", tmp_path / "k")
@@ -128,15 +131,18 @@ def test_a_line_signed_with_another_key_or_over_another_file_fails(signed, keys,
     foreign = dsse.sign(json.dumps(sts[0]).encode(), load_private(tmp_path / "k" / "factsheet-signing.key"))
     sts[1]["subject"][0]["digest"]["sha256"] = "00" * 32
     moved = dsse.sign(json.dumps(sts[1]).encode(), load_private(keys[0]))
-    for i, env in ((0, foreign), (1, moved)):
-        lines = (signed / BUNDLE).read_text().splitlines()
-        original = list(lines)
+    original = (signed / BUNDLE).read_text().splitlines()
+    for i, env, why in ((0, foreign, "does not verify"), (1, moved, "factsheet.json differs")):
+        lines = list(original)
         lines[i] = json.dumps(env)
         (signed / BUNDLE).write_text("\n".join(lines) + "\n")
         result = run_cli("verify", signed / "factsheet.json", "--pubkey", keys[1])
-        assert result.returncode == 1 and f"line {i + 1}" in result.stderr
-        assert ("does not verify" in result.stderr) if i == 0 else ("factsheet.json differs" in result.stderr)
-        (signed / BUNDLE).write_text("\n".join(original) + "\n")
+        assert result.returncode == 1 and f"{BUNDLE} line {i + 1} differs" in result.stderr
+        # the line's own checks, behind its signed digest: signature under the key, subjects' digests
+        digest = hashlib.sha256((signed / BUNDLE).read_bytes()).hexdigest()
+        bound = {"name": BUNDLE, "digest": {"sha256": digest}}
+        with pytest.raises(CheckFailed, match=f"line {i + 1}.*{why}"):
+            _verify_results(signed, bound, load_public(keys[1]), signed / "factsheet.intoto.jsonl")
 
 
 def test_signing_without_a_gate_writes_the_figures_only(fresh, keys):
