@@ -97,6 +97,15 @@ def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
     return notes
 
 
+def check_outlet(sheet: Factsheet, path: Path) -> None:
+    """Before an outlet (`export`, `publish`) writes or sends anything: the raw records match their digests
+    and every figure they determine, the headline included, recomputes to the stated value; else
+    CheckFailed (exit 1) naming each figure that does not."""
+    folder = Path(path).parent
+    check_records(sheet, folder)
+    check_figures(sheet, folder)
+
+
 def validate_file(path: Path) -> tuple[str, list[str]]:
     if path.suffix in (".yaml", ".yml"):
         from factsheet.spec import load_spec

@@ -43,18 +43,21 @@ class ExportResult(Result):
 
 def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: Path) -> ExportResult:
     """Export the factsheet for a model registry into the folder `output`; only measured figures go in,
-    and names no export can carry safely are refused (`InputError`) before anything is written."""
+    and names no export can carry safely are refused (`InputError`) before anything is written. The sheet
+    is re-derived first: a figure that does not recompute from its records is refused (`CheckFailed`, exit 1,
+    naming it) and nothing is written."""
     from factsheet.export import cyclonedx, hf, spdx
     from factsheet.export.readout import source
     from factsheet.render import RenderError
-    from factsheet.validate import load_factsheet
+    from factsheet.validate import check_outlet, load_factsheet
 
     fmt = ExportFormat(format)
     factsheet_json, output = Path(factsheet_json), Path(output)
     sheet = load_factsheet(factsheet_json)
     if output.exists() and not output.is_dir():
         raise RenderError(f"output folder {output}: exists and is not a folder")
-    src = source(factsheet_json, sheet)
+    src = source(factsheet_json, sheet)  # names no export can carry: refused first (exit 2)
+    check_outlet(sheet, factsheet_json)  # then every figure re-derived, the headline's included (exit 1)
     if fmt is ExportFormat.hf:
         written = hf.write_files(src, output)
     else:

@@ -9,7 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.export.readout import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.readout import (
+    Figure,
+    Source,
+    accuracy_figures,
+    headline_figures,
+    inference_energy,
+    serving_figures,
+)
 from factsheet.export.text import json_for_html
 from probes.core.errors import InputError
 from probes.core.files import write_atomic
@@ -23,7 +30,9 @@ class InvalidExport(InputError):
 
 
 def _metric(f: Figure) -> dict:
-    metric = {"type": f"{f.label} ({f.unit})", "value": repr(f.value), "slice": f.slice}
+    # performanceMetric has no field for a verdict or a bound: the slice states them with the figure.
+    slice = f"{f.slice} [{f.qualifier()}]" if f.qualifier() else f.slice
+    metric = {"type": f"{f.label} ({f.unit})", "value": repr(f.value), "slice": slice}
     if f.ci:
         metric["confidenceInterval"] = {"lowerBound": repr(f.ci[0]), "upperBound": repr(f.ci[1])}
     return metric
@@ -31,7 +40,7 @@ def _metric(f: Figure) -> dict:
 
 def model_card(src: Source) -> dict:
     sheet = src.sheet
-    metrics = [_metric(f) for f in accuracy_figures(sheet) + serving_figures(sheet)]
+    metrics = [_metric(f) for f in headline_figures(sheet) + accuracy_figures(sheet) + serving_figures(sheet)]
     card: dict = {"bom-ref": "model-card"}
     if metrics:
         card["quantitativeAnalysis"] = {"performanceMetrics": metrics}

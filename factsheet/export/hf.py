@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factsheet.export.readout import Figure, Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.readout import (
+    HEADLINE,
+    Figure,
+    Source,
+    accuracy_figures,
+    headline_figures,
+    inference_energy,
+    serving_figures,
+)
 from factsheet.export.text import markdown_code, markdown_text
 from probes.core.files import write_atomic
 
@@ -39,6 +47,10 @@ def _args(f: Figure) -> dict:
     if f.ci:
         args["confidence_interval"] = [f.ci[0], f.ci[1]]
         args["confidence"] = f.ci_confidence
+    if f.verdict:  # what its samples support: a p99 on too few samples says so
+        args["verdict"] = f.verdict
+    if f.lower_bound:
+        args["lower_bound"] = True  # the value is a lower bound (≥ value)
     return args
 
 
@@ -48,6 +60,14 @@ def model_card(src: Source) -> str:
     sheet = src.sheet
     ident = sheet.identity
     results = []
+    for f in headline_figures(sheet):  # page 1's figures, from the headline only
+        if f.key == f"{HEADLINE}.pass_at_1":
+            dataset = sheet.accuracy.result.dataset
+            results.append(
+                _eval_result(f, "evalplus/humanevalplus", f"{dataset.name} {dataset.version} ({f.slice})")
+            )
+        else:
+            results.append(_eval_result(f, LOAD_DATASET, f.slice))
     for f in accuracy_figures(sheet):
         dataset = sheet.accuracy.result.dataset
         results.append(
@@ -97,18 +117,21 @@ def _body(src: Source) -> str:
         "Every figure below is measured; what was not measured is left out and named under *Not measured*.",
         "",
     ]
-    acc, serving = accuracy_figures(sheet), serving_figures(sheet)
-    if acc or serving:
+    head, acc, serving = headline_figures(sheet), accuracy_figures(sheet), serving_figures(sheet)
+    for title, figures in (("Headline (page 1 of the factsheet)", head), ("Measured figures", acc + serving)):
+        if not figures:
+            continue
         lines += [
-            "## Measured figures",
+            f"## {title}",
             "",
-            "| figure | value | 95 % CI | n | measured on |",
-            "|---|---|---|---|---|",
+            "| figure | value | 95 % CI | n | samples support | measured on |",
+            "|---|---|---|---|---|---|",
         ]
-        for f in acc + serving:
+        for f in figures:
             ci = f"[{f.ci[0]:.4g}, {f.ci[1]:.4g}]" if f.ci else "—"
             n = f.n if f.n is not None else "—"
-            lines.append(f"| {md(f.label)} | {f.value:.4g} {md(f.unit)} | {ci} | {n} | {md(f.slice)} |")
+            value = f"{'≥ ' if f.lower_bound else ''}{f.value:.4g} {md(f.unit)}"
+            lines.append(f"| {md(f.label)} | {value} | {ci} | {n} | {md(f.verdict) or '—'} | {md(f.slice)} |")
         lines.append("")
     energy = inference_energy(sheet)
     if energy:

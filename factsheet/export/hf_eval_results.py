@@ -15,7 +15,14 @@ import base64
 import re
 from pathlib import Path
 
-from factsheet.export.readout import Figure, Source, accuracy_figures, serving_figures
+from factsheet.export.readout import (
+    HEADLINE,
+    Figure,
+    Source,
+    accuracy_figures,
+    headline_figures,
+    serving_figures,
+)
 from probes.core.files import write_atomic
 from probes.load.stats import proportion_ci
 
@@ -56,6 +63,8 @@ def _notes(f: Figure, src: Source) -> str:
         parts.append(f"95% CI [{ci[0]!r}, {ci[1]!r}] (Clopper-Pearson over tasks)")
     if f.n is not None:
         parts.append(f"n {f.n}")
+    if f.qualifier():  # what the samples support (a p99 on too few is said to be), and a lower bound
+        parts.append(f.qualifier())
     parts.append(f"factsheet {src.sha256}")
     return _one_line("; ".join(parts))
 
@@ -72,9 +81,20 @@ def entries(src: Source) -> dict[str, list]:
     sheet = src.sheet
     url, name = source_url(src.sha256), f"llm-factsheet factsheet {src.sha256}"
     groups: list[tuple[str, str, list[Figure]]] = []  # (dataset id, variant, figures)
-    acc = accuracy_figures(sheet)
+    accuracy_dataset = None
+    if acc := accuracy_figures(sheet):
+        accuracy_dataset = HUMANEVAL_PLUS if "+" in sheet.accuracy.result.benchmark else HUMANEVAL
+    # Page 1's figures first, from the headline: pass@1 on its benchmark, the others on the load.
+    head = headline_figures(sheet)
+    if accuracy_dataset is not None:
+        pass_at_1 = [f for f in head if f.key == f"{HEADLINE}.pass_at_1"]
+        if pass_at_1:
+            groups.append((accuracy_dataset, f"{accuracy_dataset.split('/')[1]}-{HEADLINE}", pass_at_1))
+    load = [f for f in head if f.key != f"{HEADLINE}.pass_at_1"]
+    if load:
+        groups.append((LOAD_DATASET, f"load-{HEADLINE}", load))
     if acc:
-        dataset = HUMANEVAL_PLUS if "+" in sheet.accuracy.result.benchmark else HUMANEVAL
+        dataset = accuracy_dataset
         for variant in dict.fromkeys(f.config for f in acc):
             groups.append(
                 (dataset, f"{dataset.split('/')[1]}-{variant}", [f for f in acc if f.config == variant])

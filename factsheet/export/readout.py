@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.export.text import checked_name
+from factsheet.headline.figures import p99_verdict, stated_or_computed
+from factsheet.headline.model import VERDICT_WORDS
 from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
@@ -28,6 +30,13 @@ class Figure:
     n: int | None = None  # samples or tasks it rests on
     ci: tuple[float, float] | None = None
     ci_confidence: float | None = None
+    verdict: str = ""  # what its samples support, in words (every p99 states one: headline.VERDICT_WORDS)
+    lower_bound: bool = False  # the value is a lower bound (≥ value)
+
+    def qualifier(self) -> str:
+        """The verdict (and a lower bound) in words, for a format with no field of its own: '' when none."""
+        bound = f"lower bound: ≥ {self.value:g}" if self.lower_bound else ""
+        return "; ".join(x for x in (bound, self.verdict) if x and x != "lower bound")
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,47 @@ def source(path: Path, sheet: Factsheet) -> Source:
     return Source(path, sha256_bytes(data), sheet)
 
 
+HEADLINE = "headline"  # the config (variant) of the headline's figures in every export
+
+
+def headline_figures(sheet: Factsheet) -> list[Figure]:
+    """Page 1's figures, from the headline and nothing else (the sheet re-derived before an export reads
+    it): each measured one with its interval (both ends), n and verdict; a capacity that is a lower bound
+    says so; one whose confirmation failed is stated as not confirmed, never as a capacity."""
+    out = []
+    for f in stated_or_computed(sheet).figures:
+        if f.value is None or f.verdict == "not_measured":
+            continue
+        label, where = f"{f.label} ({f.profile})" if f.profile else f.label, f"headline: {f.run or f.source}"
+        unit = "fraction of tasks" if f.id == "pass_at_1" else f.unit  # as the accuracy figures state it
+        ci = None
+        if f.id.split(".")[0] == "capacity_at_slo":  # its range is what the probes cannot tell apart, no CI
+            if f.interval is not None:
+                low, high = (("—" if v is None else f"{v:g}") for v in (f.interval.lower, f.interval.upper))
+                where += f"; range the probes cannot tell apart [{low}, {high})"
+            if f.verdict == "not_confirmed":
+                label = f"{label}, not confirmed"
+        elif f.interval is not None and f.interval.lower is not None and f.interval.upper is not None:
+            ci = (f.interval.lower, f.interval.upper)
+        out.append(
+            Figure(
+                f"{HEADLINE}.{f.id}",
+                label,
+                f.value,
+                unit,
+                where,
+                f.rule,
+                HEADLINE,
+                f.n,
+                ci,
+                0.95 if ci else None,
+                VERDICT_WORDS[f.verdict],
+                f.lower_bound,
+            )  # fmt: skip
+        )
+    return out
+
+
 def serving_figures(sheet: Factsheet) -> list[Figure]:
     if isinstance(sheet.load, NotMeasured):
         return []
@@ -90,6 +140,8 @@ def serving_figures(sheet: Factsheet) -> list[Figure]:
                 bounds = (
                     (ci.lower, ci.upper) if ci and ci.lower is not None and ci.upper is not None else None
                 )
+                # A p99 states what its samples support; a sweep point's is indicative where they cannot.
+                verdict = VERDICT_WORDS[p99_verdict(m, key)] if q == 99 else ""
                 out.append(
                     Figure(
                         f"{key}.p{q}",
@@ -102,6 +154,7 @@ def serving_figures(sheet: Factsheet) -> list[Figure]:
                         dist.n,
                         bounds,
                         ci.confidence if bounds else None,
+                        verdict,
                     )  # fmt: skip
                 )
         if m.output_throughput is not None:

@@ -8,7 +8,13 @@ import io
 from datetime import datetime
 from pathlib import Path
 
-from factsheet.export.readout import Source, accuracy_figures, inference_energy, serving_figures
+from factsheet.export.readout import (
+    Source,
+    accuracy_figures,
+    headline_figures,
+    inference_energy,
+    serving_figures,
+)
 from factsheet.export.text import json_for_html
 from probes.core.files import write_atomic
 
@@ -42,8 +48,9 @@ def document(src: Source):
         package.ai_informationAboutApplication = ident.intended_use
     if ident.out_of_scope:
         package.ai_limitation = ident.out_of_scope
-    for f in accuracy_figures(sheet) + serving_figures(sheet):
-        key = f"{f.label} ({f.unit}), {f.slice}"
+    for f in headline_figures(sheet) + accuracy_figures(sheet) + serving_figures(sheet):
+        # ai_metric is a key and a value: what the samples support (and a lower bound) goes in the key.
+        key = f"{f.label} ({f.unit}), {f.slice}" + (f" [{f.qualifier()}]" if f.qualifier() else "")
         package.ai_metric.append(spdx.DictionaryEntry(key=key, value=repr(f.value)))
     energy = inference_energy(sheet)
     if energy is not None:  # absent, not zero, when energy was not measured

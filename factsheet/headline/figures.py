@@ -91,7 +91,7 @@ def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, s
     """What the search established about its capacity, and the verdict that says so."""
     r = cap.result
     if r.capacity is None:
-        verdict = _p99_verdict(run.metrics, r.slo.p99_metric) if run else "insufficient"
+        verdict = p99_verdict(run.metrics, r.slo.p99_metric) if run else "insufficient"
         note = f"no probed {r.knob} passed ({r.stop_reason})"
         return ("conclusive_fail" if verdict == "conclusive_fail" else "insufficient"), note
     if r.confirmed is False:
@@ -111,7 +111,7 @@ def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, s
 # --- the run page 1 states ------------------------------------------------------------------------------
 
 
-def _p99_verdict(m: LoadMetrics, metric: str) -> Verdict:
+def p99_verdict(m: LoadMetrics, metric: str) -> Verdict:
     """A p99's verdict from its sample sufficiency (before schema 1.3.0, which recorded no verdict: whether
     MLPerf early stopping's n was reached)."""
     suff = m.sample_sufficiency.get(metric)
@@ -155,7 +155,7 @@ def _p99(run: Run, metric: str, label: str) -> Figure:
         note = f"too few samples ({suff.n_required} needed)"
     return Figure(
         **_where(run, f"{metric}.p99", label, "ms"), value=value, interval=interval, n=dist.n,
-        verdict=_p99_verdict(m, metric), threshold_ms=suff.threshold_ms if suff else None, note=note,
+        verdict=p99_verdict(m, metric), threshold_ms=suff.threshold_ms if suff else None, note=note,
     )  # fmt: skip
 
 

@@ -14,15 +14,16 @@ from pathlib import Path, PurePosixPath
 
 from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path
+from factsheet.headline.figures import stated_or_computed
+from factsheet.headline.model import VERDICT_WORDS, Figure
 from factsheet.headline.select import informative_run
 from factsheet.outputs import COMPLIANCE_JSON, COMPLIANCE_SUFFIXES, RENDERINGS
 from factsheet.provenance import tool_version
-from factsheet.schema import CapacitySection, Factsheet, headline_index
-from factsheet.validate import check_records, load_factsheet
+from factsheet.schema import Factsheet, headline_index
+from factsheet.validate import check_outlet, load_factsheet
 from probes.core.digests import sha256_file
 from probes.core.errors import InputError
 from probes.core.measurement import NotMeasured
-from probes.load.stats import proportion_ci
 
 TAG_PREFIX = "llm_factsheet."
 DIGEST_TAG = TAG_PREFIX + "sha256"  # 'sha256:<hex>' of factsheet.json: how a later publish finds its run
@@ -65,9 +66,10 @@ def collect(json_path: Path) -> PublishContents:
     """Everything a publish sends, or MalformedPublication / CheckFailed before anything is sent."""
     json_path = Path(json_path)
     sheet = load_factsheet(json_path)
-    folder = json_path.parent
     files = tuple(artifacts(sheet, json_path))  # first: every path confined to the folder before any read
-    check_records(sheet, folder)  # never publish records that no longer match the factsheet's digests
+    # Never publish records that no longer match the factsheet's digests, nor a figure (the headline's
+    # included) that does not recompute from them: refused (exit 1, naming it) before anything is sent.
+    check_outlet(sheet, json_path)
     digest = sha256_file(json_path)
     tags = {
         TAG_PREFIX + "name": sheet.name,
@@ -77,6 +79,7 @@ def collect(json_path: Path) -> PublishContents:
         DIGEST_TAG: digest,
         TAG_PREFIX + "signature_key_id": _key_id(attestation_path(json_path)),
         VERDICT_TAG: NOT_RUN if isinstance(sheet.compliance, NotMeasured) else sheet.compliance.verdict,
+        **headline_tags(sheet),
         "mlflow.note.content": (
             f"llm-factsheet {sheet.name}, factsheet {digest} (schema {sheet.schema_version}); "
             f"artifacts under {ARTIFACT_DIR}/"
@@ -181,6 +184,8 @@ def _param_value(value: object) -> str:
 METRIC_NAMES = (
     "capacity_at_slo_users",
     "capacity_at_slo_rps",
+    "capacity_at_slo_users_at_least",
+    "capacity_at_slo_rps_at_least",
     "e2el_p99_ms",
     "e2el_p50_ms",
     "ttft_p99_ms",
@@ -208,18 +213,43 @@ _LATENCIES = (
 )
 
 
-def _capacity_metrics(out: dict[str, float], section: CapacitySection | NotMeasured, suffix: str) -> None:
-    if isinstance(section, NotMeasured) or section.result.capacity is None:
+_CAPACITY = "capacity_at_slo"
+_BY_ID = {  # headline figure -> metric name (unit in the name)
+    "e2el_ms.p99": "e2el_p99_ms",
+    "ttft_ms.p99": "ttft_p99_ms",
+    "tpot_ms.p99": "tpot_p99_ms",
+    "goodput": "goodput_rps",
+    "slo_attainment": "slo_attainment_fraction",
+    "pass_at_1": "pass_at_1_fraction",
+    "energy_wh_per_1000_requests": "energy_per_1000_requests_wh",
+}
+HEADLINE_TAG = TAG_PREFIX + "headline."  # + figure id: its verdict in words
+
+
+def _capacity_metrics(out: dict[str, float], f: Figure) -> None:
+    """A capacity from the headline: a lower bound under `<name>_at_least`, never as a capacity; one whose
+    long confirmation failed is not logged as a number at all (its tag says "not confirmed")."""
+    if f.value is None or f.verdict in ("not_confirmed", "not_measured"):
         return
-    cap = section.result
-    name = ("capacity_at_slo_rps" if cap.knob == "rate" else "capacity_at_slo_users") + suffix
-    out[name] = float(cap.capacity)
+    stem = "capacity_at_slo_rps" if f.unit == "req/s" else "capacity_at_slo_users"
+    name = stem + ("_at_least" if f.lower_bound else "") + f.id.removeprefix(_CAPACITY)
+    out[name] = float(f.value)
     # The range the probes cannot tell apart at 95 % (not a CI of a sample statistic): its own names.
-    low, high = cap.range
-    if low is not None:
-        out[f"{name}_range_low"] = float(low)
-    if high is not None:
-        out[f"{name}_range_high"] = float(high)
+    if f.interval is not None:
+        if f.interval.lower is not None:
+            out[f"{name}_range_low"] = float(f.interval.lower)
+        if f.interval.upper is not None:
+            out[f"{name}_range_high"] = float(f.interval.upper)
+
+
+def headline_tags(sheet: Factsheet) -> dict[str, str]:
+    """Each headline figure's verdict as a tag (`llm_factsheet.headline.<id>`): an MLflow metric is a bare
+    number, so what its samples support (a lower bound, not confirmed, too few samples) goes beside it."""
+    out = {}
+    for f in stated_or_computed(sheet).figures:
+        words = VERDICT_WORDS[f.verdict]
+        out[HEADLINE_TAG + f.id] = _param_value(f"{words}: {f.note}" if f.note else words)
+    return out
 
 
 def _with_ci(out: dict[str, float], name: str, value, low, high) -> None:
@@ -239,40 +269,31 @@ def metrics(sheet: Factsheet) -> dict[str, float]:
     energy) as MLflow metrics; what was not measured is absent, never zero. A compared workload's capacity is
     named `<capacity metric>.<profile>`."""
     out: dict[str, float] = {}
-    load = sheet.load
-    if not isinstance(load, NotMeasured):
-        _capacity_metrics(out, load.capacity, "")
-        for compared in load.compared_workloads:
-            _capacity_metrics(out, compared.capacity, f".{compared.workload.profile}")
-    run = informative_run(load)  # the capacity confirmation when there is one, as page 1 states it
+    head = stated_or_computed(sheet)  # page 1's figures: from the headline and nothing else
+    for f in head.capacities():
+        _capacity_metrics(out, f)
+    for f in head.figures:
+        name = _BY_ID.get(f.id)
+        if name is not None and f.value is not None:
+            i = f.interval
+            _with_ci(out, name, f.value, i and i.lower, i and i.upper)
+    run = informative_run(
+        sheet.load
+    )  # the run the headline's load figures come from: the rest of its figures
     if run is not None:
         m = run.metrics
         for key, q, stem in _LATENCIES:
+            if q == 99:
+                continue  # the headline's
             ci = m.percentile_ci.get(f"{key}.p{q}")
             _with_ci(out, stem, getattr(m, key).p(q), ci and ci.lower, ci and ci.upper)
-        g = m.goodput_ci
-        _with_ci(out, "goodput_rps", m.goodput, g and g.lower, g and g.upper)
-        if m.slo_attainment is not None:
-            a = g.attainment if g else None
-            _with_ci(out, "slo_attainment_fraction", m.slo_attainment, a and a.lower, a and a.upper)
         if m.output_throughput is not None:
             out["output_throughput_tokens_per_s"] = float(m.output_throughput)
         out["completed_requests_count"] = float(m.completed)
-    if not isinstance(sheet.accuracy, NotMeasured):
-        rates = sheet.accuracy.result.pass_rates
-        v = (rates.plus or rates.base).get("pass@1")
-        if v is not None:
-            n = rates.n_tasks
-            # As At a glance: an exact interval over tasks when each task has one sample.
-            ci = proportion_ci(round(v * n), n) if rates.n_samples_per_task == 1 and n else None
-            _with_ci(out, "pass_at_1_fraction", v, ci and ci.lower, ci and ci.upper)
     en = sheet.energy
     if not isinstance(en, NotMeasured) and not isinstance(en.energy, NotMeasured):
         total = en.energy.total
         if not isinstance(total, NotMeasured):
-            q = total.gross.wh_per_1000_requests
-            if not isinstance(q, NotMeasured):
-                out["energy_per_1000_requests_wh"] = float(q.value)
             jt = total.gross.j_per_output_token
             if not isinstance(jt, NotMeasured):
                 out["energy_per_output_token_j"] = float(jt.value)

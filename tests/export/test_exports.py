@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,11 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.export import cyclonedx, hf, spdx
-from factsheet.export.readout import serving_figures, source
+from factsheet.export.readout import headline_figures, serving_figures, source
+from factsheet.validate import load_factsheet
 from tests.support import sheet_fixture as fx
+
+FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"
 
 
 def _write(folder: Path, sheet) -> Path:
@@ -28,6 +32,14 @@ def _write(folder: Path, sheet) -> Path:
 def full(tmp_path_factory):
     sheet = fx.build_sheet(fx.load_points())
     return source(_write(tmp_path_factory.mktemp("full"), sheet), sheet)
+
+
+@pytest.fixture(scope="module")
+def derivable(tmp_path_factory):
+    """A factsheet whose every figure re-derives from its records (what the CLI exports): the 1.0.0 fixture."""
+    folder = tmp_path_factory.mktemp("derivable") / "sheet"
+    shutil.copytree(FIXTURE, folder)
+    return source(folder / "factsheet.json", load_factsheet(folder / "factsheet.json"))
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +115,7 @@ def test_cyclonedx_bom_validates_and_carries_metrics_with_cis_and_inference_ener
         ci.lower,
         ci.upper,
     )
-    assert len(metrics) == 2 + len(serving_figures(full.sheet))
+    assert len(metrics) == 2 + len(headline_figures(full.sheet)) + len(serving_figures(full.sheet))
     (consumption,) = card["considerations"]["environmentalConsiderations"]["energyConsumptions"]
     kwh = full.sheet.energy.energy.total.gross.energy_j.value / 3.6e6
     assert consumption["activity"] == "inference" and consumption["activityEnergyCost"] == {
@@ -181,7 +193,8 @@ def test_spdx_of_an_unmeasured_factsheet_has_no_energy_and_no_metrics(empty):
 @pytest.mark.parametrize(
     ("fmt", "name"), [("hf", "README.md"), ("cyclonedx", "bom.cdx.json"), ("spdx", "factsheet.spdx.jsonld")]
 )
-def test_cli_export_writes_the_file_and_names_the_digest(full, tmp_path, fmt, name):
+def test_cli_export_writes_the_file_and_names_the_digest(derivable, tmp_path, fmt, name):
+    full = derivable
     result = CliRunner(env={"COLUMNS": "200"}).invoke(
         app, ["export", str(full.path), "--format", fmt, "-o", str(tmp_path / "x")]
     )

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli import app
 from factsheet.export import cyclonedx, hf, spdx
-from factsheet.export.readout import accuracy_figures, serving_figures, source
+from factsheet.export.readout import accuracy_figures, headline_figures, serving_figures, source
 from tests.hostile.exports_builds import empty_sheet, honest_sheet, with_text, write
 
 runner = CliRunner()
@@ -175,7 +175,7 @@ def _assert_same_structure(honest: Path, hostile: Path, fmt: str, carried: list[
         for value in carried:
             assert any(value in s or _one_line(value) in s for s in strings), value
         if sheet is not None:  # each row of the results table: its figure's name and what it was measured on
-            figures = accuracy_figures(sheet) + serving_figures(sheet)
+            figures = headline_figures(sheet) + accuracy_figures(sheet) + serving_figures(sheet)
             assert [(r[0], r[-1]) for r in _table(body)] == [(f.label, _one_line(f.slice)) for f in figures]
     else:
         raw = hostile.read_text()

@@ -42,6 +42,18 @@ class FakeHandler(BaseHTTPRequestHandler):
         pass
 
 
+class Recording(FakeHandler):
+    """Records every request's path and answers 500: a server that proves nothing was sent to it."""
+
+    requests: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - http.server API
+        self.requests.append(self.path)
+        self.send_error(500)
+
+    do_POST = do_GET  # noqa: N815
+
+
 @contextmanager
 def serving(handler_cls: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Runs the handler on a free local port; yields its base URL, shuts it down after."""

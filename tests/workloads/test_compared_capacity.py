@@ -11,6 +11,7 @@ answer's server view states it and page 1 quotes it.
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 
 import pytest
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 from factsheet.cli import app
 from factsheet.schema import SCHEMA_VERSION
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.fake_http import Recording, serving
 
 runner = CliRunner()
 
@@ -196,3 +198,19 @@ def test_mlflow_metrics_carry_both_capacities_and_page_ones_run(built):
     confirmation = [p for p in sheet.load.capacity.result.points if p.confirmation][-1]
     assert got["e2el_p99_ms"] == confirmation.metrics.e2el_ms.p(99)
     assert got["completed_requests_count"] == confirmation.metrics.completed
+
+
+def test_publish_refuses_an_edited_compared_capacity_before_any_request(built, tmp_path):
+    """The compared capacity edited 4 -> 64: publish re-derives the sheet first, exit 1 naming it, and sends
+    nothing (so no MLflow run, FINISHED or other, holds 64)."""
+    folder = tmp_path / "sheet"
+    shutil.copytree(built, folder)
+    sheet = json.loads((folder / "factsheet.json").read_text())
+    sheet["load"]["compared_workloads"][0]["capacity"]["result"]["capacity"] = 64
+    (folder / "factsheet.json").write_text(json.dumps(sheet))
+    Recording.requests = []
+    with serving(Recording) as url:
+        bad = runner.invoke(app, ["publish", str(folder / "factsheet.json"), "--mlflow-uri", url])
+    assert bad.exit_code == 1, bad.output
+    assert "load.compared_workloads[0].capacity.result.capacity: stated 64" in bad.output
+    assert Recording.requests == []
