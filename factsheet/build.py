@@ -113,7 +113,7 @@ def build(
         capacity = _capacity(run)
         compared = _compared_workloads(run)
         accuracy = _accuracy(run)
-        system = _system(run)
+        system = _system(run, spec_path.parent)
     tuning = _tuning(run)  # after the build's server is stopped
     if resume:
         log(run.checkpoints.summary())
@@ -481,13 +481,14 @@ def _tuning(run: _Run) -> TuningResult | NotMeasured:
     return result
 
 
-def _system(run: _Run) -> SystemSection:
+def _system(run: _Run, spec_dir: Path) -> SystemSection:
     live, target = run.live, run.spec.target
     python = target.serving_python() if isinstance(target, VllmTarget) else None
+    engine = prov.recorded_engine(live.engine, spec_dir) if live.engine is not None else None
     return SystemSection(
         target_kind=live.kind,
         base_url=live.base_url if live.kind == "endpoint" else None,
-        engine=live.engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),
+        engine=engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),
         host=run.host,
         python=prov.python_version(),
         libraries=prov.library_versions(),

@@ -16,6 +16,7 @@ from factsheet.schema import Host
 from probes.core.digests import sha256_bytes
 from probes.core.measurement import NotMeasured
 from probes.targets.model_source import PreparedModel, cache_dir
+from probes.targets.vllm import EngineInfo
 
 TOOL_LIBRARIES = (
     "pydantic",
@@ -177,6 +178,14 @@ def recorded_command(argv: list[str], spec_dir: Path) -> list[str]:
     """The command line, its program by name and each path argument as `recorded_path` states it."""
     head = [Path(argv[0]).name] if argv else []
     return head + [recorded_path(arg, spec_dir) if Path(arg).is_absolute() else arg for arg in argv[1:]]
+
+
+def recorded_engine(engine: EngineInfo, spec_dir: Path) -> EngineInfo:
+    """The engine as the factsheet records it: its command by `recorded_command` (the serving python by
+    name, the weights as `<cache>/…` or relative to the spec's folder) and each environment value that is an
+    absolute path by `recorded_path`: no checkout, home or temporary folder."""
+    env = {k: recorded_path(v, spec_dir) if Path(v).is_absolute() else v for k, v in engine.env.items()}
+    return engine.model_copy(update={"command": recorded_command(engine.command, spec_dir), "env": env})
 
 
 def recorded_model(prepared: PreparedModel | None, spec_dir: Path) -> PreparedModel | None:

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from factsheet.provenance import recorded_engine
 from probes.targets.mock_server import MockServerConfig, running
+from probes.targets.model_source import ModelSource, PreparedModel
+from probes.targets.vllm import VllmServer, VllmTarget
 from tests.support.compliance_builds import build, spec_text
 from tests.support.humaneval_path import DATASET
 
@@ -115,3 +118,27 @@ def test_served_weights_are_recorded_without_machine_folders(tmp_path, monkeypat
         PreparedModel(source="Qwen/Qwen2.5-0.5B", served_path="Qwen/Qwen2.5-0.5B"), spec_dir
     )
     assert named.source == "Qwen/Qwen2.5-0.5B"
+
+
+def test_the_embedded_targets_engine_command_names_no_machine_path(tmp_path, monkeypatch):
+    """The vLLM target's command as the build records it (system.engine, shown on page 2): the serving python
+    by name and the weights as `<cache>/…`, never the checkout's, home or temporary folder. The server is
+    not started: its command is built as for a start (`VllmServer.command`) and recorded by the build's
+    own `recorded_engine`."""
+    cache = tmp_path / "home" / ".cache" / "llm-factsheet"
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(cache))
+    weights = cache / "models" / "smollm2-q4_1"
+    weights.mkdir(parents=True)
+    python = tmp_path / "checkout" / ".venv-vllm" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")  # the target checks that the serving python exists
+    target = VllmTarget(model=ModelSource(path="smollm2"), python=str(python), env={"HF_HOME": str(tmp_path)})
+    server = VllmServer(target, PreparedModel(source="smollm2", served_path=str(weights)))
+    engine = server.engine_info()  # no server answers /version here: version None, at once
+    assert engine.command[0] == str(python) and str(weights) in engine.command  # what a start runs
+    recorded = recorded_engine(engine, tmp_path / "spec")
+    assert recorded.command[0] == "python"
+    assert recorded.command[recorded.command.index("--model") + 1] == "<cache>/models/smollm2-q4_1"
+    forbidden = [str(Path.home()), str(tmp_path), CHECKOUT]
+    leaks = [s for s in _strings(recorded.model_dump(mode="json")) if any(f in s for f in forbidden)]
+    assert not leaks, leaks
