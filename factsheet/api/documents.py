@@ -27,17 +27,19 @@ def render_factsheet(factsheet_json: Path, output: Path | None = None) -> Render
 
 
 class ExportFormat(StrEnum):
-    """A model registry's format: Hugging Face model card, CycloneDX 1.6 BOM, SPDX 3.0.1."""
+    """A model registry's format: Hugging Face model card, CycloneDX 1.6 BOM, SPDX 3.0.1; or the coverage
+    of the EU GPAI documentation items (gpai-coverage.json)."""
 
     hf = "hf"
     cyclonedx = "cyclonedx"
     spdx = "spdx"
+    gpai_coverage = "gpai-coverage"
 
 
 class ExportResult(Result):
     """The export's main document (and, for `hf`, the .eval_results files beside it, in `written`)."""
 
-    document: Path = Field(description="README.md, bom.cdx.json or factsheet.spdx.jsonld")
+    document: Path = Field(description="README.md, bom.cdx.json, factsheet.spdx.jsonld or gpai-coverage.json")
     factsheet_sha256: str = Field(description="'sha256:<hex>' of the factsheet file exported")
 
 
@@ -46,6 +48,7 @@ def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: P
     and names no export can carry safely are refused (`InputError`) before anything is written. The sheet
     is re-derived first: a figure that does not recompute from its records is refused (`CheckFailed`, exit 1,
     naming it) and nothing is written."""
+    from factsheet.coverage.export import write_coverage
     from factsheet.export import cyclonedx, hf, spdx
     from factsheet.export.readout import source
     from factsheet.render import RenderError
@@ -60,6 +63,8 @@ def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: P
     check_outlet(sheet, factsheet_json)  # then every figure re-derived, the headline's included (exit 1)
     if fmt is ExportFormat.hf:
         written = hf.write_files(src, output)
+    elif fmt is ExportFormat.gpai_coverage:
+        written = [write_coverage(src.sheet, src.sha256, output)]
     else:
         written = [{ExportFormat.cyclonedx: cyclonedx.write, ExportFormat.spdx: spdx.write}[fmt](src, output)]
     return ExportResult(document=written[0], written=tuple(written), factsheet_sha256=src.sha256)

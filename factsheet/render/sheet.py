@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from factsheet.coverage.export import sheet_coverage
 from factsheet.glance import glance_rows
 from factsheet.outputs import FACTSHEET_HTML, FACTSHEET_JSON, FACTSHEET_PDF
 from factsheet.render.environment import page
@@ -63,6 +64,7 @@ def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
         records_files=sheet.records_files(),
         metric_names=LATENCY_LABELS,
         glance=glance_rows(sheet),
+        coverage=sheet_coverage(sheet),
     )
 
 
