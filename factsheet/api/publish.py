@@ -3,7 +3,7 @@ handed to MLflow, and a static site over many builds."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from factsheet.api.results import Result
@@ -51,11 +51,16 @@ class Catalogue(Result):
     site: CatalogueResult
 
 
-def build_catalogue(folders: Sequence[Path], output: Path, pubkeys: Sequence[Path] = ()) -> Catalogue:
+def build_catalogue(
+    folders: Sequence[Path],
+    output: Path,
+    pubkeys: Sequence[Path] = (),
+    progress: Callable[[str], None] | None = None,
+) -> Catalogue:
     """A static, offline site in `output` over every factsheet.json under `folders` (each re-derived and
     rendered afresh on every run: nothing is read back from an earlier site), signatures checked with
-    `pubkeys`."""
+    `pubkeys`; `progress` is told how far it got (every 50 factsheets, every 10 diffs)."""
     from factsheet.catalogue import build_catalogue as build
 
-    site = build([Path(f) for f in folders], Path(output), [Path(k) for k in pubkeys])
+    site = build([Path(f) for f in folders], Path(output), [Path(k) for k in pubkeys], progress)
     return Catalogue(site=site, written=(site.index,))

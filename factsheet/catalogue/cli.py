@@ -11,6 +11,7 @@ from rich.console import Console
 from factsheet.cli_common import guarded
 
 out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 @guarded
@@ -29,7 +30,10 @@ def catalogue(
     """A static, offline site over every build: index, per-deployment trends and diffs, documents."""
     from factsheet.api.publish import build_catalogue
 
-    result = build_catalogue(folders, output, pubkey or []).site
+    def progress(line: str) -> None:  # hundreds of builds take a minute: say how far it got
+        err.print(f"catalogue: {line}", highlight=False, markup=False)
+
+    result = build_catalogue(folders, output, pubkey or [], progress).site
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(result.signatures.items()))
     out.print(
         f"catalogue: {result.builds} builds of {result.deployments} deployments ({statuses or 'none'}); "

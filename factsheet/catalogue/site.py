@@ -41,7 +41,7 @@ from factsheet.compliance.diff import DiffReport, compare, write_diff
 from factsheet.compliance.recheck import recheck
 from factsheet.compliance.render import render_html as render_compliance_html
 from factsheet.compliance.report import ComplianceReport
-from factsheet.compliance.support import listing, support
+from factsheet.compliance.support import Support, listing, support
 from factsheet.outputs import ATTESTATION, COMPLIANCE_HTML, COMPLIANCE_JSON, FACTSHEET_HTML, FACTSHEET_JSON
 from factsheet.render import Integrity, render_html
 from factsheet.schema import Factsheet
@@ -87,6 +87,7 @@ class _Build:
     path: Path
     sha256: str
     entry: Entry
+    support: Support | None  # what its records support (None: could not be re-derived at all)
 
 
 def build_catalogue(
@@ -110,7 +111,9 @@ def build_catalogue(
             continue
         seen.add(sha)
         sheet = parse_factsheet(raw, path)
-        builds.append(_Build(path, sha, _entry(sheet, path, source, sha, keys, key_ids)))
+        found_support, unsupported = _rederived(sheet, path)
+        entry = _entry(sheet, path, source, sha, keys, key_ids, unsupported)
+        builds.append(_Build(path, sha, entry, found_support))
         if i % 50 == 0:
             say(f"read and re-derived {i} of {len(found)} factsheets")
     groups: dict[str, list[_Build]] = {}
@@ -194,10 +197,15 @@ def _read_sheet(path: Path) -> bytes:
 
 
 def _entry(
-    sheet: Factsheet, path: Path, source: str, sha: str, keys: list[TrustedKey], key_ids: list[str]
+    sheet: Factsheet,
+    path: Path,
+    source: str,
+    sha: str,
+    keys: list[TrustedKey],
+    key_ids: list[str],
+    unsupported: str | None,
 ) -> Entry:
     folder = path.parent
-    unsupported = _rederived(sheet, path)
     report = _report(folder, sha)
     signature = signature_of(path, keys)
     inputs = {FACTSHEET_JSON: sha}
@@ -225,20 +233,22 @@ def _entry(
 _LIMITS = {ATTESTATION: MAX_ATTESTATION_BYTES, COMPLIANCE_JSON: MAX_COMPLIANCE_REPORT_BYTES}
 
 
-def _rederived(sheet: Factsheet, path: Path) -> str | None:
-    """None when every figure re-derives from the raw records, every records file matches its digest and
-    the compliance summary holds re-run; else why not, in words (the first few discrepancies)."""
+def _rederived(sheet: Factsheet, path: Path) -> tuple[Support | None, str | None]:
+    """What the records support, and None when every figure re-derives from the raw records, every records
+    file matches its digest and the compliance summary holds re-run; else why not, in words (the first few
+    discrepancies)."""
+    found = None
     try:
         found = support(sheet, path.parent)
         if found.problems:
-            return f"not supported by its records: {listing(found.problems)}"
+            return found, f"not supported by its records: {listing(found.problems)}"
         differs = recheck(sheet, path)
     except (InputError, CheckFailed) as exc:  # a records path leading out of the folder, a FIFO: refused
-        return f"cannot be re-derived: {exc}"
+        return found, f"cannot be re-derived: {exc}"
     if differs:
         shown = "; ".join(d.describe() for d in differs[:3])
-        return f"its compliance summary does not hold re-run: {shown}"
-    return None
+        return found, f"its compliance summary does not hold re-run: {shown}"
+    return found, None
 
 
 def _confined_bytes(folder: Path, name: str, limit: int) -> bytes | None:
@@ -286,7 +296,8 @@ def _diffs(
                 continue
             try:
                 sheets = [parse_factsheet(_read_sheet(b.path), b.path) for b in (old, new)]
-                report = compare(sheets[0], old.path, sheets[1], new.path, {})
+                known = (old.support, new.support) if old.support and new.support else None
+                report = compare(sheets[0], old.path, sheets[1], new.path, {}, known)
             except (InputError, CheckFailed) as exc:
                 out[key] = _not_compared(old, new, str(exc))
                 continue

@@ -280,11 +280,20 @@ class _Row:
 
 
 def compare(
-    old: Factsheet, old_path: Path, new: Factsheet, new_path: Path, limits: dict[str, Limit]
+    old: Factsheet,
+    old_path: Path,
+    new: Factsheet,
+    new_path: Path,
+    limits: dict[str, Limit],
+    supported: tuple[Support, Support] | None = None,
 ) -> DiffReport:
+    """`supported`: what each side's records support, when the caller has already re-derived these very
+    sheets in their folders (the catalogue re-derives every build first; a diff would do it again)."""
     applied = parse_limits(DEFAULT_LIMITS, "default") | limits
     # Re-derived first: no row is compared on a figure its records do not give.
-    sides = {"old": support(old, old_path.parent), "new": support(new, new_path.parent)}
+    if supported is None:
+        supported = (support(old, old_path.parent), support(new, new_path.parent))
+    sides = {"old": supported[0], "new": supported[1]}
     rows = (
         _capacity_rows(old, old_path, new, new_path)
         + _load_rows(old, old_path, new, new_path)

@@ -7,6 +7,7 @@ binomial tail is taken from scipy's beta distribution (P(X ≤ t) = I_q(n − t,
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal
 
@@ -104,6 +105,9 @@ def _tail_prob(n: int, t: int, q: float) -> float:
     return float(beta.cdf(q, n - t, t + 1)) if n > t else 1.0
 
 
+# Pure in its arguments, and asked for the same few (percentile, violations) again and again: for each metric
+# of each run of a build, and again by every re-derivation (`validate`, `diff`, the catalogue's hundreds).
+@functools.lru_cache(maxsize=4096)
 def min_samples(percentile: float = 99.0, violations: int = 0, confidence: float = 0.99) -> int | None:
     """Fewest samples for a 'p{percentile} ≤ threshold' claim with `violations` samples above it
     (459 for p99 with none at 99 % confidence). None beyond 10⁹ samples."""
@@ -172,6 +176,16 @@ def claim_verdict(sufficient: bool, interval: QuantileCI, threshold: float) -> V
     return "insufficient"
 
 
+@functools.lru_cache(maxsize=4096)
+def _ranks(n: int, q: float, alpha: float) -> tuple[int, int, float]:
+    """The order statistics' 1-based ranks of the interval and its exact coverage (when both are in range):
+    P(X_(l) ≤ ξ_q) = P(Bin(n, q) ≥ l), P(ξ_q < X_(u)) = P(Bin(n, q) ≤ u − 1). Pure in (n, q, α), cached
+    like `min_samples`."""
+    lo_rank = int(binom.ppf(alpha / 2, n, q))
+    hi_rank = int(binom.ppf(1 - alpha / 2, n, q)) + 1
+    return lo_rank, hi_rank, float(binom.cdf(hi_rank - 1, n, q) - binom.cdf(lo_rank - 1, n, q))
+
+
 def quantile_ci(values: list[float] | np.ndarray, percentile: float, confidence: float = 0.95) -> QuantileCI:
     """Two-sided order-statistic CI: [X_(l), X_(u)] with l, u the binomial (α/2, 1 − α/2) ranks."""
     q, alpha = _check(percentile, confidence)
@@ -187,14 +201,11 @@ def quantile_ci(values: list[float] | np.ndarray, percentile: float, confidence:
             confidence=confidence,
             coverage=None,
         )
-    # 1-based ranks: P(X_(l) ≤ ξ_q) = P(Bin(n, q) ≥ l), P(ξ_q < X_(u)) = P(Bin(n, q) ≤ u − 1).
-    lo_rank = int(binom.ppf(alpha / 2, n, q))
-    hi_rank = int(binom.ppf(1 - alpha / 2, n, q)) + 1
+    lo_rank, hi_rank, coverage = _ranks(n, q, alpha)
     lower = float(arr[lo_rank - 1]) if lo_rank >= 1 else None
     upper = float(arr[hi_rank - 1]) if hi_rank <= n else None
-    coverage = None
-    if lower is not None and upper is not None:
-        coverage = float(binom.cdf(hi_rank - 1, n, q) - binom.cdf(lo_rank - 1, n, q))
+    if lower is None or upper is None:
+        coverage = None
     return QuantileCI(
         percentile=percentile,
         n=n,
