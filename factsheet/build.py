@@ -50,6 +50,7 @@ from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workers import check_split, resolve_workers
+from probes.load.workers.ray_fleet import check_address
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
 from probes.load.workloads.registry import build_plan
@@ -170,9 +171,11 @@ def _preflight(spec: BuildSpec) -> None:
     plan = build_plan(
         _profile(spec), BuildContext(1, spec.load.seed, points[0].input_len, points[0].output_len)
     )
-    workers = resolve_workers(spec.load.workers, "load.workers")
+    workers = _workers_of(spec)
     for point in points:
         check_split(point, plan, workers, "load.workers")
+    if spec.load.executor == "ray" and spec.load.ray_address:
+        check_address(spec.load.ray_address)
 
 
 def _workload_key(spec: BuildSpec) -> list:
@@ -181,11 +184,19 @@ def _workload_key(spec: BuildSpec) -> list:
 
 def _workers_key(spec: BuildSpec) -> list:
     # Joins the key only when the load is split: one worker's checkpoints keep resuming as before.
-    return [] if spec.load.workers == 1 else [{"workers": spec.load.workers}]
+    load = spec.load
+    if load.workers == 1 and load.executor == "processes":
+        return []
+    return [{"workers": load.workers, "executor": load.executor, "ray_address": load.ray_address}]
 
 
-def _workers(run: _Run) -> int:
-    return resolve_workers(run.spec.load.workers, "load.workers")
+def _workers_of(spec: BuildSpec) -> int:
+    return resolve_workers(spec.load.workers, "load.workers", spec.load.executor)
+
+
+def _workers(run: _Run) -> dict:
+    load = run.spec.load
+    return {"workers": _workers_of(run.spec), "executor": load.executor, "ray_address": load.ray_address}
 
 
 def _profile(spec: BuildSpec) -> WorkloadProfile:
@@ -238,7 +249,7 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
                 profile=_profile(run.spec),
                 server_view=run.spec.load.server_view,
                 server_pid=live.server_pid,
-                workers=_workers(run),
+                **_workers(run),
             )
         )
         data = records_jsonl(result.records)
@@ -326,7 +337,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
             profile=search.profile,
             server_view=run.spec.load.server_view,
             server_pid=live.server_pid,
-            workers=_workers(run),
+            **_workers(run),
         )
 
         def probe(value: float) -> PointResult:

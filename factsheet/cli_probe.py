@@ -91,6 +91,10 @@ def _summary(result: PointResult) -> list[str]:
             f"client: {c.workers} workers ({c.event_loop}), event-loop lag p50 {_fmt(c.loop_lag_ms.p(50), 3)} / "
             f"p99 {_fmt(c.loop_lag_ms.p(99), 3)} ms, write delay p99 {_fmt(c.write_delay_ms.p(99), 3)} ms"
         )
+        for o in c.clock_offsets or []:
+            lines.append(
+                f"worker {o.worker} on node {o.node[:12]}: clock offset {o.offset_ms:+.3f} ± {o.uncertainty_ms:.3f} ms"
+            )
         if c.client_bound:
             lines.append("[bold red]client-bound[/]: " + "; ".join(c.client_bound_reasons))
     if result.aborted:
@@ -181,6 +185,10 @@ def load(
     workers: Annotated[
         str, typer.Option(help="worker processes, one event loop each: N or auto (one per core)")
     ] = "1",
+    executor: Annotated[
+        str, typer.Option(help="processes (this host) or ray (actors across a cluster)")
+    ] = "processes",
+    ray_address: Annotated[str | None, typer.Option(help="executor ray: the cluster's host:port")] = None,
 ) -> None:
     """Measure a server under load like `vllm bench serve`, with arrival fidelity and sample sufficiency."""
     from factsheet.api.probe import probe_load

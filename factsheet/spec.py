@@ -36,7 +36,8 @@ SPEC_VERSION = 1
 # 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
 # jsonl, trace); a trace point gives neither concurrency nor rate.
 # 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
-# 1.6.0: `load.workers` (worker processes the load is split across; probes/load/workers).
+# 1.6.0: `load.workers` (worker processes the load is split across; probes/load/workers), `load.executor`
+# and `load.ray_address` (the workers as Ray actors across a cluster's nodes).
 SPEC_SCHEMA_VERSION = "1.6.0"
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
@@ -184,6 +185,14 @@ class LoadSpec(Model):
         description="worker processes the load is sent from, one event loop each ('auto': one per core of "
         "the host that builds; more than its cores is refused before anything is sent). 1: one process, as "
         "before 1.6.0",
+    )
+    executor: Literal["processes", "ray"] = Field(
+        "processes",
+        description="where the workers run: processes on this host, or Ray actors spread across a cluster's "
+        "nodes (each node's clock offset measured and stated); `auto` workers is for processes only",
+    )
+    ray_address: str | None = Field(
+        None, description="executor ray: the cluster's address (host:port); none: a local Ray instance"
     )
 
     @model_validator(mode="after")

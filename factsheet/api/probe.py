@@ -19,6 +19,7 @@ from probes.core.progress import Bars, no_bars
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
 from probes.load.workers import resolve_workers
+from probes.load.workers.ray_fleet import check_address
 from probes.load.workloads.profiles import WorkloadProfile
 from probes.server_view import DEFAULT_INTERVAL_S, ServerViewSpec
 
@@ -69,6 +70,10 @@ class ProbeLoadArgs(Model):
         1,
         description="worker processes, one event loop each ('auto': one per core); at most the host's cores",
     )
+    executor: Literal["processes", "ray"] = Field(
+        "processes", description="workers as processes or Ray actors"
+    )
+    ray_address: str | None = Field(None, description="executor ray: the cluster's host:port")
 
 
 class ProbeLoadResult(Result):
@@ -118,7 +123,9 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
     try:
         args = args or ProbeLoadArgs(**settings)
         slo, point, percentiles, profile = _settings(args)
-        workers = resolve_workers(args.workers, "--workers")
+        workers = resolve_workers(args.workers, "--workers", args.executor)
+        if args.executor == "ray" and args.ray_address:
+            check_address(args.ray_address)
         spec = WorkloadConfig(
             source=args.dataset, input_len=args.input_len, output_len=args.output_len,
             path=args.dataset_path, tokenizer_path=args.tokenizer, seed=args.seed,
@@ -135,7 +142,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
             args.base_url.rstrip("/"), args.model, point, slo, api_key=args.api_key, prompts=built.prompts,
             workload=built.workload, output_lens=built.output_lens, percentiles=percentiles,
             progress=bars(point.label), profile=profile, tokenizer_path=args.tokenizer, server_view=view,
-            workers=workers,
+            workers=workers, executor=args.executor, ray_address=args.ray_address,
         )
     )  # fmt: skip
     if result.metrics.completed == 0 and result.metrics.errors.get("connect"):

@@ -23,7 +23,8 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.sessions import closed_sessions, open_sessions
 from probes.load.turns import TurnFigures, turn_figures
-from probes.load.workers import ClientCheck, Fleet, Outcome, WorkerCheck, check_split
+from probes.load.workers import ClientCheck, Executor, Fleet, Outcome, WorkerCheck, check_split
+from probes.load.workers.ray_fleet import RayFleet
 from probes.load.workload import Workload, synthetic_prompts
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import Plan
@@ -132,6 +133,8 @@ async def run_point(
     server_view: ServerViewSpec | None = None,
     server_pid: int | None = None,
     workers: int = 1,
+    executor: Executor = "processes",
+    ray_address: str | None = None,
 ) -> PointResult:
     """Run one load point. `output_lens` (per request, cycled) overrides `point.output_len`. `profile`
     builds the requests (for this point's count and seed); without it, `prompts` or synthetic ones.
@@ -152,9 +155,10 @@ async def run_point(
     _check_plan(plan, point, endpoint)
     check_split(point, plan, workers)
     meter = HostLoadMeter(server_pid)  # the workers are the tool's own processes: its tree holds them
-    if workers > 1:
+    if workers > 1 or executor == "ray":
+        fleet = _fleet(executor, ray_address)(base_url, point, endpoint, plan, workers)
         result = await _drive_workers(
-            base_url, point, slo, endpoint, plan, progress, percentiles, server_view, workers
+            base_url, point, slo, endpoint, plan, progress, percentiles, server_view, fleet
         )
     else:
         with _fewer_gc_pauses():
@@ -224,13 +228,19 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
     return _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
 
 
+def _fleet(executor: Executor, ray_address: str | None):
+    if executor == "ray":
+        return lambda *args: RayFleet(*args, ray_address=ray_address)
+    return Fleet
+
+
 async def _drive_workers(
-    base_url, point, slo, endpoint, plan: Plan, progress, percentiles, view, workers: int
+    base_url, point, slo, endpoint, plan: Plan, progress, percentiles, view, fleet: Fleet
 ):
-    """As `_drive`, with the sending done by `workers` processes on one t0; the scraper and the saturation
-    watch stay here. Every figure comes from the merged records through the same `_result`."""
+    """As `_drive`, with the sending done by the fleet's workers (processes or Ray actors) on one t0; the
+    scraper and the saturation watch stay here. Every figure comes from the merged records through the same `_result`."""
     missing = check_endpoint(base_url, endpoint.headers()) if view and view.scrape else None
-    async with Fleet(base_url, point, endpoint, plan, workers) as fleet:
+    async with fleet:
         await fleet.ready()
         watch = _Watch()
         scraper = _scraper(base_url, endpoint, view, watch) if view and view.scrape and not missing else None
@@ -292,6 +302,8 @@ def client_check(
     written = [1000 * (r.written_s - r.sent_s) for r in records if r.written_s is not None]
     return ClientCheck(
         workers=len(outcome.reports),
+        executor=outcome.executor,
+        clock_offsets=outcome.clock_offsets,
         event_loop=outcome.event_loop,
         loop_lag_ms=summarize(
             [x for r in outcome.reports for x in r.loop_lag_ms], unit="ms", definition=_LOOP_LAG

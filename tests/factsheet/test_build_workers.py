@@ -12,6 +12,7 @@ from factsheet.cli import app
 from probes.load.records import load_records
 from probes.load.workers import host_cores
 from probes.targets.mock_server import MockServerConfig, Received, running
+from probes.targets.ports import free_port
 
 runner = CliRunner()
 
@@ -31,14 +32,16 @@ def test_two_workers_build_and_validate(tmp_path, mock_url, endpoint_spec):
 
 
 @pytest.mark.parametrize(
-    ("value", "needle"), [("99999", "more than this host can run"), ("0", "load.workers")]
-)
+    ("extra", "needle"),
+    [("  workers: 99999\n", "more than this host can run"), ("  workers: 0\n", "load.workers"),
+     ("  executor: ray\n  ray_address: 127.0.0.1:{port}\n", "ray_address: cannot reach")],
+)  # fmt: skip
 def test_workers_the_host_cannot_run_is_exit_2_before_anything_is_sent(
-    tmp_path, endpoint_spec, value, needle
+    tmp_path, endpoint_spec, extra, needle
 ):
     seen: list[Received] = []
     with running(MockServerConfig(ttft_ms=1, itl_ms=1), recorder=seen) as url:
-        spec = endpoint_spec(tmp_path, url, f"  workers: {value}\n")
+        spec = endpoint_spec(tmp_path, url, extra.format(port=free_port()))
         res = runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert res.exit_code == 2, res.output
     assert needle in res.output and len(res.output.strip().splitlines()) == 1

@@ -2,8 +2,9 @@
 point's one schedule (open loop) or one population of users (closed loop) split across them, their records
 merged into one list in request order with the worker that sent each."""
 
-from probes.load.workers.check import LOOP_RULE, ClientCheck, WorkerCheck
+from probes.load.workers.check import LOOP_RULE, ClientCheck, ClockOffset, WorkerCheck
 from probes.load.workers.fleet import (
+    Executor,
     Fleet,
     Outcome,
     Workers,
@@ -16,6 +17,8 @@ from probes.load.workers.fleet import (
 __all__ = [
     "LOOP_RULE",
     "ClientCheck",
+    "ClockOffset",
+    "Executor",
     "Fleet",
     "Outcome",
     "WorkerCheck",

@@ -33,11 +33,21 @@ class WorkerCheck(Model):
     reasons: list[str] = Field(default_factory=list)
 
 
+class ClockOffset(Model):
+    """A Ray worker's node clock against the coordinator's, from round trips (the least-delayed one)."""
+
+    worker: int
+    node: str = Field(description="the Ray node id the worker ran on")
+    offset_ms: float = Field(description="node clock − coordinator clock at the round trip's midpoint")
+    uncertainty_ms: float = Field(description="± half that round trip: the true offset lies within")
+    round_trips: int
+
+
 class ClientCheck(Model):
     """The client's own validity over a run split across worker processes (schema >= 1.6.0)."""
 
     workers: int = Field(ge=2)
-    executor: Literal["processes"] = "processes"
+    executor: Literal["processes", "ray"] = "processes"
     event_loop: Literal["uvloop", "asyncio"]
     loop_lag_interval_ms: float = 1000 * LAG_INTERVAL_S
     loop_lag_ms: Distribution = Field(description="every worker's lag samples pooled")
@@ -46,6 +56,11 @@ class ClientCheck(Model):
         "handing its last byte to the kernel; the send lag and every latency run from sent_s"
     )
     per_worker: list[WorkerCheck]
+    clock_offsets: list[ClockOffset] | None = Field(
+        None,
+        description="executor ray: each worker's node clock offset, applied to its start (its records run "
+        "from the run's t0 as that node's clock reads it, to within the uncertainty)",
+    )
     client_bound: bool
     client_bound_rule: str = LOOP_RULE
     client_bound_reasons: list[str] = Field(default_factory=list)

@@ -100,16 +100,56 @@ class _SharedRun(_Run):
             self.shared.stop.set()
 
 
-def main(job: WorkerJob, shared: Shared, conn) -> None:
-    """The process's entry: run the job, then send its report (also when it failed)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator ends the workers (Ctrl-C reaches it)
+class _Flag:
+    def __init__(self) -> None:
+        self.on = False
+
+    def is_set(self) -> bool:
+        return self.on
+
+    def set(self) -> None:
+        self.on = True
+
+
+class _Value:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+class _NoWait:
+    def release(self) -> None:
+        pass
+
+
+class LocalShared:
+    """What `Shared` gives a worker, for a worker alone on its node (a Ray actor): its t0 is set before it
+    starts, `stop` is set by the coordinator through the actor, and a closed loop's users take this
+    worker's share of the request indexes (worker, worker + workers, …): nodes share no counter."""
+
+    def __init__(self, job: WorkerJob, start_at: float):
+        self.ready, self.start_at, self.stop = _NoWait(), _Value(start_at), _Flag()
+        self.done = [0] * job.workers
+        self._mine = iter(range(job.worker, job.point.num_requests, job.workers))
+
+    def take(self, n: int) -> int | None:
+        return next(self._mine, None)
+
+
+def run_job(job: WorkerJob, shared: Shared | LocalShared) -> WorkerReport:
+    """Run one worker's share on a new event loop (uvloop where installed); failures are reported."""
     report = WorkerReport(worker=job.worker)
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop if uvloop else None) as runner:
             report = runner.run(_main(job, shared))
     except BaseException as exc:  # reported, not raised: the coordinator names the worker
         report.error = f"{type(exc).__name__}: {exc}"
-    conn.send_bytes(report.model_dump_json().encode())
+    return report
+
+
+def main(job: WorkerJob, shared: Shared, conn) -> None:
+    """The process's entry: run the job, then send its report (also when it failed)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator ends the workers (Ctrl-C reaches it)
+    conn.send_bytes(run_job(job, shared).model_dump_json().encode())
     conn.close()
 
 

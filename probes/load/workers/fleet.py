@@ -22,10 +22,12 @@ from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
+from probes.load.workers.check import ClockOffset
 from probes.load.workers.child import EVENT_LOOP, EventLoop, Shared, WorkerJob, WorkerReport, main
 from probes.load.workloads.plan import Plan
 
 Workers = int | Literal["auto"]
+Executor = Literal["processes", "ray"]
 _READY_S = 60.0  # spawning imports the tool in each worker: seconds on a busy 2-core host
 _GO_AHEAD_S = 0.05  # t0 lies this far ahead of "go", so every worker is asleep on it when it comes
 
@@ -42,9 +44,12 @@ def host_cores() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_workers(value: Workers, what: str = "workers") -> int:
-    """`auto` → one worker per core; a number is checked against the host (one event loop per core)."""
-    cores = host_cores()
+def resolve_workers(value: Workers, what: str = "workers", executor: Executor = "processes") -> int:
+    """`auto` → one worker per core; a number is checked against the host (one event loop per core). With
+    executor ray the cluster's CPUs bound it, checked once connected (still before anything is sent)."""
+    if executor == "ray" and value == "auto":
+        raise WorkersError(f"{what}: 'auto' counts this host's cores; with executor ray give a number")
+    cores = host_cores() if executor == "processes" else 1 << 30
     if value == "auto":
         return cores
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -82,6 +87,8 @@ class Outcome:
     started_at: float
     event_loop: EventLoop = EVENT_LOOP
     lost: list[str] = field(default_factory=list)  # workers that ended without a report, and why
+    executor: Executor = "processes"
+    clock_offsets: list[ClockOffset] | None = None  # executor ray: each node's clock against ours
 
 
 class Fleet:

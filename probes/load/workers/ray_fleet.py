@@ -1,0 +1,171 @@
+"""The workers as Ray actors placed across a cluster's nodes (`load.executor: ray`).
+
+Each actor runs one worker's share (child.run_job) on its node. The nodes' clocks are not one clock: the
+coordinator measures each actor's offset by round trips (the least-delayed of ROUND_TRIPS; the offset is
+known to ± half its round trip) and gives every actor the run's start on its own clock, so each worker's
+records run from the same instant to within that uncertainty, which the result states. A worker whose
+actor or node is lost mid-run is named; its records are lost with it and its requests count as not sent.
+Ray is an optional extra: it is imported only when this executor is asked for."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from probes.load.records import RequestRecord
+from probes.load.workers.check import ClockOffset
+from probes.load.workers.child import LocalShared, WorkerJob, WorkerReport, run_job
+from probes.load.workers.fleet import Fleet, Outcome, WorkersError
+
+ROUND_TRIPS = 8
+_START_AHEAD_S = 1.0  # the start lies this far ahead when it is sent, so every actor sleeps to it
+_CONNECT_S = 3.0
+
+
+class _LoadActor:
+    """One worker on one node (a threaded actor, so `stop` reaches it while `run` runs)."""
+
+    def __init__(self) -> None:
+        self.shared: LocalShared | None = None
+
+    def clock(self) -> float:
+        return time.time()
+
+    def node(self) -> str:
+        import ray  # the actor runs where Ray is installed; this module is imported without it
+
+        return ray.get_runtime_context().get_node_id()
+
+    def run(self, job: WorkerJob, start_epoch: float) -> tuple[str, bytes]:
+        with tempfile.TemporaryDirectory(prefix="factsheet-load-") as d:
+            job = replace(job, records_path=str(Path(d) / "records.jsonl"))
+            self.shared = LocalShared(job, time.perf_counter() + (start_epoch - time.time()))
+            report = run_job(job, self.shared)
+            path = Path(job.records_path)
+            return report.model_dump_json(), path.read_bytes() if path.exists() else b""
+
+    def stop(self) -> None:
+        if self.shared is not None:
+            self.shared.stop.set()
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise WorkersError("load.executor: ray is not installed (pip install 'llm-factsheet[ray]')") from None
+    return ray
+
+
+def check_address(address: str) -> None:
+    """An unreachable `ray_address` is refused in seconds, before anything is sent (ray.init would retry)."""
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or not port:
+        raise WorkersError(f"ray_address: '{address}' is not host:port")
+    try:
+        socket.create_connection((host, port), timeout=_CONNECT_S).close()
+    except OSError as exc:
+        raise WorkersError(f"ray_address: cannot reach {host}:{port} ({exc.strerror or exc})") from None
+
+
+class RayFleet(Fleet):
+    """As `Fleet`, with the workers as Ray actors (one CPU each, spread across the nodes)."""
+
+    def __init__(self, *args, ray_address: str | None = None):
+        super().__init__(*args)
+        self.ray_address = ray_address
+        self.actors: list = []
+        self.offsets: list[ClockOffset] = []
+
+    async def __aenter__(self) -> RayFleet:
+        ray = _ray()
+        if self.ray_address:
+            check_address(self.ray_address)
+        if not ray.is_initialized():
+            ray.init(address=self.ray_address, log_to_driver=False)
+        cpus = ray.cluster_resources().get("CPU", 0)
+        if cpus < self.workers:
+            raise WorkersError(f"load.workers: {self.workers} is more than the Ray cluster's {cpus:g} CPUs")
+        actor = ray.remote(num_cpus=1, max_concurrency=2, scheduling_strategy="SPREAD")(_LoadActor)
+        self.actors = [actor.remote() for _ in range(self.workers)]
+        nodes = await asyncio.to_thread(ray.get, [a.node.remote() for a in self.actors])
+        for w, (a, node) in enumerate(zip(self.actors, nodes, strict=True)):
+            self.offsets.append(await asyncio.to_thread(_offset, ray, a, w, node))
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        ray = _ray()
+        for a in self.actors:
+            ray.kill(a)
+        self.dir.cleanup()
+
+    async def ready(self) -> None:
+        return None  # an actor is ready once its clock has answered
+
+    def go(self) -> tuple[float, float]:
+        self.started_at = time.time() + _START_AHEAD_S
+        self.t0 = time.perf_counter() + _START_AHEAD_S
+        self.refs = [
+            a.run.remote(job, self.started_at + o.offset_ms / 1000)
+            for a, job, o in zip(self.actors, self.jobs, self.offsets, strict=True)
+        ]
+        return self.t0, self.started_at
+
+    def stop(self) -> None:
+        for a in self.actors:
+            a.stop.remote()
+
+    async def wait(self, progress, should_stop) -> Outcome:
+        ray = _ray()
+        reports: list[WorkerReport] = []
+        records: list[RequestRecord] = []
+        lost: list[str] = []
+        pending = dict(zip(self.refs, range(self.workers), strict=True))
+        stopped = False
+        while pending:
+            done, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1, timeout=0.2)
+            if should_stop() and not stopped:
+                self.stop()
+                stopped = True
+            for ref in done:
+                w = pending.pop(ref)
+                try:
+                    report, data = ray.get(ref)
+                except Exception as exc:  # the actor or its node died: named, its requests not sent
+                    lost.append(f"worker {w} on node {self.offsets[w].node[:12]} lost: {type(exc).__name__}")
+                    reports.append(WorkerReport(worker=w, error="lost"))
+                    continue
+                reports.append(WorkerReport.model_validate_json(report))
+                records += [RequestRecord.model_validate_json(line) for line in data.splitlines() if line]
+        reports.sort(key=lambda r: r.worker)
+        return Outcome(
+            sorted(records, key=lambda r: r.index), reports, self.t0, self.started_at, lost=lost,
+            executor="ray", clock_offsets=self.offsets,
+        )  # fmt: skip
+
+
+def _offset(ray, actor, worker: int, node: str) -> ClockOffset:
+    best = None
+    for _ in range(ROUND_TRIPS):
+        sent = time.time()
+        theirs = ray.get(actor.clock.remote())
+        back = time.time()
+        if best is None or back - sent < best[0]:
+            best = (back - sent, theirs - (sent + back) / 2)
+    rtt, offset = best
+    return ClockOffset(
+        worker=worker,
+        node=node,
+        offset_ms=1000 * offset,
+        uncertainty_ms=1000 * rtt / 2,
+        round_trips=ROUND_TRIPS,
+    )
