@@ -306,12 +306,18 @@ def _diffs(
                 continue
             # the report names the builds as the site does, never by a path on this machine
             reports[key] = report.model_copy(update={"old": old.entry.source, "new": new.entry.source})
+            verdict, why = report.verdict, report.verdict_reason
+            if verdict == "no_regression" and not old.entry.row.rederives:
+                # diff judges the candidate's support; a pair whose older build is forged is no evidence of
+                # "no regression" either (its rows rest on figures the records do not give)
+                verdict = "unsupported"
+                why = f"the older build does not re-derive; diff's verdict on what stayed comparable: {why}"
             out[key] = DiffEntry(
                 old=old.sha256,
                 new=new.sha256,
                 folder=f"diffs/{key}",
-                verdict=report.verdict,
-                verdict_reason=report.verdict_reason,
+                verdict=verdict,
+                verdict_reason=why,
                 beyond_noise=[f"{x.figure}@{x.scope}" for x in report.figures if x.beyond_noise],
                 regressions=[f"{x.figure}@{x.scope}" for x in report.figures if x.regression],
             )

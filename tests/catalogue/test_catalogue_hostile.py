@@ -47,6 +47,7 @@ def test_a_build_that_does_not_rederive_is_marked_and_the_authors_pages_never_se
     root = tmp_path / "in"
     _copy(builds[0].folder, root / "1")
     forged = _copy(builds[1].folder, root / "2")
+    _copy(builds[2].folder, root / "3")  # after the forged one: a pair whose older build is forged
     _edit(forged, lambda s: s["load"]["points"][0]["result"]["metrics"].update(goodput=99.0))
     for name in ("factsheet.html", "compliance.html"):
         (forged / name).write_text(f"<html><body>{PLANTED}</body></html>")
@@ -61,6 +62,9 @@ def test_a_build_that_does_not_rederive_is_marked_and_the_authors_pages_never_se
     (page,) = (site / "deployments").glob("*.html")
     html = page.read_text()
     assert 'data-verdict="unsupported"' in html and 'data-verdict="no_regression"' not in html
+    for pair in ("1-2", "2-3"):  # whatever diff's verdict, the pair says which build does not re-derive
+        item = html[html.index(f'data-pair="{pair}"') :].split("</li>")[0]
+        assert "build 2 does not re-derive" in item, item
     # Nothing of the author's pages anywhere in the site; the build's page is the catalogue's, marked.
     assert b"planted" not in _site_bytes(site)
     own = (site / "builds" / _sha(forged) / "factsheet.html").read_text()
@@ -170,12 +174,14 @@ def test_deployment_identity_is_unambiguous(tmp_path, builds):
     page); a page was named by a 60-character slug and a 32-bit hash. Now each has its own page, named by
     the full sha256 of [name, model, target kind]."""
     root = tmp_path / "in"
-    pairs = (("a · b", "c"), ("a", "b · c"))
+    pairs = (("a · b", "c"), ("a", "b · c"), ("\u202ebuild 1", "m"))  # and a bidi override in a name
     for i, (name, model) in enumerate(pairs):
         folder = _copy(builds[1].folder, root / str(i))
         _edit(folder, lambda s, n=name, m=model: (s.update(name=n), s["identity"].update(name=m)))
     result = build_catalogue([root], tmp_path / "site")
-    assert result.deployments == 2
+    assert result.deployments == 3
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "\u202e" not in index and "&lt;U+202E&gt;build 1" in index  # shown, never sent (the pages' rule)
     pages = sorted(p.name for p in (tmp_path / "site" / "deployments").glob("*.html"))
     want = sorted(
         hashlib.sha256(json.dumps([n, m, "endpoint"], separators=(",", ":")).encode()).hexdigest() + ".html"
