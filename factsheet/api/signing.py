@@ -30,25 +30,38 @@ class SignResult(Result):
     results: Path | None = Field(
         None, description="<name>.results.intoto.jsonl: the Test Result and eval-result statements"
     )
+    oms: Path | None = Field(None, description="<name>.model.sig: the OMS bundle of the served weights")
     key_id: str
     compliance: ComplianceVerdict | None = Field(None, description="the verdict carried in the predicate")
 
 
-def sign_factsheet(factsheet_json: Path, key: Path, compliance: Path | None = None) -> SignResult:
+def sign_factsheet(
+    factsheet_json: Path,
+    key: Path,
+    compliance: Path | None = None,
+    model_folder: Path | None = None,
+    oms_key: Path | None = None,
+) -> SignResult:
     """Sign the factsheet and the files beside it with the private key at `key`: an in-toto Statement in a
     DSSE envelope. `compliance`: a compliance.json (or a verdict JSON) whose verdict the signature carries.
+    `model_folder` and `oms_key` (an EC P-256/P-384/P-521 key: model-signing's own-key method takes no
+    Ed25519): the served weights signed as an OpenSSF Model Signing bundle, bound by the attestation.
     Records that no longer give the stated figures are refused (`CheckFailed`): nothing is signed."""
     from factsheet.attest import attestation
 
     private = attestation.load_private(Path(key))
     verdict, report = (None, None) if compliance is None else _verdict(Path(compliance))
-    path = attestation.sign_factsheet(Path(factsheet_json), private, verdict, report=report)
+    path = attestation.sign_factsheet(
+        Path(factsheet_json), private, verdict, report=report, model_folder=model_folder, oms_key=oms_key
+    )
     kid = attestation.key_id(private.public_key())
     results = attestation.results_path(Path(factsheet_json))
-    written = (results, path) if results.exists() else (path,)
+    oms = attestation.oms.oms_path(Path(factsheet_json)) if model_folder is not None else None
+    written = tuple(p for p in (results, oms) if p is not None and p.exists()) + (path,)
     return SignResult(
         attestation=path,
         results=results if results.exists() else None,
+        oms=oms,
         key_id=kid,
         compliance=verdict,
         written=written,
@@ -95,7 +108,13 @@ class VerifyResult(Result):
         return self.failure is None
 
 
-def verify_factsheet(factsheet_json: Path, pubkey: Path, attestation: Path | None = None) -> VerifyResult:
+def verify_factsheet(
+    factsheet_json: Path,
+    pubkey: Path,
+    attestation: Path | None = None,
+    model_folder: Path | None = None,
+    oms_pubkey: Path | None = None,
+) -> VerifyResult:
     """Verify the signature under the public key at `pubkey` and every signed file's digest (default
     attestation: <name>.intoto.jsonl beside the JSON). A mismatch is the result's `failure` (exit 1);
     unreadable or malformed input raises `InputError`."""
@@ -103,7 +122,9 @@ def verify_factsheet(factsheet_json: Path, pubkey: Path, attestation: Path | Non
     from probes.core.errors import CheckFailed
 
     try:
-        found = attest.verify_factsheet(Path(factsheet_json), Path(pubkey), attestation)
+        found = attest.verify_factsheet(
+            Path(factsheet_json), Path(pubkey), attestation, model_folder, oms_pubkey
+        )
     except CheckFailed as exc:
         return VerifyResult(failure=str(exc))
     return VerifyResult(

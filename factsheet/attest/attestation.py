@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from factsheet import validate as checks
-from factsheet.attest import dsse
+from factsheet.attest import dsse, oms
 from factsheet.attest.keys import generate, key_id, load_private, load_public
 from factsheet.attest.predicates import (
     PREDICATE_TYPES,
@@ -72,12 +72,16 @@ def sign_factsheet(
     compliance: ComplianceVerdict | None = None,
     sheet: Factsheet | None = None,
     report: dict | None = None,
+    model_folder: Path | None = None,
+    oms_key: Path | None = None,
 ) -> Path:
     """Attest the factsheet at `json_path` and the files beside it; returns the attestation's path.
 
     First the results bundle (the gate as an in-toto Test Result when `compliance` is given, with each
     rule's figures when its full `report` is, and each headline figure as an eval result), then the
     project's statement, which covers the bundle as a subject.
+    With `model_folder` and `oms_key` (an EC key), the served weights folder is signed as an OMS bundle
+    (`<stem>.model.sig`, factsheet/attest/oms.py) and the statement binds it.
     The raw records are checked against the factsheet first: a signature must never vouch for
     records that no longer match the figures (CheckFailed, exit 1)."""
     json_path = Path(json_path)
@@ -93,6 +97,10 @@ def sign_factsheet(
         raise InputError(
             f"{folder}: cannot sign, missing {', '.join(missing)} (render the factsheet first: factsheet render)"
         )
+    if (model_folder is None) != (oms_key is None):
+        raise InputError("OMS signing needs both --model-folder and --oms-key")
+    if oms_key is not None:
+        oms.check_private(oms_key)  # a wrong key type is refused before anything is written
     bundle = results_path(json_path)
     results = eval_result_statements(sheet, folder, json_path.name)
     if compliance is not None:
@@ -114,7 +122,12 @@ def sign_factsheet(
         }
     elif bundle.exists():  # a stale bundle of an earlier signing would be covered by nothing
         bundle.unlink()
-    payload = json.dumps(statement(sheet, folder, json_path.name, compliance, bound), sort_keys=True).encode()
+    oms_binding = None
+    if model_folder is not None:
+        served = oms.served_files(sheet)
+        oms_binding = oms.sign_model(Path(model_folder), Path(oms_key), oms.oms_path(json_path), served)
+    st = statement(sheet, folder, json_path.name, compliance, bound, oms_binding)
+    payload = json.dumps(st, sort_keys=True).encode()
     envelope = dsse.sign(payload, private)
     out = attestation_path(json_path)
     write_atomic(out, json.dumps(envelope, separators=(",", ":")).encode() + b"\n")
@@ -200,15 +213,34 @@ def _statement(payload: bytes, path: Path) -> dict:
     return st
 
 
-def verify_factsheet(json_path: Path, public_path: Path, attestation: Path | None = None) -> Verification:
+def verify_factsheet(
+    json_path: Path,
+    public_path: Path,
+    attestation: Path | None = None,
+    model_folder: Path | None = None,
+    oms_pubkey: Path | None = None,
+) -> Verification:
     """Exit-0 only when a signature verifies under the key AND every subject matches its file.
 
     Raises InputError (exit 2) for unreadable or malformed inputs, CheckFailed (exit 1) naming
     every file that differs or is missing, or the signature that does not verify."""
     json_path = Path(json_path)
     public = load_public(public_path)
+    if (model_folder is None) != (oms_pubkey is None):
+        raise InputError("checking the OMS bundle needs both --model-folder and --oms-pubkey")
+    if oms_pubkey is not None:
+        oms.check_public(oms_pubkey)
     att = attestation or attestation_path(json_path)
-    return verify_envelopes(json_path, public, _read_envelopes(att), att)
+    found = verify_envelopes(json_path, public, _read_envelopes(att), att)
+    bound = found.predicate.get("oms")
+    if model_folder is not None:
+        served = oms.served_files(load_factsheet(json_path))
+        found.notes.append(oms.verify_model(model_folder, oms_pubkey, json_path.parent, bound, served))
+    elif bound is not None:
+        found.notes.append(
+            "an OMS bundle of the served weights is bound; not checked (give --model-folder, --oms-pubkey)"
+        )
+    return found
 
 
 def verify_envelopes(

@@ -39,11 +39,25 @@ def sign(
             help="compliance.json of a policy check (or a verdict JSON) to carry in the predicate",
         ),
     ] = None,
+    model_folder: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-folder", help="the served weights folder, to sign as an OMS bundle (<name>.model.sig)"
+        ),
+    ] = None,
+    oms_key: Annotated[
+        Path | None,
+        typer.Option(
+            "--oms-key", help="EC P-256/P-384/P-521 private key (PEM) for the OMS bundle (no Ed25519)"
+        ),
+    ] = None,
 ) -> None:
     """Sign the factsheet: an in-toto Statement over its files in a DSSE envelope (<name>.intoto.jsonl)."""
     from factsheet.api.signing import sign_factsheet
 
-    signed = sign_factsheet(factsheet_json, key, compliance)
+    signed = sign_factsheet(factsheet_json, key, compliance, model_folder, oms_key)
+    if signed.oms is not None:
+        out.print(f"OMS bundle written: {signed.oms}")
     if signed.results is not None:
         out.print(f"results bundle written: {signed.results}")
     out.print(f"attestation written: {signed.attestation} (key id {signed.key_id})")
@@ -58,11 +72,17 @@ def verify(
     attestation: Annotated[
         Path | None, typer.Option("--attestation", help="default: <name>.intoto.jsonl beside the JSON")
     ] = None,
+    model_folder: Annotated[
+        Path | None, typer.Option("--model-folder", help="the served weights folder the OMS bundle covers")
+    ] = None,
+    oms_pubkey: Annotated[
+        Path | None, typer.Option("--oms-pubkey", help="EC public key (PEM) the OMS bundle is checked under")
+    ] = None,
 ) -> None:
     """Verify the signature and every signed file's digest (exit 0 all match, 1 anything differs)."""
     from factsheet.api.signing import verify_factsheet
 
-    result = verify_factsheet(factsheet_json, pubkey, attestation)
+    result = verify_factsheet(factsheet_json, pubkey, attestation, model_folder, oms_pubkey)
     result.raise_for_status()
     out.print(f"{factsheet_json}: verified, signed by key {result.key_id}")
     out.print(f"  {len(result.subjects)} signed files match: {', '.join(result.subjects)}")

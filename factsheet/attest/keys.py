@@ -59,7 +59,7 @@ def generate(folder: Path) -> tuple[Path, Path, str]:
     return private_path, public_path, key_id(public)
 
 
-def _read(path: Path, what: str) -> bytes:
+def read_key(path: Path, what: str) -> bytes:
     try:  # a regular file within the limit: a public key may come with the factsheet, from its author
         return read_given(Path(path), MAX_KEY_BYTES, what)
     except OSError as exc:
@@ -67,28 +67,28 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def load_private(path: Path) -> Ed25519PrivateKey:
-    data = _read(path, "private key")
+    data = read_key(path, "private key")
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except TypeError as exc:  # encrypted PEM
         raise KeyFileError(f"{path}: encrypted private keys are not supported ({exc})") from exc
     except (ValueError, UnsupportedAlgorithm) as exc:
-        raise KeyFileError(f"{path}: not a PEM private key ({_first_line(exc)})") from exc
+        raise KeyFileError(f"{path}: not a PEM private key ({first_line(exc)})") from exc
     if not isinstance(key, Ed25519PrivateKey):
         raise KeyFileError(f"{path}: not an Ed25519 private key ({type(key).__name__})")
     return key
 
 
 def load_public(path: Path) -> Ed25519PublicKey:
-    data = _read(path, "public key")
+    data = read_key(path, "public key")
     try:
         key = serialization.load_pem_public_key(data)
     except (ValueError, UnsupportedAlgorithm) as exc:
-        raise KeyFileError(f"{path}: not a PEM public key ({_first_line(exc)})") from exc
+        raise KeyFileError(f"{path}: not a PEM public key ({first_line(exc)})") from exc
     if not isinstance(key, Ed25519PublicKey):
         raise KeyFileError(f"{path}: not an Ed25519 public key ({type(key).__name__})")
     return key
 
 
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

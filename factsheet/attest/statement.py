@@ -79,6 +79,7 @@ def statement(
     json_name: str,
     compliance: ComplianceVerdict | None = None,
     results: dict | None = None,
+    oms: dict | None = None,
 ) -> dict:
     """`results`: the results bundle's binding (its name, digest and each line's digest; signed before this
     statement), carried in the predicate (the subjects stay the factsheet's own files, as since 1.0)."""
@@ -97,6 +98,8 @@ def statement(
         predicate["compliance"] = compliance.model_dump(mode="json", by_alias=True)
     if results is not None:
         predicate["results"] = results
+    if oms is not None:  # the OMS bundle of the served weights: its digest, the manifest's, each file's
+        predicate["oms"] = oms
     return {
         "_type": STATEMENT_TYPE,
         "subject": subjects,
