@@ -78,7 +78,7 @@ class Arrivals(Model):
     client_bound_reasons: list[str] = Field(default_factory=list)
 
 
-StopReason = Literal["count", "duration", "target_unreachable", "saturated"]
+StopReason = Literal["count", "duration", "target_unreachable", "saturated", "worker_lost"]
 
 
 class PointResult(Model):
@@ -253,9 +253,13 @@ async def _drive_workers(
             outcome = await fleet.wait(progress, lambda: run.saturated is not None)
         finally:
             scrapes = scraper.stop() if scraper else missing
-    failed = [f"worker {r.worker} failed: {r.error}" for r in outcome.reports if r.error] + outcome.lost
+    lost = [x for x in outcome.lost] + [
+        f"worker {r.worker} failed: {r.error}" for r in outcome.reports if r.error and r.error != "lost"
+    ]
+    if lost:  # what it does to the claim: the figures rest on the other workers' records only
+        lost.append(_LOST_MEANS)
     aborts = [f"worker {r.worker}: {r.aborted}" for r in outcome.reports if r.aborted]
-    run.aborted = "; ".join(aborts + failed) or None
+    run.aborted = "; ".join(aborts + lost) or None
     run.deadline_hit = any(r.deadline_hit for r in outcome.reports)
     records = outcome.records
     work = _Work(endpoint, plan, point.output_len, keep_bodies=False)
@@ -264,7 +268,15 @@ async def _drive_workers(
     )
     result = _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
     result.client = client_check(records, point, result.metrics, result.arrivals, outcome)
+    if lost and not aborts:
+        result.stop_reason = "worker_lost"
     return result
+
+
+_LOST_MEANS = (
+    "a lost worker's requests in flight when it died, and those it had not sent, are not in the records "
+    "(counted as not sent); the figures rest on the finished requests, at a load below the point's after the loss"
+)
 
 
 def client_check(

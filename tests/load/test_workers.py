@@ -3,6 +3,13 @@ the single-process run's figures and bodies, and a worker made to fall behind.""
 
 import asyncio
 import json
+import multiprocessing
+import os
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -142,3 +149,33 @@ def test_probe_load_with_two_workers_writes_one_records_file(tmp_path):
     assert [r.index for r in records] == list(range(16)) and {r.worker for r in records} == {0, 1}
     doc = json.loads((out / "result.json").read_text())
     assert doc["client"]["workers"] == 2 and "event-loop lag" in res.output
+
+
+def test_a_worker_killed_mid_run_is_named_and_its_requests_not_sent():
+    point = LoadPoint.at(concurrency=4, num_requests=40, output_len=10)
+
+    def kill_one_worker() -> None:
+        # Once worker 1 has finished a request (its records file, in the run's newest temporary folder, has
+        # a line), it is killed: the run's workers are this process's spawned children.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            runs = sorted(
+                Path(tempfile.gettempdir()).glob("factsheet-load-*"), key=lambda d: d.stat().st_mtime
+            )
+            mine = runs[-1] / "worker-1.jsonl" if runs else None
+            workers = [p for p in multiprocessing.active_children() if p.name.startswith("SpawnProcess")]
+            if mine is not None and mine.exists() and mine.stat().st_size > 0 and len(workers) == 2:
+                os.kill(max(workers, key=lambda p: p.pid).pid, signal.SIGKILL)  # the later-started: worker 1
+                return
+            time.sleep(0.02)
+
+    with running(MockServerConfig(ttft_ms=200, itl_ms=20)) as url:
+        killer = threading.Thread(target=kill_one_worker)
+        killer.start()
+        r = _run(url, point, 2)
+        killer.join()
+    assert r.stop_reason == "worker_lost" and "lost (exit code -9)" in r.aborted
+    assert "not in the records" in r.aborted
+    assert r.sent == len(r.records) < 40 and r.not_sent == 40 - r.sent
+    assert {x.worker for x in r.records} == {0, 1}  # what the killed worker finished is kept
+    assert all(x.ok for x in r.records)

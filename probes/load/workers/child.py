@@ -157,7 +157,7 @@ async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
     point, endpoint = job.point, job.endpoint
     report = WorkerReport(worker=job.worker)
     lags = array.array("d")
-    with open(job.records_path, "wb") as out:
+    with open(job.records_path, "wb", buffering=0) as out:
         pool = new_client(job.base_url, point.request_timeout_s, endpoint.headers(), stamp_written=True)
         async with pool as client:
             await warm(client, time.perf_counter())
@@ -184,7 +184,8 @@ async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
 
 
 class _Sink:
-    """Finished records go to the worker's file as they finish."""
+    """Finished records go to the worker's file as they finish, one unbuffered write each: a worker that
+    dies leaves on disk every request it finished."""
 
     def __init__(self, out: IO[bytes], shared: Shared, worker: int):
         self.out, self.shared, self.worker, self.count = out, shared, worker, 0

@@ -185,12 +185,12 @@ class Fleet:
         return Outcome(records, ordered, self.t0, self.started_at, lost=lost)
 
     def _merge(self) -> list[RequestRecord]:
-        """Every worker's records, in request order (a worker that died leaves what it wrote)."""
-        records = [
-            RequestRecord.model_validate_json(line)
-            for path in self.paths
-            if path.exists()
-            for line in path.read_bytes().splitlines()
-            if line
-        ]
+        """Every worker's records, in request order. A worker that died leaves what it wrote: whole lines
+        only (a line cut by its death is the one request it was writing, not kept)."""
+        records = []
+        for path in self.paths:
+            data = path.read_bytes() if path.exists() else b""
+            for line in data.splitlines(keepends=True):
+                if line.endswith(b"\n"):
+                    records.append(RequestRecord.model_validate_json(line))
         return sorted(records, key=lambda r: r.index)
