@@ -78,7 +78,8 @@ def test_check_with_a_missing_policy_raises_and_writes_nothing(fresh, tmp_path):
 
 def test_sign_then_verify_then_a_flipped_byte_fails_like_the_command(fresh, keys):
     signed = sign_factsheet(fresh, keys.private)
-    assert signed.written == (signed.attestation,) and signed.attestation.is_file()
+    # issue 32: the results bundle (test and eval results) is written first, the attestation binding it last
+    assert signed.written == (signed.results, signed.attestation) and signed.attestation.is_file()
     assert signed.key_id == keys.key_id
     ok = verify_factsheet(fresh, keys.public)
     assert ok.exit_code == 0 and "factsheet.pdf" in ok.subjects and ok.key_id == keys.key_id
