@@ -4,6 +4,7 @@ summary, and the build's exit code follows it — two policies either side of wh
 from __future__ import annotations
 
 import json
+import re
 
 from factsheet.cli import app
 from probes.core.digests import sha256_bytes
@@ -82,3 +83,11 @@ def test_signed_gated_build_carries_the_verdict(tmp_path, mock_url):
     assert verdict["report_sha256"] == sha256_bytes((folder / "compliance.json").read_bytes())
     verified = runner.invoke(app, ["verify", str(folder / "factsheet.json"), "--pubkey", str(public)])
     assert verified.exit_code == 0, verified.output
+    # the gate as an in-toto Test Result (issue 32): each rule with the figure that decided it
+    line = (folder / "factsheet.results.intoto.jsonl").read_text().splitlines()[0]
+    test_result = json.loads(base64.b64decode(json.loads(line)["payload"]))["predicate"]
+    assert test_result["result"] == "PASSED" and test_result["failedTests"] == []
+    assert [t.split(":")[0] for t in test_result["passedTests"]] == verdict["passed_tests"]
+    p99 = next(t for t in test_result["passedTests"] if t.startswith("p99-generous/p99"))
+    assert re.fullmatch(r"p99-generous/p99-e2el: figure [0-9.]+ ms, threshold <= 5000 ms, n [0-9]+", p99), p99
+    assert "test result" in verified.output
