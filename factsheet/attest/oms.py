@@ -168,6 +168,12 @@ def sign_model(folder: Path, key: Path, out: Path, served: dict[str, str]) -> di
     }
 
 
+def _sha256_of(descriptor: object) -> object:
+    """`descriptor.digest.sha256` of a signed binding, None where its shape is another."""
+    digest = descriptor.get("digest") if isinstance(descriptor, dict) else None
+    return digest.get("sha256") if isinstance(digest, dict) else None
+
+
 def verify_model(
     folder: Path, pubkey: Path, factsheet_folder: Path, binding: object, served: dict[str, str]
 ) -> str:
@@ -190,10 +196,10 @@ def verify_model(
         raw = read_given(factsheet_folder / name, MAX_ATTESTATION_BYTES, "OMS bundle")
     except FileNotFoundError:
         raise CheckFailed(f"{name} is missing") from None
-    if hashlib.sha256(raw).hexdigest() != binding["bundle"].get("digest", {}).get("sha256"):
+    if hashlib.sha256(raw).hexdigest() != _sha256_of(binding["bundle"]):
         raise CheckFailed(f"{name} differs from its signed digest")
     manifest, covered = _bundle_manifest(raw, name)
-    if covered != binding["files"] or manifest != binding.get("manifest", {}).get("digest", {}).get("sha256"):
+    if covered != binding["files"] or manifest != _sha256_of(binding.get("manifest")):
         raise CheckFailed(f"{name}: covers other files than the attestation names")
     if served and covered != served:
         other = sorted(
