@@ -77,10 +77,12 @@ def build_factsheet(
     `InputError` before anything is measured. A failed gate does not raise: the files are written and the
     result's `failure` says why (`exit_code` 1)."""
     from factsheet.attest.attestation import build_signer, key_id, results_path, sign_factsheet
+    from factsheet.attest.plan import Plan
     from factsheet.build import build
     from factsheet.compliance.gate import BuildGate
     from factsheet.render import render_all
     from factsheet.spec import load_spec
+    from probes.core.digests import sha256_bytes
 
     if resume and overwrite:
         raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
@@ -92,15 +94,27 @@ def build_factsheet(
 
         check_reachable(parsed.publish)
     out_dir = Path(output or parsed.output_dir or f"{BUILD_ROOT}/{parsed.name}")
+    # the bar, signed before the first request is sent (written once the folder exists)
+    plan = (
+        Plan(gate.policies, Path(spec).name, sha256_bytes(raw), signer) if signer and gate.policies else None
+    )
     sheet = build(parsed, Path(spec), raw, out_dir, log=log, bar=bars, resume=resume, overwrite=overwrite)
     sheet = gate.attach(sheet, out_dir)
-    paths = render_all(sheet, out_dir, signing_key_id=signer and key_id(signer.public_key()))
+    paths = render_all(
+        sheet,
+        out_dir,
+        signing_key_id=signer and key_id(signer.public_key()),
+        planned_at=plan and plan.planned_at,
+    )
     paths += gate.write(out_dir)
     attestation = None
     if signer is not None:
         report = None if gate.report is None else gate.report.model_dump(mode="json")
+        planned = None if plan is None else plan.write(out_dir / FACTSHEET_JSON)
+        if planned is not None:
+            paths.append(out_dir / planned["name"])
         attestation = sign_factsheet(
-            out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet, report=report
+            out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet, report=report, plan=planned
         )
         results = results_path(out_dir / FACTSHEET_JSON)
         paths += [results, attestation] if results.exists() else [attestation]

@@ -13,6 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from factsheet import validate as checks
 from factsheet.attest import dsse, oms
 from factsheet.attest.keys import generate, key_id, load_private, load_public
+from factsheet.attest.plan import verify_plan
 from factsheet.attest.predicates import (
     PREDICATE_TYPES,
     eval_result_statements,
@@ -74,6 +75,7 @@ def sign_factsheet(
     report: dict | None = None,
     model_folder: Path | None = None,
     oms_key: Path | None = None,
+    plan: dict | None = None,
 ) -> Path:
     """Attest the factsheet at `json_path` and the files beside it; returns the attestation's path.
 
@@ -126,7 +128,7 @@ def sign_factsheet(
     if model_folder is not None:
         served = oms.served_files(sheet)
         oms_binding = oms.sign_model(Path(model_folder), Path(oms_key), oms.oms_path(json_path), served)
-    st = statement(sheet, folder, json_path.name, compliance, bound, oms_binding)
+    st = statement(sheet, folder, json_path.name, compliance, bound, oms_binding, plan)
     payload = json.dumps(st, sort_keys=True).encode()
     envelope = dsse.sign(payload, private)
     out = attestation_path(json_path)
@@ -280,6 +282,9 @@ def verify_envelopes(
         raise CheckFailed(f"{json_path}: not covered by the attestation: {', '.join(uncovered)}")
     # What was signed is intact; the records must also still give the figures the factsheet states.
     notes = consistency_checks(sheet, json_path)
+    planned = st.get("predicate", {}).get("plan") if isinstance(st.get("predicate"), dict) else None
+    if planned is not None:
+        notes.append(verify_plan(folder, planned, public, sheet))
     return Verification(kid, [s["name"] for s in st["subject"]], st.get("predicate", {}), notes, results)
 
 

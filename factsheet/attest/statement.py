@@ -80,6 +80,7 @@ def statement(
     compliance: ComplianceVerdict | None = None,
     results: dict | None = None,
     oms: dict | None = None,
+    plan: dict | None = None,
 ) -> dict:
     """`results`: the results bundle's binding (its name, digest and each line's digest; signed before this
     statement), carried in the predicate (the subjects stay the factsheet's own files, as since 1.0)."""
@@ -100,6 +101,8 @@ def statement(
         predicate["results"] = results
     if oms is not None:  # the OMS bundle of the served weights: its digest, the manifest's, each file's
         predicate["oms"] = oms
+    if plan is not None:  # the pre-registered gate (attest/plan.py): its file, digest and time
+        predicate["plan"] = plan
     return {
         "_type": STATEMENT_TYPE,
         "subject": subjects,

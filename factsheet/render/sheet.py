@@ -49,6 +49,7 @@ class Integrity:
 
     json_sha256: str  # 'sha256:...' of the factsheet.json bytes (also attached to the PDF)
     signing_key_id: str | None = None  # set when the build signs the outputs
+    planned_at: str | None = None  # when the build signed its gate's policies, before measuring
 
 
 def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
@@ -69,7 +70,12 @@ def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
 
 
 def render_all(
-    sheet: Factsheet, out_dir: Path, *, write_json: bool = True, signing_key_id: str | None = None
+    sheet: Factsheet,
+    out_dir: Path,
+    *,
+    write_json: bool = True,
+    signing_key_id: str | None = None,
+    planned_at: str | None = None,
 ) -> list[Path]:
     """Write factsheet.json (first), .html and .pdf into `out_dir`; returns the paths written.
 
@@ -80,7 +86,7 @@ def render_all(
     json_path = out_dir / FACTSHEET_JSON
     canonical = sheet.model_dump_json(indent=2).encode()
     record = json_to_attach(sheet, json_path) if not write_json else canonical
-    html = render_html(sheet, Integrity(sha256_bytes(record), signing_key_id))
+    html = render_html(sheet, Integrity(sha256_bytes(record), signing_key_id, planned_at))
     pdf = pdf_bytes(html, record, name=FACTSHEET_JSON, description=RECORD_DESCRIPTION)
     files = ([(json_path, canonical)] if write_json else []) + [
         (out_dir / FACTSHEET_HTML, html.encode()),

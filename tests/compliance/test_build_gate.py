@@ -3,6 +3,7 @@ summary, and the build's exit code follows it — two policies either side of wh
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -91,3 +92,42 @@ def test_signed_gated_build_carries_the_verdict(tmp_path, mock_url):
     p99 = next(t for t in test_result["passedTests"] if t.startswith("p99-generous/p99"))
     assert re.fullmatch(r"p99-generous/p99-e2el: figure [0-9.]+ ms, threshold <= 5000 ms, n [0-9]+", p99), p99
     assert "test result" in verified.output
+
+
+def test_a_signed_gated_build_pre_registers_its_gate_and_verify_holds_it_to_it(tmp_path, mock_url):
+    """issue 32 item 3: the policies are signed before measuring; a gate that ran other policies fails."""
+    import base64
+
+    import pypdf
+
+    from factsheet.attest import dsse
+    from factsheet.attest.keys import generate, load_private
+
+    private, public, _ = generate(tmp_path / "keys")
+    policy = POLICY.format(name="generous", threshold=5000)
+    signed, folder = gated_build(tmp_path / "b", mock_url, policy, "--sign-key", str(private))
+    assert signed.exit_code == 0, signed.output
+    att_path = folder / "factsheet.intoto.jsonl"
+    st = json.loads(base64.b64decode(json.loads(att_path.read_text())["payload"]))
+    plan_raw = (folder / "factsheet.plan.intoto.jsonl").read_bytes()
+    plan = json.loads(base64.b64decode(json.loads(plan_raw)["payload"]))
+    sheet = json.loads((folder / "factsheet.json").read_text())
+    assert [p["sha256"] for p in plan["predicate"]["policies"]] == [
+        p["sha256"] for p in sheet["compliance"]["policies"]
+    ]
+    assert plan["predicate"]["plannedAt"] <= sheet["provenance"]["started_at"]  # same ISO form: set before
+    assert st["predicate"]["plan"]["digest"]["sha256"] == hashlib.sha256(plan_raw).hexdigest()
+    verified = runner.invoke(app, ["verify", str(folder / "factsheet.json"), "--pubkey", str(public)])
+    assert verified.exit_code == 0 and "gate pre-registered" in verified.output, verified.output
+    text = "".join(p.extract_text() for p in pypdf.PdfReader(folder / "factsheet.pdf").pages[:2])
+    assert plan["predicate"]["plannedAt"] in text.replace("\n", "")
+    # A plan with a looser bar, signed by the same key and bound by a re-signed attestation: the gate that
+    # ran is not the plan's, and verify says so.
+    key = load_private(private)
+    plan["predicate"]["policies"][0]["sha256"] = "sha256:" + "ab" * 32
+    line = json.dumps(dsse.sign(json.dumps(plan).encode(), key)).encode() + b"\n"
+    (folder / "factsheet.plan.intoto.jsonl").write_bytes(line)
+    st["predicate"]["plan"]["digest"]["sha256"] = hashlib.sha256(line).hexdigest()
+    att_path.write_text(json.dumps(dsse.sign(json.dumps(st).encode(), key)) + "\n")
+    moved = runner.invoke(app, ["verify", str(folder / "factsheet.json"), "--pubkey", str(public)])
+    assert moved.exit_code == 1 and "differ from the plan" in moved.output, moved.output
