@@ -18,7 +18,7 @@ from probes.load.workloads.plan import Plan
 WAKE_S = 0.5
 
 
-class _Run:
+class RunState:
     """Shared state of one run: its clock origin and whether the target has gone away."""
 
     def __init__(self, point: LoadPoint, t0: float):
@@ -66,7 +66,7 @@ class _Run:
             )
 
 
-class _Work:
+class WorkItem:
     """The plan's requests as bytes, and every body sent (the workload's requests digest). A worker
     process keeps none (`keep_bodies=False`): its coordinator digests the bodies it rebuilds from the
     plan for the records' indexes (`digest_of`), so memory does not grow with the run's length."""
@@ -101,6 +101,6 @@ def _digest(bodies) -> str:
     return prefixed(h.hexdigest())
 
 
-async def _send(client, endpoint, work: _Work, rec: RequestRecord, run: _Run) -> None:
+async def send_request(client, endpoint, work: WorkItem, rec: RequestRecord, run: RunState) -> None:
     await begin_body(client, endpoint, work.body(rec.index), rec, run.t0)
     run.observe(rec)

@@ -17,7 +17,7 @@ from probes.hostload import HostLoad, HostLoadMeter
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint, begin_body, new_client, request_body, warm
 from probes.load.drive import WAKE_S as WAKE_S  # re-exported: callers read the wake interval here
-from probes.load.drive import _Run, _send, _Work
+from probes.load.drive import RunState, WorkItem, send_request
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
@@ -211,11 +211,11 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
         watch = _Watch()
         scraper = _scraper(base_url, endpoint, view, watch) if view and view.scrape and not missing else None
         started_at = time.time()
-        run = _Run(point, time.perf_counter())
+        run = RunState(point, time.perf_counter())
         if scraper:
             watch.run = run
             scraper.start(run.t0)
-        work = _Work(endpoint, plan, point.output_len)
+        work = WorkItem(endpoint, plan, point.output_len)
         try:
             if plan.sessions is not None:
                 records = await _sessions(client, endpoint, point, work, run, progress)
@@ -245,7 +245,7 @@ async def _drive_workers(
         watch = _Watch()
         scraper = _scraper(base_url, endpoint, view, watch) if view and view.scrape and not missing else None
         t0, started_at = fleet.go()
-        run = _Run(point, t0)
+        run = RunState(point, t0)
         if scraper:
             watch.run = run
             scraper.start(t0)
@@ -262,7 +262,7 @@ async def _drive_workers(
     run.aborted = "; ".join(aborts + lost) or None
     run.deadline_hit = any(r.deadline_hit for r in outcome.reports)
     records = outcome.records
-    work = _Work(endpoint, plan, point.output_len, keep_bodies=False)
+    work = WorkItem(endpoint, plan, point.output_len, keep_bodies=False)
     workload = plan.workload.model_copy(
         update={"requests_digest": work.digest_of([r.index for r in records])}
     )
@@ -336,7 +336,7 @@ _LOOP_LAG = (
 class _Watch:
     """Where the scraper's thread says a point is saturated (the run exists only once the clock starts)."""
 
-    run: _Run | None = None
+    run: RunState | None = None
 
     def stop(self, reason: str) -> None:
         if self.run is not None and self.run.saturated is None:
@@ -349,7 +349,7 @@ def _scraper(base_url: str, endpoint: Endpoint, view: ServerViewSpec, watch: _Wa
     return Scraper(base_url, endpoint.headers(), view.interval_s, check)
 
 
-async def _sessions(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
+async def _sessions(client, endpoint, point, work: WorkItem, run: RunState, progress) -> list[RequestRecord]:
     sent: list[int] = []
 
     async def send(rec: RequestRecord, messages: list[dict[str, str]], max_tokens: int) -> None:
@@ -364,14 +364,16 @@ async def _sessions(client, endpoint, point, work: _Work, run: _Run, progress) -
     return await drive(work.plan.sessions or [], point, run, send)
 
 
-async def _finish(pending, rec: RequestRecord, run: _Run, progress, records, point) -> None:
+async def _finish(pending, rec: RequestRecord, run: RunState, progress, records, point) -> None:
     await pending
     run.observe(rec)
     if progress:
         progress(len(records), point.num_requests)
 
 
-async def _closed_loop(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
+async def _closed_loop(
+    client, endpoint, point, work: WorkItem, run: RunState, progress
+) -> list[RequestRecord]:
     records: list[RequestRecord] = []
     counter = iter(range(point.num_requests))
 
@@ -381,7 +383,7 @@ async def _closed_loop(client, endpoint, point, work: _Work, run: _Run, progress
                 return
             rec = RequestRecord(index=i, sent_s=run.now())
             records.append(rec)
-            await _send(client, endpoint, work, rec, run)
+            await send_request(client, endpoint, work, rec, run)
             if progress:
                 progress(len(records), point.num_requests)
 
@@ -389,7 +391,7 @@ async def _closed_loop(client, endpoint, point, work: _Work, run: _Run, progress
     return sorted(records, key=lambda r: r.index)
 
 
-async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) -> list[RequestRecord]:
+async def _open_loop(client, endpoint, point, work: WorkItem, run: RunState, progress) -> list[RequestRecord]:
     # A trace brings its own schedule; otherwise the arrival process draws one.
     offsets = work.plan.offsets
     if offsets is None:
@@ -408,7 +410,7 @@ async def _open_loop(client, endpoint, point, work: _Work, run: _Run, progress) 
             now = run.now()
             rec = RequestRecord(index=i, scheduled_s=scheduled, queued_s=now - queued_at, sent_s=now)
             records.append(rec)
-            await _send(client, endpoint, work, rec, run)
+            await send_request(client, endpoint, work, rec, run)
         finally:
             if slot:
                 slot.release()
@@ -534,13 +536,15 @@ def server_figures(
     )
 
 
-def _stop_reason(run: _Run) -> StopReason:
+def _stop_reason(run: RunState) -> StopReason:
     if run.aborted:
         return "target_unreachable"
     return "saturated" if run.saturated else "duration" if run.deadline_hit else "count"
 
 
-def _result(point, slo, records, started_at, workload, run: _Run, percentiles, view, scrapes) -> PointResult:
+def _result(
+    point, slo, records, started_at, workload, run: RunState, percentiles, view, scrapes
+) -> PointResult:
     metrics, window, arrivals = point_figures(point, slo, records, started_at, percentiles)
     turns = turn_figures(steady_records(records, point), percentiles)
     seen, saturation = (

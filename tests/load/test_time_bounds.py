@@ -13,9 +13,10 @@ from factsheet.cli_probe import probe_app
 from probes.core.errors import InputError
 from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_RUN_S, MAX_THINK_MS
 from probes.load import runner as runner_mod
+from probes.load.drive import RunState
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.runner import _Run, run_point
+from probes.load.runner import run_point
 from probes.load.transport import Pool
 from probes.load.workloads.registry import parse_profile
 from probes.targets.mock_server import MockServerConfig, running
@@ -24,7 +25,7 @@ from tests.load.loadharness import point, run
 
 def test_a_wait_ends_at_the_deadline_not_at_the_next_send():
     lp = point(mode="open", rate=1.0, duration_s=0.3, num_requests=4)
-    r = _Run(lp, time.perf_counter())
+    r = RunState(lp, time.perf_counter())
     t = time.perf_counter()
     assert asyncio.run(r.wait_until(3600.0)) is False  # a 1 h gap under a 0.3 s duration
     assert time.perf_counter() - t < 1.0 and r.deadline_hit
@@ -32,7 +33,7 @@ def test_a_wait_ends_at_the_deadline_not_at_the_next_send():
 
 def test_a_wait_ends_soon_after_an_abort():
     lp = point(mode="open", rate=1.0, num_requests=4)
-    r = _Run(lp, time.perf_counter())
+    r = RunState(lp, time.perf_counter())
 
     async def abort_then_wait() -> bool:
         asyncio.get_running_loop().call_later(0.1, setattr, r, "aborted", "target unreachable")
@@ -44,7 +45,7 @@ def test_a_wait_ends_soon_after_an_abort():
 
 
 def test_a_short_wait_is_slept_whole():
-    r = _Run(point(mode="open", rate=1.0, num_requests=4), time.perf_counter())
+    r = RunState(point(mode="open", rate=1.0, num_requests=4), time.perf_counter())
     assert asyncio.run(r.wait_until(0.05)) is True and r.now() >= 0.05
 
 

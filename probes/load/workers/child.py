@@ -18,7 +18,7 @@ from pydantic import Field
 
 from probes.core.measurement import Model
 from probes.load.client import Endpoint, begin_body, new_client, warm
-from probes.load.drive import _Run, _send, _Work
+from probes.load.drive import RunState, WorkItem, send_request
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord, record_line
 from probes.load.workers.check import LAG_INTERVAL_S
@@ -76,7 +76,7 @@ class Shared:
             return i
 
 
-class _SharedRun(_Run):
+class _SharedRun(RunState):
     """A worker's view of the run: it also ends when another worker or the coordinator says stop, and a
     target this worker finds unreachable stops every worker."""
 
@@ -169,7 +169,7 @@ async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
             await asyncio.sleep(max(0.0, t0 - time.perf_counter()))
             run = _SharedRun(point, t0, shared)
             sampler = asyncio.create_task(_sample_lag(lags))
-            work = _Work(endpoint, job.plan, point.output_len, keep_bodies=False)
+            work = WorkItem(endpoint, job.plan, point.output_len, keep_bodies=False)
             sink = _Sink(out, shared, job.worker)
             try:
                 if point.mode == "closed":
@@ -203,7 +203,7 @@ async def _sample_lag(out: array.array) -> None:
         out.append(1000 * (time.perf_counter() - t - LAG_INTERVAL_S))
 
 
-async def _closed(client, job: WorkerJob, work: _Work, run: _Run, sink: _Sink, shared: Shared) -> None:
+async def _closed(client, job: WorkerJob, work: WorkItem, run: RunState, sink: _Sink, shared: Shared) -> None:
     n = job.point.num_requests
 
     async def user() -> None:
@@ -212,13 +212,13 @@ async def _closed(client, job: WorkerJob, work: _Work, run: _Run, sink: _Sink, s
             if i is None:
                 return
             rec = RequestRecord(index=i, sent_s=run.now(), worker=job.worker)
-            await _send(client, job.endpoint, work, rec, run)
+            await send_request(client, job.endpoint, work, rec, run)
             sink(rec)
 
     await asyncio.gather(*(user() for _ in range(job.share)))
 
 
-async def _open(client, job: WorkerJob, work: _Work, run: _Run, sink: _Sink) -> None:
+async def _open(client, job: WorkerJob, work: WorkItem, run: RunState, sink: _Sink) -> None:
     offsets = job.offsets or []
     slot = asyncio.Semaphore(job.share) if job.share else None
     in_flight: set[asyncio.Future] = set()  # only what is in flight is held
@@ -237,7 +237,7 @@ async def _open(client, job: WorkerJob, work: _Work, run: _Run, sink: _Sink) -> 
             rec = RequestRecord(
                 index=i, scheduled_s=scheduled, queued_s=now - queued_at, sent_s=now, worker=job.worker
             )
-            await _send(client, job.endpoint, work, rec, run)
+            await send_request(client, job.endpoint, work, rec, run)
         sink(rec)
 
     for i in range(job.worker, len(offsets), job.workers):
