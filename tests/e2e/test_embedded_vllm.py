@@ -15,6 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from factsheet.cli import app
+from tests.support.json_strings import json_strings
 
 REPO = Path(__file__).resolve().parents[2]
 HUMANEVAL = REPO.parent / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz"
@@ -67,18 +68,6 @@ def test_outputs(sheet):
     assert CliRunner().invoke(app, ["validate", str(out / "factsheet.json")]).exit_code == 0
 
 
-def _strings(node):
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield key
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-
-
 def test_no_machine_path_in_the_json_or_the_html(sheet):
     """The engine command names the serving python by name and the weights as `<cache>/…` (issue 28 item
     7): no home, temporary or checkout folder in any string of the JSON, nor anywhere in the HTML."""
@@ -87,7 +76,7 @@ def test_no_machine_path_in_the_json_or_the_html(sheet):
     assert command[0] == "python" or not os.path.isabs(command[0]), command
     assert command[command.index("--model") + 1].startswith("<cache>/"), command
     forbidden = [str(Path.home()), str(out.parent), str(REPO), os.environ.get("TMPDIR", "/tmp") + "/"]
-    leaks = [s for s in _strings(data) if any(f in s for f in forbidden)]
+    leaks = [s for s in json_strings(data) if any(f in s for f in forbidden)]
     assert not leaks, leaks
     html = (out / "factsheet.html").read_text()
     assert not [f for f in forbidden if f in html]

@@ -15,20 +15,9 @@ from probes.targets.model_source import ModelSource, PreparedModel
 from probes.targets.vllm import VllmServer, VllmTarget
 from tests.support.compliance_builds import build, spec_text
 from tests.support.humaneval_path import DATASET
+from tests.support.json_strings import json_strings
 
 CHECKOUT = str(Path(__file__).resolve().parents[2])
-
-
-def _strings(node):
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield key
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
 
 
 def _tokenizer(path: Path) -> None:
@@ -66,7 +55,7 @@ def test_factsheet_holds_no_machine_path(tmp_path, monkeypatch):
     sheet = json.loads((out / "factsheet.json").read_text())
     assert "tokenizer.json" in json.dumps(sheet)  # the tokenizer is named ...
     forbidden = [str(Path.home()), str(tmp_path), CHECKOUT]
-    leaks = [s for s in _strings(sheet) if any(f in s for f in forbidden)]
+    leaks = [s for s in json_strings(sheet) if any(f in s for f in forbidden)]
     assert not leaks, leaks  # ... and never by where it lay
 
 
@@ -140,5 +129,5 @@ def test_the_embedded_targets_engine_command_names_no_machine_path(tmp_path, mon
     assert recorded.command[0] == "python"
     assert recorded.command[recorded.command.index("--model") + 1] == "<cache>/models/smollm2-q4_1"
     forbidden = [str(Path.home()), str(tmp_path), CHECKOUT]
-    leaks = [s for s in _strings(recorded.model_dump(mode="json")) if any(f in s for f in forbidden)]
+    leaks = [s for s in json_strings(recorded.model_dump(mode="json")) if any(f in s for f in forbidden)]
     assert not leaks, leaks
