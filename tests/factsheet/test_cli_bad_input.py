@@ -281,9 +281,25 @@ PATH_PARAMS: dict[tuple[tuple[str, ...], str], tuple[str, list[str]]] = {
     (("sign",), "factsheet_json"): ("in-file", ["{p}", "--key", "{empty}"]),
     (("sign",), "--key"): ("in-file", ["{notjson}", "--key", "{p}"]),
     (("sign",), "--compliance"): ("in-file", ["{notjson}", "--key", "{empty}", "--compliance", "{p}"]),
+    (("sign",), "--model-folder"): (
+        "in-folder",
+        ["{notjson}", "--key", "{empty}", "--model-folder", "{p}", "--oms-key", "{empty}"],
+    ),
+    (("sign",), "--oms-key"): (
+        "in-file",
+        ["{notjson}", "--key", "{empty}", "--model-folder", "{folder}", "--oms-key", "{p}"],
+    ),
     (("verify",), "factsheet_json"): ("in-file", ["{p}", "--pubkey", "{empty}"]),
     (("verify",), "--pubkey"): ("in-file", ["{notjson}", "--pubkey", "{p}"]),
     (("verify",), "--attestation"): ("in-file", ["{notjson}", "--pubkey", "{empty}", "--attestation", "{p}"]),
+    (("verify",), "--model-folder"): (
+        "in-folder",
+        ["{notjson}", "--pubkey", "{empty}", "--model-folder", "{p}", "--oms-pubkey", "{empty}"],
+    ),
+    (("verify",), "--oms-pubkey"): (
+        "in-file",
+        ["{notjson}", "--pubkey", "{empty}", "--model-folder", "{folder}", "--oms-pubkey", "{p}"],
+    ),
     (("export",), "factsheet_json"): ("in-file", ["{p}", "--format", "hf", "-o", "{out}"]),
     (("export",), "-o"): ("out-folder", ["{notjson}", "--format", "hf", "-o", "{p}"]),
     (("check",), "factsheet_json"): ("in-file", ["{p}", "-p", "release-gate", "-o", "{out}"]),
@@ -352,6 +368,9 @@ NOT_A_PATH = {
     },
     ("probe", "load"): {
         "--base-url",
+        "--workers",
+        "--executor",
+        "--ray-address",
         "--model",
         "--endpoint",
         "--concurrency",
@@ -421,7 +440,7 @@ def wrong_path_runs(tmp_path_factory) -> list[tuple[list[str], Ran, list[Path], 
             wrong
         ]
         command, (_, template) = key[0], PATH_PARAMS[key]
-        argv = [*command, *(a.format(**files, out=tmp / "out", p=given) for a in template)]
+        argv = [*command, *(a.format(**files, out=tmp / "out", p=given, folder=folder) for a in template)]
         cases.append((argv, tmp, _listing(tmp)))
     results = _run_batch([argv for argv, _, _ in cases])
     return [
