@@ -121,7 +121,7 @@ def _run_ours(url: str, rate: float, n: int) -> dict:
 def embedded_tokenizer_dir() -> str:
     """The embedded model's folder (tokenizer.json + config) from the converted-model cache, as a build
     of models/smollm2-cpu.yaml resolves it (converting the GGUF once with .venv-vllm when not cached)."""
-    from factsheet.spec import load_spec
+    from factsheet.build.spec import load_spec
     from probes.targets.model_source import prepare
 
     spec, _ = load_spec(EMBEDDED_SPEC)

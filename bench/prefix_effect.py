@@ -37,7 +37,7 @@ from prometheus_client.parser import text_string_to_metric_families
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factsheet.spec import load_spec  # noqa: E402
+from factsheet.build.spec import load_spec  # noqa: E402
 from probes.core.files import write_atomic  # noqa: E402
 from probes.load.capacity import find_capacity, point_runner  # noqa: E402
 from probes.load.point import SLO, LoadPoint  # noqa: E402

@@ -2,13 +2,13 @@
 commands are imported (several seconds on a busy host), so a SIGTERM or Ctrl-C at start-up also exits
 143 or 130 without a traceback."""
 
-from factsheet import signals
+from factsheet.cli import signals
 
 
 def run() -> None:
     signals.install()
     try:
-        from factsheet.cli import main
+        from factsheet.cli.commands import main
     except KeyboardInterrupt as exc:
         signals.finish(signals.exit_code(exc))
     main()

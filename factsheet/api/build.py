@@ -11,9 +11,9 @@ from pydantic import Field
 
 from factsheet.api.results import Result
 from factsheet.compliance.report import ComplianceReport
-from factsheet.outputs import BUILD_ROOT, FACTSHEET_JSON, MEASUREMENTS_DIR
+from factsheet.document.files import BUILD_ROOT, FACTSHEET_JSON, MEASUREMENTS_DIR
+from factsheet.document.schema import Factsheet
 from factsheet.publish.mlflow import PublishResult
-from factsheet.schema import Factsheet
 from probes.core.errors import InputError
 from probes.core.progress import Bars, no_bars
 
@@ -78,10 +78,10 @@ def build_factsheet(
     result's `failure` says why (`exit_code` 1)."""
     from factsheet.attest.attestation import build_signer, key_id, results_path, sign_factsheet
     from factsheet.attest.plan import Plan
-    from factsheet.build import build
+    from factsheet.build.pipeline import build
+    from factsheet.build.spec import load_spec
     from factsheet.compliance.gate import BuildGate
     from factsheet.render import render_all
-    from factsheet.spec import load_spec
     from probes.core.digests import sha256_bytes
 
     if resume and overwrite:

@@ -35,7 +35,7 @@ def diff_factsheets(
     CLI's "METRIC=LIMIT" strings), each overriding the one before."""
     from factsheet.compliance.diff import compare, parse_limits, write_diff
     from factsheet.compliance.policy import load_policy
-    from factsheet.validate import load_factsheet
+    from factsheet.rederive.validate import load_factsheet
 
     limits = {}
     for ref in policies:

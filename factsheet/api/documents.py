@@ -17,8 +17,8 @@ class RenderResult(Result):
 
 def render_factsheet(factsheet_json: Path, output: Path | None = None) -> RenderResult:
     """Render the factsheet to HTML and PDF beside it, or into `output` together with a copy of its JSON."""
+    from factsheet.rederive.validate import load_factsheet
     from factsheet.render import render_all
-    from factsheet.validate import load_factsheet
 
     factsheet_json = Path(factsheet_json)
     sheet = load_factsheet(factsheet_json)
@@ -51,8 +51,8 @@ def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: P
     from factsheet.coverage.export import write_coverage
     from factsheet.export import cyclonedx, hf, spdx
     from factsheet.export.readout import source
+    from factsheet.rederive.validate import check_outlet, load_factsheet
     from factsheet.render import RenderError
-    from factsheet.validate import check_outlet, load_factsheet
 
     fmt = ExportFormat(format)
     factsheet_json, output = Path(factsheet_json), Path(output)

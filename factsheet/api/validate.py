@@ -30,7 +30,7 @@ def validate_factsheet(path: Path, *, explain: bool = False) -> ValidateResult:
     every figure they determine, the compliance summary). Unreadable or malformed input raises
     `InputError`; records or figures that do not match are the result's `failure` (exit 1)."""
     from factsheet.rederive.coverage import explain as classes
-    from factsheet.validate import FiguresDiffer, validate_file
+    from factsheet.rederive.validate import FiguresDiffer, validate_file
     from probes.core.errors import CheckFailed
 
     explanation = tuple(classes()) if explain else ()

@@ -10,7 +10,6 @@ from pathlib import Path, PurePosixPath
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from factsheet import validate as checks
 from factsheet.attest import dsse, oms
 from factsheet.attest.keys import generate, key_id, load_private, load_public
 from factsheet.attest.plan import verify_plan
@@ -29,12 +28,13 @@ from factsheet.attest.statement import (
     statement,
     subject_names,
 )
-from factsheet.outputs import ATTESTATION_SUFFIX, RESULTS_SUFFIX
-from factsheet.schema import Factsheet
+from factsheet.document.files import ATTESTATION_SUFFIX, RESULTS_SUFFIX
+from factsheet.document.schema import Factsheet
+from factsheet.rederive import validate as checks
+from factsheet.rederive.validate import load_factsheet
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import confined, read_confined, read_given
-from factsheet.validate import load_factsheet
 from probes.core.errors import CheckFailed, InputError
 from probes.core.files import write_atomic
 

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from factsheet.attest.keys import KeyFileError, first_line, read_key
-from factsheet.schema import Factsheet
+from factsheet.document.schema import Factsheet
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import hash_confined, read_given

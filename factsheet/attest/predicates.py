@@ -5,7 +5,7 @@
   `result` PASSED/WARNED/FAILED, `configuration` the factsheet, its raw records and the policies as applied
   (resource descriptors with digests), passed/warned/failed tests one a rule, each naming its figure,
   threshold and sample size (the predicate's tests are strings, so policy engines read them unchanged);
-- each measured headline figure of page 1 (`factsheet.headline`) in an eval-result-shaped predicate (after in-toto/attestation #565 and
+- each measured headline figure of page 1 (`factsheet.document.headline`) in an eval-result-shaped predicate (after in-toto/attestation #565 and
   PR #575, not yet a released in-toto type, hence our own predicate type): metric, value, unit, comparator,
   threshold, passed, verdict, sample size, interval, the harness (this tool, the build spec's digest), the
   raw records the figure derives from as the dataset, and the JSON pointer of its run.
@@ -19,11 +19,11 @@ import re
 from pathlib import Path
 
 from factsheet.attest.statement import STATEMENT_TYPE, ComplianceVerdict, file_sha256
-from factsheet.headline.figures import stated_or_computed
-from factsheet.headline.model import Figure
-from factsheet.provenance import tool_version
-from factsheet.records_file import RecordsFile
-from factsheet.schema import Factsheet
+from factsheet.build.provenance import tool_version
+from factsheet.document.headline.figures import stated_or_computed
+from factsheet.document.headline.model import Figure
+from factsheet.document.records_file import RecordsFile
+from factsheet.document.schema import Factsheet
 from probes.core.digests import bare
 
 TEST_RESULT_TYPE = "https://in-toto.io/attestation/test-result/v0.1"
@@ -163,7 +163,7 @@ def _judged(fig: Figure) -> dict:
 
 
 def eval_result_statements(sheet: Factsheet, folder: Path, json_name: str) -> list[dict]:
-    """Each measured headline figure (`factsheet.headline`, page 1's data) as an eval-result statement; a
+    """Each measured headline figure (`factsheet.document.headline`, page 1's data) as an eval-result statement; a
     figure not measured gets none (its reason is in the factsheet: a predicate never carries a figure that
     was not measured)."""
     subject = _descriptor(json_name, file_sha256(folder, json_name), JSON_MEDIA_TYPE)

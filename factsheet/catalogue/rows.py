@@ -1,7 +1,7 @@
 """One build as the catalogue shows it: identity, date, tool version, the five headline figures with their
 intervals, the compliance verdict, and whether its figures re-derive from its raw records. Made afresh from
 the factsheet on every run (the site's manifest records it, and is never read back as input). The figures
-are page 1's, taken from the headline (`factsheet.headline`: the sheet's own section, recomputed by the
+are page 1's, taken from the headline (`factsheet.document.headline`: the sheet's own section, recomputed by the
 re-derivation, or computed from an older sheet), so the index says what the PDF says."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from factsheet.headline.figures import stated_or_computed
-from factsheet.headline.model import VERDICT_WORDS
-from factsheet.schema import Factsheet
+from factsheet.document.headline.figures import stated_or_computed
+from factsheet.document.headline.model import VERDICT_WORDS
+from factsheet.document.schema import Factsheet
 from probes.core.measurement import Model, NotMeasured
 
 FigureKey = Literal["capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000"]

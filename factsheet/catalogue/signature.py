@@ -22,7 +22,7 @@ from pydantic import Field
 from factsheet.attest import dsse
 from factsheet.attest.attestation import key_id, load_public, verify_envelopes
 from factsheet.attest.statement import file_sha256
-from factsheet.outputs import ATTESTATION
+from factsheet.document.files import ATTESTATION
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_confined

@@ -42,9 +42,16 @@ from factsheet.compliance.recheck import recheck
 from factsheet.compliance.render import render_html as render_compliance_html
 from factsheet.compliance.report import ComplianceReport
 from factsheet.compliance.support import Support, listing, support
-from factsheet.outputs import ATTESTATION, COMPLIANCE_HTML, COMPLIANCE_JSON, FACTSHEET_HTML, FACTSHEET_JSON
+from factsheet.document.files import (
+    ATTESTATION,
+    COMPLIANCE_HTML,
+    COMPLIANCE_JSON,
+    FACTSHEET_HTML,
+    FACTSHEET_JSON,
+)
+from factsheet.document.schema import Factsheet
+from factsheet.rederive.validate import parse_factsheet
 from factsheet.render import Integrity, render_html
-from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import (
     MAX_ATTESTATION_BYTES,
     MAX_COMPLIANCE_REPORT_BYTES,
@@ -53,7 +60,6 @@ from factsheet.untrusted.limits import (
 )
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_confined, read_given
-from factsheet.validate import parse_factsheet
 from probes.core.digests import bare, sha256_bytes
 from probes.core.errors import CheckFailed, InputError
 from probes.core.files import together, write_atomic
@@ -154,7 +160,7 @@ def build_catalogue(
 
 
 def _check_inputs(folders: list[Path], site: Path) -> None:
-    from factsheet.store import check_output
+    from factsheet.build.output_folder import check_output
 
     if not folders:
         raise CatalogueError("give at least one folder to look for factsheets in")

@@ -41,14 +41,14 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import binomtest, fisher_exact, norm
 
-from factsheet import provenance as prov
+from factsheet.build import provenance as prov
+from factsheet.build.host_load import RunLoad, busy_note, search_loads
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
+from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
+from factsheet.document.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.export.text import markdown_code, markdown_text
-from factsheet.host_load import RunLoad, busy_note, search_loads
-from factsheet.outputs import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.rederive import Discrepancy
-from factsheet.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factsheet import provenance as prov
+from factsheet.build import provenance as prov
 from factsheet.compliance.evidence import PointRecords, RecordsCheck, check_file, load_point_records
 from factsheet.compliance.paths import Resolved, resolve
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, Rule
@@ -34,9 +34,9 @@ from factsheet.compliance.report import (
     RuleResult,
     count_outcomes,
 )
-from factsheet.compliance.summary import Outcome
 from factsheet.compliance.support import Support, Unsupported, concrete_path, listing, reasons, support
-from factsheet.schema import Factsheet, LoadPointEntry
+from factsheet.document.compliance_summary import Outcome
+from factsheet.document.schema import Factsheet, LoadPointEntry
 from probes.accuracy.result import PassRates
 from probes.core.measurement import Distribution
 from probes.energy.figures import Quantity

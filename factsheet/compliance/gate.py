@@ -10,8 +10,8 @@ from factsheet.compliance.evaluate import evaluate
 from factsheet.compliance.policy import LoadedPolicy, load_policy
 from factsheet.compliance.render import write_report
 from factsheet.compliance.report import ComplianceReport
-from factsheet.outputs import FACTSHEET_HTML, FACTSHEET_JSON
-from factsheet.schema import Factsheet
+from factsheet.document.files import FACTSHEET_HTML, FACTSHEET_JSON
+from factsheet.document.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_POLICIES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
@@ -43,7 +43,7 @@ def run_check(
     junit: Path | None = None,
     allow_insufficient: bool = False,
 ) -> tuple[ComplianceReport, list[Path]]:
-    from factsheet.validate import load_factsheet
+    from factsheet.rederive.validate import load_factsheet
 
     sheet = load_factsheet(factsheet_json)
     policies = load_policies(refs)

@@ -80,7 +80,7 @@ def parse(path: str) -> list[Segment]:
 
 @cache
 def _factsheet_schema() -> dict:
-    from factsheet.schema import Factsheet
+    from factsheet.document.schema import Factsheet
 
     return Factsheet.model_json_schema(mode="serialization")
 
@@ -216,8 +216,8 @@ def _select(items: list | tuple, selector: str, walked: str, sheet: BaseModel) -
     if selector == HEADLINE:
         if walked != "load.points":
             raise PathError(f"[{HEADLINE}] selects a load point: only load.points[{HEADLINE}] is defined")
-        # imported here: factsheet.schema imports the compliance summary, whose package this module is in
-        from factsheet.schema import headline_index
+        # imported here: factsheet.document.schema imports the compliance summary, whose package this module is in
+        from factsheet.document.schema import headline_index
 
         return None if isinstance(sheet.load, NotMeasured) else headline_index(sheet.load.points)
     for i, item in enumerate(items):

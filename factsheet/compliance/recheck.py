@@ -19,10 +19,10 @@ from factsheet.compliance.evaluate import evaluate
 from factsheet.compliance.paths import check_path
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, Rule, load_policy, profile_names
 from factsheet.compliance.report import ComplianceReport, PolicyApplied
-from factsheet.compliance.summary import ComplianceSummary
+from factsheet.document.compliance_summary import ComplianceSummary
+from factsheet.document.schema import Factsheet
 from factsheet.rederive import Discrepancy
 from factsheet.rederive.compare import differences
-from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES, MAX_POLICIES, MAX_POLICY_RULES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_confined

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from factsheet.compliance.junit import junit_bytes
 from factsheet.compliance.report import ComplianceReport
-from factsheet.outputs import (
+from factsheet.document.files import (
     COMPLIANCE_HTML,
     COMPLIANCE_JSON,
     COMPLIANCE_JUNIT,

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from factsheet.compliance.evidence import RecordsCheck
 from factsheet.compliance.policy import AppliedParameter, Evidence, Op, Reference, Rule, Scalar
-from factsheet.compliance.summary import OUTCOMES, ComplianceSummary, GateFinding, Outcome, PolicyId
+from factsheet.document.compliance_summary import OUTCOMES, ComplianceSummary, GateFinding, Outcome, PolicyId
 from factsheet.rederive import Discrepancy
 from probes.core.measurement import Model
 from probes.load.stats import SampleSufficiency

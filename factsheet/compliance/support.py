@@ -13,8 +13,8 @@ from pathlib import Path
 
 from factsheet.compliance.evidence import RecordsCheck, check_file
 from factsheet.compliance.paths import Resolved, parse
+from factsheet.document.schema import Factsheet, RecordsFile
 from factsheet.rederive import Discrepancy, rederive
-from factsheet.schema import Factsheet, RecordsFile
 from probes.core.measurement import NotMeasured
 
 NOT_SUPPORTED = "not supported by its records"

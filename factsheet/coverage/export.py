@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.coverage.matrix import Coverage, coverage
-from factsheet.schema import Factsheet
+from factsheet.document.schema import Factsheet
 from probes.core.files import write_atomic
 
 COVERAGE_JSON = "gpai-coverage.json"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from factsheet.document.headline.figures import p99_verdict, stated_or_computed
+from factsheet.document.headline.model import VERDICT_WORDS
+from factsheet.document.schema import Factsheet
 from factsheet.export.text import checked_name
-from factsheet.headline.figures import p99_verdict, stated_or_computed
-from factsheet.headline.model import VERDICT_WORDS
-from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes

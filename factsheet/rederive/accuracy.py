@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.binding import accuracy_context
+from factsheet.document.schema import AccuracySection
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
-from factsheet.schema import AccuracySection
 from probes.accuracy.result import SampleRecord
 from probes.accuracy.run import pass_rates
 

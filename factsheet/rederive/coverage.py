@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from factsheet.schema import Factsheet
+from factsheet.document.schema import Factsheet
 
 Class = Literal["re-derived", "re-checked", "attested only"]
 CLASSES: tuple[Class, ...] = ("re-derived", "re-checked", "attested only")

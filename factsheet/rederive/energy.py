@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.binding import energy_context
-from factsheet.build import energy_point
+from factsheet.build.pipeline import energy_point
+from factsheet.document.schema import EnergySection, LoadSection
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
-from factsheet.schema import EnergySection, LoadSection
 from probes.core.measurement import NotMeasured
 from probes.energy import (
     CarbonSpec,

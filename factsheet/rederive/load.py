@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.binding import capacity_step_context, load_point_context
+from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
-from factsheet.schema import CapacitySection, LoadSection
 from probes.core.measurement import DEFAULT_PERCENTILES, NotMeasured
 from probes.load.capacity import (
     CapacityResult,

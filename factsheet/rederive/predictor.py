@@ -10,11 +10,11 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
-from factsheet.predictor.section import PredictorSection
-from factsheet.predictor.spec import parse_constraints
+from factsheet.build.predictor_spec import parse_constraints
+from factsheet.document.predictor import PredictorSection
+from factsheet.document.versions import KEEPS_PREDICTOR_RECORDS, at_least
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import read_records
-from factsheet.versions import KEEPS_PREDICTOR_RECORDS, at_least
 from probes.core.measurement import Model
 from tuner.campaign.latency import LATENCY_FIGURES, LatencyEvidence, latency_figures, latency_metrics
 from tuner.campaign.store import measurement_table

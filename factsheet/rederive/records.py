@@ -11,8 +11,8 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from factsheet.binding import Context, context_digest, parse_header
+from factsheet.document.schema import RecordsFile
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.schema import RecordsFile
 from factsheet.untrusted.reading import read_records_file
 from probes.core.errors import InputError
 from probes.core.records_header import parse_record_line, split_header

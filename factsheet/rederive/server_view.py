@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.binding import Context, server_scrapes_context
+from factsheet.document.schema import RecordsFile
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
-from factsheet.schema import RecordsFile
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LoadMetrics
 from probes.load.records import RequestRecord

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factsheet.headline.check import headline_differences
+from factsheet.document.schema import Factsheet
+from factsheet.document.versions import BINDS_RECORDS, at_least
 from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.energy import energy
+from factsheet.rederive.headline import headline_differences
 from factsheet.rederive.load import capacity, load_points
 from factsheet.rederive.predictor import predictor
 from factsheet.rederive.presence import missing_records, named_twice
 from factsheet.rederive.records import Binding
-from factsheet.schema import Factsheet
-from factsheet.versions import BINDS_RECORDS, at_least
 from probes.core.measurement import Model, NotMeasured
 
 REDERIVED = (
@@ -50,7 +50,7 @@ class Rederivation(Model):
 
 def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     """Every re-derivable figure recomputed and every records file's binding checked. Read the records'
-    digests first (`factsheet.validate.check_records`)."""
+    digests first (`factsheet.rederive.validate.check_records`)."""
     folder = Path(folder)
     binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
     out: list[Discrepancy] = named_twice(sheet)

@@ -12,9 +12,9 @@ The public API (import it from `factsheet.render`, never from the modules below)
   document (the catalogue's pages draw theirs with them);
 - the factsheet itself: `render_html`, `render_all`, `json_to_attach`, `Integrity`, `SECTIONS`.
 
-File names come only from `factsheet.outputs`. The modules split the work by job: `environment` (jinja2,
+File names come only from `factsheet.document.files`. The modules split the work by job: `environment` (jinja2,
 filters, CSS), `view` (what a section shows), `charts` (SVG drawing), `sheet_charts` (the factsheet's
-figures), `pdf` (the PDF/A writer, on `factsheet.pdfa`), `files` (writing a set), `sheet` (the factsheet).
+figures), `pdf` (the PDF/A writer, on `factsheet.render.pdfa`), `files` (writing a set), `sheet` (the factsheet).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The PDF every document prints to: archival (PDF/A-3u), tagged, A4, with its JSON record attached.
 
-factsheet.pdfa does the printing; this module names the record the PDF was rendered from, so a reader who
+factsheet.render.pdfa does the printing; this module names the record the PDF was rendered from, so a reader who
 holds the PDF holds the machine-checkable document too.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factsheet.pdfa import AssociatedFile, archival_pdf
+from factsheet.render.pdfa import AssociatedFile, archival_pdf
 from factsheet.resources import TEMPLATES, package_data
 from probes.core.files import write_atomic
 

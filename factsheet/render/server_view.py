@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from factsheet.document.schema import LoadSection
 from factsheet.render.charts import Chart, Series, line_chart
-from factsheet.schema import LoadSection
 from probes.core.measurement import NotMeasured
 from probes.server_view import Saturation, ServerView
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.coverage.export import sheet_coverage
-from factsheet.glance import glance_rows
-from factsheet.outputs import FACTSHEET_HTML, FACTSHEET_JSON, FACTSHEET_PDF
+from factsheet.document.files import FACTSHEET_HTML, FACTSHEET_JSON, FACTSHEET_PDF
+from factsheet.document.schema import Factsheet
 from factsheet.render.environment import page
 from factsheet.render.files import check_folder, write_set
+from factsheet.render.glance import glance_rows
 from factsheet.render.pdf import pdf_bytes
 from factsheet.render.sheet_charts import figures
 from factsheet.render.view import view
-from factsheet.schema import Factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from factsheet.document.schema import Factsheet, LoadSection
 from factsheet.render.charts import Chart, Points, Series, line_chart, scatter_chart
 from factsheet.render.server_view import confirmation_chart
-from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import MS_PER_S, NotMeasured
 from probes.load.metrics import LATENCY_LABELS
 from tuner import TuningResult

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factsheet.glance import answer_hit_rate
-from factsheet.host_load import run_loads
+from factsheet.build.host_load import run_loads
+from factsheet.document.schema import Factsheet, LoadSection
 from factsheet.render.environment import fmt_sig, label
+from factsheet.render.glance import answer_hit_rate
 from factsheet.render.server_view import server_view_rows
-from factsheet.schema import Factsheet, LoadSection
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
 from probes.load.stats import VERDICT_RULE
@@ -33,7 +33,7 @@ class PointView:
     label: str
     result: object  # probes.load.runner.PointResult
     metrics: LoadMetrics
-    records: object  # factsheet.schema.RecordsFile
+    records: object  # factsheet.document.schema.RecordsFile
     latency: list[LatencyRow]
     weak_p99: list[str]  # display names of metrics whose p99 rests on too few samples
 

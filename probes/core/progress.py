@@ -1,7 +1,7 @@
 """How a long measurement reports progress, without knowing how (or whether) it is shown.
 
 The core takes a `Bars` factory; the CLI supplies one that draws on the terminal, or writes a line a minute
-to a log (`factsheet.progress`); everything else passes `no_bars`. The estimate of the time left is
+to a log (`factsheet.cli.progress`); everything else passes `no_bars`. The estimate of the time left is
 defined here, once, so the terminal's bars and the log's lines cannot disagree about how it is made.
 """
 

@@ -8,7 +8,7 @@ from importlib import metadata
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.accuracy.dataset import HUMANEVAL_PACKAGE_SHA256, load_dataset
 from probes.accuracy.harness import judge, program_for
 from probes.accuracy.sandbox import SandboxLimits

@@ -27,7 +27,7 @@ def fsync(fd):
         time.sleep(600)
     real(fd)
 files.os.fsync = fsync
-from factsheet.cli import app
+from factsheet.cli.commands import app
 sys.argv = ["factsheet", *sys.argv[3:]]
 app()
 """

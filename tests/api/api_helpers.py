@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from tests.support import mock_spec
 
 # Two short points: what these tests are about is the calls' results, not the figures.

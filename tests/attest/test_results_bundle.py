@@ -16,8 +16,8 @@ from in_toto_attestation.v1 import statement as ita_statement
 from in_toto_attestation.v1.statement_pb2 import Statement
 
 from factsheet.attest.predicates import EVAL_RESULT_TYPE, TEST_RESULT_TYPE
-from factsheet.headline.figures import stated_or_computed
-from factsheet.validate import load_factsheet
+from factsheet.document.headline.figures import stated_or_computed
+from factsheet.rederive.validate import load_factsheet
 from tests.attest.attest_helpers import run_cli
 
 BUNDLE = "factsheet.results.intoto.jsonl"
@@ -77,7 +77,7 @@ def test_the_bundle_reads_back_with_the_in_toto_bindings(signed, keys):
     sheet = load_factsheet(signed / "factsheet.json")
     assert names[0] == "factsheet.json" and {r.path for _, r in sheet.records_files()} <= set(names)
     assert "policy release 1.2.0" in names
-    # the headline figures: page 1's values (factsheet.headline), each with its n, harness and records digests
+    # the headline figures: page 1's values (factsheet.document.headline), each with its n, harness and records digests
     evals = {s["predicate"]["metric"]: s["predicate"] for s in sts if s["predicateType"] == EVAL_RESULT_TYPE}
     page1 = {f.id: f for f in stated_or_computed(sheet).figures if f.value is not None}
     assert set(evals) == set(page1) and "goodput" in evals and "e2el_ms.p99" in evals

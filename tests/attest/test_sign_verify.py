@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from factsheet.attest.attestation import dsse, key_id, load_private, load_public, sign_factsheet
 from factsheet.attest.statement import statement
-from factsheet.validate import load_factsheet
+from factsheet.rederive.validate import load_factsheet
 from tests.attest.attest_helpers import run_cli, run_entry_point
 
 ATT = "factsheet.intoto.jsonl"

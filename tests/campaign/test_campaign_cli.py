@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from tests.support.fake_http import serving_release
 from tests.support.humaneval_path import DATASET
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.fake_rapl import wall_clock_counter
 from tests.support.humaneval_path import DATASET, records

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factsheet.catalogue import build_catalogue
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.load.stats import proportion_ci
 
 runner = CliRunner()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from factsheet.catalogue import build_catalogue
-from factsheet.cli import app
+from factsheet.cli.commands import app
 
 runner = CliRunner()
 PLANTED = "<script>fetch('http://127.0.0.1:9/planted')</script>"

@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.core.digests import sha256_bytes
 from tests.support.compliance_builds import MIN_E2EL_MS, gated_build, runner
 from tests.support.mock_spec import P99_POLICY as POLICY

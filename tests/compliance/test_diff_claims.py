@@ -15,9 +15,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from factsheet.compliance.diff import CAPACITY, _capacity_row, _judge, _percentile, parse_limits
-from factsheet.schema import CapacitySection
+from factsheet.document.schema import CapacitySection
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.compliance_builds import runner
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.compliance_builds import build, runner, spec_text
 

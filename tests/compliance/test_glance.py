@@ -3,8 +3,8 @@ and the reason wherever a figure is absent — on a fully measured sheet and on 
 
 from __future__ import annotations
 
-from factsheet.glance import glance_rows
 from factsheet.render import render_html
+from factsheet.render.glance import glance_rows
 from tests.support import sheet_fixture as fx
 
 LABELS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from factsheet.compliance.paths import PathError, check_path, parse
 from factsheet.compliance.policy import PolicyError, load_policy, profile_names
 from tests.support.compliance_builds import runner

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from tests.support.compliance_builds import MIN_E2EL_MS, runner
 
 P99 = "load.points[concurrency={c}].result.metrics.e2el_ms.percentiles.p99"

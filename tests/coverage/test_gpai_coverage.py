@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from factsheet.coverage.matrix import Matrix, matrix, resolve
+from factsheet.document.schema import Factsheet
+from factsheet.rederive.validate import load_factsheet
 from factsheet.render.sheet import render_html
-from factsheet.schema import Factsheet
-from factsheet.validate import load_factsheet
 from tests.attest.attest_helpers import run_cli
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0" / "factsheet.json"

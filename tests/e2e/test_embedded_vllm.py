@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from tests.support.json_strings import json_strings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from tests.support.procs import running
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from factsheet.export import cyclonedx, hf, spdx
 from factsheet.export.readout import headline_figures, serving_figures, source
-from factsheet.validate import load_factsheet
+from factsheet.rederive.validate import load_factsheet
 from tests.support import sheet_fixture as fx
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"

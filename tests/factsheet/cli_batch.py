@@ -2,7 +2,7 @@
 
 Why: starting the CLI costs 3-6 s on a busy 2-core host (its imports), so the bad-input walk (a process a
 case, ~190 cases) took over 10 minutes; here the imports are paid once. Each case still runs the real entry
-point (`factsheet.cli.main`, so click's usage errors, `guarded` and the exit codes are the command's own),
+point (`factsheet.cli.commands.main`, so click's usage errors, `guarded` and the exit codes are the command's own),
 with its stdout and stderr captured, and a per-case alarm so that a case that hangs (a FIFO opened for
 reading) is reported as "timeout" instead of blocking the batch. Input: a JSON list of argument lists;
 output: a JSON list of {"code", "stdout", "stderr"}.
@@ -25,7 +25,7 @@ def _alarm(*_):
 
 
 def run_case(argv: list[str]) -> dict:
-    from factsheet.cli import main
+    from factsheet.cli.commands import main
 
     out, err = io.StringIO(), io.StringIO()
     code: int | str

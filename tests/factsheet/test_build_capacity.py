@@ -14,7 +14,7 @@ import json
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 
 CAPACITY = "  capacity: {knob: concurrency, start: 1, max_value: 16, num_requests: 24}\n"

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 
 runner = CliRunner()
 

@@ -11,7 +11,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from tests.support.fake_rapl import wall_clock_counter
 
 WATTS = 30.0

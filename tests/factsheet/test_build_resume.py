@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 
 ROOT = Path(__file__).resolve().parents[2]

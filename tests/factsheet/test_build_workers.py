@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.load.records import load_records
 from probes.load.workers import host_cores
 from probes.targets.mock_server import MockServerConfig, Received, running

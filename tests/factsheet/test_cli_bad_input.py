@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 
 
 def _command_paths(group: typer.Typer, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:

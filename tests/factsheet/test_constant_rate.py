@@ -10,9 +10,9 @@ import math
 import jsonschema
 from typer.testing import CliRunner
 
-from factsheet.cli import app
-from factsheet.json_schemas import json_schemas
-from factsheet.schema import Factsheet
+from factsheet.api.json_schemas import json_schemas
+from factsheet.cli.commands import app
+from factsheet.document.schema import Factsheet
 
 runner = CliRunner()
 

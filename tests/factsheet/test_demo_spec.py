@@ -3,9 +3,9 @@ factsheet says why the load is shaped as it is (load.rationale, spec â†’ JSON â†
 
 from pathlib import Path
 
-from factsheet.build import build
+from factsheet.build.pipeline import build
+from factsheet.build.spec import load_spec
 from factsheet.render import render_html
-from factsheet.spec import load_spec
 from probes.load.metrics import CLAIM_CONFIDENCE
 from probes.load.stats import min_samples
 

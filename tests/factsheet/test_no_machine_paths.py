@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factsheet.provenance import recorded_engine
+from factsheet.build.provenance import recorded_engine
 from probes.targets.mock_server import MockServerConfig, running
 from probes.targets.model_source import ModelSource, PreparedModel
 from probes.targets.vllm import VllmServer, VllmTarget
@@ -80,7 +80,7 @@ def test_the_humaneval_file_is_recorded_by_name(tmp_path):
 
 
 def test_served_weights_are_recorded_without_machine_folders(tmp_path, monkeypatch):
-    from factsheet.provenance import recorded_model
+    from factsheet.build.provenance import recorded_model
     from probes.targets.model_source import PreparedModel
 
     cache = tmp_path / "home" / ".cache" / "llm-factsheet"

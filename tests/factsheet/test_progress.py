@@ -5,9 +5,9 @@ from io import StringIO
 
 from rich.console import Console
 
-from factsheet.build import build
-from factsheet.progress import bars, log_bars
-from factsheet.spec import load_spec
+from factsheet.build.pipeline import build
+from factsheet.build.spec import load_spec
+from factsheet.cli.progress import bars, log_bars
 from probes.core.progress import duration, time_left_s
 
 

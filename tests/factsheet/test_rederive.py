@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from factsheet.rederive import rederive
-from factsheet.validate import load_factsheet
+from factsheet.rederive.validate import load_factsheet
 
 FIXTURE = Path(__file__).parent / "fixtures" / "factsheet-1.0.0"
 runner = CliRunner()

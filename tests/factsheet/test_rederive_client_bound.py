@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.load.runner import CLIENT_BOUND_RULE
 
 FIXTURE = Path(__file__).parent / "fixtures" / "factsheet-1.0.0"

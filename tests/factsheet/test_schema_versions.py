@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
-from factsheet.versions import SchemaVersionError, check_readable
+from factsheet.cli.commands import app
+from factsheet.document.versions import SchemaVersionError, check_readable
 
 FIXTURE = Path(__file__).parent / "fixtures" / "factsheet-1.0.0"
 runner = CliRunner()

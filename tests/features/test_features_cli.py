@@ -2,7 +2,7 @@ import json
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 
 runner = CliRunner()
 

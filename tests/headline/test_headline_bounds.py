@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factsheet.glance import glance_rows
-from factsheet.headline.figures import headline
-from factsheet.schema import CapacitySection, LoadSection, RecordsFile
-from factsheet.validate import load_factsheet
+from factsheet.document.headline.figures import headline
+from factsheet.document.schema import CapacitySection, LoadSection, RecordsFile
+from factsheet.rederive.validate import load_factsheet
+from factsheet.render.glance import glance_rows
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import find_capacity
 from tests.render.test_glance_conclusive import CONCLUSIVE, SLO_4500, _Run

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
-from factsheet.headline.figures import headline
-from factsheet.validate import load_factsheet
+from factsheet.cli.commands import app
+from factsheet.document.headline.figures import headline
+from factsheet.rederive.validate import load_factsheet
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"
 runner = CliRunner()

@@ -12,10 +12,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from factsheet.cli import app
-from factsheet.headline.figures import headline
+from factsheet.cli.commands import app
+from factsheet.document.headline.figures import headline
 from factsheet.publish.contents import headline_tags, metrics
-from factsheet.validate import load_factsheet
+from factsheet.rederive.validate import load_factsheet
 from tests.headline.test_headline_bounds import _sheet as not_confirmed_sheet
 from tests.support.fake_http import Recording, serving
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 

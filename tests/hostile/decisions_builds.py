@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.compliance_builds import GATE_POINTS, MIN_E2EL_MS, build, gated_build, runner, spec_text
 from tests.support.mock_spec import P99_POLICY

@@ -8,7 +8,7 @@ import json
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 

@@ -8,7 +8,7 @@ import re
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from factsheet.rederive.coverage import CLASSES, classify, leaf_fields, unclassified
 from tests.hostile.binding_builds import full_build  # noqa: F401 (a fixture)
 

@@ -236,8 +236,8 @@ def test_report_outside_the_folder_is_not_read(gated_builds, tmp_path):
 
 def test_page_one_states_the_verdict_as_the_builds(gated_builds):
     """Rendering re-runs nothing: page 1 says whose verdict it is and where the report is."""
-    from factsheet.glance import glance_rows
-    from factsheet.validate import load_factsheet
+    from factsheet.rederive.validate import load_factsheet
+    from factsheet.render.glance import glance_rows
 
     row = next(r for r in glance_rows(load_factsheet(gated_builds["pass"])) if r.label == "Compliance")
     assert row.value == "PASS (build's gate)"

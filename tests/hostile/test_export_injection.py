@@ -22,7 +22,7 @@ from huggingface_hub.repocard import REGEX_YAML_BLOCK
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from factsheet.export import cyclonedx, hf, spdx
 from factsheet.export.readout import accuracy_figures, headline_figures, serving_figures, source
 from tests.hostile.exports_builds import empty_sheet, honest_sheet, with_text, write

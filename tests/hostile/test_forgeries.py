@@ -132,7 +132,7 @@ FORGERIES = [
 def test_the_honest_build_validates_with_its_records_bound(full_build):  # noqa: F811
     from typer.testing import CliRunner
 
-    from factsheet.cli import app
+    from factsheet.cli.commands import app
 
     result = CliRunner().invoke(app, ["validate", str(full_build / "factsheet.json")])
     assert result.exit_code == 0, result.output

@@ -194,7 +194,7 @@ def test_a_signal_during_a_group_of_writes_takes_effect_once_the_group_is_comple
         textwrap.dedent("""\
         from pathlib import Path
         from probes.core.files import together, write_atomic
-        from factsheet.cli import main  # noqa: F401  (what the command line has loaded)
+        from factsheet.cli.commands import main  # noqa: F401  (what the command line has loaded)
         folder = Path(sys.argv[1])
         try:
             with together():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 
 
 def test_an_escape_sequence_in_a_quoted_path_is_shown_not_sent(tmp_path):

@@ -4,7 +4,7 @@ from importlib import metadata
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli_probe import parse_goodput, probe_app
+from factsheet.cli.probe import parse_goodput, probe_app
 from probes.core.digests import sha256_bytes
 from probes.load.records import load_records
 from probes.targets.mock_server import MockServerConfig, running

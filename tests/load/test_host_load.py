@@ -19,9 +19,9 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
+from factsheet.document.schema import Factsheet
 from factsheet.render.sheet import render_html
-from factsheet.schema import Factsheet
 from probes.core.measurement import NotMeasured
 from probes.hostload import HostLoad, HostLoadMeter, Snapshot, between, snapshot
 from probes.targets.mock_server import MockServerConfig, running

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from factsheet.cli_probe import probe_app
+from factsheet.cli.probe import probe_app
 from probes.core.errors import InputError
 from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_RUN_S, MAX_THINK_MS
 from probes.load import runner as runner_mod

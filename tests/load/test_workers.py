@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli_probe import probe_app
+from factsheet.cli.probe import probe_app
 from probes.core.measurement import summarize
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO, LoadPoint

@@ -10,7 +10,7 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli_probe import probe_app
+from factsheet.cli.probe import probe_app
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
 from probes.load.workers import WorkersError

@@ -2,10 +2,11 @@
 
 import pytest
 
-from factsheet.predictor import PredictorSpec, build_predictor
-from factsheet.predictor.section import AccuracyStatement
+from factsheet.build.predictor import build_predictor
+from factsheet.build.predictor_spec import PredictorSpec
+from factsheet.document.predictor import AccuracyStatement
+from factsheet.document.schema import Factsheet
 from factsheet.render import render_html
-from factsheet.schema import Factsheet
 from tests.support import sheet_fixture as fx
 from tuner.predictor.predict import accuracy_statement
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from factsheet.document.schema import headline_index
 from factsheet.publish.contents import (
     BOUND_SUFFIXES,
     METRIC_NAMES,
@@ -16,7 +17,6 @@ from factsheet.publish.contents import (
     collect,
     metrics,
 )
-from factsheet.schema import headline_index
 from probes.core.errors import CheckFailed
 from probes.load.stats import proportion_ci
 from tests.support import sheet_fixture as fx
@@ -113,7 +113,7 @@ def test_without_mlflow_installed_publishing_names_the_extra(monkeypatch):
 def test_a_spec_publish_section_is_checked_when_the_spec_is_read(tmp_path):
     from typer.testing import CliRunner
 
-    from factsheet.cli import app
+    from factsheet.cli.commands import app
 
     spec = tmp_path / "model.yaml"
     spec.write_text(

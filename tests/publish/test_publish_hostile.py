@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from factsheet.publish import mlflow as publish_mlflow
 from factsheet.publish.spec import shown_uri
 from factsheet.untrusted.limits import MAX_MLFLOW_RESPONSE_BYTES

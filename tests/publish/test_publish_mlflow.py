@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
+from factsheet.document.schema import headline_index
 from factsheet.publish.contents import DIGEST_TAG, VERDICT_TAG, metrics
-from factsheet.schema import headline_index
-from factsheet.validate import load_factsheet
+from factsheet.rederive.validate import load_factsheet
 from probes.targets.ports import free_port
 from tests.publish.mlflow_server import mlflow_server, refusing_proxy
 from tests.support.compliance_builds import build, spec_text

@@ -15,9 +15,9 @@ import json
 import numpy as np
 import pytest
 
-from factsheet.glance import glance_rows
+from factsheet.document.schema import CapacitySection, LoadPointEntry, LoadSection, RecordsFile
 from factsheet.render import render_html
-from factsheet.schema import CapacitySection, LoadPointEntry, LoadSection, RecordsFile
+from factsheet.render.glance import glance_rows
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import find_capacity
 from probes.load.metrics import compute_metrics

@@ -14,9 +14,9 @@ import xml.etree.ElementTree as ET
 import pypdf
 import pytest
 
-from factsheet.outputs import FACTSHEET_JSON as JSON_NAME
+from factsheet.document.files import FACTSHEET_JSON as JSON_NAME
+from factsheet.document.schema import Factsheet
 from factsheet.render import RenderError, json_to_attach, render_all, render_html
-from factsheet.schema import Factsheet
 from tests.render.page import Page
 from tests.support import sheet_fixture as fx
 

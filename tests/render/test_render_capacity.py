@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from factsheet.document.schema import CapacitySection, RecordsFile
 from factsheet.render import render_html
-from factsheet.schema import CapacitySection, RecordsFile
 from probes.load.capacity import find_capacity
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from factsheet.export.text import shown_text, terminal_text
+from factsheet.rederive.validate import load_factsheet
 from factsheet.render.sheet import render_all, render_html
 from factsheet.untrusted.limits import MAX_SHOWN_CHARS
-from factsheet.validate import load_factsheet
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0" / "factsheet.json"
 RAW = re.compile(

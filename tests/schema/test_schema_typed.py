@@ -4,7 +4,7 @@ An untyped place is a schema that says nothing about its value: `{}` or `true` (
 with none of type/$ref/anyOf/oneOf/allOf/const/enum, or an object with neither `properties` nor an
 `additionalProperties` schema (`dict` / `dict[str, Any]`)."""
 
-from factsheet.json_schemas import json_schemas
+from factsheet.api.json_schemas import json_schemas
 
 TYPED = ("type", "$ref", "anyOf", "oneOf", "allOf", "const", "enum")
 NESTED_MAPS = ("properties", "$defs", "patternProperties")

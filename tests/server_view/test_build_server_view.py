@@ -8,10 +8,10 @@ import json
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
+from factsheet.document.schema import SCHEMA_VERSION
 from factsheet.rederive import rederive
-from factsheet.schema import SCHEMA_VERSION
-from factsheet.validate import load_factsheet
+from factsheet.rederive.validate import load_factsheet
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support import mock_spec

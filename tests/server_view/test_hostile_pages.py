@@ -14,7 +14,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.core.measurement import NotMeasured
 from probes.core.untrusted.limits import MAX_METRICS_PAGE_BYTES, MAX_METRICS_SERIES
 from probes.server_view.page import PageError, PageUnusable, parse_page

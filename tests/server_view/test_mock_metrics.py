@@ -10,7 +10,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 from probes.core.measurement import NotMeasured
 from probes.load import SLO, LoadPoint, run_point
 from probes.load.capacity import judge_point

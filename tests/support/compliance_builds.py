@@ -12,7 +12,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from factsheet.cli import app
+from factsheet.cli.commands import app
 
 runner = CliRunner()
 MIN_E2EL_MS = 20 + 7 * 5

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from factsheet.schema import (
+from factsheet.document.schema import (
     AccuracySection,
     EnergySection,
     Factsheet,

@@ -9,8 +9,8 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
-from factsheet.schema import SCHEMA_VERSION
+from factsheet.cli.commands import app
+from factsheet.document.schema import SCHEMA_VERSION
 from probes.targets.mock_server import MockServerConfig, running
 
 runner = CliRunner()

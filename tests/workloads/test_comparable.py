@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from factsheet.compliance.diff import workload_key
-from factsheet.schema import LoadPointEntry
+from factsheet.document.schema import LoadPointEntry
 from probes.load.workloads.profiles import SyntheticProfile
 
 FIXTURE = Path(__file__).resolve().parents[1] / "factsheet/fixtures/factsheet-1.0.0/factsheet.json"

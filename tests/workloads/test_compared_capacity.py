@@ -17,8 +17,8 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli import app
-from factsheet.schema import SCHEMA_VERSION
+from factsheet.cli.commands import app
+from factsheet.document.schema import SCHEMA_VERSION
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.fake_http import Recording, serving
 
@@ -189,8 +189,8 @@ def test_bad_compared_workload_is_one_line_exit_2(tmp_path, compared, message):
 def test_mlflow_metrics_carry_both_capacities_and_page_ones_run(built):
     """The registry's metrics are page 1's figures: each capacity (a compared one named by its profile) and
     the load figures of the run page 1 states (the capacity confirmation, not the sweep's busiest point)."""
+    from factsheet.document.schema import Factsheet
     from factsheet.publish.contents import metrics
-    from factsheet.schema import Factsheet
 
     sheet = Factsheet.model_validate_json((built / "factsheet.json").read_text())
     got = metrics(sheet)

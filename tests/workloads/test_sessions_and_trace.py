@@ -151,7 +151,7 @@ def test_requests_digest_is_the_digest_of_the_bodies_the_server_received():
 def test_probe_load_runs_a_profile_and_prints_ttft_by_turn(tmp_path):
     from typer.testing import CliRunner
 
-    from factsheet.cli_probe import probe_app
+    from factsheet.cli.probe import probe_app
 
     out = tmp_path / "o"
     with running(MockServerConfig(ttft_ms=20, itl_ms=2, numbered_replies=True)) as url:

@@ -8,7 +8,7 @@ import tracemalloc
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.cli_probe import probe_app
+from factsheet.cli.probe import probe_app
 from probes.core.errors import InputError
 from probes.core.untrusted import limits
 from probes.load.workloads.context import BuildContext

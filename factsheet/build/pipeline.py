@@ -1,0 +1,522 @@
+"""Assembly: spec → target → measurements (raw records kept) → factsheet."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from factsheet.binding import (
+    Context,
+    accuracy_context,
+    capacity_step_context,
+    energy_context,
+    load_point_context,
+    server_scrapes_context,
+)
+from factsheet.build import provenance as prov
+from factsheet.build.checkpoint import Checkpoints, Key, prepare_output
+from factsheet.build.output_folder import OutputDir
+from factsheet.build.predictor import build_predictor
+from factsheet.build.spec import NOT_REQUESTED, BuildSpec, CapacitySpec
+from factsheet.document.files import SCRAPES_SUFFIX
+from factsheet.document.headline.figures import headline
+from factsheet.document.schema import (
+    AccuracySection,
+    CapacitySection,
+    ComparedWorkload,
+    EnergySection,
+    Factsheet,
+    Identity,
+    LoadPointEntry,
+    LoadSection,
+    Provenance,
+    RecordsFile,
+    SystemSection,
+    headline_index,
+)
+from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
+from probes.core.digests import sha256_bytes, sha256_json
+from probes.core.measurement import NotMeasured
+from probes.core.progress import Bars, duration, no_bars
+from probes.energy import EnergyMonitor, carbon_figures, energy_figures
+from probes.hostload import HostLoad
+from probes.load.capacity import find_capacity, point_runner
+from probes.load.point import LoadPoint
+from probes.load.records import records_jsonl
+from probes.load.runner import PointResult, run_point
+from probes.load.workers import check_split, resolve_workers
+from probes.load.workers.ray_fleet import check_address
+from probes.load.workloads.context import BuildContext
+from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
+from probes.load.workloads.registry import build_plan
+from probes.server_view import check_endpoint, scrapes_jsonl
+from probes.targets import LiveTarget, VllmTarget, open_target
+from tuner import TuningResult, run_tuning
+
+Log = Callable[[str], None]
+
+
+class _Run:
+    """State of one build: the spec, the live target, the output folder, what is measured so far."""
+
+    def __init__(self, spec: BuildSpec, out: OutputDir, log: Log, bar: Bars, checkpoints: Checkpoints):
+        self.spec, self.out, self.log, self.bar = spec, out, log, bar
+        self.checkpoints = checkpoints
+        self.target_id = ""  # digest of the target section and the weights served: part of every key
+        self.live: LiveTarget | None = None
+        self.monitor: EnergyMonitor | None = None
+        self.idle = None
+        self.host = prov.host_info()  # read once: the energy estimate and the system section share it
+
+
+def build(
+    spec: BuildSpec,
+    spec_path: Path,
+    spec_raw: bytes,
+    out_dir: Path,
+    log: Log = print,
+    bar: Bars = no_bars,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> Factsheet:
+    """Measure what the spec asks. With `resume`, measurements checkpointed in `out_dir` by an earlier
+    (interrupted) build of an unchanged spec section and target are reused; without it, a non-empty
+    `out_dir` is refused (or, with `overwrite`, the earlier build's files are removed first)."""
+    started, t0 = prov.utc_now(), time.monotonic()
+    out = OutputDir(out_dir)
+    out.check_writable()
+    prepare_output(out.root, resume=resume, overwrite=overwrite)
+    run = _Run(spec, out, log, bar, Checkpoints(out, resume=resume, log=log))
+    _preflight(spec)
+    log(f"target: {spec.target.kind} — starting / checking")
+    with open_target(spec.target) as live, _energy_monitor(run):
+        run.live = live
+        run.target_id = sha256_json([spec.target, live.prepared_model])
+        log(f"target up at {live.base_url} (model {live.model})")
+        _check_metrics_page(run)
+        # The workload joins the key only when the spec names one: older builds' checkpoints keep resuming.
+        shape = [spec.load.slo, spec.load.server_view, *_workload_key(spec), *_workers_key(spec)]
+        point_keys = [_key(run, p, *shape) for p in spec.load.load_points(live.supports_ignore_eos)]
+        energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
+        energy = _reused_energy(run, energy_key)
+        if run.monitor is not None and energy is None:
+            log(f"energy: measuring idle power for {spec.energy.idle_s:g} s")
+            run.idle = run.monitor.measure_idle(spec.energy.idle_s)
+        # Energy rests on the monitor's window over a load point: without its checkpoint, the points run again.
+        points = _measure_load(run, point_keys, reuse=spec.energy is None or energy is not None)
+        energy = energy or _energy(run, points, energy_key)
+        capacity = _capacity(run)
+        compared = _compared_workloads(run)
+        accuracy = _accuracy(run)
+        system = _system(run, spec_path.parent)
+    tuning = _tuning(run)  # after the build's server is stopped
+    if resume:
+        log(run.checkpoints.summary())
+        for stale in run.checkpoints.remove_stale():
+            log(f"resume: removed {stale} (not part of this build)")
+    sheet = Factsheet(
+        name=spec.name,
+        identity=Identity(
+            **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
+        ),
+        system=system,
+        load=LoadSection(
+            points=points, capacity=capacity, rationale=spec.load.rationale, compared_workloads=compared
+        ),
+        accuracy=accuracy,
+        energy=energy,
+        tuning=tuning,
+        predictor=build_predictor(spec.predictor, out_dir, log),  # after the build's server is stopped
+        provenance=_provenance(spec_path, spec_raw, started, t0),
+    )
+    return sheet.model_copy(update={"headline": headline(sheet)})  # page 1's figures, from the sheet itself
+
+
+def _check_metrics_page(run: _Run) -> None:
+    """A /metrics page that is not Prometheus text stops the build before anything is measured (exit 2);
+    a target without one is measured without the server view (each point says why)."""
+    live = run.live
+    if run.spec.load.server_view.scrape:
+        missing = check_endpoint(
+            live.base_url, {"Authorization": f"Bearer {live.api_key}"} if live.api_key else {}
+        )
+        if missing is not None:
+            run.log(f"server view: not measured: {missing.reason}")
+
+
+def _scrapes(run: _Run, records_name: str, result: PointResult, measured_in: Context):
+    """The run's /metrics scrapes beside its request records, bound to the same run; None when none."""
+    if not isinstance(result.scrapes, list):
+        return None
+    view = run.spec.load.server_view
+    return run.checkpoints.records(
+        records_name.removesuffix(".jsonl") + SCRAPES_SUFFIX,
+        scrapes_jsonl(result.scrapes),
+        len(result.scrapes),
+        server_scrapes_context(measured_in, view.interval_s, view.stop_when_saturated),
+    )
+
+
+def _preflight(spec: BuildSpec) -> None:
+    """Inputs that can be checked before a server is started: fail in seconds, not after the load runs."""
+    if spec.accuracy is not None:
+        load_dataset(spec.accuracy.dataset)
+    points = spec.load.load_points(True)  # a trace is read (and checked line by line) here
+    plan = build_plan(
+        _profile(spec), BuildContext(1, spec.load.seed, points[0].input_len, points[0].output_len)
+    )
+    workers = _workers_of(spec)
+    for point in points:
+        check_split(point, plan, workers, "load.workers")
+    if spec.load.executor == "ray" and spec.load.ray_address:
+        check_address(spec.load.ray_address)
+
+
+def _workload_key(spec: BuildSpec) -> list:
+    return [spec.load.workload] if spec.load.workload else []
+
+
+def _workers_key(spec: BuildSpec) -> list:
+    # Joins the key only when the load is split: one worker's checkpoints keep resuming as before.
+    load = spec.load
+    if load.workers == 1 and load.executor == "processes":
+        return []
+    return [{"workers": load.workers, "executor": load.executor, "ray_address": load.ray_address}]
+
+
+def _workers_of(spec: BuildSpec) -> int:
+    return resolve_workers(spec.load.workers, "load.workers", spec.load.executor)
+
+
+def _workers(run: _Run) -> dict:
+    load = run.spec.load
+    return {"workers": _workers_of(run.spec), "executor": load.executor, "ray_address": load.ray_address}
+
+
+def _profile(spec: BuildSpec) -> WorkloadProfile:
+    return spec.load.workload or SyntheticProfile()
+
+
+@contextlib.contextmanager
+def _energy_monitor(run: _Run):
+    if run.spec.energy is None:
+        yield
+        return
+    with EnergyMonitor(run.spec.energy) as monitor:
+        run.monitor = monitor
+        yield
+
+
+def _key(run: _Run, *section: object) -> Key:
+    """What a measurement depends on: its spec section (and inputs), and the target's identity."""
+    return {"spec": sha256_json(list(section)), "target": run.target_id}
+
+
+def _reused_energy(run: _Run, key: Key) -> EnergySection | None:
+    if run.spec.energy is None:
+        return None
+    return run.checkpoints.reuse("energy", key, EnergySection, "energy")
+
+
+def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointEntry]:
+    live, entries = run.live, []
+    points = run.spec.load.load_points(live.supports_ignore_eos)
+    if run.checkpoints.resume and not reuse:
+        run.log("resume: load points measured again (the energy figures need the monitor over their window)")
+    for i, (point, key) in enumerate(zip(points, keys, strict=True), 1):
+        label = f"load {i}/{len(points)}: {point.label}"
+        name = f"load-{i:02d}"
+        saved = run.checkpoints.reuse(name, key, LoadPointEntry, label) if reuse else None
+        if saved is not None:
+            entries.append(saved)
+            continue
+        run.log(f"{label}, {point.num_requests} requests")
+        result = asyncio.run(
+            run_point(
+                live.base_url,
+                live.model,
+                point,
+                run.spec.load.slo,
+                api_key=live.api_key,
+                tokenizer_path=live.tokenizer_path,
+                progress=run.bar(label),
+                profile=_profile(run.spec),
+                server_view=run.spec.load.server_view,
+                server_pid=live.server_pid,
+                **_workers(run),
+            )
+        )
+        data = records_jsonl(result.records)
+        context = load_point_context(result)
+        records = run.checkpoints.records(f"load-{i:02d}.jsonl", data, len(result.records), context)
+        scrapes = _scrapes(run, f"load-{i:02d}.jsonl", result, context)
+        entry = LoadPointEntry(
+            result=result, records=records, server_records=scrapes, host_load=result.host_load
+        )
+        entries.append(entry)
+        run.checkpoints.save(name, key, entries[-1], label)
+        m = result.metrics
+        run.log(
+            f"  completed {m.completed}, failed {m.failed}, output {_fmt(m.output_throughput, '.1f')} tok/s, "
+            f"ttft p50 {_fmt(m.ttft_ms.p(50), '.0f')} ms, e2el p99 {_fmt(m.e2el_ms.p(99), '.0f')} ms"
+        )
+    return entries
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def _capacity(run: _Run) -> CapacitySection | NotMeasured:
+    """The load section's capacity search, on the first load point's shape and the section's workload."""
+    spec = run.spec.load.capacity
+    if spec is None:
+        return NotMeasured(reason=NOT_REQUESTED)
+    first = run.spec.load.load_points(run.live.supports_ignore_eos)[0]  # as the factsheet states it
+    depends_on = sha256_json([spec, *_workload_key(run.spec)])
+    search = _Search(spec, first, _profile(run.spec), "capacity", depends_on)
+    return _search_capacity(run, search)
+
+
+def _compared_workloads(run: _Run) -> list[ComparedWorkload]:
+    """Capacity at SLO for each compared workload profile, on the same target, SLO, seed and knob."""
+    out = []
+    for compared in run.spec.load.compared_workloads:
+        template = run.spec.load.compared_template(compared, run.live.supports_ignore_eos)
+        name = compared.workload.profile
+        search = _Search(
+            compared.capacity, template, compared.workload, f"capacity-{name}", sha256_json([compared]),
+            what=f"capacity {name}", bound_workload=compared.workload,
+        )  # fmt: skip
+        out.append(
+            ComparedWorkload(
+                workload=compared.workload, template=template, capacity=_search_capacity(run, search)
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _Search:
+    """One capacity search of a build: its spec, the shape every probe takes (`template`), the workload it
+    sends, the stem of its records and checkpoints, and what its checkpoints depend on beyond each step
+    (the target joins in `_key`)."""
+
+    spec: CapacitySpec
+    template: LoadPoint
+    profile: WorkloadProfile
+    stem: str
+    depends_on: str  # digest of its spec section (and the workload the load section names)
+    what: str = "capacity"
+    bound_workload: WorkloadProfile | None = None  # a compared workload's records also bind its profile
+
+
+def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
+    spec, live = search.spec, run.live
+    template = search.template.model_copy(update={"num_requests": spec.num_requests})
+    records: list[RecordsFile] = []
+    rates: dict[float, float | None] = {}  # value -> its search probe's completed req/s
+    scrapes: list[RecordsFile | None] = []
+    loads: list[HostLoad | NotMeasured | None] = []  # the host's own load over each probe
+
+    def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
+        runner = point_runner(
+            live.base_url,
+            live.model,
+            template.model_copy(update={"num_requests": requests}),
+            run.spec.load.slo,
+            knob=spec.knob,
+            api_key=live.api_key,
+            tokenizer_path=live.tokenizer_path,
+            profile=search.profile,
+            server_view=run.spec.load.server_view,
+            server_pid=live.server_pid,
+            **_workers(run),
+        )
+
+        def probe(value: float) -> PointResult:
+            # The search is deterministic given its results: a resumed build replays its checkpoints.
+            label = f"{search.what} {kind}: {spec.knob} {value:g}"
+            name = f"{search.stem}-{len(records) + 1:02d}"
+            key = _capacity_key(run, search, template, kind, requests, value)
+            saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
+            if saved is not None:
+                records.append(saved.records)
+                scrapes.append(saved.server_records)
+                loads.append(saved.host_load)
+                return saved.result
+            run.log(f"{label}, {requests} requests{_expected(rates.get(value), requests)}")
+            result = runner(value, run.bar(label))
+            rates.setdefault(value, result.metrics.request_throughput)
+            data = records_jsonl(result.records)
+            context = capacity_step_context(
+                spec.knob,
+                value,
+                len(records),
+                confirmation=kind == "confirmation",
+                template=search.template,
+                slo=run.spec.load.slo,
+                workload=search.bound_workload,
+            )
+            records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records), context))
+            scrapes.append(_scrapes(run, f"{name}.jsonl", result, context))
+            loads.append(result.host_load)
+            entry = LoadPointEntry(
+                result=result, records=records[-1], server_records=scrapes[-1], host_load=loads[-1]
+            )
+            run.checkpoints.save(name, key, entry, label)
+            return result
+
+        return probe
+
+    confirm = spec.confirm_requests
+    then = f", then up to {spec.max_confirmations} confirmation(s) of {confirm} requests" if confirm else ""
+    run.log(f"{search.what} at SLO: at most {spec.max_points} probes of {spec.num_requests} requests{then}")
+    result = find_capacity(
+        prober(spec.num_requests, "probe"),
+        run.spec.load.slo,
+        knob=spec.knob,
+        start=spec.start,
+        max_value=spec.max_value,
+        min_attainment=spec.min_attainment,
+        tolerance=spec.tolerance,
+        max_points=spec.max_points,
+        confirm=prober(confirm, "confirmation") if confirm else None,
+        max_confirmations=spec.max_confirmations,
+    )
+    low, high = result.range
+    run.log(
+        f"  {search.what} at SLO: {result.capacity} ({result.stop_reason}); "
+        f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
+    )
+    return CapacitySection(result=result, records=records, server_records=scrapes, host_load=loads)
+
+
+def _capacity_key(
+    run: _Run, search: _Search, template: LoadPoint, kind: str, requests: int, value: float
+) -> Key:
+    """What a capacity step's checkpoint depends on: the search (its spec, and the workload when the spec
+    names one), its template point, the SLO, scraping and the step (probe or confirmation, size, value)."""
+    load = run.spec.load
+    return _key(run, search.depends_on, template, load.slo, load.server_view, kind, requests, value)
+
+
+def _expected(rate: float | None, requests: int) -> str:
+    """How long a run of `requests` takes at `rate` req/s (the search probe's at the same value): said
+    before a confirmation starts, so a reader knows the longest step's length before its bar has a rate."""
+    if not rate:
+        return ""
+    return f", about {duration(requests / rate)} at its search probe's {rate:.3g} req/s"
+
+
+def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection | NotMeasured:
+    if run.spec.energy is None:
+        return NotMeasured(reason=NOT_REQUESTED)
+    entry = energy_point(points)
+    if entry is None:
+        return NotMeasured(reason="no load point completed a request, so there is no steady window")
+    result: PointResult = entry.result
+    run.monitor.sample()  # a reading after the window's end, so its edge is covered
+    window = run.monitor.window(*result.window_epoch)
+    figures = energy_figures(
+        window,
+        run.idle,
+        requests=result.metrics.completed,
+        output_tokens=result.metrics.total_output_tokens,
+        config=run.spec.energy,
+        cpu_model=run.host.cpu_model,
+    )
+    samples = run.monitor.samples()
+    data = b"".join(c.model_dump_json().encode() + b"\n" for c in samples)
+    section = EnergySection(
+        energy=figures,
+        carbon=carbon_figures(figures.energy_kwh(), run.spec.energy),
+        records=run.checkpoints.records(
+            "energy-samples.jsonl", data, len(samples), energy_context(figures, result)
+        ),
+    )
+    run.checkpoints.save("energy", key, section, "energy")
+    return section
+
+
+def energy_point(points: list[LoadPointEntry]) -> LoadPointEntry | None:
+    """Energy and performance from the same run: the steady window of the headline load point."""
+    i = headline_index(points)
+    return points[i] if i is not None and points[i].result.window_epoch else None
+
+
+def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
+    if run.spec.accuracy is None:
+        return NotMeasured(reason=NOT_REQUESTED)
+    live, key = run.live, _key(run, run.spec.accuracy)
+    saved = run.checkpoints.reuse("accuracy", key, AccuracySection, "accuracy")
+    if saved is not None:
+        return saved
+    run.log("accuracy: HumanEval+ generation and sandboxed evaluation")
+    result: AccuracyResult = asyncio.run(
+        run_humaneval(
+            f"{live.base_url}/v1",
+            live.model,
+            run.spec.accuracy,
+            api_key=live.api_key,
+            progress=run.bar("HumanEval+ generation"),
+        )
+    )
+    lines = [t.model_dump_json().encode() + b"\n" for t in result.per_task]
+    records = run.checkpoints.records(
+        "humaneval.jsonl", b"".join(lines), len(lines), accuracy_context(result)
+    )
+    section = AccuracySection(result=result, records=records)
+    run.checkpoints.save("accuracy", key, section, "accuracy")
+    return section
+
+
+def _tuning(run: _Run) -> TuningResult | NotMeasured:
+    """Runs after the build's own server is stopped: the tuner starts servers with its own flags."""
+    if run.spec.tuning is None:
+        return NotMeasured(reason=NOT_REQUESTED)
+    key = _key(run, run.spec.tuning)
+    saved = run.checkpoints.reuse("tuning", key, TuningResult, "tuning")
+    if saved is not None:
+        return saved
+    run.log(f"tuning: SLO-Tuner, time budget {run.spec.tuning.time_budget_s:g} s")
+    bar = run.bar(f"tuning (seconds of its {run.spec.tuning.time_budget_s:g} s budget)")
+    result = run_tuning(run.spec.target, run.spec.tuning, log=run.log, progress=bar)
+    run.checkpoints.save("tuning", key, result, "tuning")
+    return result
+
+
+def _system(run: _Run, spec_dir: Path) -> SystemSection:
+    live, target = run.live, run.spec.target
+    python = target.serving_python() if isinstance(target, VllmTarget) else None
+    engine = prov.recorded_engine(live.engine, spec_dir) if live.engine is not None else None
+    return SystemSection(
+        target_kind=live.kind,
+        base_url=live.base_url if live.kind == "endpoint" else None,
+        engine=engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),
+        host=run.host,
+        python=prov.python_version(),
+        libraries=prov.library_versions(),
+        serving_libraries=prov.serving_library_versions(python),
+    )
+
+
+def _provenance(spec_path: Path, spec_raw: bytes, started: str, t0: float) -> Provenance:
+    commit, dirty = prov.git_state()
+    return Provenance(
+        tool_version=prov.tool_version(),
+        git_commit=commit,
+        git_dirty=dirty,
+        spec_file=spec_path.name,
+        spec_sha256=sha256_bytes(spec_raw),
+        command=prov.recorded_command(sys.argv, spec_path.parent),
+        started_at=started,
+        finished_at=prov.utc_now(),
+        wall_time_s=round(time.monotonic() - t0, 2),
+    )

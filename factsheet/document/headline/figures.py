@@ -1,0 +1,226 @@
+"""The headline computed from a factsheet: each page-1 figure with its value, interval, n, verdict, source
+and rule. Nothing here is new evidence: every value is read from the sheet (pass@1's Clopper–Pearson
+interval over tasks is computed from its stated rate and task count)."""
+
+from __future__ import annotations
+
+from factsheet.document.headline.model import Figure, Headline, Interval, Verdict
+from factsheet.document.headline.select import Run, answer_run, confirmation_run, informative_run
+from factsheet.document.schema import CapacitySection, Factsheet
+from probes.core.measurement import NotMeasured
+from probes.load.capacity import RANGE_METHOD
+from probes.load.metrics import LATENCY_LABELS, LoadMetrics
+from probes.load.stats import PROPORTION_CI_METHOD, proportion_ci
+
+LATENCIES = ("e2el_ms", "ttft_ms", "tpot_ms")  # page 1's p99s, in its order
+OPEN_BRACKET = "every probe up to the search's maximum passed"
+RULE_PASS_AT_1 = "HumanEval+ pass@1 with the plus tests where they ran, else the base tests"
+RULE_ENERGY = "gross energy over the headline load point's window, per 1,000 requests"
+# A p99's sample verdict (probes.load.stats.claim_verdict) as a headline verdict.
+_P99_VERDICT: dict[str, Verdict] = {
+    "conclusive_pass": "sufficient",
+    "conclusive_fail": "conclusive_fail",
+    "insufficient": "insufficient",
+}
+
+
+def headline(sheet: Factsheet) -> Headline:
+    """Page 1's figures of `sheet`, in page order."""
+    run = informative_run(sheet.load)
+    return Headline(
+        figures=[*_capacities(sheet), *_run_figures(sheet, run), _pass_at_1(sheet), _energy(sheet)]
+    )
+
+
+def stated_or_computed(sheet: Factsheet) -> Headline:
+    """The headline the sheet states, or (a document older than schema 1.6.0) the one computed from it.
+    Read it from a sheet that validated: `validate` vouches that the stated one is the computed one."""
+    return sheet.headline if sheet.headline is not None else headline(sheet)
+
+
+def _nm(id: str, label: str, unit: str, reason: str, source: str, rule: str) -> Figure:
+    return Figure(id=id, label=label, value=None, unit=unit, interval=None, n=None, verdict="not_measured",
+                  source=source, rule=rule, note=reason)  # fmt: skip
+
+
+# --- capacity at SLO ------------------------------------------------------------------------------------
+
+
+def _capacities(sheet: Factsheet) -> list[Figure]:
+    """The load section's capacity, then each compared workload's, each naming its profile."""
+    if isinstance(sheet.load, NotMeasured):
+        return [_nm("capacity_at_slo", "Capacity at SLO", "", sheet.load.reason, "/load", RULE_ANSWER_WORDS)]
+    out = [_capacity("capacity_at_slo", sheet.load.capacity, "/load/capacity", sheet.load.profile())]
+    for k, c in enumerate(sheet.load.compared_workloads):
+        base = f"/load/compared_workloads/{k}/capacity"
+        out.append(_capacity(f"capacity_at_slo.{c.workload.profile}", c.capacity, base, c.workload.profile))
+    return out
+
+
+RULE_ANSWER_WORDS = (
+    "the highest probed value whose last run passed the SLO (probes.load.capacity.answer), stated with the "
+    "run at it"
+)
+
+
+def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: str) -> Figure:
+    label = "Capacity at SLO"
+    if isinstance(cap, NotMeasured):
+        return _nm(id, label, "", cap.reason, base, RULE_ANSWER_WORDS).model_copy(update={"profile": profile})
+    r = cap.result
+    unit = "req/s" if r.knob == "rate" else "concurrent users"
+    run = answer_run(cap, base) or confirmation_run(cap, base)  # no answer: the run that showed none meets
+    rests_on = [f"p99 {LATENCY_LABELS.get(r.slo.p99_metric, r.slo.p99_metric)} ≤ "
+                f"{r.slo.thresholds()[r.slo.p99_metric]:g} ms"]  # fmt: skip
+    if r.min_attainment is not None:
+        rests_on.append(f"SLO attainment ≥ {r.min_attainment:.1%} (min_attainment)")
+    low, high = r.range
+    interval = None if low is None and high is None else Interval(lower=low, upper=high, method=RANGE_METHOD)
+    verdict, note = _capacity_verdict(cap, run)
+    return Figure(
+        id=id, label=label, value=r.capacity, unit=unit, lower_bound=verdict == "lower_bound",
+        interval=interval, n=run.metrics.measured if run else None, verdict=verdict,
+        source=run.pointer if run else f"{base}/result", run=run.where if run else None,
+        rule=RULE_ANSWER_WORDS, note=note, profile=profile,
+        slo_attainment=run.metrics.slo_attainment if run and r.capacity is not None else None,
+        rests_on=rests_on,
+    )  # fmt: skip
+
+
+def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, str]:
+    """What the search established about its capacity, and the verdict that says so."""
+    r = cap.result
+    if r.capacity is None:
+        verdict = p99_verdict(run.metrics, r.slo.p99_metric) if run else "insufficient"
+        note = f"no probed {r.knob} passed ({r.stop_reason})"
+        return ("conclusive_fail" if verdict == "conclusive_fail" else "insufficient"), note
+    if r.confirmed is False:
+        failed = [p for p in r.points if p.confirmation and not p.passed]
+        tried = ", ".join(f"{p.value:g}" for p in failed)
+        return "not_confirmed", (
+            f"not confirmed: the long confirmation run(s) at {r.knob} {tried} failed; established: the search "
+            f"probes passed at {r.capacity:g} (short runs, indicative)"
+        )
+    if r.bracket[1] is None:
+        return "lower_bound", f"≥ {r.capacity:g} ({OPEN_BRACKET})"
+    if r.insufficient_samples:
+        return "insufficient", "the p99 at the capacity rests on too few samples (MLPerf early stopping)"
+    return "sufficient", ""
+
+
+# --- the run page 1 states ------------------------------------------------------------------------------
+
+
+def p99_verdict(m: LoadMetrics, metric: str) -> Verdict:
+    """A p99's verdict from its sample sufficiency (before schema 1.3.0, which recorded no verdict: whether
+    MLPerf early stopping's n was reached)."""
+    suff = m.sample_sufficiency.get(metric)
+    if suff is None:
+        return "insufficient"
+    if suff.verdict is not None:
+        return _P99_VERDICT[suff.verdict]
+    return "sufficient" if suff.sufficient else "insufficient"
+
+
+def _run_figures(sheet: Factsheet, run: Run | None) -> list[Figure]:
+    labels = [(f"{k}.p99", f"p99 {LATENCY_LABELS.get(k, k)}", "ms") for k in LATENCIES]
+    labels += [("goodput", "Goodput", "req/s"), ("slo_attainment", "SLO attainment", "fraction")]
+    if run is None:
+        reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
+        return [_nm(id, label, unit, reason, "/load", RULE_HEADLINE_WORDS) for id, label, unit in labels]
+    out = [_p99(run, k, label) for k, (_, label, _) in zip(LATENCIES, labels, strict=False)]
+    return [*out, _goodput(run), _attainment(run)]
+
+
+RULE_HEADLINE_WORDS = "the capacity's run (see the capacity's rule), else the headline load point"
+
+
+def _where(run: Run, id: str, label: str, unit: str) -> dict:
+    return {"id": id, "label": label, "unit": unit, "source": f"{run.pointer}/metrics", "run": run.where,
+            "rule": run.rule}  # fmt: skip
+
+
+def _p99(run: Run, metric: str, label: str) -> Figure:
+    m = run.metrics
+    dist = getattr(m, metric)
+    value = dist.p(99)
+    if value is None:
+        return Figure(**_where(run, f"{metric}.p99", label, "ms"), value=None, interval=None, n=dist.n,
+                      verdict="not_measured", note="no completed request")  # fmt: skip
+    ci = m.percentile_ci.get(f"{metric}.p99")
+    interval = Interval(lower=ci.lower, upper=ci.upper, method=ci.method) if ci else None
+    suff = m.sample_sufficiency.get(metric)
+    note = ""
+    if suff is not None and suff.verdict is None and not suff.sufficient and suff.n_required is not None:
+        note = f"too few samples ({suff.n_required} needed)"
+    return Figure(
+        **_where(run, f"{metric}.p99", label, "ms"), value=value, interval=interval, n=dist.n,
+        verdict=p99_verdict(m, metric), threshold_ms=suff.threshold_ms if suff else None, note=note,
+    )  # fmt: skip
+
+
+def _goodput(run: Run) -> Figure:
+    m = run.metrics
+    where = _where(run, "goodput", "Goodput", "req/s")
+    if m.goodput is None:
+        return Figure(**where, value=None, interval=None, n=m.measured, verdict="not_measured",
+                      note="the spec sets no SLO threshold")  # fmt: skip
+    g = m.goodput_ci
+    bounded = g is not None and g.lower is not None
+    interval = Interval(lower=g.lower, upper=g.upper, method=g.method) if bounded else None
+    return Figure(**where, value=m.goodput, interval=interval, n=m.measured,
+                  verdict="sufficient" if bounded else "insufficient")  # fmt: skip
+
+
+def _attainment(run: Run) -> Figure:
+    m = run.metrics
+    where = _where(run, "slo_attainment", "SLO attainment", "fraction")
+    if m.slo_attainment is None:
+        return Figure(**where, value=None, interval=None, n=m.measured, verdict="not_measured",
+                      note="the spec sets no SLO threshold")  # fmt: skip
+    a = m.goodput_ci.attainment if m.goodput_ci else None
+    interval = Interval(lower=a.lower, upper=a.upper, method=a.method) if a and a.lower is not None else None
+    return Figure(**where, value=m.slo_attainment, interval=interval, n=m.measured,
+                  verdict="sufficient" if interval else "insufficient")  # fmt: skip
+
+
+# --- pass@1 and energy ----------------------------------------------------------------------------------
+
+
+def _pass_at_1(sheet: Factsheet) -> Figure:
+    id, label, source = "pass_at_1", "pass@1", "/accuracy"
+    if isinstance(sheet.accuracy, NotMeasured):
+        return _nm(id, label, "fraction", sheet.accuracy.reason, source, RULE_PASS_AT_1)
+    r = sheet.accuracy.result
+    tests = "plus" if r.pass_rates.plus else "base"
+    v = (r.pass_rates.plus or r.pass_rates.base).get("pass@1")
+    source = f"/accuracy/result/pass_rates/{tests}/pass@1"
+    if v is None:
+        return _nm(id, label, "fraction", "pass@1 not reported", source, RULE_PASS_AT_1)
+    n, k = r.pass_rates.n_tasks, r.pass_rates.n_samples_per_task
+    interval = None
+    if k == 1 and n:
+        ci = proportion_ci(round(v * n), n)
+        interval = Interval(lower=ci.lower, upper=ci.upper, method=f"{PROPORTION_CI_METHOD} over tasks")
+    words = "base+plus" if tests == "plus" else "base"
+    return Figure(id=id, label=label, value=v, unit="fraction", interval=interval, n=n, verdict="sufficient",
+                  source=source, run=f"{r.benchmark}, {words} tests, {n} tasks × {k} sample(s)",
+                  rule=RULE_PASS_AT_1)  # fmt: skip
+
+
+def _energy(sheet: Factsheet) -> Figure:
+    id, label, unit = "energy_wh_per_1000_requests", "Energy per 1,000 requests", "Wh/1000 requests"
+    en = sheet.energy
+    source = "/energy"
+    for x, at in ((en, "/energy"), (getattr(en, "energy", None), "/energy/energy")):
+        if isinstance(x, NotMeasured):
+            return _nm(id, label, unit, x.reason, at, RULE_ENERGY)
+    total = en.energy.total
+    if isinstance(total, NotMeasured):
+        return _nm(id, label, unit, total.reason, "/energy/energy/total", RULE_ENERGY)
+    q = total.gross.wh_per_1000_requests
+    source = "/energy/energy/total/gross/wh_per_1000_requests"
+    if isinstance(q, NotMeasured):
+        return _nm(id, label, unit, q.reason, source, RULE_ENERGY)
+    return Figure(id=id, label=label, value=q.value, unit=q.unit, interval=None, n=q.n, verdict="sufficient",
+                  source=source, run=f"gross, {total.boundary}", rule=RULE_ENERGY)  # fmt: skip

@@ -1,0 +1,92 @@
+"""The headline section of a factsheet (schema >= 1.6.0): each page-1 figure as data.
+
+Kept free of `factsheet.document.schema` imports: the schema holds this model, and the figures are computed from the
+schema's sheet in `factsheet.document.headline.figures`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from probes.core.measurement import Model
+
+Verdict = Literal[
+    "sufficient", "conclusive_fail", "insufficient", "lower_bound", "not_confirmed", "not_measured"
+]
+
+# Each verdict in words, wherever an outlet states one beside its figure.
+VERDICT_WORDS: dict[str, str] = {
+    "sufficient": "sufficient samples",
+    "conclusive_fail": "conclusive fail",
+    "insufficient": "insufficient samples",
+    "lower_bound": "lower bound",
+    "not_confirmed": "not confirmed",
+    "not_measured": "not measured",
+}
+
+METHOD = (
+    "each figure recomputed from the rest of the factsheet by factsheet/headline (the rule each figure names "
+    "chose its run); `factsheet validate` recomputes it and names any figure that differs"
+)
+
+
+class Interval(Model):
+    """A figure's interval: a 95 % confidence interval, or for a capacity the range its probes establish."""
+
+    lower: float | None = Field(description="None: no lower end at this n")
+    upper: float | None = Field(description="None: no upper end (at this n, or the search's bracket is open)")
+    method: str
+
+
+class Figure(Model):
+    """One page-1 figure."""
+
+    id: str = Field(
+        description="capacity_at_slo[.<profile>], e2el_ms.p99, ttft_ms.p99, tpot_ms.p99, goodput, "
+        "slo_attainment, pass_at_1, energy_wh_per_1000_requests"
+    )
+    label: str = Field(description="the figure's name on page 1")
+    value: float | None = Field(
+        description="None: not measured, or no value meets the SLO (see verdict, note)"
+    )
+    unit: str
+    lower_bound: bool = Field(
+        False,
+        description="the value is a lower bound (≥ value): every probe up to the search's maximum passed",
+    )
+    interval: Interval | None = Field(description="None: the factsheet states none for this figure")
+    n: int | None = Field(description="samples the figure rests on (requests, or tasks for pass@1)")
+    verdict: Verdict = Field(
+        description="what the samples support: sufficient, conclusive_fail (its interval lies wholly above "
+        "the threshold), insufficient, lower_bound, not_confirmed (the long confirmation run failed), "
+        "not_measured"
+    )
+    threshold_ms: float | None = Field(None, description="the SLO threshold a p99 figure is judged against")
+    source: str = Field(description="JSON pointer (RFC 6901) of the run or section the figure comes from")
+    run: str | None = Field(None, description="that run in words (knob, value, kind, requests)")
+    rule: str = Field(description="the rule that chose this figure's run")
+    note: str = Field("", description="what was established, or why the figure is not measured")
+    profile: str | None = Field(None, description="capacity: the workload profile it was measured with")
+    slo_attainment: float | None = Field(
+        None,
+        description="capacity: the SLO attainment (fraction of requests meeting every threshold) of its run",
+    )
+    rests_on: list[str] = Field(
+        default_factory=list,
+        description="capacity: the thresholds its pass rule checks (the p99 metric's, min_attainment when set)",
+    )
+
+
+class Headline(Model):
+    """Page 1's figures, in page order (schema >= 1.6.0)."""
+
+    method: str = METHOD
+    figures: list[Figure]
+
+    def figure(self, id: str) -> Figure | None:
+        return next((f for f in self.figures if f.id == id), None)
+
+    def capacities(self) -> list[Figure]:
+        return [f for f in self.figures if f.id.split(".")[0] == "capacity_at_slo"]
