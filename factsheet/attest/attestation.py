@@ -28,6 +28,7 @@ from factsheet.attest.statement import (
     statement,
     subject_names,
 )
+from factsheet.compliance.recheck import rechecked
 from factsheet.document.files import ATTESTATION_SUFFIX, RESULTS_SUFFIX
 from factsheet.document.schema import Factsheet
 from factsheet.rederive import validate as checks
@@ -153,7 +154,6 @@ def consistency_checks(sheet: Factsheet, json_path: Path) -> list[str]:
     """What `factsheet validate` checks of a factsheet folder, before signing and after verifying: the raw
     records match their digests and every figure they determine recomputes to the stated value
     (CheckFailed naming each that differs), and the compliance summary re-checks."""
-    from factsheet.compliance.recheck import rechecked
 
     folder = Path(json_path).parent
     return (

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from factsheet.build.output_folder import check_output
 from factsheet.catalogue.folders import own_folder, remove
 from factsheet.catalogue.manifest import (
     MANIFEST_NAME,
@@ -35,6 +36,7 @@ from factsheet.catalogue.manifest import (
     build_folder,
     write_manifest,
 )
+from factsheet.catalogue.pages import unsupported_banner, write_pages
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, build_row
 from factsheet.catalogue.signature import Signature, TrustedKey, load_keys, signature_of
 from factsheet.compliance.diff import DiffReport, compare, write_diff
@@ -130,7 +132,6 @@ def build_catalogue(
     diffs, reports = _diffs(list(groups.values()), say)
     manifest = Manifest(entries={b.sha256: b.entry for b in builds}, diffs=diffs)
     # Nothing was written so far; from here on, only writing.
-    from factsheet.catalogue.pages import write_pages
 
     site.mkdir(parents=True, exist_ok=True)
     for b in builds:
@@ -160,7 +161,6 @@ def build_catalogue(
 
 
 def _check_inputs(folders: list[Path], site: Path) -> None:
-    from factsheet.build.output_folder import check_output
 
     if not folders:
         raise CatalogueError("give at least one folder to look for factsheets in")
@@ -367,7 +367,6 @@ def _write_build(b: _Build, site: Path) -> None:
 
 def _page(sheet: Factsheet, b: _Build) -> str:
     """The factsheet's page as `factsheet render` makes it, with a banner when it does not re-derive."""
-    from factsheet.catalogue.pages import unsupported_banner
 
     signed = b.entry.signature.key_id if b.entry.signature.status == "verified" else None
     html = render_html(sheet, Integrity(f"sha256:{b.sha256}", signed))

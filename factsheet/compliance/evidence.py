@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from factsheet.document.schema import Factsheet, RecordsFile
+from factsheet.document.schema import Factsheet, LoadSection, RecordsFile
 from factsheet.untrusted.reading import read_records_file
 from probes.core.digests import sha256_bytes
 from probes.core.measurement import Model
@@ -93,7 +93,6 @@ def check_file(folder: Path | None, rec: RecordsFile) -> RecordsCheck:
 
 def load_point_records(sheet: Factsheet, folder: Path | None) -> dict[str, PointRecords]:
     """Per load-point label, its records (load points only: capacity probes are a search, not a claim)."""
-    from factsheet.document.schema import LoadSection
 
     if not isinstance(sheet.load, LoadSection):
         return {}

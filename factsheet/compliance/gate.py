@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from factsheet.attest.statement import verdict_of_report
 from factsheet.compliance.evaluate import evaluate
-from factsheet.compliance.policy import LoadedPolicy, load_policy
+from factsheet.compliance.policy import LoadedPolicy, PolicyError, load_policy
 from factsheet.compliance.render import write_report
 from factsheet.compliance.report import ComplianceReport
 from factsheet.document.files import FACTSHEET_HTML, FACTSHEET_JSON
 from factsheet.document.schema import Factsheet
+from factsheet.rederive.validate import load_factsheet
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_POLICIES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
@@ -21,15 +23,11 @@ from probes.core.measurement import NotMeasured
 
 def load_policies(refs: list[str], base: Path | None = None) -> list[LoadedPolicy]:
     if len(refs) > MAX_POLICIES:
-        from factsheet.compliance.policy import PolicyError
-
         raise PolicyError(f"{len(refs)} policies given: at most {MAX_POLICIES} are applied at once")
     policies = [load_policy(ref, base) for ref in refs]
     seen: set[str] = set()
     for p in policies:
         if p.id in seen:
-            from factsheet.compliance.policy import PolicyError
-
             raise PolicyError(f"{p.source}: policy id {p.id!r} given twice (ids name the JUnit suites)")
         seen.add(p.id)
     return policies
@@ -43,7 +41,6 @@ def run_check(
     junit: Path | None = None,
     allow_insufficient: bool = False,
 ) -> tuple[ComplianceReport, list[Path]]:
-    from factsheet.rederive.validate import load_factsheet
 
     sheet = load_factsheet(factsheet_json)
     policies = load_policies(refs)
@@ -135,7 +132,6 @@ class BuildGate:
         """The gate's verdict for a signed build (in-toto Test Result terms), or None when no policy ran."""
         if self.report is None:
             return None
-        from factsheet.attest.statement import verdict_of_report
 
         verdict = verdict_of_report(self.report.model_dump(mode="json"))
         return verdict.model_copy(update={"report_sha256": self.report_sha256})

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from factsheet.document.schema import Factsheet, headline_index
 from factsheet.untrusted.limits import MAX_INDEX_DIGITS
 from probes.core.errors import InputError
 from probes.core.measurement import NotMeasured
@@ -80,7 +81,6 @@ def parse(path: str) -> list[Segment]:
 
 @cache
 def _factsheet_schema() -> dict:
-    from factsheet.document.schema import Factsheet
 
     return Factsheet.model_json_schema(mode="serialization")
 
@@ -216,8 +216,6 @@ def _select(items: list | tuple, selector: str, walked: str, sheet: BaseModel) -
     if selector == HEADLINE:
         if walked != "load.points":
             raise PathError(f"[{HEADLINE}] selects a load point: only load.points[{HEADLINE}] is defined")
-        # imported here: factsheet.document.schema imports the compliance summary, whose package this module is in
-        from factsheet.document.schema import headline_index
 
         return None if isinstance(sheet.load, NotMeasured) else headline_index(sheet.load.points)
     for i, item in enumerate(items):

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from factsheet.build.provenance import tool_version
+from factsheet.build.spec import load_spec
 from factsheet.compliance.recheck import rechecked
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 from factsheet.document.versions import BINDS_RECORDS, check_readable
@@ -108,8 +109,6 @@ def check_outlet(sheet: Factsheet, path: Path) -> None:
 
 def validate_file(path: Path) -> tuple[str, list[str]]:
     if path.suffix in (".yaml", ".yml"):
-        from factsheet.build.spec import load_spec
-
         load_spec(path)
         return "build spec", []
     sheet = load_factsheet(path)
