@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.fake_http import FakeHandler, serving
 from tests.support.humaneval_path import DATASET, task_in
-from tuner.campaign.runner import measure_one
+from tuner.campaign.measure import measure_one
 from tuner.campaign.store import CampaignStore
 from tuner.campaign.vllm_measurer import from_options
 

@@ -79,7 +79,7 @@ def test_same_records_same_figures_through_both_measurers(through_the_probe):
 
 def test_a_measurement_keeps_its_records_with_their_sha256(tmp_path, through_the_probe):
     from probes.core.digests import sha256_file
-    from tuner.campaign.runner import measure_one
+    from tuner.campaign.measure import measure_one
     from tuner.campaign.store import CampaignError, CampaignStore
 
     class Replay:  # the records measured above, as a measurer returns them

@@ -244,7 +244,7 @@ def measure_accuracy(
     }
 
 
-RECORDS = "accuracy"  # a measurement's raw per-task records, under its "records" key (tuner.campaign.runner)
+RECORDS = "accuracy"  # a measurement's raw per-task records, under its "records" key (tuner.campaign.measure)
 
 
 def measure_with_records(subset: AccuracySubset, generate: Generate, options: AccuracyOptions) -> dict:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import random
 
+from tuner.campaign.measure import build_measurer, measure_one
+from tuner.campaign.store import CampaignError
+
 
 def _measure_task(factory: str, options: dict, config: dict, rep: int, seed: int) -> dict:
-    from tuner.campaign.runner import build_measurer, measure_one
-
     measurer = build_measurer(factory, options)
     try:
         return measure_one(measurer, config, rep, seed)
@@ -23,8 +24,6 @@ def run_on_ray(spec, store, by_id: dict, pending: list[str], *, progress=None) -
     try:
         import ray
     except ImportError:
-        from tuner.campaign.store import CampaignError
-
         raise CampaignError("executor: ray is not installed (pip install 'llm-factsheet[ray]')") from None
     started = False
     if not ray.is_initialized():

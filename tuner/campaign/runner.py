@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-import platform
 import random
 import time
 from pathlib import Path
 
-from tuner.campaign.latency import LATENCY
+from tuner.campaign.measure import build_measurer, measure_one
+from tuner.campaign.ray_executor import run_on_ray
 from tuner.campaign.spec import CampaignSpec
 from tuner.campaign.store import CampaignError, CampaignStore
 from tuner.features import sampling
@@ -24,14 +23,6 @@ def load_model(ref: str):
         return load_bundled(ref) if ref in BUNDLED else parse_uvl(Path(ref).read_text(encoding="utf-8"))
     except (UVLError, OSError) as exc:
         raise CampaignError(f"feature_model: {ref}: {exc}") from None
-
-
-def build_measurer(factory: str, options: dict):
-    mod, _, attr = factory.partition(":")
-    try:
-        return getattr(importlib.import_module(mod), attr)(**options)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise CampaignError(f"measurer: cannot build '{factory}': {exc}") from None
 
 
 def config_id(features) -> str:
@@ -81,32 +72,6 @@ def plan_configs(spec: CampaignSpec) -> tuple[list[dict], dict]:
     return configs, meta
 
 
-RECORDS = "records"
-
-
-def measure_one(measurer, config: dict, rep: int, seed: int) -> dict:
-    t0 = time.perf_counter()
-    figures = dict(measurer.measure(config["kwargs"], seed=seed))
-    row = {
-        "config_id": config["id"],
-        "repetition": rep,
-        "node": platform.node(),
-        "seconds": round(time.perf_counter() - t0, 4),
-        "figures": figures,
-    }
-    # A measurer may return the raw records its figures rest on (e.g. per-task accuracy verdicts) under
-    # RECORDS: kept in the measurement's file, out of the table.
-    records = figures.pop(RECORDS, None)
-    if records is not None:
-        row[RECORDS] = records
-    latency = figures.pop(
-        LATENCY, None
-    )  # the request records the latency figures rest on (the store files them)
-    if latency is not None:
-        row[LATENCY] = latency
-    return row
-
-
 def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignStore:
     """Measure every pending (configuration, repetition); an interrupted run resumes where it stopped."""
     store = CampaignStore(root)
@@ -125,8 +90,6 @@ def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignSt
         before = len(store.done())
         t0 = time.perf_counter()
         if measurer is None:
-            from tuner.campaign.ray_executor import run_on_ray
-
             run_on_ray(spec, store, by_id, pending, progress=progress)
         else:
             for iid in pending:
