@@ -89,11 +89,12 @@ def test_a_measurer_that_cannot_be_built_leaves_no_plan(tmp_path):
 
 
 def test_the_ray_executor_builds_no_measurer_on_the_driver(tmp_path, monkeypatch):
-    import tuner.campaign.ray_executor as ray_executor
+    import tuner.campaign.runner as runner
 
     seen = []
+    # the runner holds its own name for run_on_ray (imported at the top, not looked up per call)
     monkeypatch.setattr(
-        ray_executor, "run_on_ray", lambda spec, store, by_id, pending, **kw: seen.extend(pending)
+        runner, "run_on_ray", lambda spec, store, by_id, pending, **kw: seen.extend(pending)
     )
     run_campaign(
         spec(executor="ray", measurer="tests.support.campaign_measurers:nope"), tmp_path / "c"
