@@ -60,7 +60,8 @@ SYSTEM_FILES = (
     "tests/hostile/test_shapes.py",  # each refusal: the CLI in its own process under a memory cap
     "tests/hostile/test_confinement.py",  # likewise
     "tests/hostile/test_records_finite.py",  # likewise
-    "tests/targets/",  # serving process trees killed and stopped
+    "tests/targets/test_killed_tool.py",  # serving process trees killed and stopped
+    "tests/targets/test_vllm_lifecycle.py",
     "tests/factsheet/test_build_resume.py",  # kill -9 of a build process
     "tests/factsheet/test_cli_bad_input.py",  # the CLI as a process
     "tests/factsheet/test_packaging.py",  # wheel and editable installs in fresh environments
@@ -69,6 +70,7 @@ SYSTEM_FILES = (
     "tests/load/test_mock_fleet.py::test_fleet_serves_from_its_processes_and_logs_its_own_timing",  # processes
     "tests/load/test_workers.py",  # load worker processes (spawned), a multi-process mock server
     "tests/factsheet/test_build_workers.py",  # builds whose load is sent by worker processes
+    "tests/factsheet/test_build_deployment.py",  # a build whose vllm target is a mock server process
 )
 # In-process but seconds to a minute each, measured on the 2-core host (pytest --durations): builds against
 # the mock server, capacity searches, PDF renders, learners and simulators. A test or file whose run grows

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from probes.core.measurement import Model
+from probes.targets.deployment import DeploymentFacts, endpoint_facts, served_facts
 from probes.targets.endpoint import EndpointTarget
 from probes.targets.errors import TargetError
 from probes.targets.model_source import GGUFSource, ModelSource, PreparedModel, prepare
@@ -28,6 +29,9 @@ class LiveTarget(Model):
     tokenizer_path: str | None = None
     engine: EngineInfo | None = None
     prepared_model: PreparedModel | None = None
+    deployment: DeploymentFacts | None = Field(
+        None, description="chat template and generation defaults as served (None: not read)"
+    )
     server_listing: dict = Field(default_factory=dict)
     server_pid: int | None = Field(
         None,
@@ -50,10 +54,14 @@ def open_target(
             supports_ignore_eos=config.supports_ignore_eos,
             tokenizer_path=config.tokenizer_path,
             server_listing=listing,
+            deployment=endpoint_facts(),
         )
         return
     prepared = prepare(config.model, config.serving_python())
-    with VllmServer(config, prepared, flags=flags) as server:
+    server = VllmServer(config, prepared, flags=flags)
+    # Read before the start: a malformed template or config the engine would load is exit 2 at once.
+    deployment = served_facts(prepared.served_path, server.command())
+    with server:
         yield LiveTarget(
             kind="vllm",
             base_url=server.base_url,
@@ -62,11 +70,13 @@ def open_target(
             tokenizer_path=prepared.tokenizer_path,
             engine=server.engine_info(),
             prepared_model=prepared,
+            deployment=deployment,
             server_pid=server.pid,
         )
 
 
 __all__ = [
+    "DeploymentFacts",
     "EndpointTarget",
     "EngineInfo",
     "GGUFSource",
