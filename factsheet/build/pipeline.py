@@ -504,6 +504,7 @@ def _system(run: _Run, spec_dir: Path) -> SystemSection:
         python=prov.python_version(),
         libraries=prov.library_versions(),
         serving_libraries=prov.serving_library_versions(python),
+        deployment=live.deployment,
     )
 
 

@@ -24,7 +24,7 @@ from probes.load.capacity import CapacityResult
 from probes.load.point import LoadPoint
 from probes.load.runner import PointResult
 from probes.load.workloads.profiles import WorkloadProfile
-from probes.targets import EngineInfo, PreparedModel
+from probes.targets import DeploymentFacts, EngineInfo, PreparedModel
 from tuner import TuningResult
 
 # semver: bump the minor when adding (with a default, so older documents stay valid), the major when changing.
@@ -51,7 +51,11 @@ from tuner import TuningResult
 # 1.6.0 also: a load point split across worker processes (load.workers > 1) states its client check
 # (`load.points[].result.client`: each worker's event-loop lag, the client-bound verdict per worker and for
 # the whole), and its records carry `worker` and `written_s`.
-SCHEMA_VERSION = "1.6.0"
+# 1.7.0: the deployment's own facts (`system.deployment`): the chat template as served (its digest, the text
+# itself up to 16 KiB) and the generation config's sampling defaults (the file's digest, its values typed),
+# or why not (an endpoint's files are not visible); each load point's workload names the system prompts it
+# sent by digest (`load.points[].result.workload.system_prompts`, [] for none).
+SCHEMA_VERSION = "1.7.0"
 
 
 class ModelIdentity(Model):
@@ -96,6 +100,11 @@ class SystemSection(Model):
     libraries: dict[str, str] = Field(description="tool-side library versions")
     serving_libraries: dict[str, str] | NotMeasured = Field(
         description="serving-environment library versions"
+    )
+    deployment: DeploymentFacts | None = Field(
+        None,
+        description="the chat template and the generation config's sampling defaults as served, each or why "
+        "not (schema >= 1.7.0; None: an older document, which does not state them)",
     )
 
 

@@ -49,6 +49,8 @@ KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's 
 # readers of an older document compute it from the sheet, so no version gate is needed either.
 # 1.6.0 also: a load point sent by several worker processes states its client check (`result.client`, attested: the
 # loop lag is not in the records) and its records carry `worker` and `written_s`; nothing older changes.
+# 1.7.0: the deployment's facts (chat template, generation defaults, system prompts' digests): optional, and
+# validate checks a stated template text against its digest whenever a document states one, so no gate.
 
 
 def at_least(stated: str, version: Version) -> bool:

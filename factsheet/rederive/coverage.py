@@ -59,6 +59,12 @@ RULES: tuple[tuple[str, Class, str], ...] = (
      "the records (>= 1.6.0)"),
     ("identity", "attested only", "the model named and the weights' digests as found at build time"),
     ("system", "attested only", "host, engine and library versions as found at build time"),
+    ("system.deployment", "attested only", "the chat template and generation defaults as read from the served "
+     "folder at build time (>= 1.7.0): the folder is not beside the factsheet"),
+    ("system.deployment.chat_template.sha256", "re-checked", "recomputed from the kept template text (>= "
+     "1.7.0; attested only where the text is over 16 KiB and not kept)"),
+    ("system.deployment.chat_template.size_bytes", "re-checked", "recomputed from the kept template text "
+     "(>= 1.7.0; attested only where the text is not kept)"),
     ("provenance", "attested only", "tool version, commit, spec digest, command and times of the build"),
     ("tuning", "attested only", "the tuning trace: its evaluations ran against servers that are gone"),
     ("predictor", "attested only", "the performance predictor's section as stated (before schema 1.3.0 its "
@@ -93,6 +99,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     (f"{P}.aborted", "attested only", "why a run stopped early, as the run reported"),
     (f"{P}.workload", "attested only", "profile, parameters, generator version and digests of the prompts "
      "and request bodies sent (the requests are not kept)"),
+    (f"{P}.workload.system_prompts", "attested only", "the digests of the system prompts sent (>= 1.7.0): "
+     "the prompts are not kept"),
     (f"{P}.turns", "re-derived", "chat-sessions figures by turn, recomputed from the records' session and turn"),
     (f"{P}.records", "attested only", "never written (the records are the file named by .records); unused"),
     ("load.points[].server_records", "re-derived", "the /metrics scrapes' digest, count and header (>= 1.3.0)"),

@@ -9,6 +9,7 @@ from factsheet.document.schema import Factsheet
 from factsheet.document.versions import BINDS_RECORDS, at_least
 from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
+from factsheet.rederive.deployment import deployment_differences
 from factsheet.rederive.energy import energy
 from factsheet.rederive.headline import headline_differences
 from factsheet.rederive.load import capacity, load_points
@@ -34,6 +35,7 @@ REDERIVED = (
     "recommendation's predictions and the summary re-run (seeded) on the table the measurements make",
     "headline (schema >= 1.6.0): every page-1 figure (value, interval, n, verdict, source run, rule) "
     "recomputed from the rest of the sheet, whose figures are re-derived above",
+    "chat template (schema >= 1.7.0): a template text the factsheet keeps hashes to its stated sha256 and size",
     "binding (schema >= 1.2.0): each records file's header names the digest of the context the factsheet "
     "states for it (a load point's label, settings, SLO and start; a capacity step's knob, value, place, "
     "kind, template and SLO; the accuracy run's dataset, tasks and sampling; the energy window and the "
@@ -64,6 +66,7 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     if not isinstance(sheet.predictor, NotMeasured):
         out += predictor(sheet.predictor, sheet.schema_version, folder)
     out += headline_differences(sheet)  # page 1's figures from the rest of the sheet (>= 1.6.0)
+    out += deployment_differences(sheet)  # a kept chat template against its digest (>= 1.7.0)
     out += binding.missing()
     out += missing_records(sheet, bound=bool(binding.bound))
     unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]

@@ -17,6 +17,7 @@ from factsheet.untrusted.parsing import check_factsheet_counts, parse_json
 from factsheet.untrusted.reading import read_given, read_records_file
 from probes.core.digests import sha256_bytes
 from probes.core.errors import CheckFailed, InputError, describe_validation_error
+from probes.core.measurement import NotMeasured
 
 
 def load_factsheet(path: Path) -> Factsheet:
@@ -87,6 +88,7 @@ def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
         )
     else:
         notes.append("headline: every page-1 figure recomputes from the rest of the sheet")
+    notes.append(_template_note(sheet))
     if found.unbound:
         notes.append(
             f"records unbound (schema {sheet.schema_version} < {BINDS_RECORDS}: no context header): the "
@@ -96,6 +98,19 @@ def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
     elif sheet.records_files():
         notes.append("records bound: every records file names the context the factsheet states for it")
     return notes
+
+
+def _template_note(sheet: Factsheet) -> str:
+    """What validate could say of the chat template (checked in `rederivation`)."""
+    facts = sheet.system.deployment
+    if facts is None:
+        return f"chat template: not stated (schema {sheet.schema_version})"
+    template = facts.chat_template
+    if isinstance(template, NotMeasured):
+        return f"chat template: not measured ({template.reason})"
+    if template.text is None:
+        return f"chat template: {template.size_bytes:,} bytes, named by its sha256 alone (text not kept)"
+    return "chat template: the kept text hashes to its stated sha256"
 
 
 def check_outlet(sheet: Factsheet, path: Path) -> None:

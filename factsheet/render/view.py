@@ -55,6 +55,7 @@ def view(sheet: Factsheet) -> dict:
         "accuracy": _accuracy_view(sheet.accuracy),
         "energy": _energy_view(sheet.energy),
         "library_rows": _library_rows(sheet.system),
+        "system_prompt_rows": _system_prompt_rows(sheet.load),
         "definitions": _definitions(sheet.load),
         "server_view_rows": server_view_rows(sheet.load),
         "host_loads": run_loads(sheet.load),
@@ -233,6 +234,16 @@ def _library_rows(system) -> list[tuple[tuple[str, str], object]]:
             right = serve[i] if i < len(serve) else ("", "")
         rows.append((left, right))
     return rows
+
+
+def _system_prompt_rows(load: LoadSection | NotMeasured) -> list[tuple[str, str, list | None]]:
+    """Each load point's workload and the system prompts it sent (None: not recorded, schema < 1.7.0)."""
+    if isinstance(load, NotMeasured):
+        return []
+    return [
+        (p.result.label, p.result.workload.profile or "synthetic", p.result.workload.system_prompts)
+        for p in load.points
+    ]
 
 
 def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:

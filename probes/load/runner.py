@@ -27,7 +27,7 @@ from probes.load.workers import ClientCheck, Executor, Fleet, Outcome, WorkerChe
 from probes.load.workers.ray_fleet import RayFleet
 from probes.load.workload import Workload, synthetic_prompts
 from probes.load.workloads.context import BuildContext
-from probes.load.workloads.plan import Plan
+from probes.load.workloads.plan import Plan, system_prompts
 from probes.load.workloads.profiles import WorkloadProfile
 from probes.load.workloads.registry import build_plan
 from probes.server_view import (
@@ -151,6 +151,7 @@ async def run_point(
         if workload is None:
             raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
         plan = Plan(prompts, output_lens, workload)
+    plan.workload = plan.workload.model_copy(update={"system_prompts": system_prompts(plan)})
     endpoint = Endpoint(base_url, model, point.endpoint, api_key, point.ignore_eos, dict(sampling or {}))
     _check_plan(plan, point, endpoint)
     check_split(point, plan, workers)

@@ -67,6 +67,14 @@ class WorkloadConfig(Model):
         return self
 
 
+class SystemPrompt(Model):
+    """A system message the workload sent: its text's digest, never the text (schema >= 1.7.0)."""
+
+    sha256: str = Field(description="sha256 of the system prompt's text, UTF-8")
+    size_bytes: int = Field(ge=0, description="length of the text, UTF-8 bytes")
+    sessions: int = Field(ge=1, description="sessions (or requests) that sent it")
+
+
 class Workload(Model):
     """The workload as sent: its digest identifies the exact prompts and lengths."""
 
@@ -88,6 +96,11 @@ class Workload(Model):
         None,
         description="sha256 of every request body exactly as sent, in request-index order, each followed by "
         "a newline (schema >= 1.3.0)",
+    )
+    system_prompts: list[SystemPrompt] | None = Field(
+        None,
+        description="each distinct system prompt sent, in the order first sent; []: no request carries a "
+        "system message (each is the prompt alone, as the user turn) (schema >= 1.7.0; None: not recorded)",
     )
 
 

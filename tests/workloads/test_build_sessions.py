@@ -49,6 +49,12 @@ def test_the_point_states_its_workload_and_figures_by_turn(built):
     assert w["profile"] == "chat-sessions" and w["generator_version"] == "chat-sessions/1"
     assert w["parameters"]["turns_max"] == 3 and w["requests_digest"].startswith("sha256:")
     assert res["point"]["input_len"] == 8  # the user turn's length, as the profile sets it
+    # One system prompt shared by the four sessions, by its digest; an endpoint's template is not visible.
+    assert [(p["sessions"], p["sha256"][:7]) for p in w["system_prompts"]] == [(4, "sha256:")]
+    for fact in sheet["system"]["deployment"].values():
+        assert fact["status"] == "not_measured" and fact["reason"].startswith(
+            "an endpoint target serves no files"
+        )
     turns = res["turns"]
     assert [t["turn"] for t in turns] == [1, 2, 3] and [t["sent"] for t in turns] == [4, 4, 4]
     assert all(t["ttft_ms"]["unit"] == "ms" and t["ttft_ms"]["percentiles"]["p50"] >= 30 for t in turns)

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from probes.core.digests import sha256_bytes
-from probes.load.workload import Workload
+from probes.load.workload import SystemPrompt, Workload
 
 
 @dataclass(frozen=True)
@@ -43,3 +43,16 @@ def digest_json(obj) -> str:
     # The same spelling as the synthetic prompts' digest (json.dumps defaults), so every profile's
     # generated-text digest is computed one way.
     return sha256_bytes(json.dumps(obj).encode())
+
+
+def system_prompts(plan: Plan) -> list[SystemPrompt]:
+    """The distinct system prompts `plan` sends, in the order first sent: only session scripts carry one
+    (every other request is sent as its prompt alone, probes/load/client.py)."""
+    seen: dict[str, int] = {}
+    for script in plan.sessions or []:
+        if script.system:
+            seen[script.system] = seen.get(script.system, 0) + 1
+    return [
+        SystemPrompt(sha256=sha256_bytes(text.encode()), size_bytes=len(text.encode()), sessions=n)
+        for text, n in seen.items()
+    ]
