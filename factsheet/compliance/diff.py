@@ -43,6 +43,7 @@ from scipy.stats import binomtest, fisher_exact, norm
 
 from factsheet.build import provenance as prov
 from factsheet.build.host_load import RunLoad, busy_note, search_loads
+from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChange, deployment_changes
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
@@ -62,7 +63,9 @@ from probes.load.stats import min_samples, quantile_ci
 # 1.1.0: verdicts "unsupported" and "inconclusive", with verdict_reason and each side's unsupported figures.
 # 1.2.0: capacity at SLO and the confirmation runs' figures decide; sweep rows are indicative; percentiles
 # only where both sides' samples support them, with order-statistic noise; lower bounds; noise_scope.
-DIFF_VERSION = "1.2.0"
+# 1.3.0: `deployment`: the chat template, generation defaults and system prompts, old against new (changes
+# are named, never decide the verdict).
+DIFF_VERSION = "1.3.0"
 NOISE_CONFIDENCE = 0.95
 # Each side's percentile interval: two 97.5 % intervals make a ≥ 95 % interval of their difference.
 SIDE_CONFIDENCE = 1 - (1 - NOISE_CONFIDENCE) / 2
@@ -190,7 +193,7 @@ HEADS: dict[str, str] = {
 
 
 class DiffReport(Model):
-    diff_version: Literal["1.1.0", "1.2.0"] = DIFF_VERSION
+    diff_version: Literal["1.1.0", "1.2.0", "1.3.0"] = DIFF_VERSION
     kind: Literal["llm-factsheet-diff"] = "llm-factsheet-diff"
     old: str
     new: str
@@ -215,6 +218,10 @@ class DiffReport(Model):
     noise_scope: str = Field(NOISE_SCOPE, description="what the noise intervals cover (diff >= 1.2.0)")
     limits: dict[str, Limit]
     figures: list[FigureDiff]
+    deployment: list[DeploymentChange] = Field(
+        default_factory=list,
+        description=f"the deployment's facts old against new (diff >= 1.3.0): {DEPLOYMENT_RULE}",
+    )
     generated_at: str
     tool_version: str
 
@@ -249,7 +256,25 @@ class DiffReport(Model):
                 f"| {t(f.figure)} | {t(f.scope)} | {t(f.value_text('old'))} | {t(f.value_text('new'))} | "
                 f"{_f(f.change)}{rel} | {ci} | {t(limit)} | {t(verdict)} |"
             )
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + self._deployment_lines()) + "\n"
+
+    def _deployment_lines(self) -> list[str]:
+        if not self.deployment:
+            return []
+        t = markdown_text
+        lines = [
+            "",
+            f"Deployment: {t(DEPLOYMENT_RULE)}.",
+            "",
+            "| fact | scope | old | new | status |",
+            "|---|---|---|---|---|",
+        ]
+        for d in self.deployment:
+            status = f"not comparable: {t(d.reason)}" if d.status == "not_comparable" else d.status
+            if d.status == "changed":
+                status = "**changed**"
+            lines.append(f"| {t(d.fact)} | {t(d.scope)} | {t(d.old or '')} | {t(d.new or '')} | {status} |")
+        return lines
 
 
 def _f(v: float | None) -> str:
@@ -317,6 +342,7 @@ def compare(
         new_unsupported=[u.discrepancy for u in sides["new"].problems],
         limits=applied,
         figures=figures,
+        deployment=deployment_changes(old, new),
         generated_at=prov.utc_now(),
         tool_version=prov.tool_version(),
     )
@@ -396,7 +422,8 @@ def _judge_capacity(f: FigureDiff, limit: Limit | None) -> None:
     f.regression = bool(not f.indicative and worse and f.beyond_limit)
 
 
-_WORKLOAD_DESCRIPTION = {"profile", "generator_version", "parameters", "requests_digest"}
+# system_prompts (>= 1.7.0) is part of what prompts_digest already covers (a chat-sessions script holds them).
+_WORKLOAD_DESCRIPTION = {"profile", "generator_version", "parameters", "requests_digest", "system_prompts"}
 
 
 def workload_key(e: LoadPointEntry) -> str:
