@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 from probes.core.digests import sha256_bytes
 from probes.core.errors import describe_validation_error
 from probes.core.measurement import Model, NotMeasured
-from probes.core.untrusted.limits import KIB, MIB
+from probes.core.untrusted.limits import KIB, MAX_MODEL_CONFIG_BYTES
 from probes.core.untrusted.parsing import parse_json
 from probes.core.untrusted.reading import read_given
 from probes.targets.errors import TargetError
@@ -34,8 +34,6 @@ from probes.targets.errors import TargetError
 # templates in use run from ~0.3 KiB (SmolLM2) to ~10 KiB (Llama 3.1 with tools); a longer one is named by
 # its digest alone so a factsheet does not grow by a file the model folder already holds.
 TEXT_KEPT_MAX_BYTES = 16 * KIB
-# A tokenizer_config.json with a large added-token table is a few MiB; nothing honest approaches this.
-MAX_CONFIG_BYTES = 64 * MIB
 TEMPLATE_FILE = "chat_template.jinja"
 TOKENIZER_CONFIG = "tokenizer_config.json"
 GENERATION_FILE = "generation_config.json"
@@ -152,7 +150,7 @@ def template_of(text: str, source: str, named: dict[str, str] | None = None) -> 
 
 def _read_text(path: Path, what: str) -> str:
     try:
-        return read_given(path, MAX_CONFIG_BYTES, what).decode()
+        return read_given(path, MAX_MODEL_CONFIG_BYTES, what).decode()
     except UnicodeDecodeError:
         raise TargetError(f"{what} {path.name}: not UTF-8 text") from None
     except OSError as exc:

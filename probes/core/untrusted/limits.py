@@ -20,6 +20,10 @@ MAX_INTEGER_DIGITS = 30
 # ones (HumanEval+ has 33 digits); Python itself refuses to convert more than 4,300 (a crash before).
 MAX_PROMPT_FILE_INTEGER_DIGITS = 4300
 
+# A model folder's tokenizer_config.json, generation_config.json or chat template, read for the deployment's
+# facts (probes/targets/deployment.py): one with a large added-token table is a few MiB.
+MAX_MODEL_CONFIG_BYTES = 64 * MIB
+
 # --- the load probe -------------------------------------------------------------------------------------
 
 # Tokens of one prompt or one reply (input_len, output_len, a trace line's input/output_length, a
