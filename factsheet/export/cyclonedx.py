@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from factsheet.document.schema import Factsheet
 from factsheet.export.readout import (
     Figure,
     Source,
@@ -22,6 +23,10 @@ from probes.core.errors import InputError
 from probes.core.files import write_atomic
 
 DIGEST_PROPERTY = "llm-factsheet:factsheet:sha256"
+# The served text that wraps every request (CycloneDX #862 asks for the chat template in an ML-BOM; 1.6 has no
+# field for it yet) and the generation defaults, each by the digest the factsheet states, only when measured.
+TEMPLATE_PROPERTY = "llm-factsheet:chat_template:sha256"
+GENERATION_PROPERTY = "llm-factsheet:generation_config:sha256"
 MODEL_REF = "model"
 
 
@@ -73,6 +78,18 @@ def model_card(src: Source) -> dict:
     return card
 
 
+def deployment_digests(sheet: Factsheet) -> list[tuple[str, str]]:
+    """(property, digest) of the chat template and of the generation config file the sheet states."""
+    facts = sheet.system.deployment
+    if facts is None:
+        return []
+    stated = [
+        (TEMPLATE_PROPERTY, getattr(facts.chat_template, "sha256", None)),
+        (GENERATION_PROPERTY, getattr(facts.generation_config, "sha256", None)),
+    ]
+    return [(name, digest) for name, digest in stated if digest is not None]
+
+
 def bom(src: Source) -> dict:
     from cyclonedx.model import Property
     from cyclonedx.model.bom import Bom
@@ -86,7 +103,8 @@ def bom(src: Source) -> dict:
         version=ident.version,
         bom_ref=MODEL_REF,
         description=f"served by {sheet.system.target_kind}; measured by llm-factsheet",
-        properties=[Property(name=DIGEST_PROPERTY, value=src.sha256)],
+        properties=[Property(name=DIGEST_PROPERTY, value=src.sha256)]
+        + [Property(name=n, value=d) for n, d in deployment_digests(sheet)],
     )
     document = Bom(components=[component])
     document.metadata.properties.add(Property(name=DIGEST_PROPERTY, value=src.sha256))

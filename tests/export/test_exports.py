@@ -17,6 +17,7 @@ from factsheet.export import cyclonedx, hf, spdx
 from factsheet.export.readout import headline_figures, serving_figures, source
 from factsheet.rederive.validate import load_factsheet
 from tests.support import sheet_fixture as fx
+from tests.support.deployment import TEMPLATE, sheet_with_template
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"
 
@@ -204,3 +205,17 @@ def test_cli_export_writes_the_file_and_names_the_digest(derivable, tmp_path, fm
         full.sha256 in (tmp_path / "x" / name).read_text()
         or full.sha256.split(":")[1] in (tmp_path / "x" / name).read_text()
     )
+
+
+def test_cyclonedx_names_the_served_chat_template_and_generation_config_by_digest(tmp_path):
+    path = sheet_with_template(tmp_path)
+    model = _model(cyclonedx.bom(source(path, load_factsheet(path))))
+    props = {p["name"]: p["value"] for p in model["properties"]}
+    assert props[cyclonedx.TEMPLATE_PROPERTY] == "sha256:" + hashlib.sha256(TEMPLATE.encode()).hexdigest()
+    config = (tmp_path / "model" / "generation_config.json").read_bytes()
+    assert props[cyclonedx.GENERATION_PROPERTY] == "sha256:" + hashlib.sha256(config).hexdigest()
+
+
+def test_cyclonedx_states_no_template_digest_where_none_was_measured(empty):
+    names = {p["name"] for p in _model(cyclonedx.bom(empty))["properties"]}
+    assert cyclonedx.TEMPLATE_PROPERTY not in names and cyclonedx.GENERATION_PROPERTY not in names
