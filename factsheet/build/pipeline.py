@@ -7,7 +7,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from factsheet.binding import (
@@ -25,6 +25,7 @@ from factsheet.build.predictor import build_predictor
 from factsheet.build.spec import NOT_REQUESTED, BuildSpec, CapacitySpec
 from factsheet.document.files import SCRAPES_SUFFIX
 from factsheet.document.headline.figures import headline
+from factsheet.document.repeats import SEED_RULE, RepeatRun, Repeats, run_seed, search_block
 from factsheet.document.schema import (
     AccuracySection,
     CapacitySection,
@@ -45,7 +46,7 @@ from probes.core.measurement import NotMeasured
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.hostload import HostLoad
-from probes.load.capacity import find_capacity, point_runner
+from probes.load.capacity import CapacityResult, find_capacity, judge_point, point_runner
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
@@ -127,7 +128,11 @@ def build(
         ),
         system=system,
         load=LoadSection(
-            points=points, capacity=capacity, rationale=spec.load.rationale, compared_workloads=compared
+            points=points,
+            capacity=capacity,
+            rationale=spec.load.rationale,
+            compared_workloads=compared,
+            seed_rule=SEED_RULE,
         ),
         accuracy=accuracy,
         energy=energy,
@@ -287,12 +292,12 @@ def _capacity(run: _Run) -> CapacitySection | NotMeasured:
 def _compared_workloads(run: _Run) -> list[ComparedWorkload]:
     """Capacity at SLO for each compared workload profile, on the same target, SLO, seed and knob."""
     out = []
-    for compared in run.spec.load.compared_workloads:
+    for k, compared in enumerate(run.spec.load.compared_workloads):
         template = run.spec.load.compared_template(compared, run.live.supports_ignore_eos)
         name = compared.workload.profile
         search = _Search(
             compared.capacity, template, compared.workload, f"capacity-{name}", sha256_json([compared]),
-            what=f"capacity {name}", bound_workload=compared.workload,
+            what=f"capacity {name}", bound_workload=compared.workload, block=search_block(k),
         )  # fmt: skip
         out.append(
             ComparedWorkload(
@@ -315,63 +320,37 @@ class _Search:
     depends_on: str  # digest of its spec section (and the workload the load section names)
     what: str = "capacity"
     bound_workload: WorkloadProfile | None = None  # a compared workload's records also bind its profile
+    block: int = 1  # its runs' seed block (SEED_RULE): 1 the load section's search, 2 + k compared one k's
+
+
+@dataclass
+class _Steps:
+    """What a capacity search has recorded so far, in probing order (its repeats apart)."""
+
+    records: list[RecordsFile] = field(default_factory=list)
+    scrapes: list[RecordsFile | None] = field(default_factory=list)
+    loads: list[HostLoad | NotMeasured | None] = field(default_factory=list)  # the host's load over each
+    seeds: list[int] = field(default_factory=list)
+    rates: dict[float, float | None] = field(default_factory=dict)  # value -> its search probe's req/s
+
+    def add(self, entry: LoadPointEntry, seed: int) -> None:
+        self.records.append(entry.records)
+        self.scrapes.append(entry.server_records)
+        self.loads.append(entry.host_load)
+        self.seeds.append(seed)
 
 
 def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
-    spec, live = search.spec, run.live
-    template = search.template.model_copy(update={"num_requests": spec.num_requests})
-    records: list[RecordsFile] = []
-    rates: dict[float, float | None] = {}  # value -> its search probe's completed req/s
-    scrapes: list[RecordsFile | None] = []
-    loads: list[HostLoad | NotMeasured | None] = []  # the host's own load over each probe
+    spec, steps = search.spec, _Steps()
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
-        runner = point_runner(
-            live.base_url,
-            live.model,
-            template.model_copy(update={"num_requests": requests}),
-            run.spec.load.slo,
-            knob=spec.knob,
-            api_key=live.api_key,
-            tokenizer_path=live.tokenizer_path,
-            profile=search.profile,
-            server_view=run.spec.load.server_view,
-            server_pid=live.server_pid,
-            **_workers(run),
-        )
-
         def probe(value: float) -> PointResult:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
-            label = f"{search.what} {kind}: {spec.knob} {value:g}"
-            name = f"{search.stem}-{len(records) + 1:02d}"
-            key = _capacity_key(run, search, template, kind, requests, value)
-            saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
-            if saved is not None:
-                records.append(saved.records)
-                scrapes.append(saved.server_records)
-                loads.append(saved.host_load)
-                return saved.result
-            run.log(f"{label}, {requests} requests{_expected(rates.get(value), requests)}")
-            result = runner(value, run.bar(label))
-            rates.setdefault(value, result.metrics.request_throughput)
-            data = records_jsonl(result.records)
-            context = capacity_step_context(
-                spec.knob,
-                value,
-                len(records),
-                confirmation=kind == "confirmation",
-                template=search.template,
-                slo=run.spec.load.slo,
-                workload=search.bound_workload,
-            )
-            records.append(run.checkpoints.records(f"{name}.jsonl", data, len(result.records), context))
-            scrapes.append(_scrapes(run, f"{name}.jsonl", result, context))
-            loads.append(result.host_load)
-            entry = LoadPointEntry(
-                result=result, records=records[-1], server_records=scrapes[-1], host_load=loads[-1]
-            )
-            run.checkpoints.save(name, key, entry, label)
-            return result
+            position = len(steps.records)
+            seed = run_seed(run.spec.load.seed, search.block, position)
+            entry = _step(run, search, _StepAt(kind, requests, value, position, seed), steps.rates)
+            steps.add(entry, seed)
+            return entry.result
 
         return probe
 
@@ -395,16 +374,98 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         f"  {search.what} at SLO: {result.capacity} ({result.stop_reason}); "
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
-    return CapacitySection(result=result, records=records, server_records=scrapes, host_load=loads)
+    return CapacitySection(
+        result=result, records=steps.records, server_records=steps.scrapes, host_load=steps.loads,
+        seeds=steps.seeds, repeats=_repeats(run, search, result) if spec.repeats > 1 else None,
+    )  # fmt: skip
 
 
-def _capacity_key(
-    run: _Run, search: _Search, template: LoadPoint, kind: str, requests: int, value: float
-) -> Key:
+@dataclass(frozen=True)
+class _StepAt:
+    """One run of a capacity search: its kind (probe, confirmation, repeat), size, value, place and seed."""
+
+    kind: str
+    requests: int
+    value: float
+    position: int
+    seed: int
+
+
+def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | None]) -> LoadPointEntry:
+    """One run of a search at `at.value`: its checkpoint when resuming, else measured, its records bound to
+    the step (its place, kind and seed) and checkpointed."""
+    spec, live = search.spec, run.live
+    label = f"{search.what} {at.kind}: {spec.knob} {at.value:g}"
+    name = f"{search.stem}-{at.position + 1:02d}"
+    template = search.template.model_copy(update={"num_requests": at.requests, "seed": at.seed})
+    key = _capacity_key(run, search, at)
+    saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
+    if saved is not None:
+        return saved
+    run.log(f"{label}, {at.requests} requests{_expected(rates.get(at.value), at.requests)}")
+    runner = point_runner(
+        live.base_url, live.model, template, run.spec.load.slo, knob=spec.knob, api_key=live.api_key,
+        tokenizer_path=live.tokenizer_path, profile=search.profile, server_view=run.spec.load.server_view,
+        server_pid=live.server_pid, **_workers(run),
+    )  # fmt: skip
+    result = runner(at.value, run.bar(label))
+    if at.kind == "probe":
+        rates.setdefault(at.value, result.metrics.request_throughput)
+    context = capacity_step_context(
+        spec.knob,
+        at.value,
+        at.position,
+        confirmation=at.kind != "probe",
+        template=search.template.model_copy(update={"seed": at.seed}),
+        slo=run.spec.load.slo,
+        workload=search.bound_workload,
+    )
+    records = run.checkpoints.records(
+        f"{name}.jsonl", records_jsonl(result.records), len(result.records), context
+    )
+    scrapes = _scrapes(run, f"{name}.jsonl", result, context)
+    entry = LoadPointEntry(result=result, records=records, server_records=scrapes, host_load=result.host_load)
+    run.checkpoints.save(name, key, entry, label)
+    return entry
+
+
+def _repeats(run: _Run, search: _Search, result: CapacityResult) -> Repeats:
+    """The search's last confirmation run, k − 1 more times at its value and size: each after an isolation
+    (a fresh start of the server the tool started, else a prefix-cache reset asked of the endpoint), each with
+    its own seed. Nothing to repeat without a confirmation run."""
+    spec = search.spec
+    of = next((i for i in reversed(range(len(result.points))) if result.points[i].confirmation), None)
+    if of is None:
+        run.log(f"  {search.what}: no confirmation run, so no repeats")
+        return Repeats(k=spec.repeats, of=None)
+    value, runs = result.points[of].value, []
+    for j in range(spec.repeats - 1):
+        position = len(result.points) + j
+        seed = run_seed(run.spec.load.seed, search.block, position)
+        at = _StepAt("repeat", spec.confirm_requests, value, position, seed)
+        key = _capacity_key(run, search, at)
+        label = f"{search.what} repeat {j + 2}/{spec.repeats}: {spec.knob} {value:g}"
+        saved = run.checkpoints.reuse(f"{search.stem}-repeat-{j + 2:02d}", key, RepeatRun, label)
+        if saved is None:
+            isolation = run.live.isolate()
+            run.log(f"{label}: {isolation.method}: {isolation.detail}")
+            entry = _step(run, search, at, {})
+            point = judge_point(value, entry.result, spec.min_attainment, confirmation=True)
+            saved = RepeatRun(point=point, seed=seed, isolation=isolation, records=entry.records,
+                              server_records=entry.server_records, host_load=entry.host_load)  # fmt: skip
+            run.checkpoints.save(f"{search.stem}-repeat-{j + 2:02d}", key, saved, label)
+        runs.append(saved)
+    return Repeats(k=spec.repeats, of=of, runs=runs)
+
+
+def _capacity_key(run: _Run, search: _Search, at: _StepAt) -> Key:
     """What a capacity step's checkpoint depends on: the search (its spec, and the workload when the spec
-    names one), its template point, the SLO, scraping and the step (probe or confirmation, size, value)."""
+    names one), its template point, the SLO, scraping and the step (kind, size, value, seed)."""
     load = run.spec.load
-    return _key(run, search.depends_on, template, load.slo, load.server_view, kind, requests, value)
+    return _key(
+        run, search.depends_on, search.template, load.slo, load.server_view, at.kind, at.requests, at.value,
+        at.seed,
+    )  # fmt: skip
 
 
 def _expected(rate: float | None, requests: int) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from factsheet.attest.spec import SignSpec
 from factsheet.build.predictor_spec import PredictorSpec
 from factsheet.compliance.spec import ComplianceSpec
+from factsheet.document.repeats import SEED_BLOCK, run_seed
 from factsheet.document.schema import ModelIdentity
 from factsheet.publish.spec import PublishSpec
 from probes.accuracy import HumanEvalSpec
@@ -39,7 +40,10 @@ SPEC_VERSION = 1
 # 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
 # 1.6.0: `load.workers` (worker processes the load is split across; probes/load/workers), `load.executor`
 # and `load.ray_address` (the workers as Ray actors across a cluster's nodes).
-SPEC_SCHEMA_VERSION = "1.6.0"
+# 1.7.0: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
+# prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
+SPEC_SCHEMA_VERSION = "1.7.0"
+MAX_REPEATS = 50
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
 
@@ -90,6 +94,37 @@ class CapacitySpec(Model):
         ge=1,
         description="confirmation runs at most (stepping down on a failure)",
     )
+    repeats: int = Field(
+        1,
+        description="runs of the headline run (the last confirmation) in all: 1, as before 1.7.0, or k ≥ 3, "
+        f"each further one after a fresh server start (a server the tool starts) or a prefix-cache reset (an "
+        f"endpoint that offers one), each with its own seed; the factsheet states each headline figure's "
+        f"spread over them and its rebuild interval. At most {MAX_REPEATS}; needs confirm_requests",
+    )
+
+    @field_validator("repeats", mode="before")
+    @classmethod
+    def _repeats(cls, k: object) -> object:
+        if isinstance(k, int) and not isinstance(k, bool) and (k < 1 or k == 2 or k > MAX_REPEATS):
+            raise ValueError(
+                f"{k} runs: 1 (no repeats) or 3 to {MAX_REPEATS} (two runs leave one degree of freedom, "
+                "and a rebuild interval t(1, 0.975) = 12.7 standard deviations wide)"
+            )
+        return k
+
+    @model_validator(mode="after")
+    def _repeat_what_is_confirmed(self) -> CapacitySpec:
+        if self.repeats > 1 and self.confirm_requests is None:
+            raise ValueError(
+                "repeats: needs confirm_requests (what is repeated is the long confirmation run)"
+            )
+        runs = self.max_points + self.max_confirmations + self.repeats - 1
+        if runs >= SEED_BLOCK:
+            raise ValueError(
+                f"max_points + max_confirmations + repeats − 1 = {runs} runs: at most {SEED_BLOCK - 1} (each "
+                "run of a search draws its own seed from a block of that many)"
+            )
+        return self
 
 
 def _enough_sessions(profile: ChatSessionsProfile, turns: int, users: int, where: str) -> None:
@@ -236,7 +271,10 @@ class LoadSpec(Model):
         return self.workload.profile if self.workload is not None else "synthetic"
 
     def load_points(self, supports_ignore_eos: bool) -> list[LoadPoint]:
-        return [self._load_point(p, supports_ignore_eos) for p in self.points]
+        """The sweep's points, each with its own seed (SEED_RULE: block 0, the point's place; the first
+        point keeps load.seed, the template every capacity probe takes)."""
+        points = [self._load_point(p, supports_ignore_eos) for p in self.points]
+        return [p.model_copy(update={"seed": run_seed(self.seed, 0, i)}) for i, p in enumerate(points)]
 
     def compared_template(self, compared: ComparedWorkloadSpec, supports_ignore_eos: bool) -> LoadPoint:
         """The shape every probe of a compared workload's capacity search takes: the first point's, with that

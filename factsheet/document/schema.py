@@ -15,6 +15,7 @@ from factsheet.document.compliance_summary import ComplianceSummary
 from factsheet.document.headline.model import Headline
 from factsheet.document.predictor import PredictorSection
 from factsheet.document.records_file import RecordsFile
+from factsheet.document.repeats import Repeats
 from factsheet.document.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
 from probes.core.measurement import PERCENTILE_METHOD, Model, NotMeasured
@@ -55,6 +56,11 @@ from tuner import TuningResult
 # itself up to 16 KiB) and the generation config's sampling defaults (the file's digest, its values typed),
 # or why not (an endpoint's files are not visible); each load point's workload names the system prompts it
 # sent by digest (`load.points[].result.workload.system_prompts`, [] for none).
+# 1.7.0 also: repeats of the headline runs (`load.capacity.repeats`, a compared workload's too): k runs of the
+# capacity's last confirmation, each after a fresh server start or a prefix-cache reset, each with its own seed;
+# the headline states each figure's between-run spread and rebuild interval (`headline.figures[].rebuild`).
+# Each run of a build has a seed of its own (`load.seed_rule`; a capacity run's in `seeds`), so no two runs
+# send the same prompts.
 SCHEMA_VERSION = "1.7.0"
 
 
@@ -137,6 +143,15 @@ class CapacitySection(Model):
         default_factory=list,
         description="what else used the host over each probed point's run, in probing order (schema >= 1.6.0)",
     )
+    seeds: list[int] = Field(
+        default_factory=list,
+        description="the seed each probed point's prompts were drawn with, in probing order (schema >= 1.7.0, "
+        "load.seed_rule; empty: every run took the template's seed)",
+    )
+    repeats: Repeats | None = Field(
+        None,
+        description="the headline run repeated (schema >= 1.7.0; None: the spec asked no repeats)",
+    )
 
     @model_validator(mode="after")
     def _one_records_file_a_point(self) -> CapacitySection:
@@ -151,6 +166,10 @@ class CapacitySection(Model):
             raise ValueError(f"server_records: {len(self.server_records)} entries for {points} probed points")
         if len(self.host_load) > points:
             raise ValueError(f"host_load: {len(self.host_load)} entries for {points} probed points")
+        if self.seeds and len(self.seeds) != points:
+            raise ValueError(f"seeds: {len(self.seeds)} seeds for {points} probed points (one a point)")
+        if self.repeats is not None and self.repeats.of is not None and not 0 <= self.repeats.of < points:
+            raise ValueError(f"repeats.of: {self.repeats.of} names no probed point (there are {points})")
         return self
 
     def answer_point(self):
@@ -162,7 +181,12 @@ class CapacitySection(Model):
         """Its records files, each with the path of the field naming it (`path`: this section's)."""
         out = [(f"{path}.records[{i}]", r) for i, r in enumerate(self.records)]
         scrapes = enumerate(self.server_records)
-        return out + [(f"{path}.server_records[{i}]", r) for i, r in scrapes if r is not None]
+        out += [(f"{path}.server_records[{i}]", r) for i, r in scrapes if r is not None]
+        for j, run in enumerate(self.repeats.runs if self.repeats is not None else []):
+            out.append((f"{path}.repeats.runs[{j}].records", run.records))
+            if run.server_records is not None:
+                out.append((f"{path}.repeats.runs[{j}].server_records", run.server_records))
+        return out
 
     def labelled_records(self, what: str = "capacity") -> list[tuple[str, RecordsFile]]:
         """Its records files, each with what it holds in words (`what`: whose search)."""
@@ -171,11 +195,21 @@ class CapacitySection(Model):
             (f"{what}{' confirmation' if pt.confirmation else ''}: {knob} {pt.value:g}", rec)
             for pt, rec in zip(points, self.records, strict=True)
         ]
-        return runs + [
+        scrapes = [
             (f"server view: {what} {knob} {pt.value:g}", rec)
             for pt, rec in zip(points, self.server_records, strict=False)
             if rec is not None
         ]
+        repeats = self.repeats.runs if self.repeats is not None else []
+        again = [
+            (f"{what} repeat {j + 2}: {knob} {r.point.value:g}", r.records) for j, r in enumerate(repeats)
+        ]
+        again += [
+            (f"server view: {what} repeat {j + 2}: {knob} {r.point.value:g}", r.server_records)
+            for j, r in enumerate(repeats)
+            if r.server_records is not None
+        ]
+        return runs + scrapes + again
 
 
 class ComparedWorkload(Model):
@@ -203,6 +237,11 @@ class LoadSection(Model):
     compared_workloads: list[ComparedWorkload] = Field(
         default_factory=list,
         description="capacity at SLO for further workload profiles, side by side with `capacity` (>= 1.4.0)",
+    )
+    seed_rule: str | None = Field(
+        None,
+        description="how each run's seed was chosen, so that no two runs of the build send the same prompts "
+        "(schema >= 1.7.0; None: every run took load.seed, so runs of one build sent the same prompts)",
     )
 
     def profile(self) -> str:

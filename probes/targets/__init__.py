@@ -6,12 +6,13 @@ import contextlib
 from collections.abc import Iterator
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from probes.core.measurement import Model
 from probes.targets.deployment import DeploymentFacts, endpoint_facts, served_facts
 from probes.targets.endpoint import EndpointTarget
 from probes.targets.errors import TargetError
+from probes.targets.isolation import FRESH_START, Isolation, reset_prefix_cache
 from probes.targets.model_source import GGUFSource, ModelSource, PreparedModel, prepare
 from probes.targets.vllm import EngineInfo, VllmServer, VllmTarget
 
@@ -38,6 +39,16 @@ class LiveTarget(Model):
         exclude=True,
         description="the embedded server's process (its CPU is measured apart from others)",
     )
+    _server: VllmServer | None = PrivateAttr(None)  # the server the tool started, if it did
+
+    def isolate(self) -> Isolation:
+        """Separate the next run from the last: a fresh start of a server the tool started (same port),
+        else a prefix-cache reset asked of the target (stated, whether or not it worked)."""
+        if self._server is None:
+            return reset_prefix_cache(self.base_url, self.api_key)
+        self._server.restart()  # a failed start raises TargetError, as at the build's start
+        self.server_pid = self._server.pid
+        return Isolation(method=FRESH_START, done=True, detail="stopped, started again, /v1/models answered")
 
 
 @contextlib.contextmanager
@@ -62,7 +73,7 @@ def open_target(
     # Read before the start: a malformed template or config the engine would load is exit 2 at once.
     deployment = served_facts(prepared.served_path, server.command())
     with server:
-        yield LiveTarget(
+        live = LiveTarget(
             kind="vllm",
             base_url=server.base_url,
             model=config.served_model_name,
@@ -73,6 +84,8 @@ def open_target(
             deployment=deployment,
             server_pid=server.pid,
         )
+        live._server = server
+        yield live
 
 
 __all__ = [
@@ -80,6 +93,7 @@ __all__ = [
     "EndpointTarget",
     "EngineInfo",
     "GGUFSource",
+    "Isolation",
     "LiveTarget",
     "ModelSource",
     "PreparedModel",

@@ -65,6 +65,9 @@ class MockServerConfig(Model):
     prefix_hit_fraction: float = Field(0.0, ge=0, le=1, description="of each prompt's tokens, found cached")
     preempt_every: int = Field(0, ge=0, description="every k-th request counts a preemption (0: never)")
     metrics_text: str | None = Field(None, description="served verbatim on /metrics instead")
+    prefix_cache_reset: bool = Field(
+        True, description="answer POST /reset_prefix_cache with 200, as vLLM in development mode (else 404)"
+    )
 
 
 class Received(Model):
@@ -122,11 +125,16 @@ class _App:
         self.slots = asyncio.Semaphore(cfg.slots)
         self.metrics = _Metrics()
         self.in_slot = 0
+        self.resets = 0  # POST /reset_prefix_cache answered
 
     async def metrics_page(self, _: web.Request) -> web.Response:
         if self.cfg.metrics_text is not None:
             return web.Response(text=self.cfg.metrics_text, content_type="text/plain")
         return web.Response(body=generate_latest(self.metrics.registry), content_type="text/plain")
+
+    async def reset_prefix_cache(self, _: web.Request) -> web.Response:
+        self.resets += 1
+        return web.Response(status=200)
 
     async def models(self, _: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.cfg.model, "object": "model"}]})
@@ -284,6 +292,11 @@ def build_app(
             ),
             web.post("/v1/completions", handlers.generate),
             web.post("/v1/chat/completions", handlers.generate),
+            *(
+                [web.post("/reset_prefix_cache", handlers.reset_prefix_cache)]
+                if cfg.prefix_cache_reset
+                else []
+            ),
         ]
     )
     return app

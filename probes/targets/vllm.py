@@ -147,7 +147,20 @@ class VllmServer:
 
     def __enter__(self) -> VllmServer:
         self._state = Path(tempfile.mkdtemp(prefix="factsheet-vllm-"))
-        log = (self._state / "server.log").open("wb")
+        self._start("wb")
+        return self
+
+    def restart(self) -> None:
+        """A fresh start of the same server (same command, port and state folder): stopped, its lifeline
+        closed, started again and waited for. What the server held in memory (its prefix cache, its queues)
+        is gone; a repeat of a run measures from there (factsheet `repeats`)."""
+        self.stop()
+        lifeline.release(self._lifeline, None)  # the old group is gone; its state folder is kept
+        self._lifeline, self._proc = None, None
+        self._start("ab")  # the log goes on: a failed restart's tail follows the first start's
+
+    def _start(self, log_mode: str) -> None:
+        log = (self._state / "server.log").open(log_mode)
         try:
             self._proc, self._lifeline = lifeline.spawn(
                 self.command(),
@@ -168,7 +181,6 @@ class VllmServer:
         except BaseException:
             self.__exit__(None, None, None)
             raise
-        return self
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.target.startup_timeout_s

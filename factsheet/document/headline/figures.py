@@ -4,7 +4,9 @@ interval over tasks is computed from its stated rate and task count)."""
 
 from __future__ import annotations
 
-from factsheet.document.headline.model import Figure, Headline, Interval, Verdict
+from factsheet.document.headline import rebuild
+from factsheet.document.headline.model import Figure, Headline, Interval, Rebuild, Verdict
+from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.headline.select import Run, answer_run, confirmation_run, informative_run
 from factsheet.document.schema import CapacitySection, Factsheet
 from probes.core.measurement import NotMeasured
@@ -83,8 +85,26 @@ def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: s
         source=run.pointer if run else f"{base}/result", run=run.where if run else None,
         rule=RULE_ANSWER_WORDS, note=note, profile=profile,
         slo_attainment=run.metrics.slo_attainment if run and r.capacity is not None else None,
-        rests_on=rests_on,
+        rests_on=rests_on, rebuild=_capacity_rebuild(cap, base),
     )  # fmt: skip
+
+
+def _capacity_rebuild(cap: CapacitySection, base: str) -> Rebuild | None:
+    """A capacity's repeats: its run's p99 metric over them, and how many passed the pass rule."""
+    rep = repeated(cap, base)
+    if rep is None:
+        return None
+    metric = cap.result.slo.p99_metric
+    of = f"p99 {LATENCY_LABELS.get(metric, metric)} of the capacity's run (ms)"
+    return _rebuild(rep, of, lambda m: getattr(m, metric).p(99), passed=sum(r.passed for r in rep.runs))
+
+
+def _rebuild(rep: Repeated, of: str, value, passed: int | None = None) -> Rebuild:
+    """`value(metrics)` over the repeats of `rep`."""
+    values = [value(r.metrics) for r in rep.runs]
+    sources = [r.pointer for r in rep.runs]
+    busy = sum(r.busy for r in rep.runs)
+    return rebuild.summary(of, values, sources, rep.isolation, passed=passed, busy=busy)
 
 
 def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, str]:
@@ -129,7 +149,14 @@ def _run_figures(sheet: Factsheet, run: Run | None) -> list[Figure]:
         reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
         return [_nm(id, label, unit, reason, "/load", RULE_HEADLINE_WORDS) for id, label, unit in labels]
     out = [_p99(run, k, label) for k, (_, label, _) in zip(LATENCIES, labels, strict=False)]
-    return [*out, _goodput(run), _attainment(run)]
+    out += [_goodput(run), _attainment(run)]
+    rep = repeated(sheet.load.capacity, "/load/capacity")
+    if rep is None or rep.runs[0].pointer != run.pointer:
+        return out
+    # The figures' run was repeated: each figure over the repeats, with its rebuild interval.
+    values = {f"{k}.p99": (lambda m, k=k: getattr(m, k).p(99)) for k in LATENCIES}
+    values |= {"goodput": lambda m: m.goodput, "slo_attainment": lambda m: m.slo_attainment}
+    return [f.model_copy(update={"rebuild": _rebuild(rep, "the figure", values[f.id])}) for f in out]
 
 
 RULE_HEADLINE_WORDS = "the capacity's run (see the capacity's rule), else the headline load point"

@@ -40,6 +40,24 @@ class Interval(Model):
     method: str
 
 
+class Rebuild(Model):
+    """A figure over the k repeats of its run (schema >= 1.7.0): each repeat's value, their spread, and the
+    rebuild interval, a prediction interval for the next build's value."""
+
+    of: str = Field(description="what the values are: the figure itself, or (capacity) its run's p99 metric")
+    k: int = Field(description="repeats the values come from (the run itself and its further runs)")
+    values: list[float | None] = Field(description="each repeat's value, the headline run's first")
+    sources: list[str] = Field(description="JSON pointer of each repeat's run, in the order of `values`")
+    mean: float | None = Field(description="None: fewer than 3 repeats have a value")
+    sd: float | None = Field(description="sample standard deviation (k − 1 in the denominator)")
+    interval: Interval | None = Field(description="the rebuild interval; None: fewer than 3 values")
+    isolation: str = Field(description="how the repeats were separated from each other, in words")
+    passed: int | None = Field(
+        None, description="capacity: repeats whose run passed the capacity's pass rule (of k)"
+    )
+    busy: int = Field(0, description="repeats measured on a busy host (probes/hostload)")
+
+
 class Figure(Model):
     """One page-1 figure."""
 
@@ -76,6 +94,11 @@ class Figure(Model):
     rests_on: list[str] = Field(
         default_factory=list,
         description="capacity: the thresholds its pass rule checks (the p99 metric's, min_attainment when set)",
+    )
+    rebuild: Rebuild | None = Field(
+        None,
+        description="the figure over the repeats of its run, with the rebuild interval (schema >= 1.7.0; "
+        "None: the spec asked no repeats, or the figure's run was not repeated)",
     )
 
 
