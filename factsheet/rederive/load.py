@@ -199,8 +199,8 @@ def _capacity(searched: _Searched, folder: Path, binding: Binding | None) -> lis
     replayed: list[_Replayed] = []
     for i, (stated, rec) in enumerate(zip(cap.points, section.records, strict=True)):
         context = capacity_step_context(
-            cap.knob, stated.value, i, confirmation=stated.confirmation, template=template, slo=cap.slo,
-            workload=searched.workload,
+            cap.knob, stated.value, i, confirmation=stated.confirmation, template=step_template(section, template, i),
+            slo=cap.slo, workload=searched.workload,
         )  # fmt: skip
         fields = {
             "knob": f"{base}.knob",
@@ -220,7 +220,7 @@ def _capacity(searched: _Searched, folder: Path, binding: Binding | None) -> lis
             Expected(context, fields),
             binding,
         )
-        out += problems
+        out += [seed_named(d, searched.template_path, f"{path}.seeds[{i}]") for d in problems]
         if records is None:
             return out
         point = knob_point(template, cap.knob, stated.value)
@@ -255,6 +255,18 @@ def _capacity(searched: _Searched, folder: Path, binding: Binding | None) -> lis
     )
     out += differences(list(cap.range), list(capacity_range(judged, cap.slo)), f"{base}.range", sources)
     return out
+
+
+def step_template(section: CapacitySection, template: LoadPoint, i: int) -> LoadPoint:
+    """The template capacity step `i` ran, and its records are bound to: with its own seed (>= 1.7.0)."""
+    return template.model_copy(update={"seed": section.seeds[i]}) if section.seeds else template
+
+
+def seed_named(d: Discrepancy, template_path: str, seed_path: str) -> Discrepancy:
+    """A step bound to another seed than its template's: named where its seed is stated."""
+    if d.figure == f"{template_path}.seed":
+        return d.model_copy(update={"figure": seed_path})
+    return d
 
 
 class _OffPath(Exception):

@@ -16,6 +16,7 @@ from factsheet.rederive.load import capacity, load_points
 from factsheet.rederive.predictor import predictor
 from factsheet.rederive.presence import missing_records, named_twice
 from factsheet.rederive.records import Binding
+from factsheet.rederive.repeats import capacity_repeats, seeds
 from probes.core.measurement import Model, NotMeasured
 
 REDERIVED = (
@@ -24,6 +25,9 @@ REDERIVED = (
     "and open-loop arrival fidelity, from each point's per-request records",
     "capacity: each probed run's metrics from its records, then the probe's search replayed on them (schema "
     ">= 1.1.0): every verdict, the order of probing, confirmations, bracket, capacity, range, stop reason",
+    "capacity repeats (schema >= 1.7.0): each repeat's metrics and verdict from its records, bound to its "
+    "place after the search, its value and seed; which run was repeated and how many times; every run's seed "
+    "against the seed rule",
     "accuracy: pass@k (base and plus) from the per-sample verdicts, the per-sample records the JSON repeats, "
     "generation failures",
     "energy: each component's window energy and the idle power from the counters' samples (schema >= "
@@ -59,6 +63,8 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     if not isinstance(sheet.load, NotMeasured):
         out += load_points(sheet.load, folder, binding)
         out += capacity(sheet.load, folder, binding)
+        out += capacity_repeats(sheet.load, folder, binding)
+        out += seeds(sheet.load)
     if not isinstance(sheet.accuracy, NotMeasured):
         out += accuracy(sheet.accuracy, folder, binding)
     if not isinstance(sheet.energy, NotMeasured):
