@@ -46,6 +46,24 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{c}.method", "attested only", "the name of the search method"),
         (f"{c}.pass_rule", "attested only", "the statement of the pass rule"),
         (f"{c}.range_method", "attested only", "the name of the range method"),
+        (f"{section}.seeds", "re-derived", "bound: part of each step's context; each checked against "
+         "load.seed_rule (>= 1.7.0)"),
+        (f"{section}.repeats", "re-derived", "the repeats of the headline run (>= 1.7.0): each one's figures and "
+         "verdict recomputed from its records; which run was repeated (the last confirmation) and how often"),
+        (f"{section}.repeats.runs[].seed", "re-derived", "bound: part of the repeat's context; checked against "
+         "load.seed_rule"),
+        (f"{section}.repeats.runs[].point.value", "re-derived", "bound: part of the repeat's context; the "
+         "repeated run's value"),
+        (f"{section}.repeats.runs[].isolation", "attested only", "what the target answered to the fresh start or "
+         "prefix-cache reset before the repeat, as found: no record keeps it"),
+        (f"{section}.repeats.runs[].host_load", "attested only", "the host's CPU over the repeat from /proc as "
+         "found: no record keeps it"),
+        (f"{section}.repeats.runs[].point.server_view.status", "attested only", "whether a /metrics page was "
+         "read, as found"),
+        (f"{section}.repeats.runs[].point.server_view.reason", "attested only", "why no /metrics page was read, "
+         "as found"),
+        (f"{section}.repeats.runs[].point.stopped_early", "attested only", "why the run stopped before its "
+         "count, as it reported"),
     )  # fmt: skip
 
 
@@ -57,6 +75,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("name", "attested only", "the factsheet's name"),
     ("headline", "re-derived", "page 1's figures recomputed from the rest of the sheet, itself re-derived from "
      "the records (>= 1.6.0)"),
+    ("headline.figures[].rebuild", "re-derived", "each figure over its run's repeats (values, mean, sd, the "
+     "rebuild interval) recomputed from the repeats' re-derived figures (>= 1.7.0)"),
     ("identity", "attested only", "the model named and the weights' digests as found at build time"),
     ("system", "attested only", "host, engine and library versions as found at build time"),
     ("system.deployment", "attested only", "the chat template and generation defaults as read from the served "
@@ -85,6 +105,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("load.status", "attested only", "whether the load section was measured"),
     ("load.reason", "attested only", "why the load section was not measured"),
     ("load.percentile_method", "attested only", "the name of the percentile method used"),
+    ("load.seed_rule", "attested only", "the statement of the seed rule; every run's seed is checked against "
+     "it and bound to its records (>= 1.7.0)"),
     ("load.rationale", "attested only", "the spec author's statement of why the load is shaped as it is"),
     ("load.points[].records", "re-derived", "the records' digest, count and header"),
     (f"{P}.metrics", "re-derived", "every metric recomputed from the per-request records"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from factsheet.document.headline.figures import stated_or_computed
-from factsheet.document.headline.model import Figure, Headline
+from factsheet.document.headline.model import Figure, Headline, Rebuild
 from factsheet.document.headline.select import Run, confirmation_run
 from factsheet.document.schema import CapacitySection, Factsheet
 from probes.core.measurement import NotMeasured
@@ -43,6 +43,7 @@ def glance_rows(sheet: Factsheet) -> list[GlanceRow]:
         *_capacities(sheet, h),
         _goodput(h),
         _e2el(h.figure("e2el_ms.p99")),
+        *_other_p99s(h),
         _pass_at_1(h.figure("pass_at_1")),
         _energy(h.figure("energy_wh_per_1000_requests")),
         _tuning(sheet),
@@ -100,9 +101,38 @@ def _capacity(label: str, f: Figure, cap, base: str, by_profile: bool) -> Glance
         label,
         value,
         f"{bound}{rests}; {attainment}; p99 {r.slo.p99_metric} at that point {enough} (MLPerf early "
-        f"stopping); {len(r.points)} points probed{hits}",
+        f"stopping); {len(r.points)} points probed{hits}{_repeats_words(f.rebuild)}",
         href,
         "bad" if r.insufficient_samples else "ok",
+    )
+
+
+def _repeats_words(rb: Rebuild | None) -> str:
+    """A capacity's repeats: how many of its run's repeats passed, and its p99 metric over them."""
+    if rb is None:
+        return ""
+    return f"; repeated {rb.k} times: {rb.passed} of {rb.k} passed; {rb.of}: {rebuild_words(rb, 0, ' ms')}"
+
+
+def rebuild_words(rb: Rebuild | None, digits: int = 1, unit: str = "", percent: bool = False) -> str:
+    """A figure's spread over its repeats and its rebuild interval, in words (empty without repeats)."""
+    if rb is None:
+        return ""
+
+    def num(v: float | None) -> str:
+        if v is None:
+            return "—"
+        return f"{v:.1%}" if percent else f"{_num(v, digits)}{unit}"
+
+    values = ", ".join(num(v) for v in rb.values)
+    busy = f"; {rb.busy} of {rb.k} on a busy host" if rb.busy else ""
+    if rb.interval is None:
+        return f"over {rb.k} repeats: {values} (fewer than 3 values: no rebuild interval){busy}"
+    sd = f"{rb.sd:.2%}" if percent else _num(rb.sd, digits + 1)
+    return (
+        f"rebuild interval [{num(rb.interval.lower)}, {num(rb.interval.upper)}] (95 % prediction for the next "
+        f"build: mean ± t(k − 1)·s·√(1 + 1/k), k {rb.k}; repeats {values}; mean {num(rb.mean)}, sd {sd}; "
+        f"{rb.isolation}){busy}"
     )
 
 
@@ -177,9 +207,26 @@ def _goodput(h: Headline) -> GlanceRow:
     ci = f.interval
     bounds = f"95 % CI [{_num(ci.lower, 2)}, {_num(ci.upper, 2)}]" if ci else "no CI"
     attained = f"SLO attainment {att.value:.1%}" if att.value is not None else ""
+    between = ""
+    if f.rebuild is not None:
+        between = f"; goodput {rebuild_words(f.rebuild, 2, ' req/s')}"
+        between += f"; SLO attainment {rebuild_words(att.rebuild, percent=True)}" if att.rebuild else ""
     return GlanceRow(
-        "Goodput", f"{_num(f.value, 2)} req/s", f"{bounds}; {attained}; n {f.n}; at {f.run}", "#load"
+        "Goodput", f"{_num(f.value, 2)} req/s", f"{bounds}; {attained}; n {f.n}; at {f.run}{between}", "#load"
     )
+
+
+def _other_p99s(h: Headline) -> list[GlanceRow]:
+    """p99 TTFT and TPOT beside p99 E2EL when their run was repeated: page 1 states every headline figure's
+    rebuild interval."""
+    rows = []
+    for id in ("ttft_ms.p99", "tpot_ms.p99"):
+        f = h.figure(id)
+        if f is None or f.rebuild is None or f.value is None:
+            continue
+        rows.append(GlanceRow(f.label, f"{_num(f.value)} ms", f"{rebuild_words(f.rebuild, 1, ' ms')}; at {f.run}",
+                              "#load"))  # fmt: skip
+    return rows
 
 
 def _e2el(f: Figure) -> GlanceRow:
@@ -199,10 +246,11 @@ def _e2el(f: Figure) -> GlanceRow:
     else:  # no E2EL threshold: the sample count only
         decided = "; enough samples" if f.verdict == "sufficient" else f"; {f.note or 'too few samples'}"
     bad = f.verdict in ("conclusive_fail", "insufficient")
+    between = f"; {rebuild_words(f.rebuild, 1, ' ms')}" if f.rebuild is not None else ""
     return GlanceRow(
         "p99 E2EL",
         f"{_num(f.value)} ms",
-        f"{bounds}; n {f.n}{decided}; {where}",
+        f"{bounds}; n {f.n}{decided}; {where}{between}",
         "#load",
         "bad" if bad else "plain",
     )
