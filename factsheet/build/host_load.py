@@ -9,7 +9,7 @@ from factsheet.document.schema import CapacitySection, LoadSection
 from probes.core.measurement import NotMeasured
 from probes.hostload import BUSY_RULE, HostLoad
 
-__all__ = ["BUSY_RULE", "RunLoad", "busy", "busy_note", "run_loads", "search_loads"]
+__all__ = ["BUSY_RULE", "RunLoad", "busy", "busy_note", "repeat_loads", "run_loads", "search_loads"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class RunLoad:
 
 
 def search_loads(section: CapacitySection, scope: str, path: str) -> list[RunLoad]:
-    """Each probed point's host load of one capacity search, in probing order."""
+    """Each probed point's host load of one capacity search, in probing order (its repeats: repeat_loads)."""
     r = section.result
     return [
         RunLoad(
@@ -42,8 +42,21 @@ def search_loads(section: CapacitySection, scope: str, path: str) -> list[RunLoa
     ]
 
 
+def repeat_loads(section: CapacitySection, scope: str, path: str) -> list[RunLoad]:
+    """The host load of each further run of a search's repeated run (schema >= 1.7.0), in order."""
+    runs = section.repeats.runs if section.repeats is not None else []
+    return [
+        RunLoad(
+            f"{scope} repeat {j + 2}: {section.result.knob} {run.point.value:g}",
+            f"{path}.repeats.runs[{j}].host_load",
+            run.host_load,
+        )  # fmt: skip
+        for j, run in enumerate(runs)
+    ]
+
+
 def run_loads(load: LoadSection | NotMeasured) -> list[RunLoad]:
-    """Every run of the load section: its points, then each capacity search's probes."""
+    """Every run of the load section: its points, then each capacity search's probes and repeats."""
     if not isinstance(load, LoadSection):
         return []
     out = [
@@ -51,11 +64,12 @@ def run_loads(load: LoadSection | NotMeasured) -> list[RunLoad]:
         for i, e in enumerate(load.points)
     ]
     if not isinstance(load.capacity, NotMeasured):
-        out += search_loads(load.capacity, f"capacity ({load.profile()})", "load.capacity")
+        scope = f"capacity ({load.profile()})"
+        out += search_loads(load.capacity, scope, "load.capacity")
+        out += repeat_loads(load.capacity, scope, "load.capacity")
     for k, c in enumerate(load.compared_workloads):
-        out += search_loads(
-            c.capacity, f"capacity ({c.workload.profile})", f"load.compared_workloads[{k}].capacity"
-        )
+        scope, path = f"capacity ({c.workload.profile})", f"load.compared_workloads[{k}].capacity"
+        out += search_loads(c.capacity, scope, path) + repeat_loads(c.capacity, scope, path)
     return out
 
 

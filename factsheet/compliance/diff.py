@@ -18,9 +18,17 @@ gave a 0.3 ms wide interval, and the gate alarmed on it):
   p99 interval lay wholly within the threshold), below the range's high (a probe that clearly failed);
   beyond noise when the new range lies wholly below (or above) the old one.
 
-A figure regresses when it got worse beyond noise *and* beyond its limit. All noise here is within-run: no
-between-run variance is recorded yet, so the report says so. A row whose runs were measured on a busy host
-(probes/hostload: other processes' CPU and steal) says so in its notes, on either side.
+- the confirmation run's figures when both sides repeated it (spec `repeats`, schema >= 1.7.0): between-run
+  variance decides. Welch's t-test on the k repeats' values of each side (the figure's run-to-run spread, not
+  one run's sampling noise), two-sided at α = 5 % / m, m the figures so decided in the diff (Bonferroni): a
+  false alarm on any of them in at most 5 % of diffs between builds of one deployment, if the repeats are
+  independent and normal; the limit lowers that further.
+
+A figure regresses when it got worse beyond noise *and* beyond its limit. Without repeats on both sides the
+noise is within-run only, and the report says so. A row whose runs were measured on a busy host
+(probes/hostload: other processes' CPU and steal) says so in its notes, on either side, and is never a
+regression: a change for the worse beyond noise and limit there is "not decided: busy host", and the diff
+is then inconclusive rather than passed.
 
 Both factsheets are re-derived from their raw records first: a figure either side's records do not support
 is not comparable; a candidate whose figures do not re-derive, or a diff with nothing comparable, is no
@@ -40,13 +48,15 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 from scipy.stats import binomtest, fisher_exact, norm
+from scipy.stats import t as student_t
 
 from factsheet.build import provenance as prov
-from factsheet.build.host_load import RunLoad, busy_note, search_loads
+from factsheet.build.host_load import RunLoad, busy, busy_note, repeat_loads, search_loads
 from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChange, deployment_changes
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
+from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.export.text import markdown_code, markdown_text
 from factsheet.rederive import Discrepancy
@@ -65,6 +75,8 @@ from probes.load.stats import min_samples, quantile_ci
 # only where both sides' samples support them, with order-statistic noise; lower bounds; noise_scope.
 # 1.3.0: `deployment`: the chat template, generation defaults and system prompts, old against new (changes
 # are named, never decide the verdict).
+# 1.3.0 also: between-run noise from the repeats (Welch, Bonferroni over the figures so decided: Noise.alpha,
+# FigureDiff.k_old/k_new); a worse row on a busy host is "not decided: busy host" (FigureDiff.busy_host).
 DIFF_VERSION = "1.3.0"
 NOISE_CONFIDENCE = 0.95
 # Each side's percentile interval: two 97.5 % intervals make a ≥ 95 % interval of their difference.
@@ -100,9 +112,22 @@ CAPACITY_METHOD = (
     "noise when one range lies wholly below the other"
 )
 NOISE_SCOPE = (
-    "within-run only: every interval is the noise of one run's own samples. No between-run variance is "
-    "recorded yet, so a rebuild on the same host can move a figure further than these intervals"
+    "within-run only: every interval is the noise of one run's own samples. Neither side repeated its "
+    "headline runs (spec `repeats`), so no between-run variance is recorded, and a rebuild on the same host "
+    "can move a figure further than these intervals"
 )
+FAMILY_ALPHA = 1 - NOISE_CONFIDENCE  # the chance of any false alarm among the between-run rows of one diff
+WELCH_METHOD = (
+    "between-run: Welch's t-test on the repeats' values of each side (each repeat a fresh server start or a "
+    "prefix-cache reset, each with its own seed), two-sided at alpha (Bonferroni: {family:.0%} over the {m} "
+    "figure(s) so decided in this diff); the interval is Welch's (1 − alpha) interval of mean(new) − mean(old). "
+    "False alarms: at most {family:.0%} of diffs between builds of one deployment (independent, normal repeats)"
+)
+NOISE_SCOPE_BETWEEN = (
+    "between-run where both sides repeated the confirmation run ({m} figure(s): Welch's t-test on the repeats, "
+    "at most {family:.0%} false alarms over them together); within-run (one run's own samples) for the rest"
+)
+BUSY = "busy host"
 INDICATIVE = "a sweep point: short, reported for information, never decides the verdict"
 
 
@@ -121,9 +146,14 @@ class Limit(Model):
 
 class Noise(Model):
     method: str
-    lower: float | None = Field(description=f"{NOISE_CONFIDENCE:.0%} interval of new − old")
+    lower: float | None = Field(
+        description=f"{NOISE_CONFIDENCE:.0%} interval of new − old (between-run: 1 − alpha)"
+    )
     upper: float | None
     p_value: float | None = None
+    alpha: float | None = Field(
+        None, description=f"the level p_value is judged at (diff >= 1.3.0; None: {1 - NOISE_CONFIDENCE:g})"
+    )
 
 
 class FigureDiff(Model):
@@ -156,6 +186,16 @@ class FigureDiff(Model):
     notes: list[str] = Field(
         default_factory=list, description="what a reader must know to read the row (diff >= 1.2.0)"
     )
+    old_repeats: list[float] | None = Field(
+        None, description="between-run: the figure in each of the old side's repeats (diff >= 1.3.0)"
+    )
+    new_repeats: list[float] | None = Field(None, description="between-run: the new side's (diff >= 1.3.0)")
+    busy_host: bool = Field(
+        False, description="a run of the row was measured on a busy host, on either side (diff >= 1.3.0)"
+    )
+    not_decided: str | None = Field(
+        None, description="worse beyond noise and limit, but not decided: why (busy host) (diff >= 1.3.0)"
+    )
 
     @property
     def worse_beyond(self) -> bool:
@@ -168,6 +208,8 @@ class FigureDiff(Model):
     def verdict_text(self) -> str:
         if self.regression:
             return "regression"
+        if self.not_decided:
+            return f"not decided: {self.not_decided}"
         if self.beyond_noise is None:
             text = "noise not decidable"
         elif self.worse_beyond:
@@ -213,7 +255,8 @@ class DiffReport(Model):
     rule: str = (
         "a regression is a change for the worse that is beyond noise (the 95 % interval of new − old "
         "excludes 0; for shares, Fisher's exact p < 0.05) and beyond its limit, on a figure the factsheet "
-        "claims: capacity at SLO, its confirmation run's figures, pass@1; sweep points are indicative"
+        "claims: capacity at SLO, its confirmation run's figures, pass@1; sweep points are indicative; a row "
+        "measured on a busy host is never a regression (not decided: busy host)"
     )
     noise_scope: str = Field(NOISE_SCOPE, description="what the noise intervals cover (diff >= 1.2.0)")
     limits: dict[str, Limit]
@@ -328,6 +371,7 @@ def compare(
         ]
     )
     figures = [_supported(r, sides) for r in rows]
+    between = _between_run_alpha(figures)
     for f in figures:
         _judge(f, applied.get(f.figure))
     verdict, why = _verdict(figures, sides["new"])
@@ -340,6 +384,7 @@ def compare(
         verdict_reason=why,
         old_unsupported=[u.discrepancy for u in sides["old"].problems],
         new_unsupported=[u.discrepancy for u in sides["new"].problems],
+        noise_scope=NOISE_SCOPE_BETWEEN.format(m=between, family=FAMILY_ALPHA) if between else NOISE_SCOPE,
         limits=applied,
         figures=figures,
         deployment=deployment_changes(old, new),
@@ -348,12 +393,29 @@ def compare(
     )
 
 
+def _between_run_alpha(figures: list[FigureDiff]) -> int:
+    """Each between-run row's level: Bonferroni over the m rows decided by the repeats (a family-wise
+    false-alarm rate of FAMILY_ALPHA); returns m."""
+    rows = [
+        f for f in figures if f.status == "compared" and f.old_repeats is not None and f.noise is not None
+    ]
+    for f in rows:
+        alpha = FAMILY_ALPHA / len(rows)
+        f.noise = _welch_noise(f, alpha, len(rows))
+    return len(rows)
+
+
 def _verdict(figures: list[FigureDiff], new: Support) -> tuple[Verdict, str]:
     compared = [f for f in figures if f.status == "compared"]
     deciding = [f for f in compared if not f.indicative]
     regressed = [f"{f.figure} ({f.scope})" for f in figures if f.regression]
     if regressed:
         return "regression", f"regression beyond noise and threshold: {', '.join(regressed)}"
+    held = [f"{f.figure} ({f.scope})" for f in deciding if f.not_decided]
+    if held:
+        return "inconclusive", (
+            f"worse beyond noise and threshold but not decided, measured on a busy host: {', '.join(held)}"
+        )
     unsupported = f"the candidate's figures are {reasons(new.problems)}" if new.problems else ""
     if not compared:
         why = f"nothing was comparable: all {len(figures)} figure(s) not comparable"
@@ -393,7 +455,9 @@ def _judge(f: FigureDiff, limit: Limit | None) -> None:
     f.change_rel = f.change / f.old if f.old else None
     worse = f.change < 0 if f.higher_is_better else f.change > 0
     if f.noise is not None and f.noise.p_value is not None:  # a test decides; its interval is shown
-        f.beyond_noise = f.noise.p_value < 1 - NOISE_CONFIDENCE
+        f.beyond_noise = f.noise.p_value < (
+            f.noise.alpha if f.noise.alpha is not None else 1 - NOISE_CONFIDENCE
+        )
     elif f.noise is not None and (f.noise.lower is not None or f.noise.upper is not None):
         # An open end (too few samples for that side of an interval) cannot exclude 0 on that side.
         low, high = f.noise.lower, f.noise.upper
@@ -402,7 +466,17 @@ def _judge(f: FigureDiff, limit: Limit | None) -> None:
     if limit is not None:
         size = abs(f.change_rel) if limit.relative and f.change_rel is not None else abs(f.change)
         f.beyond_limit = worse and size > limit.value
-    f.regression = bool(not f.indicative and f.worse_beyond)
+    _decide(f, f.worse_beyond)
+
+
+def _decide(f: FigureDiff, worse: bool) -> None:
+    """A row that decides regresses when worse; on a busy host it is not decided instead."""
+    if f.indicative or not worse:
+        return
+    if f.busy_host:
+        f.not_decided = BUSY
+    else:
+        f.regression = True
 
 
 def _judge_capacity(f: FigureDiff, limit: Limit | None) -> None:
@@ -419,7 +493,7 @@ def _judge_capacity(f: FigureDiff, limit: Limit | None) -> None:
             size = abs(f.change_rel) if limit.relative and f.change_rel is not None else abs(f.change)
             f.beyond_limit = f.change < 0 and size > limit.value
     worse = f.noise is not None and f.noise.upper is not None and f.noise.upper <= 0
-    f.regression = bool(not f.indicative and worse and f.beyond_limit)
+    _decide(f, bool(worse and f.beyond_limit))
 
 
 # system_prompts (>= 1.7.0) is part of what prompts_digest already covers (a chat-sessions script holds them).
@@ -500,10 +574,14 @@ def _capacity_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Pat
             out.append(_Row(_nc(CAPACITY, scope, why), None, None))
         else:
             row = _capacity_row(scope, o.section, n.section)
-            _host_notes([row], search_loads(o.section, scope, o.path), search_loads(n.section, scope, n.path))
+            _host_notes([row], _loads(o.section, scope, o.path), _loads(n.section, scope, n.path))
             out.append(_Row(row, o.path, n.path))
             out += _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)
     return out
+
+
+def _loads(section: CapacitySection, scope: str, path: str) -> list[RunLoad]:
+    return search_loads(section, scope, path) + repeat_loads(section, scope, path)
 
 
 def _host_notes(figures: list[FigureDiff], old: list[RunLoad], new: list[RunLoad]) -> None:
@@ -513,6 +591,7 @@ def _host_notes(figures: list[FigureDiff], old: list[RunLoad], new: list[RunLoad
     for f in figures:
         if f.status == "compared":
             f.notes += notes
+            f.busy_host = bool(busy(old) or busy(new))
 
 
 def _established(section: CapacitySection) -> tuple[float | None, float | None]:
@@ -591,9 +670,71 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
         label, ro.points[io].metrics, records(o, io, old_folder), rn.points[i_n].metrics,
         records(n, i_n, new_folder), indicative=False,
     )  # fmt: skip
-    _host_notes(figures, search_loads(o.section, scope, o.path)[io : io + 1],
-                search_loads(n.section, scope, n.path)[i_n : i_n + 1])  # fmt: skip
+    rep_o, rep_n = _repeats_of(o, io), _repeats_of(n, i_n)
+    loads_o = search_loads(o.section, scope, o.path)[io : io + 1]
+    loads_n = search_loads(n.section, scope, n.path)[i_n : i_n + 1]
+    if rep_o is not None and rep_n is not None:
+        figures = [_between(f, rep_o, rep_n) for f in figures]
+        loads_o += repeat_loads(o.section, scope, o.path)
+        loads_n += repeat_loads(n.section, scope, n.path)
+    else:
+        which = [w for w, r in (("old", rep_o), ("new", rep_n)) if r is None]
+        for f in figures:
+            if f.status == "compared":
+                f.notes.append(
+                    f"within-run noise only: the {' and '.join(which)} side did not repeat this run"
+                )
+    _host_notes(figures, loads_o, loads_n)
     return [_Row(f, o.path, n.path) for f in figures]
+
+
+def _repeats_of(s: _Search, i: int) -> Repeated | None:
+    """The repeats of a search's confirmation run `i` (its answer's), when that run was the one repeated."""
+    rep = repeated(s.section, s.path)
+    return rep if rep is not None and rep.index == i else None
+
+
+def _run_value(name: str, m: LoadMetrics) -> float | None:
+    """One of `_run_names()` read from a run's metrics."""
+    if name == "goodput":
+        return m.goodput
+    if name == "slo_attainment":
+        return m.slo_attainment
+    metric, q = name.rsplit(".p", 1)
+    return getattr(m, metric).p(float(q))
+
+
+def _between(f: FigureDiff, old: Repeated, new: Repeated) -> FigureDiff:
+    """A confirmation row decided by between-run variance: old and new are the repeats' means, the noise
+    Welch's (its level is set once every such row is known: `_between_run_alpha`). A row the within-run rule
+    found not comparable (too few samples for its percentile) stays so."""
+    if f.status != "compared":
+        return f
+    a = [_run_value(f.figure, r.metrics) for r in old.runs]
+    b = [_run_value(f.figure, r.metrics) for r in new.runs]
+    if any(v is None for v in a + b):
+        return f
+    noise = Noise(method="between-run (Welch), level set below", lower=None, upper=None)
+    return f.model_copy(update={
+        "old": float(np.mean(a)), "new": float(np.mean(b)), "old_repeats": a, "new_repeats": b, "noise": noise,
+        "notes": [*f.notes, f"old and new: the mean of {len(a)} and {len(b)} repeats"],
+    })  # fmt: skip
+
+
+def _welch_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
+    """Welch's test and (1 − alpha) interval of mean(new) − mean(old) over the row's repeats."""
+    a, b = f.old_repeats, f.new_repeats
+    d = float(np.mean(b) - np.mean(a))
+    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
+    se = math.sqrt(va + vb)
+    method = WELCH_METHOD.format(family=FAMILY_ALPHA, m=m)
+    if se == 0:  # both sides constant: any difference is beyond noise, none is within it
+        p = 0.0 if d != 0 else 1.0
+        return Noise(method=method, lower=d, upper=d, p_value=p, alpha=alpha)
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    p = float(2 * student_t.sf(abs(d) / se, df))
+    half = float(student_t.ppf(1 - alpha / 2, df)) * se
+    return Noise(method=method, lower=d - half, upper=d + half, p_value=p, alpha=alpha)
 
 
 # --- the sweep's load points (indicative) and the figures of one run --------------------------------------
