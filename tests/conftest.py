@@ -85,6 +85,7 @@ HEAVY = (
     "tests/compliance/test_diff_gate.py",
     "tests/compliance/test_policy_input.py",
     "tests/factsheet/test_build_capacity.py",
+    "tests/factsheet/test_build_repeats.py",
     "tests/factsheet/test_build_endpoint.py",
     "tests/factsheet/test_build_energy.py",
     "tests/factsheet/test_build_tuning.py",

@@ -93,9 +93,7 @@ def test_the_ray_executor_builds_no_measurer_on_the_driver(tmp_path, monkeypatch
 
     seen = []
     # the runner holds its own name for run_on_ray (imported at the top, not looked up per call)
-    monkeypatch.setattr(
-        runner, "run_on_ray", lambda spec, store, by_id, pending, **kw: seen.extend(pending)
-    )
+    monkeypatch.setattr(runner, "run_on_ray", lambda spec, store, by_id, pending, **kw: seen.extend(pending))
     run_campaign(
         spec(executor="ray", measurer="tests.support.campaign_measurers:nope"), tmp_path / "c"
     )  # built on workers

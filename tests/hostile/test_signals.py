@@ -174,7 +174,8 @@ def test_a_build_stops_within_a_second_and_its_server_goes(tmp_path, sig):
 def _script(tmp_path: Path, body: str) -> tuple[int, float, str, str]:
     """Run `body` in a fresh interpreter with the command line's signal handling; time it from its start."""
     code = (
-        "import os, signal, sys, threading, time\nfrom factsheet.cli import signals\nsignals.install()\n" + body
+        "import os, signal, sys, threading, time\nfrom factsheet.cli import signals\nsignals.install()\n"
+        + body
     )
     started = time.monotonic()
     done = subprocess.run(

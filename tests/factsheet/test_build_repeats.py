@@ -1,0 +1,150 @@
+"""Repeats of the headline run (spec `capacity.repeats`, schema 1.7.0), against a server of known timing.
+
+The mock serves 4 requests at once, each 100 + 7 × 20 = 240 ms; 5 users or more queue a whole service time
+(≥ 480 ms). Under a p99 E2EL threshold of 450 ms capacity is exactly 4, so every repeat of the confirmation at
+4 must pass, and each repeat's p99 E2EL is near 240 ms (the mock is never early, only late).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from factsheet.build.spec import CapacitySpec
+from factsheet.cli.commands import app
+from factsheet.document.headline.rebuild import rebuild_interval, t_quantile
+from factsheet.document.repeats import SEED_BLOCK
+from probes.targets.isolation import CACHE_RESET, reset_prefix_cache
+from probes.targets.mock_server import MockServerConfig, running
+
+MOCK = MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)
+CAPACITY = (
+    "  capacity: {knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 24, "
+    "repeats: 3}\n"
+)
+
+
+def _build(tmp_path, endpoint_spec, mock=MOCK, out="out"):
+    with running(mock) as url:
+        spec = endpoint_spec(tmp_path, url)
+        text = spec.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 450}")
+        spec.write_text(text.replace("  points:\n", CAPACITY + "  points:\n"))
+        return CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / out)])
+
+
+def _validate(path):
+    return CliRunner().invoke(app, ["validate", str(path)])
+
+
+def test_repeats_are_measured_isolated_seeded_and_rederived(tmp_path, endpoint_spec):
+    result = _build(tmp_path, endpoint_spec)
+    assert result.exit_code == 0, result.output
+    path = tmp_path / "out" / "factsheet.json"
+    sheet = json.loads(path.read_text())
+    cap = sheet["load"]["capacity"]
+    points = cap["result"]["points"]
+    assert cap["result"]["capacity"] == 4 and points[-1]["confirmation"]
+    rep = cap["repeats"]
+    assert rep["k"] == 3 and rep["of"] == len(points) - 1 and len(rep["runs"]) == 2
+    # each further run: the same value and size, after a prefix-cache reset the endpoint answered
+    for run in rep["runs"]:
+        assert run["point"]["value"] == 4 and run["point"]["passed"]
+        assert run["isolation"]["method"] == CACHE_RESET and run["isolation"]["done"]
+        assert run["point"]["metrics"]["e2el_ms"]["n"] == 24
+    # every run its own seed, by the rule: load.seed + 1000 × block + position
+    base = sheet["load"]["points"][0]["result"]["point"]["seed"]
+    assert cap["seeds"] == [base + SEED_BLOCK + i for i in range(len(points))]
+    assert [r["seed"] for r in rep["runs"]] == [base + SEED_BLOCK + len(points) + j for j in range(2)]
+    # page 1's capacity figure carries the rebuild interval over the three runs
+    figure = next(f for f in sheet["headline"]["figures"] if f["id"].startswith("capacity"))
+    rebuild = figure["rebuild"]
+    assert rebuild["k"] == 3 and rebuild["passed"] == 3 and len(rebuild["values"]) == 3
+    assert all(240 <= v < 450 for v in rebuild["values"])  # the mock's 240 ms, never early
+    assert rebuild["interval"]["lower"] <= rebuild["mean"] <= rebuild["interval"]["upper"]
+    mean, sd, low, high = rebuild_interval(rebuild["values"])
+    assert math.isclose(rebuild["mean"], mean) and math.isclose(rebuild["interval"]["upper"], high)
+    assert "prefix-cache reset" in rebuild["isolation"]
+    # the figures of the repeated run carry theirs too
+    e2el = next(f for f in sheet["headline"]["figures"] if f["id"] == "e2el_ms.p99")
+    assert e2el["rebuild"]["k"] == 3 and e2el["rebuild"]["values"][0] == e2el["value"]
+    html = (tmp_path / "out" / "factsheet.html").read_text()
+    assert "rebuild" in html.lower()
+    ok = _validate(path)
+    assert ok.exit_code == 0, ok.output
+    original = json.dumps(sheet)
+    edits = {
+        "load.capacity.repeats.runs[0].point": lambda d: d["load"]["capacity"]["repeats"]["runs"][0]["point"][
+            "metrics"
+        ]["e2el_ms"].update(mean=1.0),
+        "load.capacity.repeats.runs[1].seed": lambda d: d["load"]["capacity"]["repeats"]["runs"][1].update(
+            seed=7
+        ),
+        "load.capacity.repeats.runs": lambda d: d["load"]["capacity"]["repeats"]["runs"].pop(),
+        "load.capacity.seeds": lambda d: d["load"]["capacity"]["seeds"].reverse(),
+    }
+    for name, edit in edits.items():
+        doc = json.loads(original)
+        edit(doc)
+        path.write_text(json.dumps(doc))
+        edited = _validate(path)
+        assert edited.exit_code == 1 and name in edited.output, f"{name}: {edited.output}"
+
+
+@pytest.mark.parametrize("k", [0, 2, 51])
+def test_a_number_of_repeats_that_gives_no_interval_is_refused(k):
+    with pytest.raises(ValueError, match="1 \\(no repeats\\) or 3 to 50"):
+        CapacitySpec(knob="concurrency", max_value=8, num_requests=16, confirm_requests=24, repeats=k)
+
+
+def test_repeats_need_a_confirmation_run_to_repeat():
+    with pytest.raises(ValueError, match="repeats: needs confirm_requests"):
+        CapacitySpec(knob="concurrency", max_value=8, num_requests=16, repeats=3)
+
+
+def test_a_bad_repeats_is_one_line_and_exit_2(tmp_path, endpoint_spec):
+    spec = endpoint_spec(tmp_path, "http://127.0.0.1:9")
+    spec.write_text(spec.read_text().replace("  points:\n", CAPACITY.replace("3}", "2}") + "  points:\n"))
+    result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "repeats" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_the_rebuild_interval_is_the_normal_prediction_interval():
+    # x = 1, 2, 3: mean 2, sd 1; t(2, 0.975) = 4.3027; half-width 4.3027 · √(1 + 1/3) = 4.9683
+    mean, sd, low, high = rebuild_interval([1.0, 2.0, 3.0])
+    assert (mean, sd) == (2.0, 1.0)
+    assert math.isclose(t_quantile(2), 4.302652729, rel_tol=1e-6)
+    assert math.isclose(high - mean, 4.302652729 * math.sqrt(4 / 3), rel_tol=1e-6)
+    assert math.isclose(mean - low, high - mean)
+    with pytest.raises(ValueError):
+        rebuild_interval([1.0, 2.0])
+
+
+def test_a_target_without_a_reset_says_the_cache_was_not_reset():
+    with running(MOCK.model_copy(update={"prefix_cache_reset": False})) as url:
+        isolation = reset_prefix_cache(url, None)
+    assert isolation.method == CACHE_RESET and not isolation.done and "HTTP 404" in isolation.detail
+    with running(MOCK) as url:
+        assert reset_prefix_cache(url, None).done
+
+
+def test_diff_decides_a_repeated_run_by_its_between_run_spread(tmp_path, endpoint_spec):
+    """Both sides repeated the confirmation: its figures are compared by Welch's t-test over the repeats (a p99
+    from 24 samples per run stays not comparable). A token 10 ms slower (E2EL 240 → 310 ms, capacity still 4) is a regression; the same build is not."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    assert _build(tmp_path / "a", endpoint_spec).exit_code == 0
+    slower = MOCK.model_copy(update={"itl_ms": 30})
+    assert _build(tmp_path / "b", endpoint_spec, mock=slower).exit_code == 0
+    old, new = tmp_path / "a" / "out" / "factsheet.json", tmp_path / "b" / "out" / "factsheet.json"
+    same = CliRunner().invoke(app, ["diff", str(old), str(old), "-o", str(tmp_path / "same")])
+    assert same.exit_code == 0, same.output
+    result = CliRunner().invoke(app, ["diff", str(old), str(new), "-o", str(tmp_path / "d")])
+    report = json.loads((tmp_path / "d" / "diff.json").read_text())
+    assert report["diff_version"] == "1.3.0" and "between-run" in report["noise_scope"]
+    row = next(f for f in report["figures"] if f["figure"] == "e2el_ms.p50" and f["old_repeats"] is not None)
+    assert len(row["old_repeats"]) == 3 and len(row["new_repeats"]) == 3
+    assert "Welch" in row["noise"]["method"] and row["noise"]["alpha"] < 0.05
+    assert row["regression"] and result.exit_code == 1, result.output
