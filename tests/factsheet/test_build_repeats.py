@@ -147,4 +147,6 @@ def test_diff_decides_a_repeated_run_by_its_between_run_spread(tmp_path, endpoin
     row = next(f for f in report["figures"] if f["figure"] == "e2el_ms.p50" and f["old_repeats"] is not None)
     assert len(row["old_repeats"]) == 3 and len(row["new_repeats"]) == 3
     assert "Welch" in row["noise"]["method"] and row["noise"]["alpha"] < 0.05
-    assert row["regression"] and result.exit_code == 1, result.output
+    assert result.exit_code == 1, result.output
+    # measured host load: a busy host holds the verdict (tests/compliance/test_diff_claims.py sets it)
+    assert row["not_decided"] == "busy host" if row["busy_host"] else row["regression"]
