@@ -56,3 +56,18 @@ def system_prompts(plan: Plan) -> list[SystemPrompt]:
         SystemPrompt(sha256=sha256_bytes(text.encode()), size_bytes=len(text.encode()), sessions=n)
         for text, n in seen.items()
     ]
+
+
+def merged_prompts(runs: list[list[SystemPrompt] | None]) -> list[SystemPrompt] | None:
+    """The system prompts several runs sent, each distinct one once (in the order first sent) with the
+    sessions of every run that sent it; None when a run's were not recorded (a checkpoint of an older
+    build), since the union would then leave that run's out."""
+    if any(r is None for r in runs):
+        return None
+    seen: dict[str, SystemPrompt] = {}
+    for prompt in (p for r in runs for p in r):
+        was = seen.get(prompt.sha256)
+        seen[prompt.sha256] = (
+            prompt if was is None else was.model_copy(update={"sessions": was.sessions + prompt.sessions})
+        )
+    return list(seen.values())
