@@ -52,7 +52,9 @@ from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workers import check_split, resolve_workers
 from probes.load.workers.ray_fleet import check_address
+from probes.load.workload import SystemPrompt
 from probes.load.workloads.context import BuildContext
+from probes.load.workloads.plan import merged_prompts
 from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
 from probes.load.workloads.registry import build_plan
 from probes.server_view import check_endpoint, scrapes_jsonl
@@ -332,12 +334,14 @@ class _Steps:
     loads: list[HostLoad | NotMeasured | None] = field(default_factory=list)  # the host's load over each
     seeds: list[int] = field(default_factory=list)
     rates: dict[float, float | None] = field(default_factory=dict)  # value -> its search probe's req/s
+    prompts: list[list[SystemPrompt] | None] = field(default_factory=list)  # each run's system prompts
 
     def add(self, entry: LoadPointEntry, seed: int) -> None:
         self.records.append(entry.records)
         self.scrapes.append(entry.server_records)
         self.loads.append(entry.host_load)
         self.seeds.append(seed)
+        self.prompts.append(entry.result.workload.system_prompts)
 
 
 def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
@@ -377,6 +381,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     return CapacitySection(
         result=result, records=steps.records, server_records=steps.scrapes, host_load=steps.loads,
         seeds=steps.seeds, repeats=_repeats(run, search, result) if spec.repeats > 1 else None,
+        system_prompts=merged_prompts(steps.prompts),
     )  # fmt: skip
 
 

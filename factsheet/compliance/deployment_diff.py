@@ -54,7 +54,11 @@ def _generation(g: GenerationDefaults | NotMeasured) -> str | None:
 
 def deployment_changes(old: Factsheet, new: Factsheet) -> list[DeploymentChange]:
     """The chat template, the generation defaults and each shared load point's system prompts."""
-    return _facts(old.system.deployment, new.system.deployment) + _system_prompts(old, new)
+    return (
+        _facts(old.system.deployment, new.system.deployment)
+        + _system_prompts(old, new)
+        + _search_prompts(old, new)
+    )
 
 
 def _facts(old: DeploymentFacts | None, new: DeploymentFacts | None) -> list[DeploymentChange]:
@@ -98,6 +102,36 @@ def _system_prompts(old: Factsheet, new: Factsheet) -> list[DeploymentChange]:
             )
             continue
         out.append(_row("system prompts", label, path, _prompts(a), _prompts(b)))
+    return out
+
+
+def _searches(sheet: Factsheet) -> dict[str, tuple[str, list | None]]:
+    """Each capacity search by its scope (as the figure rows name it): its path and system prompts."""
+    if not isinstance(sheet.load, LoadSection):
+        return {}
+    load, out = sheet.load, {}
+    if not isinstance(load.capacity, NotMeasured):
+        out[f"capacity ({load.profile()})"] = ("load.capacity.system_prompts", load.capacity.system_prompts)
+    for k, c in enumerate(load.compared_workloads):
+        path = f"load.compared_workloads[{k}].capacity.system_prompts"
+        out.setdefault(f"capacity ({c.workload.profile})", (path, c.capacity.system_prompts))
+    return out
+
+
+def _search_prompts(old: Factsheet, new: Factsheet) -> list[DeploymentChange]:
+    """Each capacity search both sheets ran: the digests of the system prompts its runs sent."""
+    a, out = _searches(old), []
+    for scope, (path, b) in _searches(new).items():
+        if scope not in a:
+            continue  # the figure rows already say the search is in one factsheet only
+        before = a[scope][1]
+        if before is None or b is None:
+            which = "old" if before is None else "new"
+            out.append(
+                _nc("system prompts", scope, path, f"not recorded in the {which} factsheet (schema < 1.7.0)")
+            )
+        else:
+            out.append(_row("system prompts", scope, path, _prompts(before), _prompts(b)))
     return out
 
 

@@ -24,6 +24,7 @@ from probes.hostload import HostLoad
 from probes.load.capacity import CapacityResult
 from probes.load.point import LoadPoint
 from probes.load.runner import PointResult
+from probes.load.workload import SystemPrompt
 from probes.load.workloads.profiles import WorkloadProfile
 from probes.targets import DeploymentFacts, EngineInfo, PreparedModel
 from tuner import TuningResult
@@ -55,7 +56,8 @@ from tuner import TuningResult
 # 1.7.0: the deployment's own facts (`system.deployment`): the chat template as served (its digest, the text
 # itself up to 16 KiB) and the generation config's sampling defaults (the file's digest, its values typed),
 # or why not (an endpoint's files are not visible); each load point's workload names the system prompts it
-# sent by digest (`load.points[].result.workload.system_prompts`, [] for none).
+# sent by digest (`load.points[].result.workload.system_prompts`, [] for none), each capacity search those of
+# its runs (`load.capacity.system_prompts`, a compared workload's too).
 # 1.7.0 also: repeats of the headline runs (`load.capacity.repeats`, a compared workload's too): k runs of the
 # capacity's last confirmation, each after a fresh server start or a prefix-cache reset, each with its own seed;
 # the headline states each figure's between-run spread and rebuild interval (`headline.figures[].rebuild`).
@@ -151,6 +153,11 @@ class CapacitySection(Model):
     repeats: Repeats | None = Field(
         None,
         description="the headline run repeated (schema >= 1.7.0; None: the spec asked no repeats)",
+    )
+    system_prompts: list[SystemPrompt] | None = Field(
+        None,
+        description="each distinct system prompt its probed runs sent (the repeats apart), in the order first "
+        "sent, with the sessions of all runs that sent it; []: none (schema >= 1.7.0; None: not recorded)",
     )
 
     @model_validator(mode="after")

@@ -34,6 +34,8 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{section}.reason", "attested only", "why the capacity search did not run"),
         (f"{section}.records", "re-derived", "the records' digest, count and header"),
         (f"{section}.server_records", "re-derived", "the /metrics scrapes' digest, count and header"),
+        (f"{section}.system_prompts", "attested only", "the digests of the system prompts its runs sent "
+         "(>= 1.7.0): the prompts are not kept"),
         (f"{section}.host_load", "attested only", "the host's CPU over each probe from /proc as found (>= 1.6.0)"),
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),

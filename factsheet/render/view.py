@@ -237,13 +237,24 @@ def _library_rows(system) -> list[tuple[tuple[str, str], object]]:
 
 
 def _system_prompt_rows(load: LoadSection | NotMeasured) -> list[tuple[str, str, list | None]]:
-    """Each load point's workload and the system prompts it sent (None: not recorded, schema < 1.7.0)."""
+    """Each load point's and each capacity search's workload and the system prompts it sent (None: not
+    recorded, schema < 1.7.0)."""
     if isinstance(load, NotMeasured):
         return []
-    return [
+    rows = [
         (p.result.label, p.result.workload.profile or "synthetic", p.result.workload.system_prompts)
         for p in load.points
     ]
+    searches = [(load.profile(), load.capacity)] + [
+        (c.workload.profile, c.capacity) for c in load.compared_workloads
+    ]
+    for profile, section in searches:
+        if not isinstance(section, NotMeasured):
+            runs = len(section.records)
+            rows.append(
+                (f"capacity search ({runs} run{'s' if runs != 1 else ''})", profile, section.system_prompts)
+            )
+    return rows
 
 
 def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:

@@ -76,3 +76,17 @@ def test_a_point_recorded_before_system_prompts_compares_with_one_recorded_after
     new.result.workload = new.result.workload.model_copy(update={"system_prompts": []})
     assert old.result.workload.system_prompts is None
     assert workload_key(old) == workload_key(new)
+
+
+def test_a_capacity_search_whose_runs_sent_other_system_prompts_is_named(tmp_path):
+    old = load_factsheet(sheet_with_template(tmp_path / "old"))
+    new = load_factsheet(sheet_with_template(tmp_path / "new"))
+    prompt = SystemPrompt(sha256=sha("Be brief."), size_bytes=9, sessions=8)
+    old.load.capacity.system_prompts, new.load.capacity.system_prompts = [], [prompt]
+    [row] = [r for r in deployment_changes(old, new) if r.scope == "capacity (synthetic)"]
+    assert (row.status, row.old, row.new, row.path) == (
+        "changed", "none sent", sha("Be brief."), "load.capacity.system_prompts"
+    )  # fmt: skip
+    new.load.capacity.system_prompts = None  # an older build's search: not recorded
+    [row] = [r for r in deployment_changes(old, new) if r.scope == "capacity (synthetic)"]
+    assert row.status == "not_comparable" and "new factsheet" in row.reason

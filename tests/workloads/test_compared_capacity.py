@@ -10,6 +10,7 @@ answer's server view states it and page 1 quotes it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import textwrap
@@ -19,6 +20,9 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from factsheet.document.schema import SCHEMA_VERSION
+from probes.load.workloads.chat_sessions import scripts
+from probes.load.workloads.context import BuildContext
+from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.fake_http import Recording, serving
 
@@ -214,3 +218,30 @@ def test_publish_refuses_an_edited_compared_capacity_before_any_request(built, t
     assert bad.exit_code == 1, bad.output
     assert "load.compared_workloads[0].capacity.result.capacity: stated 64" in bad.output
     assert Recording.requests == []
+
+
+def test_each_search_names_the_system_prompts_its_runs_sent(built):
+    """Each run of the chat-sessions search drew its script from its own seed, so each sent its own system
+    prompt: the section lists them by digest, recomputed here from the seeds and sizes the sheet states; the
+    synthetic search sent none."""
+    load = json.loads((built / "factsheet.json").read_text())["load"]
+    assert load["capacity"]["system_prompts"] == []
+    [compared] = load["compared_workloads"]
+    section, profile = compared["capacity"], ChatSessionsProfile(**compared["workload"])
+    expected: dict[str, list[int]] = {}
+    for point, seed in zip(section["result"]["points"], section["seeds"], strict=True):
+        requests = 20 if point["confirmation"] else 16
+        ctx = BuildContext(
+            requests, seed, compared["template"]["input_len"], compared["template"]["output_len"]
+        )
+        sessions = scripts(profile, ctx)
+        text = sessions[0].system
+        size_and_sessions = expected.setdefault(text, [len(text.encode()), 0])
+        size_and_sessions[1] += len(sessions)
+    assert section["system_prompts"] == [
+        {"sha256": "sha256:" + hashlib.sha256(t.encode()).hexdigest(), "size_bytes": n, "sessions": k}
+        for t, (n, k) in expected.items()
+    ]
+    assert len(expected) == len(section["seeds"]) > 1  # a prompt a run: the seeds differ
+    html = (built / "factsheet.html").read_text()
+    assert f"capacity search ({len(section['seeds'])} runs)" in html
