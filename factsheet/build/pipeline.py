@@ -372,6 +372,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         max_points=spec.max_points,
         confirm=prober(confirm, "confirmation") if confirm else None,
         max_confirmations=spec.max_confirmations,
+        confirm_step=spec.confirm_step,
     )
     low, high = result.range
     run.log(

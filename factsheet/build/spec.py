@@ -40,7 +40,8 @@ SPEC_VERSION = 1
 # 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
 # 1.6.0: `load.workers` (worker processes the load is split across; probes/load/workers), `load.executor`
 # and `load.ray_address` (the workers as Ray actors across a cluster's nodes).
-# 1.7.0: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
+# 1.7.0: `capacity.confirm_step` (one, or bisect: how a failed confirmation steps down).
+# 1.7.0 also: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
 # prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
 SPEC_SCHEMA_VERSION = "1.7.0"
 MAX_REPEATS = 50
@@ -93,6 +94,12 @@ class CapacitySpec(Model):
         capacity.DEFAULT_MAX_CONFIRMATIONS,
         ge=1,
         description="confirmation runs at most (stepping down on a failure)",
+    )
+    confirm_step: capacity.ConfirmStep = Field(
+        "one",
+        description="how a failed confirmation steps down: one (concurrency − 1, or the next lower passing "
+        "probe of a rate) or bisect (to the middle between the failed value and the highest value passing "
+        "below it: a long run can hold far less than its short probe showed)",
     )
     repeats: int = Field(
         1,

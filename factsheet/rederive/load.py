@@ -305,6 +305,7 @@ def _replay(cap: CapacityResult, replayed: list[_Replayed], base: str, src: str)
             # Whether the build asked for confirmations shows only through the runs it made.
             confirm=runner(True) if any(p.confirmation for p in cap.points) else None,
             max_confirmations=s.max_confirmations,
+            confirm_step=s.confirm_step,
         )
     except _OffPath as off:
         stated = cap.points[off.index].value if off.index < len(cap.points) else None

@@ -5,7 +5,11 @@ bracket [highest pass, lowest fail] to a relative tolerance. Every probed point 
 
 Search probes are short, so their p99s are indicative. A confirmation run (when asked) then measures
 the answer with enough requests for its p99 claim (MLPerf early stopping); if it fails, the answer steps
-down and is confirmed again. The answer carries its uncertainty: the range of values the probes cannot
+down and is confirmed again: by one (concurrency) or to the next lower passing probe (rate), or, with
+`confirm_step="bisect"`, to the middle between the failed value and the highest value still passing below it
+(a long run is more demanding than a short probe — its p99 rests on more samples, and a chat session's later
+turns carry longer histories — so a probe's pass can sit far above what a long run holds, and stepping by one
+may spend every confirmation before reaching it). The answer carries its uncertainty: the range of values the probes cannot
 tell apart at 95 % (from each probe's p99 interval), which two builds on the same host should share.
 """
 
@@ -32,6 +36,12 @@ DEFAULT_MAX_VALUE = 64.0
 DEFAULT_TOLERANCE = 0.05
 DEFAULT_MAX_POINTS = 8
 DEFAULT_MAX_CONFIRMATIONS = 2
+ConfirmStep = Literal["one", "bisect"]
+CONFIRM_STEP_WORDS = {
+    "one": "a failed confirmation steps down by one (concurrency) or to the next lower passing probe (rate)",
+    "bisect": "a failed confirmation steps down to the middle between the failed value and the highest value "
+    "still passing below it (concurrency rounded down; at adjacent values, that value itself)",
+}
 # A point with more failed requests than this fraction of those measured fails (failures are violations).
 MAX_FAILED_FRACTION = 0.01
 
@@ -85,6 +95,9 @@ class CapacitySearch(Model):
     tolerance: float
     max_points: int
     max_confirmations: int
+    confirm_step: ConfirmStep = Field(
+        "one", description="how a failed confirmation steps down (CONFIRM_STEP_WORDS; schema >= 1.7.0)"
+    )
 
 
 class CapacityResult(Model):
@@ -192,6 +205,7 @@ def find_capacity(
     max_points: int = DEFAULT_MAX_POINTS,
     confirm: Callable[[float], _Measured] | None = None,
     max_confirmations: int = DEFAULT_MAX_CONFIRMATIONS,
+    confirm_step: ConfirmStep = "one",
 ) -> CapacityResult:
     """`run(value)` runs one point (rate in req/s or concurrency) and returns its result; `confirm(value)`,
     when given, runs the long confirmation of an answer (at most `max_confirmations`, stepping down)."""
@@ -212,7 +226,7 @@ def find_capacity(
     stop = _stop_reason(search, lo, hi, max_points, tolerance)
     confirmed = None
     if confirm is not None and lo is not None:
-        confirmed = _confirm(search, confirm, lo, floor, max_confirmations, tolerance)
+        confirmed = _confirm(search, confirm, lo, floor, max_confirmations, tolerance, confirm_step)
         if not confirmed:
             stop += "; the answer was not confirmed by a long run"
     params = CapacitySearch(
@@ -222,24 +236,37 @@ def find_capacity(
         tolerance=tolerance,
         max_points=max_points,
         max_confirmations=max_confirmations,
+        confirm_step=confirm_step,
     )
     return _result(search, slo, stop, min_attainment, confirmed).model_copy(update={"search": params})
 
 
-def _confirm(search: _Search, confirm, lo, floor, attempts: int, tolerance: float) -> bool:
-    """Confirm `lo` with a long run; on a failure the answer steps down (concurrency − 1, or the
-    next lower passing probe for a rate) and is confirmed again, up to `attempts` runs."""
+def _confirm(search: _Search, confirm, lo, floor, attempts: int, tolerance: float, step: ConfirmStep) -> bool:
+    """Confirm `lo` with a long run; on a failure the answer steps down (CONFIRM_STEP_WORDS[step]) and is
+    confirmed again, up to `attempts` runs."""
     for _ in range(attempts):
         if search.probe(lo, runner=confirm):
             return True
-        lower = [p.value for p in search.points if p.passed and not p.confirmation and p.value < lo]
-        if search.knob == "concurrency":
-            lo = lo - 1
-        else:
-            lo = max(lower) if lower else lo / (1 + tolerance)
+        lo = _step_down(search, lo, tolerance, step)
         if lo < floor:
             break
     return False
+
+
+def _step_down(search: _Search, failed: float, tolerance: float, step: ConfirmStep) -> float:
+    """The next value to confirm after a long run failed at `failed`."""
+    verdict = {p.value: p.passed for p in search.points}  # a value's last run decides, as in answer()
+    below = [v for v, ok in verdict.items() if ok and v < failed]
+    if step == "bisect" and below:
+        base = max(below)
+        if search.knob == "concurrency":
+            mid = float((int(base) + int(failed)) // 2)
+            return mid if mid > base else base
+        return (base + failed) / 2 if failed - base > tolerance * base else base
+    if search.knob == "concurrency":
+        return failed - 1
+    lower = [p.value for p in search.points if p.passed and not p.confirmation and p.value < failed]
+    return max(lower) if lower else failed / (1 + tolerance)
 
 
 class _Search:

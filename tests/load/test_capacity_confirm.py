@@ -20,14 +20,16 @@ SLO_130 = SLO(e2el_ms=130)
 
 
 class _Server:
-    def __init__(self, n: int, *, tail_at: int | None = None, seed: int | None = None, sigma: float = 0.0):
-        self.n, self.tail_at, self.calls = n, tail_at, []
+    def __init__(
+        self, n: int, *, tail_at: int | None = None, seed: int | None = None, sigma: float = 0.0, queue_from=5
+    ):
+        self.n, self.tail_at, self.calls, self.queue_from = n, tail_at, [], queue_from
         self.rng = np.random.default_rng(seed) if seed is not None else None
         self.sigma = sigma
 
     def __call__(self, c):
         self.calls.append((c, self.n))
-        base = 0.100 if c <= 4 else 0.100 * c / 4
+        base = 0.100 if c < self.queue_from else 0.100 * c / 4
         if self.rng is None:
             e2el = base * (1 + 0.2 * np.arange(self.n) / (self.n - 1))
         else:
@@ -110,3 +112,24 @@ def test_two_builds_agree_within_the_stated_range(seeds):
         low, high = a.range
         assert low is not None and high is not None
         assert low <= b.capacity < high, (a.capacity, a.range, b.capacity)
+
+
+def test_a_bisecting_step_down_reaches_what_a_long_run_holds_where_stepping_by_one_cannot():
+    """Short probes pass up to 16 (no queue in them); a long run sees a 2 % tail from 11 users on, so what a
+    long run holds is 10. Stepping down by one spends three confirmations on 16, 15, 14; bisecting goes 16,
+    then 12 (between 8, the highest probe below, and 16), then 10, which holds: bracket [10, 12)."""
+    kw = {"max_confirmations": 3}
+    one = _find(_Server(24, queue_from=99), _Server(600, tail_at=11, queue_from=99), **kw)
+    assert [p.value for p in one.points if p.confirmation] == [16, 15, 14] and one.confirmed is False
+    confirm = _Server(600, tail_at=11, queue_from=99)
+    res = _find(_Server(24, queue_from=99), confirm, confirm_step="bisect", **kw)
+    assert [c for c, _ in confirm.calls] == [16, 12, 10]
+    assert res.confirmed is True and res.capacity == 10 and res.bracket == (10, 12)
+    assert res.search.confirm_step == "bisect" and one.search.confirm_step == "one"
+
+
+def test_bisecting_between_adjacent_values_confirms_the_lower_one():
+    # probes pass at 2 and 4 (queueing from 5 fails 8); long runs hold only up to 2: 4 fails, then 3, then 2.
+    confirm = _Server(600, tail_at=3)
+    res = _find(_Server(24), confirm, confirm_step="bisect", max_confirmations=3)
+    assert [c for c, _ in confirm.calls] == [4, 3, 2] and res.capacity == 2 and res.confirmed is True
