@@ -379,10 +379,11 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         f"  {search.what} at SLO: {result.capacity} ({result.stop_reason}); "
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
+    repeats = _repeats(run, search, result) if spec.repeats > 1 else None
+    again = [r.system_prompts for r in repeats.runs] if repeats is not None else []
     return CapacitySection(
         result=result, records=steps.records, server_records=steps.scrapes, host_load=steps.loads,
-        seeds=steps.seeds, repeats=_repeats(run, search, result) if spec.repeats > 1 else None,
-        system_prompts=merged_prompts(steps.prompts),
+        seeds=steps.seeds, repeats=repeats, system_prompts=merged_prompts(steps.prompts + again),
     )  # fmt: skip
 
 
@@ -458,7 +459,8 @@ def _repeats(run: _Run, search: _Search, result: CapacityResult) -> Repeats:
             entry = _step(run, search, at, {})
             point = judge_point(value, entry.result, spec.min_attainment, confirmation=True)
             saved = RepeatRun(point=point, seed=seed, isolation=isolation, records=entry.records,
-                              server_records=entry.server_records, host_load=entry.host_load)  # fmt: skip
+                              server_records=entry.server_records, host_load=entry.host_load,
+                              system_prompts=entry.result.workload.system_prompts)  # fmt: skip
             run.checkpoints.save(f"{search.stem}-repeat-{j + 2:02d}", key, saved, label)
         runs.append(saved)
     return Repeats(k=spec.repeats, of=of, runs=runs)

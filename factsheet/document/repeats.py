@@ -14,6 +14,7 @@ from factsheet.document.records_file import RecordsFile
 from probes.core.measurement import Model, NotMeasured
 from probes.hostload import HostLoad
 from probes.load.capacity import CapacityPoint
+from probes.load.workload import SystemPrompt
 from probes.targets.isolation import Isolation
 
 # Runs per block of seeds: a search's probes, confirmations and repeats must number fewer (the spec checks).
@@ -47,6 +48,9 @@ class RepeatRun(Model):
     server_records: RecordsFile | None = Field(None, description="its /metrics scrapes (None: none)")
     host_load: HostLoad | NotMeasured | None = Field(
         None, description="what else used the host over the run, and whether it was busy"
+    )
+    system_prompts: list[SystemPrompt] | None = Field(
+        None, description="the system prompts it sent, by digest ([]: none; None: not recorded)"
     )
 
 

@@ -156,8 +156,9 @@ class CapacitySection(Model):
     )
     system_prompts: list[SystemPrompt] | None = Field(
         None,
-        description="each distinct system prompt its probed runs sent (the repeats apart), in the order first "
-        "sent, with the sessions of all runs that sent it; []: none (schema >= 1.7.0; None: not recorded)",
+        description="each distinct system prompt its runs sent (probes, confirmations, then repeats), in the "
+        "order first sent, with the sessions of all runs that sent it; []: none (schema >= 1.7.0; None: not "
+        "recorded)",
     )
 
     @model_validator(mode="after")

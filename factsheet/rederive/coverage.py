@@ -58,6 +58,8 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
          "repeated run's value"),
         (f"{section}.repeats.runs[].isolation", "attested only", "what the target answered to the fresh start or "
          "prefix-cache reset before the repeat, as found: no record keeps it"),
+        (f"{section}.repeats.runs[].system_prompts", "attested only", "the digests of the system prompts the "
+         "repeat sent (>= 1.7.0): the prompts are not kept"),
         (f"{section}.repeats.runs[].host_load", "attested only", "the host's CPU over the repeat from /proc as "
          "found: no record keeps it"),
         (f"{section}.repeats.runs[].point.server_view.status", "attested only", "whether a /metrics page was "

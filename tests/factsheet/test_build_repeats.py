@@ -54,6 +54,8 @@ def test_repeats_are_measured_isolated_seeded_and_rederived(tmp_path, endpoint_s
         assert run["point"]["value"] == 4 and run["point"]["passed"]
         assert run["isolation"]["method"] == CACHE_RESET and run["isolation"]["done"]
         assert run["point"]["metrics"]["e2el_ms"]["n"] == 24
+        assert run["system_prompts"] == []  # synthetic prompts: no system message, and the run says so
+    assert cap["system_prompts"] == []
     # every run its own seed, by the rule: load.seed + 1000 × block + position
     base = sheet["load"]["points"][0]["result"]["point"]["seed"]
     assert cap["seeds"] == [base + SEED_BLOCK + i for i in range(len(points))]
