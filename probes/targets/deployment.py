@@ -5,10 +5,12 @@ without touching a weight.
 
 Read the way the engine reads them (vLLM 0.x on transformers 5):
 
-- the chat template: `--chat-template` (a file, or the template itself when no such file exists and the
-  value holds `{`, `}` or a newline) wins; else the folder's `chat_template.jinja`, which transformers
-  prefers to `tokenizer_config.json`'s `chat_template`; a list of named templates serves the one named
-  `default` (the others, e.g. `tool_use`, are recorded by digest);
+- the chat template: `--chat-template` (a file, the template itself when no such file exists and the value
+  holds `{`, `}` or a newline, else the name of a template vLLM ships: not read, so not measured) wins; else
+  a multimodal processor's `chat_template.json` (beside its processor config), which vLLM prefers; else the
+  folder's `chat_template.jinja`, which transformers prefers to `tokenizer_config.json`'s `chat_template`; a
+  list of named templates serves the one named `default` (the others, e.g. `tool_use`, are recorded by
+  digest);
 - the generation config: `--generation-config` `auto` (vLLM's default: the served folder), `vllm` (no file:
   the engine's neutral defaults) or a folder; `--override-generation-config` (JSON) is laid over it.
 
@@ -36,6 +38,9 @@ from probes.targets.errors import TargetError
 TEXT_KEPT_MAX_BYTES = 16 * KIB
 TEMPLATE_FILE = "chat_template.jinja"
 TOKENIZER_CONFIG = "tokenizer_config.json"
+# A multimodal model's processor: vLLM prefers its template (chat_template.json) to the tokenizer's.
+PROCESSOR_TEMPLATE = "chat_template.json"
+PROCESSOR_CONFIGS = ("processor_config.json", "preprocessor_config.json")
 GENERATION_FILE = "generation_config.json"
 ENDPOINT_REASON = (
     "an endpoint target serves no files the tool can read: its {what} is not visible to the tool"
@@ -181,8 +186,19 @@ def chat_template(folder: Path, flag: str | None) -> ChatTemplate | NotMeasured:
         if path.is_file():
             return template_of(_served_text(path, "--chat-template"), f"--chat-template {path.name}")
         if not any(c in flag for c in "{}\n"):
-            raise TargetError(f"--chat-template {Path(flag).name}: no such file, and not a template itself")
+            # vLLM then looks the name up among the templates it ships (or fails to start): the engine's
+            # own file, which the tool does not read.
+            return NotMeasured(
+                reason=f"--chat-template {Path(flag).name}: no such file here, so a template built into the "
+                "engine (by that name), which the tool does not read"
+            )
         return template_of(flag, "--chat-template (inline)")
+    processor = folder / PROCESSOR_TEMPLATE
+    if processor.is_file() and any((folder / name).is_file() for name in PROCESSOR_CONFIGS):
+        stated = _read_object(processor, "processor chat template").get("chat_template")
+        if not isinstance(stated, str):
+            raise TargetError(f"{PROCESSOR_TEMPLATE}: chat_template is not a string")
+        return template_of(stated, f"{PROCESSOR_TEMPLATE}: chat_template")
     if (folder / TEMPLATE_FILE).is_file():
         return template_of(_served_text(folder / TEMPLATE_FILE, "chat template"), TEMPLATE_FILE)
     config = folder / TOKENIZER_CONFIG
@@ -190,7 +206,8 @@ def chat_template(folder: Path, flag: str | None) -> ChatTemplate | NotMeasured:
     if stated is None:
         return NotMeasured(
             reason=f"the served folder has no chat template ({TEMPLATE_FILE} or {TOKENIZER_CONFIG}'s "
-            "chat_template) and the server is given none (--chat-template)"
+            "chat_template) and the server is given none (--chat-template): the engine refuses chat requests "
+            "or, for some model types, applies a fallback it ships, which the tool does not read"
         )
     where = f"{TOKENIZER_CONFIG}: chat_template"
     if isinstance(stated, str):

@@ -111,7 +111,6 @@ def test_an_endpoint_target_claims_neither():
         ("tokenizer_config.json", '{"chat_template": 7}', [], "tokenizer_config.json: chat_template"),
         ("generation_config.json", '{"temperature": "hot"}', [], "generation_config.json: temperature"),
         ("generation_config.json", "[1]", [], "generation_config.json: not a JSON object"),
-        ("x", "", ["--chat-template", "missing.jinja"], "--chat-template missing.jinja"),
         ("x", "", ["--override-generation-config", "{"], "--override-generation-config"),
     ],
 )
@@ -121,3 +120,16 @@ def test_a_malformed_file_or_flag_is_one_line_of_bad_input(tmp_path, name, conte
         served_facts(tmp_path, cmd)
     message = str(err.value)
     assert named in message and "\n" not in message and str(tmp_path) not in message
+
+
+def test_a_bare_template_name_is_one_the_engine_ships_and_not_measured(folder):
+    t = served_facts(folder, ["--chat-template", "template_chatml.jinja"]).chat_template
+    assert isinstance(t, NotMeasured) and "built into the engine" in t.reason
+
+
+def test_a_multimodal_processors_template_wins_over_the_tokenizers(folder):
+    (folder / "chat_template.json").write_text(json.dumps({"chat_template": "{{ images }}"}))
+    assert served_facts(folder, []).chat_template.sha256 == sha(TEMPLATE)  # no processor: the tokenizer's
+    (folder / "preprocessor_config.json").write_text("{}")
+    t = served_facts(folder, []).chat_template
+    assert t.source == "chat_template.json: chat_template" and t.sha256 == sha("{{ images }}")
