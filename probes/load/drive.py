@@ -67,9 +67,10 @@ class RunState:
 
 
 class WorkItem:
-    """The plan's requests as bytes, and every body sent (the workload's requests digest). A worker
-    process keeps none (`keep_bodies=False`): its coordinator digests the bodies it rebuilds from the
-    plan for the records' indexes (`digest_of`), so memory does not grow with the run's length."""
+    """The plan's requests as bytes, built when each is sent. Only chat sessions keep the bodies they sent
+    (their replies are in them); for independent requests (`keep_bodies=False`) the requests digest is of
+    the bodies rebuilt from the plan for the records' indexes (`digest_of`), so memory does not grow with
+    the run's length."""
 
     def __init__(self, endpoint: Endpoint, plan: Plan, output_len: int, keep_bodies: bool = True):
         self.endpoint, self.plan, self.output_len = endpoint, plan, output_len

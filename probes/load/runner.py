@@ -216,7 +216,10 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
         if scraper:
             watch.run = run
             scraper.start(run.t0)
-        work = WorkItem(endpoint, plan, point.output_len)
+        # Sessions' bodies carry the server's replies, so they are kept for the digest; independent requests'
+        # bodies are rebuilt from the plan for it after the run, so memory does not grow with the run's length.
+        sessions = plan.sessions is not None
+        work = WorkItem(endpoint, plan, point.output_len, keep_bodies=sessions)
         try:
             if plan.sessions is not None:
                 records = await _sessions(client, endpoint, point, work, run, progress)
@@ -225,7 +228,8 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
                 records = await loop(client, endpoint, point, work, run, progress)
         finally:
             scrapes = scraper.stop() if scraper else missing
-    workload = plan.workload.model_copy(update={"requests_digest": work.digest()})
+    digest = work.digest() if sessions else work.digest_of([r.index for r in records])
+    workload = plan.workload.model_copy(update={"requests_digest": digest})
     return _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
 
 

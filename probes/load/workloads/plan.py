@@ -4,6 +4,7 @@ trace) or session scripts whose later turns wait for the server's replies."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from probes.core.digests import sha256_bytes
@@ -27,7 +28,7 @@ class SessionScript:
 
 @dataclass
 class Plan:
-    prompts: list[str]
+    prompts: Sequence[str]  # a list, or a sequence that generates each prompt when asked (trace)
     output_lens: list[int] | None
     workload: Workload
     offsets: list[float] | None = None  # trace: send times (s from the run's start)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,15 +137,49 @@ def read_trace(path: str, limit: int) -> tuple[str, list[TraceRequest]]:
     return prefixed(digest.hexdigest()), out
 
 
-def _prompt(req: TraceRequest, i: int, vocab: Vocabulary, block_size: int, seed: int) -> str:
+def _prompt(req: TraceRequest, i: int, words: list[str], block_size: int, seed: int) -> str:
     # only the blocks the prompt reaches: ids past input_length / block_size add no token
     used = req.hash_ids[: -(-req.input_length // block_size)]
-    blocks = [vocab.draw(np.random.default_rng([seed, h]), block_size) for h in used]
-    words = [w for b in blocks for w in b][: req.input_length]
-    rest = req.input_length - len(words)
+    blocks = [_draw(words, np.random.default_rng([seed, h]), block_size) for h in used]
+    drawn = [w for b in blocks for w in b][: req.input_length]
+    rest = req.input_length - len(drawn)
     # The part beyond its blocks is this request's own (a stream keyed by the line, not by a hash id).
-    tail = vocab.draw(np.random.default_rng([seed, 1 << 40, i]), rest) if rest > 0 else []
-    return join(words, tail)
+    tail = _draw(words, np.random.default_rng([seed, 1 << 40, i]), rest) if rest > 0 else []
+    return join(drawn, tail)
+
+
+def _draw(words: list[str], rng: np.random.Generator, tokens: int) -> list[str]:
+    # Vocabulary.draw's draw, on the words alone (a worker process is sent the words, not the tokenizer)
+    return [words[k] for k in rng.integers(0, len(words), size=tokens)]
+
+
+class TracePrompts(Sequence[str]):
+    """The trace's prompts, each generated when it is asked for (when its request is due) from its line's
+    lengths and hash ids and the seed: what is held is the lines, never the text. A Mooncake prompt is
+    ~7k tokens (~40 kB of text); 12,031 of them held at once were most of a replay's memory (issue 31)."""
+
+    def __init__(self, reqs: list[TraceRequest], words: list[str], block_size: int, seed: int):
+        self.reqs, self.words, self.block_size, self.seed = reqs, words, block_size, seed
+
+    def __len__(self) -> int:
+        return len(self.reqs)
+
+    def __getitem__(self, i):  # an int: one prompt (Sequence's iteration and slicing build on it)
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self.reqs)
+        return _prompt(self.reqs[i], i, self.words, self.block_size, self.seed)
+
+
+def streamed_digest(prompts: Sequence[str]) -> str:
+    """digest_json(list(prompts)), one prompt at a time: json.dumps spells a list of strings as its items'
+    spellings joined by ", " in brackets, so the digest is the one a materialised list gives."""
+    h = hashlib.sha256(b"[")
+    for i, p in enumerate(prompts):
+        h.update((", " if i else "").encode() + json.dumps(p).encode())
+    h.update(b"]")
+    return prefixed(h.hexdigest())
 
 
 def scheduled_rate(offsets: list[float]) -> float | None:
@@ -155,12 +190,12 @@ def scheduled_rate(offsets: list[float]) -> float | None:
 def build(profile: TraceProfile, ctx: BuildContext) -> Plan:
     file_digest, reqs = read_trace(profile.path, ctx.count)
     vocab = Vocabulary(ctx.tokenizer_path)
-    prompts = [_prompt(r, i, vocab, profile.block_size, ctx.seed) for i, r in enumerate(reqs)]
+    prompts = TracePrompts(reqs, vocab.words, profile.block_size, ctx.seed)
     t0 = reqs[0].timestamp_ms
     offsets = [(r.timestamp_ms - t0) / 1000 * profile.time_scale for r in reqs]
     outs = [r.output_length for r in reqs]
     workload = Workload(
-        prompts_digest=digest_json(prompts),
+        prompts_digest=streamed_digest(prompts),
         input_len=round(sum(r.input_length for r in reqs) / len(reqs)),
         length_method=(
             f"{len(reqs)} requests of {Path(profile.path).name} at their input_length; hash_ids blocks of "
