@@ -103,5 +103,9 @@ def _digest(bodies) -> str:
 
 
 async def send_request(client, endpoint, work: WorkItem, rec: RequestRecord, run: RunState) -> None:
-    await begin_body(client, endpoint, work.body(rec.index), rec, run.t0)
+    body = work.body(rec.index)
+    # Stamped once the body is built (a trace's prompt is generated now): sent_s is when its bytes begin
+    # to leave, and building it is the client's time, never the server's (it lands in send lag, not TTFT).
+    rec.sent_s = run.now()
+    await begin_body(client, endpoint, body, rec, run.t0)
     run.observe(rec)

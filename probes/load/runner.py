@@ -424,6 +424,9 @@ async def _open_loop(client, endpoint, point, work: WorkItem, run: RunState, pro
 
     point.check_schedule(float(offsets[-1]) if len(offsets) else 0.0, "the open loop's schedule")
     for i, offset in enumerate(offsets):
+        # Uncapped: the body is built before its send time (one ahead is all that is held), so building
+        # it (a trace's prompt is generated now) sits in neither the send lag nor TTFT.
+        body = work.body(i) if slot is None else b""
         # absolute schedule (lateness never accumulates), never slept past the deadline or an abort
         if not await run.wait_until(offset):
             break
@@ -431,7 +434,7 @@ async def _open_loop(client, endpoint, point, work: WorkItem, run: RunState, pro
             # Uncapped: start the request right here, so no task start-up sits in the send lag.
             rec = RequestRecord(index=i, scheduled_s=float(offset), sent_s=run.now())
             records.append(rec)
-            pending = begin_body(client, endpoint, work.body(i), rec, run.t0)
+            pending = begin_body(client, endpoint, body, rec, run.t0)
             tasks.append(asyncio.ensure_future(_finish(pending, rec, run, progress, records, point)))
         else:
             tasks.append(asyncio.create_task(send(i, float(offset))))

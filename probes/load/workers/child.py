@@ -241,13 +241,12 @@ async def _open(client, job: WorkerJob, work: WorkItem, run: RunState, sink: _Si
         sink(rec)
 
     for i in range(job.worker, len(offsets), job.workers):
+        body = work.body(i) if slot is None else b""  # as runner._open_loop: built before its send time
         if not await run.wait_until(offsets[i]):
             break
         if slot is None:  # as runner._open_loop: the bytes leave here, no task start-up in the send lag
             rec = RequestRecord(index=i, scheduled_s=offsets[i], sent_s=run.now(), worker=job.worker)
-            task = asyncio.ensure_future(
-                finish(begin_body(client, job.endpoint, work.body(i), rec, run.t0), rec)
-            )
+            task = asyncio.ensure_future(finish(begin_body(client, job.endpoint, body, rec, run.t0), rec))
         else:
             task = asyncio.ensure_future(capped(i, offsets[i]))
         in_flight.add(task)
