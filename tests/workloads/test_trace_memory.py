@@ -2,15 +2,17 @@
 the memory of building a trace point and producing every request body stays bounded by one request."""
 
 import json
+import pickle
 import tracemalloc
 
 from probes.load.client import Endpoint
 from probes.load.drive import WorkItem
+from probes.load.workloads import trace
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import digest_json
 from probes.load.workloads.profiles import TraceProfile
 from probes.load.workloads.registry import build_plan
-from probes.load.workloads.trace import TracePrompts, _prompt, read_trace, streamed_digest
+from probes.load.workloads.trace import TracePrompts, TraceRequest, _prompt, read_trace, streamed_digest
 from probes.load.workloads.vocabulary import Vocabulary
 
 N, LENGTH = 2_000, 512
@@ -58,3 +60,20 @@ def test_the_lazy_prompts_and_their_digest_are_those_of_the_materialised_list(tm
     plan = build_plan(TraceProfile(path=str(path), block_size=64), BuildContext(40, 3, 150, 8))
     assert plan.workload.prompts_digest == digest_json(materialised)
     assert plan.prompts[7].split()[:64] == plan.prompts[12].split()[:64]  # i % 5 equal: one shared block
+
+
+def test_recurring_blocks_are_drawn_once_and_the_cache_stays_bounded(monkeypatch):
+    monkeypatch.setattr("probes.load.workloads.trace.BLOCK_CACHE", 4)
+    words = Vocabulary(None).words
+    # ids 0 and 1 recur in every request (a shared prefix); 100 + i is each request's own; 3 blocks of 16
+    # cover the 40 tokens, so every word comes from a block
+    reqs = [TraceRequest(10.0 * i, 40, 4, (0, 1, 100 + i)) for i in range(30)]
+    expected = [_prompt(r, i, words, 16, 7) for i, r in enumerate(reqs)]
+    draws = []
+    draw = trace._draw
+    monkeypatch.setattr(trace, "_draw", lambda *a: draws.append(1) or draw(*a))
+    lazy = TracePrompts(reqs, words, 16, 7)
+    assert list(lazy) == expected  # the same text
+    assert len(draws) == 2 + 30  # the shared blocks once, each request's own once (90 without the cache)
+    assert len(lazy._blocks) == 4 and {0, 1} <= set(lazy._blocks)  # at most BLOCK_CACHE, recurring kept
+    assert pickle.loads(pickle.dumps(lazy))._blocks == {}  # a worker is sent the lines, not the cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from probes.load.workloads.profiles import TraceProfile
 from probes.load.workloads.vocabulary import Vocabulary, join
 
 GENERATOR_VERSION = "trace/1"
+BLOCK_CACHE = 1024  # blocks (of 512 tokens by default: ~4 MiB of word references)
 
 
 @dataclass(frozen=True)
@@ -137,11 +139,13 @@ def read_trace(path: str, limit: int) -> tuple[str, list[TraceRequest]]:
     return prefixed(digest.hexdigest()), out
 
 
-def _prompt(req: TraceRequest, i: int, words: list[str], block_size: int, seed: int) -> str:
+def _prompt(req: TraceRequest, i: int, words: list[str], block_size: int, seed: int, block=None) -> str:
+    """Request i's prompt; `block(h)` gives block h's words (drawn here when not given)."""
+    if block is None:
+        block = lambda h: _draw(words, np.random.default_rng([seed, h]), block_size)  # noqa: E731
     # only the blocks the prompt reaches: ids past input_length / block_size add no token
     used = req.hash_ids[: -(-req.input_length // block_size)]
-    blocks = [_draw(words, np.random.default_rng([seed, h]), block_size) for h in used]
-    drawn = [w for b in blocks for w in b][: req.input_length]
+    drawn = [w for h in used for w in block(h)][: req.input_length]
     rest = req.input_length - len(drawn)
     # The part beyond its blocks is this request's own (a stream keyed by the line, not by a hash id).
     tail = _draw(words, np.random.default_rng([seed, 1 << 40, i]), rest) if rest > 0 else []
@@ -160,6 +164,24 @@ class TracePrompts(Sequence[str]):
 
     def __init__(self, reqs: list[TraceRequest], words: list[str], block_size: int, seed: int):
         self.reqs, self.words, self.block_size, self.seed = reqs, words, block_size, seed
+        # The most recently used blocks' words: a trace's shared prefixes recur, and a block drawn again
+        # costs what most of a prompt costs (~1.6 ms for 7k tokens, on the sending loop). Bounded, so
+        # memory stays that of BLOCK_CACHE blocks whatever the trace's length.
+        self._blocks: OrderedDict[int, list[str]] = OrderedDict()
+
+    def __getstate__(self) -> dict:  # a worker process is sent the lines, not the cache
+        return {**self.__dict__, "_blocks": OrderedDict()}
+
+    def _block(self, h: int) -> list[str]:
+        words = self._blocks.get(h)
+        if words is not None:
+            self._blocks.move_to_end(h)
+            return words
+        words = _draw(self.words, np.random.default_rng([self.seed, h]), self.block_size)
+        self._blocks[h] = words
+        if len(self._blocks) > BLOCK_CACHE:
+            self._blocks.popitem(last=False)
+        return words
 
     def __len__(self) -> int:
         return len(self.reqs)
@@ -169,7 +191,7 @@ class TracePrompts(Sequence[str]):
             return [self[k] for k in range(*i.indices(len(self)))]
         if i < 0:
             i += len(self.reqs)
-        return _prompt(self.reqs[i], i, self.words, self.block_size, self.seed)
+        return _prompt(self.reqs[i], i, self.words, self.block_size, self.seed, self._block)
 
 
 def streamed_digest(prompts: Sequence[str]) -> str:
