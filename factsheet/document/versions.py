@@ -51,6 +51,9 @@ KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's 
 # loop lag is not in the records) and its records carry `worker` and `written_s`; nothing older changes.
 # 1.7.0: the deployment's facts (chat template, generation defaults, system prompts' digests): optional, and
 # validate checks a stated template text against its digest whenever a document states one, so no gate.
+# 1.7.0 also: a load request's `sent_s` is stamped once its body is built and encoded (before, just before building it),
+# so TTFT and E2EL no longer carry the client's building of the body; the records' fields are unchanged, and
+# validate re-derives every figure from the records as stated, so no gate.
 
 
 def at_least(stated: str, version: Version) -> bool:

@@ -35,8 +35,9 @@ class RequestRecord(Model):
     written_s: float | None = Field(
         None,
         description="load.workers > 1: when the request's last byte was handed to the kernel (its socket "
-        "buffer); sent_s is when the client began it (body encoded and, on a new connection, connected "
-        "after it). Send lag and every latency run from sent_s, as with one worker",
+        "buffer); sent_s is when the client began writing it, its body built and encoded (schema >= 1.7.0; "
+        "before, the body was built after sent_s), a new connection connected after it. Send lag and every "
+        "latency run from sent_s, as with one worker",
     )
     # The reply's text, kept only while the run needs it (a session's next turn carries it); never written.
     reply: str | None = Field(None, exclude=True)

@@ -52,8 +52,9 @@ class ClientCheck(Model):
     loop_lag_interval_ms: float = 1000 * LAG_INTERVAL_S
     loop_lag_ms: Distribution = Field(description="every worker's lag samples pooled")
     write_delay_ms: Distribution = Field(
-        description="written_s − sent_s per request: encoding the body, connecting (new connections) and "
-        "handing its last byte to the kernel; the send lag and every latency run from sent_s"
+        description="written_s − sent_s per request: connecting (new connections) and handing its last byte "
+        "to the kernel (schema >= 1.7.0: the body is built and encoded before sent_s; before, the gap held "
+        "its encoding); the send lag and every latency run from sent_s"
     )
     per_worker: list[WorkerCheck]
     clock_offsets: list[ClockOffset] | None = Field(
