@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from probes.load.workload import Workload
 from probes.load.workloads.context import BuildContext, stamped
+from probes.load.workloads.drawn import DrawnPrompts
 from probes.load.workloads.plan import Plan, digest_json
 from probes.load.workloads.profiles import SharedPrefixProfile
-from probes.load.workloads.vocabulary import Vocabulary, join
+from probes.load.workloads.vocabulary import Vocabulary, draw_words, join
 
 GENERATOR_VERSION = "shared-prefix/1"
 
@@ -21,11 +24,14 @@ def build(profile: SharedPrefixProfile, ctx: BuildContext) -> Plan:
     # Groups as even as the count allows, in a seed-shuffled order (vLLM shuffles too): a group's prompts
     # spread over the run, so its prefix is cached by the time most of them arrive, not all at once.
     groups = rng.permutation(np.arange(ctx.count) % profile.num_prefixes)
-    prompts = [join(prefixes[g], vocab.draw(rng, profile.suffix_len)) for g in groups]
+    # each prompt drawn when its request is due (DrawnPrompts): the prefixes and the groups are held, not the text
+    prompts = DrawnPrompts(
+        rng, ctx.count, partial(_prompt, vocab.words, prefixes, groups, profile.suffix_len)
+    )
     out_len = profile.output_len or ctx.output_len
     p, s = profile.prefix_len, profile.suffix_len
     workload = Workload(
-        prompts_digest=digest_json(prompts),
+        prompts_digest=prompts.digest,
         input_len=p + s,
         length_method=(
             f"{profile.num_prefixes} prefixes of {p} tokens, each prompt one of them (seed-{ctx.seed} order) "
@@ -37,3 +43,7 @@ def build(profile: SharedPrefixProfile, ctx: BuildContext) -> Plan:
         output_len_method=f"max_tokens {out_len}",
     )
     return Plan(prompts, [out_len] * len(prompts), stamped(workload, profile, GENERATOR_VERSION))
+
+
+def _prompt(words: list[str], prefixes: list, groups: np.ndarray, suffix_len: int, rng, i: int) -> str:
+    return join(prefixes[groups[i]], draw_words(words, rng, suffix_len))

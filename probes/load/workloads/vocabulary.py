@@ -43,13 +43,19 @@ class Vocabulary:
 
     def draw(self, rng: np.random.Generator, tokens: int) -> list[str]:
         """`tokens` words (each one token)."""
-        return [self.words[i] for i in rng.integers(0, len(self.words), size=tokens)]
+        return draw_words(self.words, rng, tokens)
 
     def count(self, text: str) -> int | None:
         """Tokens of `text` under the tokenizer (None without one)."""
         if self.tokenizer is None:
             return None
         return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def draw_words(words: list[str], rng: np.random.Generator, tokens: int) -> list[str]:
+    """`tokens` of `words` (a Vocabulary's), as `Vocabulary.draw` draws them: a generator sent to a worker
+    process carries the words, not the tokenizer."""
+    return [words[i] for i in rng.integers(0, len(words), size=tokens)]
 
 
 def join(*parts: list[str]) -> str:
