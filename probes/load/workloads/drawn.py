@@ -42,6 +42,17 @@ class DrawnPrompts(Sequence[str]):
     def __len__(self) -> int:
         return self.count
 
+    # Equal to another DrawnPrompts with the same prompts (the digest covers every one, in order), and to
+    # a list holding them: build_plan's result is compared, and a Sequence has no equality of its own.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DrawnPrompts):
+            return self.count == other.count and self.digest == other.digest
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == self.count and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable stream position; equality by content
+
     def __getitem__(self, i):  # an int: one prompt (Sequence's iteration and slicing build on it)
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(self.count))]
