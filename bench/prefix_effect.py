@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from factsheet.build.spec import load_spec  # noqa: E402
 from probes.core.files import write_atomic  # noqa: E402
-from probes.load.capacity import find_capacity, point_runner  # noqa: E402
+from probes.load.capacity import CapacitySearch, find_capacity, point_runner  # noqa: E402
 from probes.load.point import SLO, LoadPoint  # noqa: E402
 from probes.load.runner import run_point  # noqa: E402
 from probes.load.workloads.profiles import ChatSessionsProfile, SharedPrefixProfile  # noqa: E402
@@ -89,7 +89,8 @@ def _measure(live, args, out: list[str], caching: str) -> None:
         run = point_runner(
             live.base_url, live.model, template, slo, knob="concurrency", profile=profile, **kw
         )
-        cap = find_capacity(run, slo, knob="concurrency", start=2, max_value=8, max_points=args.max_points)
+        search = CapacitySearch.for_knob("concurrency", start=2, max_value=8, max_points=args.max_points)
+        cap = find_capacity(run, slo, search, knob="concurrency")
         m = r.metrics
         out.append(
             f"caching {caching:3} shared {fraction:4.0%}: TTFT p50 {_ms(m.ttft_ms.p(50))} ms, p99 "

@@ -364,15 +364,10 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     result = find_capacity(
         prober(spec.num_requests, "probe"),
         run.spec.load.slo,
+        spec.search_parameters(),
         knob=spec.knob,
-        start=spec.start,
-        max_value=spec.max_value,
         min_attainment=spec.min_attainment,
-        tolerance=spec.tolerance,
-        max_points=spec.max_points,
         confirm=prober(confirm, "confirmation") if confirm else None,
-        max_confirmations=spec.max_confirmations,
-        confirm_step=spec.confirm_step,
     )
     low, high = result.range
     run.log(

@@ -133,6 +133,18 @@ class CapacitySpec(Model):
             )
         return self
 
+    def search_parameters(self) -> capacity.CapacitySearch:
+        """The search's parameters this spec asks for, as the result states them (its floor the default)."""
+        return capacity.CapacitySearch.for_knob(
+            self.knob,
+            start=self.start,
+            max_value=self.max_value,
+            tolerance=self.tolerance,
+            max_points=self.max_points,
+            max_confirmations=self.max_confirmations,
+            confirm_step=self.confirm_step,
+        )
+
 
 def _enough_sessions(profile: ChatSessionsProfile, turns: int, users: int, where: str) -> None:
     """Closed-loop chat sessions: every user needs a session of its own, or the point runs below the

@@ -290,22 +290,15 @@ def _replay(cap: CapacityResult, replayed: list[_Replayed], base: str, src: str)
 
         return run
 
-    s = cap.search
     try:
         again = find_capacity(
             runner(False),
             cap.slo,
+            cap.search,
             knob=cap.knob,
-            start=s.start,
-            max_value=s.max_value,
-            min_value=s.min_value,
             min_attainment=cap.min_attainment,
-            tolerance=s.tolerance,
-            max_points=s.max_points,
             # Whether the build asked for confirmations shows only through the runs it made.
             confirm=runner(True) if any(p.confirmation for p in cap.points) else None,
-            max_confirmations=s.max_confirmations,
-            confirm_step=s.confirm_step,
         )
     except _OffPath as off:
         stated = cap.points[off.index].value if off.index < len(cap.points) else None

@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Literal, Protocol
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from probes.core.errors import InputError
 from probes.core.measurement import Model, NotMeasured
@@ -89,6 +89,10 @@ class CapacityPoint(Model):
 class CapacitySearch(Model):
     """The search's parameters: with the probed points' records they determine the whole result."""
 
+    # find_capacity takes them whole: the build derives them from its spec, `factsheet validate` replays the
+    # search with those the factsheet states (the docstring is the schema's description: kept as published).
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     start: float
     max_value: float
     min_value: float = Field(description="the floor the search halves down to")
@@ -98,6 +102,32 @@ class CapacitySearch(Model):
     confirm_step: ConfirmStep = Field(
         "one", description="how a failed confirmation steps down (CONFIRM_STEP_WORDS; schema >= 1.7.0)"
     )
+
+    @classmethod
+    def for_knob(
+        cls,
+        knob: Knob,
+        *,
+        start: float = DEFAULT_START,
+        max_value: float = DEFAULT_MAX_VALUE,
+        min_value: float | None = None,
+        tolerance: float = DEFAULT_TOLERANCE,
+        max_points: int = DEFAULT_MAX_POINTS,
+        max_confirmations: int = DEFAULT_MAX_CONFIRMATIONS,
+        confirm_step: ConfirmStep = "one",
+    ) -> CapacitySearch:
+        """A search of `knob` with the defaults where not told; the floor, unless given, is one user
+        (concurrency) or start / 64, six halvings below the start (rate)."""
+        floor = min_value if min_value is not None else (1.0 if knob == "concurrency" else start / 64)
+        return cls(
+            start=start,
+            max_value=max_value,
+            min_value=floor,
+            tolerance=tolerance,
+            max_points=max_points,
+            max_confirmations=max_confirmations,
+            confirm_step=confirm_step,
+        )
 
 
 class CapacityResult(Model):
@@ -195,50 +225,39 @@ def judge(
 def find_capacity(
     run: Callable[[float], _Measured],
     slo: SLO,
+    search: CapacitySearch,
     *,
     knob: Knob = "rate",
-    start: float = DEFAULT_START,
-    max_value: float = DEFAULT_MAX_VALUE,
-    min_value: float | None = None,
     min_attainment: float | None = None,
-    tolerance: float = DEFAULT_TOLERANCE,
-    max_points: int = DEFAULT_MAX_POINTS,
     confirm: Callable[[float], _Measured] | None = None,
-    max_confirmations: int = DEFAULT_MAX_CONFIRMATIONS,
-    confirm_step: ConfirmStep = "one",
 ) -> CapacityResult:
     """`run(value)` runs one point (rate in req/s or concurrency) and returns its result; `confirm(value)`,
-    when given, runs the long confirmation of an answer (at most `max_confirmations`, stepping down)."""
+    when given, runs the long confirmation of an answer (at most `search.max_confirmations`, stepping down).
+    `search` (start, bounds, tolerance, budgets) is stated on the result as given, so it can be replayed;
+    the knob and `min_attainment` are the result's own fields."""
     if slo.thresholds().get(slo.p99_metric) is None:
         raise CapacityError(f"slo.{slo.p99_metric}: capacity needs the threshold of the p99 metric")
-    floor = min_value if min_value is not None else (1.0 if knob == "concurrency" else start / 64)
-    if not 0 < floor <= start <= max_value:
+    s = search
+    if not 0 < s.min_value <= s.start <= s.max_value:
         raise CapacityError(
-            f"capacity: need 0 < min_value ≤ start ≤ max_value, got {floor}, {start}, {max_value}"
+            f"capacity: need 0 < min_value ≤ start ≤ max_value, got {s.min_value}, {s.start}, {s.max_value}"
         )
-    search = _Search(run, knob, min_attainment)
-    lo, hi = _bracket(search, start, floor, max_value, max_points)
-    while lo is not None and hi is not None and not _narrow(knob, lo, hi, tolerance):
-        if len(search.points) >= max_points:
+    probes = _Search(run, knob, min_attainment)
+    lo, hi = _bracket(probes, s.start, s.min_value, s.max_value, s.max_points)
+    while lo is not None and hi is not None and not _narrow(knob, lo, hi, s.tolerance):
+        if len(probes.points) >= s.max_points:
             break
         mid = (lo + hi) / 2 if knob == "rate" else float((int(lo) + int(hi)) // 2)
-        lo, hi = (mid, hi) if search.probe(mid) else (lo, mid)
-    stop = _stop_reason(search, lo, hi, max_points, tolerance)
+        lo, hi = (mid, hi) if probes.probe(mid) else (lo, mid)
+    stop = _stop_reason(probes, lo, hi, s.max_points, s.tolerance)
     confirmed = None
     if confirm is not None and lo is not None:
-        confirmed = _confirm(search, confirm, lo, floor, max_confirmations, tolerance, confirm_step)
+        confirmed = _confirm(
+            probes, confirm, lo, s.min_value, s.max_confirmations, s.tolerance, s.confirm_step
+        )
         if not confirmed:
             stop += "; the answer was not confirmed by a long run"
-    params = CapacitySearch(
-        start=start,
-        max_value=max_value,
-        min_value=floor,
-        tolerance=tolerance,
-        max_points=max_points,
-        max_confirmations=max_confirmations,
-        confirm_step=confirm_step,
-    )
-    return _result(search, slo, stop, min_attainment, confirmed).model_copy(update={"search": params})
+    return _result(probes, slo, stop, min_attainment, confirmed).model_copy(update={"search": search})
 
 
 def _confirm(search: _Search, confirm, lo, floor, attempts: int, tolerance: float, step: ConfirmStep) -> bool:

@@ -16,7 +16,7 @@ from factsheet.document.schema import CapacitySection, LoadSection, RecordsFile
 from factsheet.rederive.validate import load_factsheet
 from factsheet.render.glance import glance_rows
 from probes.core.measurement import NotMeasured
-from probes.load.capacity import find_capacity
+from probes.load.capacity import CapacitySearch, find_capacity
 from tests.render.test_glance_conclusive import CONCLUSIVE, SLO_4500, _Run
 from tests.support import sheet_fixture as fx
 
@@ -45,9 +45,15 @@ def _sheet(min_attainment=None):
     def probe(c: int) -> _Run:
         return _Run([3000 + 10 * i for i in range(24)] if c <= 2 else [6000 + 10 * i for i in range(24)])
 
-    result = find_capacity(probe, SLO_4500, knob="concurrency", start=1, max_value=16,
-                           min_attainment=min_attainment, confirm=lambda c: _Run(CONCLUSIVE),
-                           max_confirmations=1)  # fmt: skip
+    search = CapacitySearch.for_knob("concurrency", start=1, max_value=16, max_confirmations=1)
+    result = find_capacity(
+        probe,
+        SLO_4500,
+        search,
+        knob="concurrency",
+        min_attainment=min_attainment,
+        confirm=lambda c: _Run(CONCLUSIVE),
+    )
     records = [
         RecordsFile(path=f"records/capacity-{i:02d}.jsonl", sha256="sha256:" + "0" * 64, records=1)
         for i in range(1, len(result.points) + 1)

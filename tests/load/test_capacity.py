@@ -1,6 +1,6 @@
 import pytest
 
-from probes.load.capacity import CapacityError, find_capacity, point_runner
+from probes.load.capacity import CapacityError, CapacitySearch, find_capacity, point_runner
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
@@ -38,7 +38,9 @@ class _Fake:
 
 def test_doubling_then_bisection_finds_the_known_capacity():
     fake = _Fake()
-    res = find_capacity(fake, SLO(e2el_ms=200), start=4, tolerance=0.02, max_points=16)
+    res = find_capacity(
+        fake, SLO(e2el_ms=200), CapacitySearch.for_knob("rate", start=4, tolerance=0.02, max_points=16)
+    )
     assert fake.calls[:4] == [4, 8, 16, 32]  # doubling until the first failure
     assert res.bracket[0] <= 25 <= res.bracket[1]
     assert res.capacity == pytest.approx(25, rel=0.02)
@@ -48,14 +50,14 @@ def test_doubling_then_bisection_finds_the_known_capacity():
 
 
 def test_failing_start_halves_down():
-    res = find_capacity(_Fake(), SLO(e2el_ms=200), start=40, tolerance=0.05)
+    res = find_capacity(_Fake(), SLO(e2el_ms=200), CapacitySearch.for_knob("rate", start=40, tolerance=0.05))
     assert [p.value for p in res.points][:2] == [40, 20]
     assert res.capacity == pytest.approx(25, rel=0.05)
 
 
 def test_capacity_needs_the_p99_threshold():
     with pytest.raises(CapacityError, match="e2el_ms"):
-        find_capacity(_Fake(), SLO(ttft_ms=100), start=1)
+        find_capacity(_Fake(), SLO(ttft_ms=100), CapacitySearch.for_knob("rate", start=1))
 
 
 def test_concurrency_capacity_equals_the_servers_slots():
@@ -67,7 +69,9 @@ def test_concurrency_capacity_equals_the_servers_slots():
         runner = point_runner(
             url, "mock-model", point(concurrency=1, num_requests=24), slo, knob="concurrency"
         )
-        res = find_capacity(runner, slo, knob="concurrency", start=1, max_value=16)
+        res = find_capacity(
+            runner, slo, CapacitySearch.for_knob("concurrency", start=1, max_value=16), knob="concurrency"
+        )
     assert res.capacity == 4 and res.bracket == (4, 5)
     assert [p.value for p in res.points] == [1, 2, 4, 8, 6, 5]
     assert res.insufficient_samples  # 24 requests cannot back a p99 claim

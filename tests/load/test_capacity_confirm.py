@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probes.load.capacity import find_capacity
+from probes.load.capacity import CapacitySearch, find_capacity
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
@@ -56,9 +56,8 @@ class _Server:
 
 
 def _find(probe, confirm, **kw):
-    return find_capacity(
-        probe, SLO_130, knob="concurrency", start=2, max_value=16, confirm=confirm, max_points=8, **kw
-    )
+    search = CapacitySearch.for_knob("concurrency", start=2, max_value=16, max_points=8, **kw)
+    return find_capacity(probe, SLO_130, search, knob="concurrency", confirm=confirm)
 
 
 def test_the_answer_is_confirmed_by_a_run_long_enough_for_its_p99():

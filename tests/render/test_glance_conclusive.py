@@ -19,7 +19,7 @@ from factsheet.document.schema import CapacitySection, LoadPointEntry, LoadSecti
 from factsheet.render import render_html
 from factsheet.render.glance import glance_rows
 from probes.core.measurement import NotMeasured
-from probes.load.capacity import find_capacity
+from probes.load.capacity import CapacitySearch, find_capacity
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
@@ -58,8 +58,8 @@ def _probe(c: int) -> _Run:
 
 
 def _sheet(confirmation: list[float]):
-    result = find_capacity(_probe, SLO_4500, knob="concurrency", start=1, max_value=16,
-                           confirm=lambda c: _Run(confirmation), max_confirmations=1)  # fmt: skip
+    search = CapacitySearch.for_knob("concurrency", start=1, max_value=16, max_confirmations=1)
+    result = find_capacity(_probe, SLO_4500, search, knob="concurrency", confirm=lambda c: _Run(confirmation))
     base = fx.build_sheet(fx.load_points())
     template = base.load.points[1]  # a closed-loop point of the fixture, re-measured on the slow host
     points = []

@@ -9,7 +9,7 @@ import pytest
 
 from factsheet.document.schema import CapacitySection, RecordsFile
 from factsheet.render import render_html
-from probes.load.capacity import find_capacity
+from probes.load.capacity import CapacitySearch, find_capacity
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
@@ -40,7 +40,8 @@ def _run(n: int):
 
 @pytest.fixture(scope="module")
 def page() -> Page:
-    result = find_capacity(_run(24), SLO_130, knob="concurrency", start=2, max_value=16, confirm=_run(600))
+    search = CapacitySearch.for_knob("concurrency", start=2, max_value=16)
+    result = find_capacity(_run(24), SLO_130, search, knob="concurrency", confirm=_run(600))
     records = [
         RecordsFile(path=f"records/capacity-{i:02d}.jsonl", sha256="sha256:" + "0" * 64, records=1)
         for i in range(1, len(result.points) + 1)
