@@ -6,13 +6,12 @@ The key holds the sha256 of the spec section the measurement was made under and 
 identity (the target section and the digests of the weights served). A checkpoint is reused only when
 its key equals the one this build computes and every raw-records file it names is present with its
 sha256; anything else is measured again. Without --resume the output folder must be empty or absent:
-a build never overwrites an earlier one unasked.
+a build never overwrites an earlier one unasked (factsheet.build.output_folder.prepare_output).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -21,44 +20,15 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from factsheet.binding import Context
 from factsheet.build.output_folder import OutputDir
-from factsheet.document.files import BUILD_OUTPUTS
 from factsheet.document.schema import RecordsFile
 from probes.core.digests import sha256_bytes
-from probes.core.errors import InputError
 from probes.core.files import write_atomic
 from probes.core.records_header import split_header
 
-__all__ = ["Checkpoints", "Key", "OutputFolderInUse", "prepare_output"]
+__all__ = ["Checkpoints", "Key"]
 
 T = TypeVar("T")
 Key = dict[str, str]
-
-# What a build writes into its output folder (and all --overwrite removes).
-
-
-class OutputFolderInUse(InputError):
-    """The output folder holds an earlier build and neither --resume nor --overwrite was given."""
-
-
-def prepare_output(root: Path, *, resume: bool, overwrite: bool) -> None:
-    """Refuse a non-empty output folder unless resuming; with `overwrite`, remove an earlier build's files."""
-    root = Path(root)
-    if not root.is_dir() or not any(root.iterdir()):
-        return
-    if resume:
-        return
-    if overwrite:
-        for name in BUILD_OUTPUTS:
-            path = root / name
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            elif path.exists() or path.is_symlink():
-                path.unlink()
-        return
-    raise OutputFolderInUse(
-        f"output folder {root}: not empty (an earlier build?); pass --resume to reuse its measurements, "
-        "--overwrite to replace it, or choose another folder with -o"
-    )
 
 
 class Checkpoints:

@@ -1,18 +1,21 @@
-"""The output folder: checked writable before anything is measured; raw records written atomically, each file
-headed by the context it binds to (the build's checkpoints are factsheet.build.checkpoint's)."""
+"""The output folder: checked writable before anything is measured, an earlier build's refused unless resumed
+or overwritten; raw records written atomically, each file headed by the context it binds to (the build's
+checkpoints are factsheet.build.checkpoint's)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from factsheet.binding import Context, header_line
+from factsheet.document.files import BUILD_OUTPUTS
 from factsheet.document.schema import RecordsFile
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.files import write_atomic
 
-__all__ = ["OutputDir", "check_output"]
+__all__ = ["OutputDir", "OutputFolderInUse", "check_output", "prepare_output"]
 
 
 def check_output(path: Path, *, file: bool = False) -> Path:
@@ -44,3 +47,28 @@ class OutputDir:
         data = header_line(context) + data
         write_atomic(self.root / rel, data)
         return RecordsFile(path=rel, sha256=sha256_bytes(data), records=count)
+
+
+class OutputFolderInUse(InputError):
+    """The output folder holds an earlier build and neither --resume nor --overwrite was given."""
+
+
+def prepare_output(root: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse a non-empty output folder unless resuming; with `overwrite`, remove an earlier build's files."""
+    root = Path(root)
+    if not root.is_dir() or not any(root.iterdir()):
+        return
+    if resume:
+        return
+    if overwrite:
+        for name in BUILD_OUTPUTS:
+            path = root / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+        return
+    raise OutputFolderInUse(
+        f"output folder {root}: not empty (an earlier build?); pass --resume to reuse its measurements, "
+        "--overwrite to replace it, or choose another folder with -o"
+    )

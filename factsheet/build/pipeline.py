@@ -19,8 +19,8 @@ from factsheet.binding import (
     server_scrapes_context,
 )
 from factsheet.build import provenance as prov
-from factsheet.build.checkpoint import Checkpoints, Key, prepare_output
-from factsheet.build.output_folder import OutputDir
+from factsheet.build.checkpoint import Checkpoints, Key
+from factsheet.build.output_folder import OutputDir, prepare_output
 from factsheet.build.predictor import build_predictor
 from factsheet.build.spec import NOT_REQUESTED, BuildSpec, CapacitySpec
 from factsheet.document.files import SCRAPES_SUFFIX
