@@ -6,7 +6,6 @@ Known truth is what each factsheet JSON states, read here with json (not the cat
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.fake_rapl import wall_clock_counter
 from tests.support.humaneval_path import DATASET, records
+from tests.support.spec_builder import DELETE, merged, write_spec
 
 runner = CliRunner()
 # HumanEval+ Mini (the same tasks, a dozen plus inputs instead of a thousand): the expected outputs take
@@ -30,23 +30,21 @@ class Build:
     watts: float
 
 
-def _spec(name: str, url: str, extra: str) -> str:
-    return (
-        textwrap.dedent(f"""\
-        spec_version: 1
-        name: {name}
-        model: {{name: mock-model, version: "1"}}
-        target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
-        load:
-          input_len: 16
-          output_len: 8
-          slo: {{e2el_ms: 200}}
-          capacity: {{knob: concurrency, start: 1, max_value: 8, num_requests: 16}}
-          points:
-            - {{concurrency: 2, num_requests: 60}}
-        """)
-        + extra
-    )
+def _spec(name: str, url: str, overrides: dict | None = None) -> dict:
+    spec = {
+        "spec_version": 1,
+        "name": name,
+        "model": {"name": "mock-model", "version": "1"},
+        "target": {"kind": "endpoint", "base_url": url, "model": "mock-model"},
+        "load": {
+            "input_len": 16,
+            "output_len": 8,
+            "slo": {"e2el_ms": 200},
+            "capacity": {"knob": "concurrency", "start": 1, "max_value": 8, "num_requests": 16},
+            "points": [{"concurrency": 2, "num_requests": 60}],
+        },
+    }
+    return merged(spec, overrides)
 
 
 # A gate every mock build passes (p99 E2EL within 5 s), run by build 1 so the index shows a verdict.
@@ -73,13 +71,14 @@ def _build(
     if gate:
         (tmp / "gate.yaml").write_text(POLICY)
     cap_root = tmp / "powercap"  # a RAPL package counter at `watts` while the build runs
-    extra = (
-        f"energy:\n  idle_s: 0.5\n  gpu: false\n  sample_interval_s: 0.05\n  powercap_root: {cap_root}\n"
-        f"accuracy:\n  dataset: {MINI}\n  subset: {{first: 2}}\n  max_tokens: 64\n"
-        + ("compliance: {policies: [gate.yaml]}\n" if gate else "")
-    )
+    extra = {
+        "energy": {"idle_s": 0.5, "gpu": False, "sample_interval_s": 0.05, "powercap_root": str(cap_root)},
+        "accuracy": {"dataset": str(MINI), "subset": {"first": 2}, "max_tokens": 64},
+    }
+    if gate:
+        extra["compliance"] = {"policies": ["gate.yaml"]}
     with wall_clock_counter(cap_root, watts), running(server) as url:
-        (tmp / "model.yaml").write_text(_spec(name, url, extra))
+        write_spec(tmp / "model.yaml", _spec(name, url, extra))
         args = ["build", str(tmp / "model.yaml"), "-o", str(tmp / "out")]
         result = runner.invoke(app, args + (["--sign-key", str(key)] if key else []))
     assert result.exit_code == 0, result.output
@@ -130,10 +129,8 @@ def other_build(tmp_path_factory) -> Path:
     """A small build of another deployment (no capacity, accuracy or energy), for the incremental test."""
     tmp = tmp_path_factory.mktemp("other")
     with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
-        text = _spec("other-deployment", url, "").replace(
-            "  capacity: {knob: concurrency, start: 1, max_value: 8, num_requests: 16}\n", ""
-        )
-        (tmp / "model.yaml").write_text(text.replace("num_requests: 60", "num_requests: 12"))
+        load = {"capacity": DELETE, "points": [{"concurrency": 2, "num_requests": 12}]}
+        write_spec(tmp / "model.yaml", _spec("other-deployment", url, {"load": load}))
         result = runner.invoke(app, ["build", str(tmp / "model.yaml"), "-o", str(tmp / "out")])
     assert result.exit_code == 0, result.output
     return tmp / "out"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 
 import numpy as np
 import pytest
@@ -20,26 +19,21 @@ from factsheet.compliance.diff import CAPACITY, _capacity_row, _judge, _percenti
 from factsheet.document.schema import CapacitySection
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.compliance_builds import runner
+from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
+from tests.support.spec_builder import write_spec
 
-SPEC = """\
-spec_version: 1
-name: mock-capacity
-model: {{name: mock-model}}
-target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
-load:
-  input_len: 16
-  output_len: 8
-  slo: {{e2el_ms: 450}}
-  points:
-    - {{concurrency: 1, num_requests: 4}}
-  capacity: {{knob: concurrency, start: 4, max_value: 16, num_requests: 16, confirm_requests: 24}}
-"""
+SEARCH = {"knob": "concurrency", "start": 4, "max_value": 16, "num_requests": 16, "confirm_requests": 24}
+
+
+def _spec(url: str) -> dict:
+    load = {"slo": e2el_slo(450), "capacity": SEARCH}
+    return endpoint_spec_dict(url, ((1, 4),), {"name": "mock-capacity", "load": load})
 
 
 def _build(folder, slots: int):
     folder.mkdir(parents=True)
     with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=slots)) as url:
-        (folder / "model.yaml").write_text(textwrap.dedent(SPEC.format(url=url)))
+        write_spec(folder / "model.yaml", _spec(url))
         result = runner.invoke(app, ["build", str(folder / "model.yaml"), "-o", str(folder / "out")])
     assert result.exit_code == 0, result.output
     return folder / "out" / "factsheet.json"

@@ -16,20 +16,14 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import e2el_slo
 
-CAPACITY = "  capacity: {knob: concurrency, start: 1, max_value: 16, num_requests: 24}\n"
+CAPACITY = {"knob": "concurrency", "start": 1, "max_value": 16, "num_requests": 24}
 
 
 def test_capacity_found_and_recorded(tmp_path, endpoint_spec):
     with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)) as url:
-        spec = endpoint_spec(tmp_path, url)
-        text = spec.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 450}")
-        spec.write_text(
-            text.replace(
-                "  points:\n",
-                "  capacity: {knob: concurrency, start: 1, max_value: 16, num_requests: 24}\n  points:\n",
-            )
-        )
+        spec = endpoint_spec(tmp_path, url, overrides={"load": {"slo": e2el_slo(450), "capacity": CAPACITY}})
         result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     sheet = json.loads((tmp_path / "out" / "factsheet.json").read_text())
@@ -45,8 +39,7 @@ def test_capacity_found_and_recorded(tmp_path, endpoint_spec):
 
 
 def test_capacity_without_p99_threshold_is_bad_input(tmp_path, endpoint_spec):
-    spec = endpoint_spec(tmp_path, "http://127.0.0.1:9")
-    spec.write_text(spec.read_text().replace("  points:\n", CAPACITY + "  points:\n"))
+    spec = endpoint_spec(tmp_path, "http://127.0.0.1:9", overrides={"load": {"capacity": CAPACITY}})
     result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and "capacity needs a threshold on slo.e2el_ms" in result.output
 
@@ -55,10 +48,14 @@ def test_validate_replays_the_search_with_its_confirmation(tmp_path, endpoint_sp
     """The result states the search's parameters (schema 1.1.0), so validate replays find_capacity on the
     recorded runs: a flipped verdict, a reordered probe, an edited stop reason or capacity is each named."""
     with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)) as url:
-        spec = endpoint_spec(tmp_path, url)
-        text = spec.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 450}")
-        capacity = "  capacity: {knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 24}\n"
-        spec.write_text(text.replace("  points:\n", capacity + "  points:\n"))
+        capacity = {
+            "knob": "concurrency",
+            "start": 2,
+            "max_value": 8,
+            "num_requests": 16,
+            "confirm_requests": 24,
+        }
+        spec = endpoint_spec(tmp_path, url, overrides={"load": {"slo": e2el_slo(450), "capacity": capacity}})
         out = tmp_path / "out"
         assert CliRunner().invoke(app, ["build", str(spec), "-o", str(out)]).exit_code == 0
     sheet = json.loads((out / "factsheet.json").read_text())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import textwrap
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +19,8 @@ from probes.load.workloads.chat_sessions import scripts
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.profiles import ChatSessionsProfile
 from tests.support.deployment import TEMPLATE
+from tests.support.mock_spec import endpoint_spec_dict
+from tests.support.spec_builder import DELETE, write_spec
 
 runner = CliRunner()
 SERVE = (
@@ -32,24 +34,26 @@ PROFILE = {
     "turns_max": 2,
     "user_turn_len": 6,
 }
-SPEC = """\
-spec_version: 1
-name: deployment-facts
-model: {{name: mock-model}}
-target:
-  kind: vllm
-  model: {{path: {folder}}}
-  served_model_name: mock-model
-  command: [{python}, "-c", {serve}, "{{port}}"]
-  stop_grace_s: 2
-load:
-  endpoint: chat
-  output_len: 4
-  slo: {{ttft_ms: 500}}
-  workload: {workload}
-  points:
-    - {{concurrency: 2, num_requests: 8}}
-"""
+
+
+def _spec(folder: Path) -> dict:
+    """A vllm-kind target: the user command serves the mock server on the port the tool picks."""
+    target = {
+        "kind": "vllm",
+        "model": {"path": str(folder)},
+        "served_model_name": "mock-model",
+        "command": [sys.executable, "-c", SERVE, "{port}"],
+        "stop_grace_s": 2,
+    }
+    load = {
+        "endpoint": "chat",
+        "input_len": DELETE,
+        "output_len": 4,
+        "slo": {"ttft_ms": 500, "tpot_ms": DELETE},
+        "workload": PROFILE,
+    }
+    spec = endpoint_spec_dict("unused", ((2, 8),), {"name": "deployment-facts", "load": load})
+    return {**spec, "target": target}
 
 
 def sha(data: str | bytes) -> str:
@@ -66,12 +70,7 @@ def built(tmp_path_factory):
         json.dumps({"temperature": 0.6, "top_p": 0.9, "eos_token_id": 2})
     )
     spec = tmp / "model.yaml"
-    spec.write_text(
-        textwrap.dedent(SPEC).format(
-            folder=json.dumps(str(folder)), python=json.dumps(sys.executable), serve=json.dumps(SERVE),
-            workload=json.dumps(PROFILE),
-        )
-    )  # fmt: skip
+    write_spec(spec, _spec(folder))
     result = runner.invoke(app, ["build", str(spec), "-o", str(tmp / "out")])
     assert result.exit_code == 0, result.output
     return tmp / "out", folder

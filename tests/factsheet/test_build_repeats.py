@@ -19,19 +19,17 @@ from factsheet.document.headline.rebuild import rebuild_interval, t_quantile
 from factsheet.document.repeats import SEED_BLOCK
 from probes.targets.isolation import CACHE_RESET, reset_prefix_cache
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import e2el_slo
 
 MOCK = MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)
-CAPACITY = (
-    "  capacity: {knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 24, "
-    "repeats: 3}\n"
-)
+CAPACITY = {
+    "knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 24, "repeats": 3,
+}  # fmt: skip
 
 
 def _build(tmp_path, endpoint_spec, mock=MOCK, out="out"):
     with running(mock) as url:
-        spec = endpoint_spec(tmp_path, url)
-        text = spec.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 450}")
-        spec.write_text(text.replace("  points:\n", CAPACITY + "  points:\n"))
+        spec = endpoint_spec(tmp_path, url, overrides={"load": {"slo": e2el_slo(450), "capacity": CAPACITY}})
         return CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / out)])
 
 
@@ -107,8 +105,9 @@ def test_repeats_need_a_confirmation_run_to_repeat():
 
 
 def test_a_bad_repeats_is_one_line_and_exit_2(tmp_path, endpoint_spec):
-    spec = endpoint_spec(tmp_path, "http://127.0.0.1:9")
-    spec.write_text(spec.read_text().replace("  points:\n", CAPACITY.replace("3}", "2}") + "  points:\n"))
+    spec = endpoint_spec(
+        tmp_path, "http://127.0.0.1:9", overrides={"load": {"capacity": {**CAPACITY, "repeats": 2}}}
+    )
     result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and "repeats" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()

@@ -21,21 +21,17 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import e2el_slo
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPACITY = "  capacity: {knob: concurrency, start: 2, max_value: 8, num_requests: 12, confirm_requests: 16}\n"
+CAPACITY = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 12, "confirm_requests": 16}
 SLOTS = MockServerConfig(model="mock-model", ttft_ms=40, itl_ms=10, slots=4)  # 40 + 7 × 10 = 110 ms
 
 
-def _spec(tmp_path: Path, url: str, endpoint_spec, **replace: str) -> Path:
-    spec = endpoint_spec(tmp_path, url)
-    text = spec.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 205}")
-    text = text.replace("  points:\n", CAPACITY + "  points:\n")
-    for old, new in replace.items():
-        assert old in text
-        text = text.replace(old, new)
-    spec.write_text(text)
-    return spec
+def _spec(tmp_path: Path, url: str, endpoint_spec, second_requests: int = 12) -> Path:
+    """The spec with a capacity search; `second_requests` is the second load point's request count."""
+    overrides = {"load": {"slo": e2el_slo(205), "capacity": CAPACITY}}
+    return endpoint_spec(tmp_path, url, points=((1, 4), (4, second_requests)), overrides=overrides)
 
 
 def _build(spec: Path, out: Path, *flags: str):
@@ -109,12 +105,7 @@ def test_resume_after_a_kill_reuses_the_checkpointed_points_and_says_so(first, t
 def test_a_changed_spec_section_is_measured_again(first, tmp_path, slots_url, endpoint_spec):
     _, out, sheet = first
     out = _copy(out, tmp_path / "out")
-    spec = _spec(
-        tmp_path,
-        slots_url,
-        endpoint_spec,
-        **{"concurrency: 4, num_requests: 12}": "concurrency: 4, num_requests: 14}"},
-    )
+    spec = _spec(tmp_path, slots_url, endpoint_spec, second_requests=14)
     result = _build(spec, out, "--resume")
     assert result.exit_code == 0, result.output
     assert "resume: reused load 1/2: concurrency=1" in result.output
@@ -162,12 +153,7 @@ def test_overwrite_replaces_the_earlier_build(first, tmp_path):
 
 def test_kill_9_during_a_build_then_resume(tmp_path, slots_url, endpoint_spec):
     """The real sequence: the CLI is killed outright in its second load point, then resumed."""
-    spec = _spec(
-        tmp_path,
-        slots_url,
-        endpoint_spec,
-        **{"concurrency: 4, num_requests: 12}": "concurrency: 4, num_requests: 400}"},
-    )
+    spec = _spec(tmp_path, slots_url, endpoint_spec, second_requests=400)
     out, log = tmp_path / "out", tmp_path / "build.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with log.open("wb") as f:

@@ -9,6 +9,7 @@ from factsheet.build.pipeline import build
 from factsheet.build.spec import load_spec
 from factsheet.cli.progress import bars, log_bars
 from probes.core.progress import duration, time_left_s
+from tests.support.mock_spec import e2el_slo
 
 
 def test_build_drives_one_bar_per_load_point_to_completion(tmp_path, mock_url, endpoint_spec):
@@ -121,10 +122,8 @@ def test_a_confirmation_is_announced_with_its_expected_length(tmp_path, endpoint
     from probes.targets.mock_server import MockServerConfig, running
 
     with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)) as url:
-        spec_path = endpoint_spec(tmp_path, url)
-        text = spec_path.read_text().replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 450}")
-        cap = "  capacity: {knob: concurrency, start: 4, max_value: 4, num_requests: 16, confirm_requests: 200}\n"
-        spec_path.write_text(text.replace("  points:\n", cap + "  points:\n"))
+        cap = {"knob": "concurrency", "start": 4, "max_value": 4, "num_requests": 16, "confirm_requests": 200}
+        spec_path = endpoint_spec(tmp_path, url, overrides={"load": {"slo": e2el_slo(450), "capacity": cap}})
         spec, raw = load_spec(spec_path)
         lines: list[str] = []
         sheet = build(spec, spec_path, raw, tmp_path / "out", log=lines.append)

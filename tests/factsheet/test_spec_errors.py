@@ -7,6 +7,8 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from probes.targets.ports import free_port
+from tests.support.mock_spec import endpoint_spec_dict
+from tests.support.spec_builder import DELETE, merged, spec_yaml
 
 runner = CliRunner()
 
@@ -18,18 +20,20 @@ def _build(spec, out):
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda s: s.replace("num_requests: 4", "num_requests: -1"), "load.points.0.num_requests"),
-        (lambda s: s.replace("load:", "lod:"), "lod"),
-        (lambda s: s.replace("kind: endpoint", "kind: tgi"), "target"),
-        (lambda s: s.replace("model: {name: mock-model}\n", ""), "model: Field required"),
-        (lambda s: s.replace("input_len: 16", "input_len: sixteen"), "load.input_len"),
-        (lambda s: s + "  - [unbalanced\n", "not valid YAML"),
+        (lambda s: merged(s, {"load": {"points": [{"concurrency": 1, "num_requests": -1}, s["load"]["points"][1]]}}), "load.points.0.num_requests"),
+        (lambda s: merged(s, {"load": DELETE, "lod": s["load"]}), "lod"),
+        (lambda s: merged(s, {"target": {"kind": "tgi"}}), "target"),
+        (lambda s: merged(s, {"model": DELETE}), "model: Field required"),
+        (lambda s: merged(s, {"load": {"input_len": "sixteen"}}), "load.input_len"),
+        # Malformed YAML is the point of these two: they stay text.
+        (lambda s: spec_yaml(s) + "  - [unbalanced\n", "not valid YAML"),
         (lambda s: "just a string\n", "YAML mapping"),
     ],
-)
-def test_malformed_spec(tmp_path, edit, expected, endpoint_spec):
-    spec = endpoint_spec(tmp_path, "http://127.0.0.1:9")
-    spec.write_text(edit(spec.read_text()))
+)  # fmt: skip
+def test_malformed_spec(tmp_path, edit, expected):
+    spec = tmp_path / "model.yaml"
+    edited = edit(endpoint_spec_dict("http://127.0.0.1:9"))
+    spec.write_text(edited if isinstance(edited, str) else spec_yaml(edited))
     result = _build(spec, tmp_path / "out")
     assert result.exit_code == 2, result.output
     assert expected in result.output
@@ -50,18 +54,14 @@ def test_unreachable_endpoint(tmp_path, endpoint_spec):
 
 
 def test_wrong_model_name(tmp_path, mock_url, endpoint_spec):
-    spec = endpoint_spec(tmp_path, mock_url)
-    spec.write_text(spec.read_text().replace("model: mock-model}", "model: other}"))
+    spec = endpoint_spec(tmp_path, mock_url, overrides={"target": {"model": "other"}})
     result = _build(spec, tmp_path / "out")
     assert result.exit_code == 2 and "'other' not served" in result.output
 
 
 def test_missing_api_key_variable(tmp_path, mock_url, monkeypatch, endpoint_spec):
     monkeypatch.delenv("FACTSHEET_TEST_KEY", raising=False)
-    spec = endpoint_spec(tmp_path, mock_url)
-    spec.write_text(
-        spec.read_text().replace("model: mock-model}", "model: mock-model, api_key_env: FACTSHEET_TEST_KEY}")
-    )
+    spec = endpoint_spec(tmp_path, mock_url, overrides={"target": {"api_key_env": "FACTSHEET_TEST_KEY"}})
     result = _build(spec, tmp_path / "out")
     assert result.exit_code == 2 and "FACTSHEET_TEST_KEY" in result.output
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -21,33 +20,29 @@ from typer.testing import CliRunner
 from factsheet.cli.commands import app
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
+from tests.support.spec_builder import write_spec
 
 runner = CliRunner()
 WATTS = 30.0
 
 
-def _spec(base_url: str, powercap: Path) -> str:
-    return textwrap.dedent(f"""\
-        spec_version: 1
-        name: mock-hostile
-        model: {{name: mock-model}}
-        target: {{kind: endpoint, base_url: "{base_url}", model: mock-model}}
-        load:
-          input_len: 16
-          output_len: 8
-          slo: {{e2el_ms: 5000}}
-          capacity: {{knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 16}}
-          points:
-            - {{concurrency: 16, num_requests: 64}}
-            - {{concurrency: 1, num_requests: 6}}
-        accuracy: {{mode: chat, subset: {{first: 3}}, max_tokens: 64}}
-        energy:
-          idle_s: 1
-          gpu: false
-          sample_interval_s: 0.05
-          powercap_root: {powercap}
-          carbon: {{intensity_g_per_kwh: 400, pue: 1.2}}
-        """)
+def _spec(base_url: str, powercap: Path) -> dict:
+    capacity = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 16}
+    energy = {
+        "idle_s": 1,
+        "gpu": False,
+        "sample_interval_s": 0.05,
+        "powercap_root": str(powercap),
+        "carbon": {"intensity_g_per_kwh": 400, "pue": 1.2},
+    }
+    overrides = {
+        "name": "mock-hostile",
+        "load": {"slo": e2el_slo(5000), "capacity": capacity},
+        "accuracy": {"mode": "chat", "subset": {"first": 3}, "max_tokens": 64},
+        "energy": energy,
+    }
+    return endpoint_spec_dict(base_url, ((16, 64), (1, 6)), overrides)
 
 
 def _fake_rapl(root: Path) -> tuple[threading.Event, threading.Thread]:
@@ -77,7 +72,7 @@ def full_build(tmp_path_factory) -> Path:
     stop, thread = _fake_rapl(folder / "powercap")
     try:
         with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
-            (folder / "model.yaml").write_text(_spec(url, folder / "powercap"))
+            write_spec(folder / "model.yaml", _spec(url, folder / "powercap"))
             result = runner.invoke(app, ["build", str(folder / "model.yaml"), "-o", str(folder / "out")])
     finally:
         stop.set()

@@ -11,21 +11,15 @@ from typer.testing import CliRunner
 from factsheet.cli.commands import app
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
+from tests.support.spec_builder import write_spec
 
 runner = CliRunner()
-SPEC = """\
-spec_version: 1
-name: mock-resume
-model: {{name: mock-model}}
-target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
-load:
-  input_len: 16
-  output_len: 8
-  slo: {{e2el_ms: 5000}}
-  points:
-    - {{concurrency: 2, num_requests: 6}}
-    - {{concurrency: 1, num_requests: 4}}
-"""
+
+
+def _spec(url: str) -> dict:
+    load = {"slo": e2el_slo(5000)}
+    return endpoint_spec_dict(url, ((2, 6), (1, 4)), {"name": "mock-resume", "load": load})
 
 
 def _unbind(out, name: str) -> None:
@@ -42,7 +36,7 @@ def _unbind(out, name: str) -> None:
 def test_resume_reuses_bound_records_and_remeasures_unbound_ones(tmp_path):
     with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
         spec = tmp_path / "model.yaml"
-        spec.write_text(SPEC.format(url=url))
+        write_spec(spec, _spec(url))
         out = tmp_path / "out"
         assert runner.invoke(app, ["build", str(spec), "-o", str(out)]).exit_code == 0
         (out / "factsheet.json").unlink()  # as if the build had been killed before writing it

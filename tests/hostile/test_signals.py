@@ -21,7 +21,8 @@ import pytest
 
 from probes.core.files import is_temporary
 from tests.hostile.exports_builds import many_points, write
-from tests.support.fake_vllm import TREE, marked, new_marker
+from tests.support.fake_vllm import marked, new_marker, tree_spec
+from tests.support.spec_builder import write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 1.5  # the promise is 1 s; see the module docstring
@@ -132,25 +133,7 @@ def test_a_build_stops_within_a_second_and_its_server_goes(tmp_path, sig):
     marker = new_marker()
     tree = lambda: marked(marker)  # noqa: E731 - the fake vLLM tree (tests/support/fake_vllm.py)
     spec = tmp_path / "model.yaml"
-    spec.write_text(
-        textwrap.dedent(f"""\
-        spec_version: 1
-        name: stopped-build
-        model: {{name: m}}
-        target:
-          kind: vllm
-          model: {{path: unused}}
-          served_model_name: m
-          command: [{sys.executable!r}, "-c", {TREE!r}, "{{port}}", {marker!r}]
-          stop_grace_s: 1
-        load:
-          input_len: 16
-          output_len: 8
-          slo: {{e2el_ms: 2000}}
-          points:
-            - {{concurrency: 1, num_requests: 400}}
-        """)
-    )
+    write_spec(spec, tree_spec("stopped-build", marker))
     out = tmp_path / "out"
     proc = _spawn("build", str(spec), "-o", str(out))
     try:

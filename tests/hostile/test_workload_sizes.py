@@ -24,7 +24,7 @@ def test_a_spec_size_over_its_maximum_is_one_line(tmp_path, extra, points, needl
 
 
 def test_a_spec_duration_of_ages_is_refused(tmp_path):
-    spec = mock_spec.endpoint_spec(tmp_path, "http://127.0.0.1:9", "", ((1, 4),))
-    spec.write_text(spec.read_text().replace("num_requests: 4}", "num_requests: 4, duration_s: 1e30}"))
+    point = {"concurrency": 1, "num_requests": 4, "duration_s": 1e30}
+    spec = mock_spec.endpoint_spec(tmp_path, "http://127.0.0.1:9", overrides={"load": {"points": [point]}})
     with pytest.raises(InputError, match=r"duration_s: Input should be less than or equal to 86400"):
         load_spec(spec)

@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 
 import pytest
 from typer.testing import CliRunner
@@ -26,6 +25,8 @@ from probes.core.measurement import NotMeasured
 from probes.hostload import HostLoad, HostLoadMeter, Snapshot, between, snapshot
 from probes.targets.mock_server import MockServerConfig, running
 from tests.load.loadharness import point, run
+from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
+from tests.support.spec_builder import write_spec
 
 runner = CliRunner()
 
@@ -117,24 +118,14 @@ def test_meter_without_proc_says_not_measured(tmp_path):
     assert isinstance(HostLoadMeter(proc=tmp_path / "none").stop(), NotMeasured)
 
 
-SPEC = """\
-spec_version: 1
-name: mock-host-load
-model: {{name: mock-model}}
-target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
-load:
-  input_len: 16
-  output_len: 8
-  slo: {{e2el_ms: 5000}}
-  points:
-    - {{concurrency: 2, num_requests: 12}}
-"""
+def _spec(url: str) -> dict:
+    return endpoint_spec_dict(url, ((2, 12),), {"name": "mock-host-load", "load": {"slo": e2el_slo(5000)}})
 
 
 def test_a_build_records_it_and_a_busy_run_is_flagged_on_page_1_and_in_diff(tmp_path):
     out = tmp_path / "out"
     with running(MockServerConfig(model="mock-model", ttft_ms=20, itl_ms=5)) as url:
-        (tmp_path / "model.yaml").write_text(textwrap.dedent(SPEC.format(url=url)))
+        write_spec(tmp_path / "model.yaml", _spec(url))
         built = runner.invoke(app, ["build", str(tmp_path / "model.yaml"), "-o", str(out)])
     assert built.exit_code == 0, built.output
     sheet = json.loads((out / "factsheet.json").read_text())

@@ -20,6 +20,7 @@ from factsheet.publish.contents import (
 from probes.core.errors import CheckFailed
 from probes.load.stats import proportion_ci
 from tests.support import sheet_fixture as fx
+from tests.support.spec_builder import DELETE, merged, write_spec
 
 PUBLISHING_PAGE = (Path(__file__).parents[2] / "docs" / "publishing.md").read_text()
 
@@ -116,17 +117,20 @@ def test_a_spec_publish_section_is_checked_when_the_spec_is_read(tmp_path):
     from factsheet.cli.commands import app
 
     spec = tmp_path / "model.yaml"
-    spec.write_text(
-        "spec_version: 1\nname: x\nmodel: {name: m}\n"
-        'target: {kind: endpoint, base_url: "http://127.0.0.1:9", model: m}\n'
-        "load: {points: [{concurrency: 1}]}\n"
-        "publish: {mlflow_uri: http://127.0.0.1:9, model_version: '3'}\n"
-    )
+    base = {
+        "spec_version": 1,
+        "name": "x",
+        "model": {"name": "m"},
+        "target": {"kind": "endpoint", "base_url": "http://127.0.0.1:9", "model": "m"},
+        "load": {"points": [{"concurrency": 1}]},
+        "publish": {"mlflow_uri": "http://127.0.0.1:9", "model_version": "3"},
+    }
+    write_spec(spec, base)
     result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and "model_version needs registered_model" in result.output, result.output
     assert not (tmp_path / "out").exists()
     # A valid section with an unreachable server: refused in seconds, before anything is measured.
-    spec.write_text(spec.read_text().replace(", model_version: '3'", ""))
+    write_spec(spec, merged(base, {"publish": {"model_version": DELETE}}))
     result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and "not reachable" in result.output, result.output
     assert not (tmp_path / "out").exists()

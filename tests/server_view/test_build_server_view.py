@@ -16,12 +16,12 @@ from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support import mock_spec
 
-VIEW = "  server_view: {interval_s: 0.1, stop_when_saturated: true}\n"
+VIEW = {"interval_s": 0.1, "stop_when_saturated": True}
 runner = CliRunner()
 
 
-def _build(tmp_path, url: str, extra: str = VIEW, points=((2, 8), (4, 12))):
-    spec = mock_spec.endpoint_spec(tmp_path, url, extra, points)
+def _build(tmp_path, url: str, points=((2, 8), (4, 12))):
+    spec = mock_spec.endpoint_spec(tmp_path, url, points=points, overrides={"load": {"server_view": VIEW}})
     return runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
 
 
@@ -82,18 +82,14 @@ def test_capacity_search_fails_a_saturated_probe_early(tmp_path):
     6 req/s (62 % busy, Poisson arrivals: next to no queue) passes and is confirmed, and the confirmation run's KV
     usage and queue are charted. (Latencies of seconds keep a busy host's send lag, up to ~60 ms seen on a
     loaded 2-core host, below the client-bound rule's 5 %.)"""
-    capacity = (
-        "  capacity: {knob: rate, start: 24, max_value: 64, num_requests: 80, max_points: 3, "
-        "confirm_requests: 24, max_confirmations: 1}\n"
-    )
+    capacity = {
+        "knob": "rate", "start": 24, "max_value": 64, "num_requests": 80, "max_points": 3,
+        "confirm_requests": 24, "max_confirmations": 1,
+    }  # fmt: skip
     cfg = MockServerConfig(model="mock-model", ttft_ms=2000, itl_ms=20, slots=20, metrics=True)
     with running(cfg) as url:
-        spec = mock_spec.endpoint_spec(tmp_path, url, VIEW + capacity, ((1, 4),))
-        spec.write_text(
-            spec.read_text()
-            .replace("slo: {ttft_ms: 80, tpot_ms: 10}", "slo: {e2el_ms: 2500}")
-            .replace("output_len: 8", "output_len: 4")
-        )
+        load = {"slo": mock_spec.e2el_slo(2500), "output_len": 4, "server_view": VIEW, "capacity": capacity}
+        spec = mock_spec.endpoint_spec(tmp_path, url, points=((1, 4),), overrides={"load": load})
         result = runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     out = tmp_path / "out"

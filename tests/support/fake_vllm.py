@@ -7,8 +7,10 @@ A target's `command` runs it: `[sys.executable, "-c", TREE, "{port}", marker]`.
 
 from __future__ import annotations
 
+import sys
 import uuid
 
+from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
 from tests.support.procs import cmdline, running_where
 
 TREE = (
@@ -18,6 +20,20 @@ TREE = (
     "from probes.targets.mock_server import MockServerConfig, serve_forever;"
     "serve_forever(MockServerConfig(model='m', ttft_ms=20, itl_ms=40), port=int(sys.argv[1]))"
 )
+
+
+def tree_spec(name: str, marker: str) -> dict:
+    """A build spec whose vllm-kind target runs TREE, with one load point of 400 requests (minutes at the
+    tree's 20 + 7 x 40 ms each): a build still measuring when the test stops or kills it."""
+    target = {
+        "kind": "vllm",
+        "model": {"path": "unused"},
+        "served_model_name": "m",
+        "command": [sys.executable, "-c", TREE, "{port}", marker],
+        "stop_grace_s": 1,
+    }
+    overrides = {"name": name, "model": {"name": "m"}, "load": {"slo": e2el_slo(2000)}}
+    return {**endpoint_spec_dict("unused", ((1, 400),), overrides), "target": target}
 
 
 def new_marker() -> str:

@@ -2,31 +2,52 @@
 
 from __future__ import annotations
 
-import textwrap
+from collections.abc import Mapping
 from pathlib import Path
+
+from tests.support.spec_builder import DELETE, merged, spec_yaml
+
+POINTS = ((1, 4), (4, 12))
+# The base spec's SLO: one home for the tests that swap it for a p99 E2EL threshold.
+SLO = {"ttft_ms": 80, "tpot_ms": 10}
+
+
+def e2el_slo(threshold_ms: float) -> dict:
+    """The `load.slo` override that swaps the base SLO for a p99 E2EL threshold alone (what capacity needs)."""
+    return {"e2el_ms": threshold_ms, "ttft_ms": DELETE, "tpot_ms": DELETE}
+
+
+def endpoint_spec_dict(
+    base_url: str, points: tuple[tuple[int, int], ...] = POINTS, overrides: Mapping | None = None
+) -> dict:
+    """The small endpoint spec as a dict: closed-loop `points` as (concurrency, num_requests), then
+    `overrides` deep-merged into it (see `spec_builder.merged`)."""
+    spec = {
+        "spec_version": 1,
+        "name": "mock-endpoint",
+        "model": {"name": "mock-model"},
+        "target": {"kind": "endpoint", "base_url": base_url, "model": "mock-model"},
+        "load": {
+            "input_len": 16,
+            "output_len": 8,
+            "slo": dict(SLO),
+            "points": [{"concurrency": c, "num_requests": n} for c, n in points],
+        },
+    }
+    return merged(spec, overrides)
 
 
 def endpoint_spec(
-    folder: Path, base_url: str, extra: str = "", points: tuple[tuple[int, int], ...] = ((1, 4), (4, 12))
+    folder: Path,
+    base_url: str,
+    extra: str = "",
+    points: tuple[tuple[int, int], ...] = POINTS,
+    overrides: Mapping | None = None,
 ) -> Path:
-    """Writes `model.yaml` into `folder`: closed-loop `points` as (concurrency, num_requests), then `extra`."""
-    rows = "".join(f"    - {{concurrency: {c}, num_requests: {n}}}\n" for c, n in points)
+    """Writes `model.yaml` into `folder`: the spec of `endpoint_spec_dict`, then `extra`, YAML text that
+    continues the `load` mapping (two-space indent) or adds top-level keys (none)."""
     spec = folder / "model.yaml"
-    spec.write_text(
-        textwrap.dedent(f"""\
-        spec_version: 1
-        name: mock-endpoint
-        model: {{name: mock-model}}
-        target: {{kind: endpoint, base_url: "{base_url}", model: mock-model}}
-        load:
-          input_len: 16
-          output_len: 8
-          slo: {{ttft_ms: 80, tpot_ms: 10}}
-          points:
-        """)
-        + rows
-        + extra
-    )
+    spec.write_text(spec_yaml(endpoint_spec_dict(base_url, points, overrides)) + extra)
     return spec
 
 

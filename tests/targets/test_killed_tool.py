@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fake_vllm import TREE, marked, new_marker
+from tests.support.fake_vllm import TREE, marked, new_marker, tree_spec
+from tests.support.spec_builder import write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,25 +90,7 @@ def test_server_dies_with_a_killed_owner(tmp_path, sig):
 def test_kill_9_of_factsheet_build_leaves_nothing_running(tmp_path):
     marker = new_marker()
     spec = tmp_path / "model.yaml"
-    spec.write_text(
-        textwrap.dedent(f"""\
-        spec_version: 1
-        name: killed-build
-        model: {{name: m}}
-        target:
-          kind: vllm
-          model: {{path: unused}}
-          served_model_name: m
-          command: [{sys.executable!r}, "-c", {TREE!r}, "{{port}}", {marker!r}]
-          stop_grace_s: 1
-        load:
-          input_len: 16
-          output_len: 8
-          slo: {{e2el_ms: 2000}}
-          points:
-            - {{concurrency: 1, num_requests: 400}}
-        """)
-    )
+    write_spec(spec, tree_spec("killed-build", marker))
     log = tmp_path / "build.log"
     cli = _spawn([sys.executable, "-m", "factsheet", "build", str(spec), "-o", str(tmp_path / "out")], log)
     try:

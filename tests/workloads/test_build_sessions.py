@@ -4,7 +4,6 @@ figures by turn, and `validate` re-derives those figures from the records (an ed
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 from typer.testing import CliRunner
@@ -12,22 +11,23 @@ from typer.testing import CliRunner
 from factsheet.cli.commands import app
 from factsheet.document.schema import SCHEMA_VERSION
 from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import endpoint_spec_dict
+from tests.support.spec_builder import DELETE, write_spec
 
 runner = CliRunner()
 
-SPEC = """\
-spec_version: 1
-name: mock-sessions
-model: {{name: mock-model}}
-target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
-load:
-  endpoint: chat
-  output_len: 4
-  slo: {{ttft_ms: 500}}
-  workload: {{profile: chat-sessions, system_prompt_len: 16, turns_min: 3, turns_max: 3, user_turn_len: 8}}
-  points:
-    - {{concurrency: 2, num_requests: 12}}
-"""
+
+def _spec(url: str) -> dict:
+    load = {
+        "endpoint": "chat",
+        "input_len": DELETE,
+        "output_len": 4,
+        "slo": {"ttft_ms": 500, "tpot_ms": DELETE},
+        "workload": {
+            "profile": "chat-sessions", "system_prompt_len": 16, "turns_min": 3, "turns_max": 3, "user_turn_len": 8,
+        },
+    }  # fmt: skip
+    return endpoint_spec_dict(url, ((2, 12),), {"name": "mock-sessions", "load": load})
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sessions")
     with running(MockServerConfig(ttft_ms=30, itl_ms=2, numbered_replies=True)) as url:
         spec = tmp / "model.yaml"
-        spec.write_text(textwrap.dedent(SPEC.format(url=url)))
+        write_spec(spec, _spec(url))
         result = runner.invoke(app, ["build", str(spec), "-o", str(tmp / "out")])
     assert result.exit_code == 0, result.output
     return tmp / "out"

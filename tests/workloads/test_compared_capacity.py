@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import textwrap
 
 import pytest
 from typer.testing import CliRunner
@@ -25,28 +24,26 @@ from probes.load.workloads.context import BuildContext
 from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.fake_http import Recording, serving
+from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
+from tests.support.spec_builder import DELETE, merged, spec_yaml, write_spec
 
 runner = CliRunner()
 
-SPEC = """\
-spec_version: 1
-name: mock-compared
-model: {{name: mock-model}}
-target: {{kind: endpoint, base_url: "{url}", model: mock-model}}
-load:
-  input_len: 16
-  output_len: 8
-  slo: {{e2el_ms: 450}}
-  server_view: {{interval_s: 0.2}}
-  points:
-    - {{concurrency: 1, num_requests: 4}}
-  capacity: {{knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 20}}
-  compared_workloads:
-    - workload: {{profile: chat-sessions, system_prompt_len: 16, turns_min: 2, turns_max: 2, user_turn_len: 8,
-                 output_len: 8}}
-      endpoint: chat
-      capacity: {{knob: concurrency, start: 2, max_value: 8, num_requests: 16, confirm_requests: 20}}
-"""
+CAPACITY = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 20}
+SESSIONS = {
+    "profile": "chat-sessions", "system_prompt_len": 16, "turns_min": 2, "turns_max": 2, "user_turn_len": 8,
+    "output_len": 8,
+}  # fmt: skip
+
+
+def _spec(url: str) -> dict:
+    load = {
+        "slo": e2el_slo(450),
+        "server_view": {"interval_s": 0.2},
+        "capacity": CAPACITY,
+        "compared_workloads": [{"workload": SESSIONS, "endpoint": "chat", "capacity": CAPACITY}],
+    }
+    return endpoint_spec_dict(url, ((1, 4),), {"name": "mock-compared", "load": load})
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +52,7 @@ def built(tmp_path_factory):
     config = MockServerConfig(ttft_ms=100, itl_ms=20, slots=4, metrics=True, prefix_hit_fraction=0.75)
     with running(config) as url:
         spec = tmp / "model.yaml"
-        spec.write_text(textwrap.dedent(SPEC.format(url=url)))
+        write_spec(spec, _spec(url))
         result = runner.invoke(app, ["build", str(spec), "-o", str(tmp / "out")])
     assert result.exit_code == 0, result.output
     return tmp / "out"
@@ -183,8 +180,9 @@ def test_the_load_sections_records_cannot_stand_for_the_compared_ones(built):
 )
 def test_bad_compared_workload_is_one_line_exit_2(tmp_path, compared, message):
     spec = tmp_path / "model.yaml"
-    text = textwrap.dedent(SPEC.format(url="http://127.0.0.1:9"))
-    spec.write_text(text[: text.index("  compared_workloads:")] + "  compared_workloads:\n" + compared)
+    # The compared section is YAML text (the cases' point); the rest of the spec ends with the load mapping.
+    rest = merged(_spec("http://127.0.0.1:9"), {"load": {"compared_workloads": DELETE}})
+    spec.write_text(spec_yaml(rest) + "  compared_workloads:\n" + compared)
     result = runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2 and message in result.output, result.output
     assert not (tmp_path / "out").exists()
