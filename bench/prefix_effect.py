@@ -45,7 +45,7 @@ from probes.load.runner import run_point  # noqa: E402
 from probes.load.workloads.profiles import ChatSessionsProfile, SharedPrefixProfile  # noqa: E402
 from probes.targets import open_target  # noqa: E402
 
-EMBEDDED_SPEC = ROOT / "models/smollm2-cpu.yaml"
+EMBEDDED_SPEC = ROOT / "specs/smollm2-cpu.yaml"
 RESULTS = ROOT / "bench/prefix_effect_results.txt"
 OUT = 8
 FRACTIONS = (0.0, 0.5, 0.9)

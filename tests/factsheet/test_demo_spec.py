@@ -1,4 +1,4 @@
-"""The demo (`make demo`, models/smollm2-cpu.yaml): its headline rests on enough samples, and the
+"""The demo (`make demo`, specs/smollm2-cpu.yaml): its headline rests on enough samples, and the
 factsheet says why the load is shaped as it is (load.rationale, spec → JSON → HTML)."""
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from factsheet.render import render_html
 from probes.load.metrics import CLAIM_CONFIDENCE
 from probes.load.stats import min_samples
 
-DEMO = Path(__file__).resolve().parents[2] / "models" / "smollm2-cpu.yaml"
+DEMO = Path(__file__).resolve().parents[2] / "specs" / "smollm2-cpu.yaml"
 
 
 def test_the_demo_confirmation_measures_enough_samples_for_its_p99_claim():

@@ -17,7 +17,7 @@ sampling parameters, every one of them, through the same server, and judges them
 come after the latency requests and after `cpu_s` is read: the latency figures and the proxy never include them.
 
     measurer: tuner.campaign.vllm_measurer:from_options
-    options: {spec: models/smollm2-cpu.yaml, requests: 4, input_len: 64, output_len: 32,
+    options: {spec: specs/smollm2-cpu.yaml, requests: 4, input_len: 64, output_len: 32,
               accuracy: {tasks: 10, max_tokens: 256, mode: chat}}
 """
 
