@@ -20,9 +20,9 @@ def evaluate_humaneval(
 ) -> EvalResult:
     """Judge an EvalPlus samples JSONL (task_id + completion | solution) against HumanEval+ (`dataset`:
     its .jsonl(.gz), default the bundled one); write eval_report.json and the verdicts into `output`."""
-    from factsheet.build.output_folder import check_output
-    from factsheet.build.provenance import tool_version
+    from factsheet.document.stamp import tool_version
     from probes.accuracy import evaluate_samples, write_eval_report
+    from probes.core.files import check_output
 
     check_output(Path(output))
     report = evaluate_samples(Path(samples), dataset, concurrency=concurrency)

@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.build.output_folder import OutputDir
 from factsheet.document.versions import parse
-from probes.core.files import write_atomic
+from probes.core.files import check_output, write_atomic
 
 BASE_URI = "https://llm-factsheet.dev/schemas"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -49,7 +48,7 @@ def schema_bytes(schema: dict) -> bytes:
 
 def write_schemas(folder: Path) -> list[Path]:
     """Write the current major's schemas into `folder`/v<MAJOR>/; other majors' folders are left as released."""
-    OutputDir(folder).check_writable()
+    check_output(folder)
     paths = []
     for name, schema in json_schemas().items():
         path = Path(folder) / name

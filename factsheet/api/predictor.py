@@ -80,8 +80,7 @@ def sample_features(
 ) -> FeatureSample:
     """A t-wise sample covering every valid t-tuple, or a uniform one of `n`; with `output`, its
     configurations as JSON lines (features and keyword arguments) in that file."""
-    from factsheet.build.output_folder import check_output
-    from probes.core.files import write_atomic
+    from probes.core.files import check_output, write_atomic
     from tuner.features import sampling
     from tuner.features.configs import kwargs_of
 
@@ -129,7 +128,7 @@ def run_campaign(
     from tuner.campaign.store import CampaignError
 
     spec = _campaign_spec(Path(spec_path), executor, ray_address)
-    from factsheet.build.output_folder import check_output
+    from probes.core.files import check_output
 
     check_output(Path(output))
     try:
@@ -188,7 +187,7 @@ def predict_campaign(
 ) -> Prediction:
     """Learn the campaign's figures, find the Pareto front, recommend (and verify live `verify_reps`
     times). `constraints`: {"pass_at_1": ">=0.05"} as a spec writes them, or "pass_at_1>=0.05" strings
-    as `--constraint` does; one grammar (factsheet.build.predictor_spec.parse_constraints) reads both."""
+    as `--constraint` does; one grammar (factsheet.document.predictor.parse_constraints) reads both."""
     from tuner.campaign.store import CampaignError
     from tuner.predictor.predict import predict_campaign as predict
 
@@ -202,7 +201,7 @@ def predict_campaign(
 
 
 def _constraints(given: Mapping[str, str] | Sequence[str]) -> dict[str, tuple[str, float]]:
-    from factsheet.build.predictor_spec import parse_constraints
+    from factsheet.document.predictor import parse_constraints
 
     if isinstance(given, Mapping):
         named, flag = dict(given), "constraints"

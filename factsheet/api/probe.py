@@ -116,7 +116,7 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
     result.json and records.jsonl into `output`. Settings as a `ProbeLoadArgs` or as keywords. Bad input
     (a setting, the workload, an unwritable folder, an unreachable server) raises `ProbeInputError`, an
     `InputError`, naming the flag; nothing is written then."""
-    from factsheet.build.output_folder import check_output
+    from probes.core.files import check_output
     from probes.load.runner import run_point
     from probes.load.workload import WorkloadConfig, build_workload
 
@@ -183,7 +183,7 @@ def _settings(args: ProbeLoadArgs) -> tuple[SLO, LoadPoint, tuple[float, ...], W
 
 def _write(result: PointResult, output: Path) -> tuple[Path, ...]:
     """The raw records, then the result document naming them by file and digest, with the tool's version."""
-    from factsheet.build.provenance import tool_version
+    from factsheet.document.stamp import tool_version
     from probes.core.digests import sha256_bytes
     from probes.core.files import write_atomic
     from probes.load.records import records_jsonl

@@ -13,10 +13,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from factsheet.attest import dsse
 from factsheet.attest.statement import STATEMENT_TYPE
-from factsheet.build.provenance import utc_now
 from factsheet.compliance.policy import LoadedPolicy
 from factsheet.document.compliance_summary import ComplianceSummary
 from factsheet.document.schema import Factsheet
+from factsheet.document.stamp import utc_now
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_confined

@@ -19,11 +19,11 @@ import re
 from pathlib import Path
 
 from factsheet.attest.statement import STATEMENT_TYPE, ComplianceVerdict, file_sha256
-from factsheet.build.provenance import tool_version
 from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.headline.model import Figure
 from factsheet.document.records_file import RecordsFile
 from factsheet.document.schema import Factsheet
+from factsheet.document.stamp import tool_version
 from probes.core.digests import bare
 
 TEST_RESULT_TYPE = "https://in-toto.io/attestation/test-result/v0.1"

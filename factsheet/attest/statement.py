@@ -9,9 +9,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from factsheet.build.provenance import tool_version, utc_now
 from factsheet.document.files import RENDERINGS
 from factsheet.document.schema import Factsheet
+from factsheet.document.stamp import tool_version, utc_now
 from factsheet.untrusted.limits import MAX_SIGNED_FILE_BYTES
 from factsheet.untrusted.reading import hash_confined
 from probes.core.digests import bare

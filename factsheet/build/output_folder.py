@@ -1,10 +1,10 @@
 """The output folder: checked writable before anything is measured, an earlier build's refused unless resumed
 or overwritten; raw records written atomically, each file headed by the context it binds to (the build's
-checkpoints are factsheet.build.checkpoint's)."""
+checkpoints are factsheet.build.checkpoint's; the check that an output can be written is probes.core.files's
+`check_output`, shared with the probes' and the catalogue's outputs)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -15,30 +15,12 @@ from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.files import write_atomic
 
-__all__ = ["OutputDir", "OutputFolderInUse", "check_output", "prepare_output"]
-
-
-def check_output(path: Path, *, file: bool = False) -> Path:
-    """Refuse an output that cannot be written before any work is done (bad input: one line, exit 2,
-    nothing written). A folder need not exist yet; an existing one is written into. With `file`, `path`
-    names a file."""
-    if file and path.is_dir():
-        raise InputError(f"output file {path}: is a folder")
-    OutputDir(path.parent if file else path).check_writable()
-    return path
+__all__ = ["OutputDir", "OutputFolderInUse", "prepare_output"]
 
 
 class OutputDir:
     def __init__(self, root: Path):
         self.root = root
-
-    def check_writable(self) -> None:
-        """Fail before measuring anything, without creating the folder (bad input writes nothing)."""
-        existing = self.root.absolute()
-        while not existing.exists():
-            existing = existing.parent
-        if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-            raise InputError(f"output folder {self.root}: {existing} is not a writable folder")
 
     def records(self, name: str, data: bytes, count: int, context: Context) -> RecordsFile:
         """`data` (one record a line) under `records/<name>`, after a header binding it to `context`;

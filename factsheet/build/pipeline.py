@@ -38,10 +38,12 @@ from factsheet.document.schema import (
     Provenance,
     RecordsFile,
     SystemSection,
-    headline_index,
+    energy_point,
 )
+from factsheet.document.stamp import tool_version, utc_now
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
+from probes.core.files import check_output
 from probes.core.measurement import NotMeasured
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
@@ -91,9 +93,9 @@ def build(
     """Measure what the spec asks. With `resume`, measurements checkpointed in `out_dir` by an earlier
     (interrupted) build of an unchanged spec section and target are reused; without it, a non-empty
     `out_dir` is refused (or, with `overwrite`, the earlier build's files are removed first)."""
-    started, t0 = prov.utc_now(), time.monotonic()
+    started, t0 = utc_now(), time.monotonic()
+    check_output(out_dir)
     out = OutputDir(out_dir)
-    out.check_writable()
     prepare_output(out.root, resume=resume, overwrite=overwrite)
     run = _Run(spec, out, log, bar, Checkpoints(out, resume=resume, log=log))
     _preflight(spec)
@@ -509,12 +511,6 @@ def _energy(run: _Run, points: list[LoadPointEntry], key: Key) -> EnergySection 
     return section
 
 
-def energy_point(points: list[LoadPointEntry]) -> LoadPointEntry | None:
-    """Energy and performance from the same run: the steady window of the headline load point."""
-    i = headline_index(points)
-    return points[i] if i is not None and points[i].result.window_epoch else None
-
-
 def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
     if run.spec.accuracy is None:
         return NotMeasured(reason=NOT_REQUESTED)
@@ -575,13 +571,13 @@ def _system(run: _Run, spec_dir: Path) -> SystemSection:
 def _provenance(spec_path: Path, spec_raw: bytes, started: str, t0: float) -> Provenance:
     commit, dirty = prov.git_state()
     return Provenance(
-        tool_version=prov.tool_version(),
+        tool_version=tool_version(),
         git_commit=commit,
         git_dirty=dirty,
         spec_file=spec_path.name,
         spec_sha256=sha256_bytes(spec_raw),
         command=prov.recorded_command(sys.argv, spec_path.parent),
         started_at=started,
-        finished_at=prov.utc_now(),
+        finished_at=utc_now(),
         wall_time_s=round(time.monotonic() - t0, 2),
     )

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.build.predictor_spec import PredictorSpec, parse_constraints
+from factsheet.build.predictor_spec import PredictorSpec
 from factsheet.build.spec import NOT_REQUESTED
 from factsheet.document.files import PREDICTOR_RECORDS, RECORDS_DIR
-from factsheet.document.predictor import PredictorSection
+from factsheet.document.predictor import PredictorSection, parse_constraints
 from factsheet.document.records_file import RecordsFile
 from probes.core.digests import sha256_bytes
 from probes.core.files import write_atomic

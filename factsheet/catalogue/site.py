@@ -26,7 +26,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from factsheet.build.output_folder import check_output
 from factsheet.catalogue.folders import own_folder, remove
 from factsheet.catalogue.manifest import (
     MANIFEST_NAME,
@@ -64,7 +63,7 @@ from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_confined, read_given
 from probes.core.digests import bare, sha256_bytes
 from probes.core.errors import CheckFailed, InputError
-from probes.core.files import together, write_atomic
+from probes.core.files import check_output, together, write_atomic
 
 # Folders of the site this module names, and the only names it ever deletes in them (full digests; the
 # 16-hex-digit names of catalogue version 1 are still cleared away).

@@ -38,7 +38,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from factsheet.build.provenance import tool_version
+        from factsheet.document.stamp import tool_version
 
         out.print(f"llm-factsheet {tool_version()}", highlight=False)
         raise typer.Exit()

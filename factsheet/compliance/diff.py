@@ -50,14 +50,14 @@ from pydantic import Field
 from scipy.stats import binomtest, fisher_exact, norm
 from scipy.stats import t as student_t
 
-from factsheet.build import provenance as prov
-from factsheet.build.host_load import RunLoad, busy, busy_note, repeat_loads, search_loads
 from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChange, deployment_changes
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.document.headline.repeated import Repeated, repeated
+from factsheet.document.host_load import RunLoad, busy, busy_note, repeat_loads, search_loads
 from factsheet.document.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
+from factsheet.document.stamp import tool_version, utc_now
 from factsheet.export.text import markdown_code, markdown_text
 from factsheet.rederive import Discrepancy
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
@@ -388,8 +388,8 @@ def compare(
         limits=applied,
         figures=figures,
         deployment=deployment_changes(old, new),
-        generated_at=prov.utc_now(),
-        tool_version=prov.tool_version(),
+        generated_at=utc_now(),
+        tool_version=tool_version(),
     )
 
 

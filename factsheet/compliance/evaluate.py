@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factsheet.build import provenance as prov
 from factsheet.compliance.evidence import PointRecords, RecordsCheck, check_file, load_point_records
 from factsheet.compliance.paths import Resolved, resolve
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, Rule
@@ -37,6 +36,7 @@ from factsheet.compliance.report import (
 from factsheet.compliance.support import Support, Unsupported, concrete_path, listing, reasons, support
 from factsheet.document.compliance_summary import Outcome
 from factsheet.document.schema import Factsheet, LoadPointEntry
+from factsheet.document.stamp import tool_version, utc_now
 from probes.accuracy.result import PassRates
 from probes.core.measurement import Distribution
 from probes.energy.figures import Quantity
@@ -96,8 +96,8 @@ def evaluate(
         counts=count_outcomes(results),
         results=results,
         integrity=integrity,
-        generated_at=prov.utc_now(),
-        tool_version=prov.tool_version(),
+        generated_at=utc_now(),
+        tool_version=tool_version(),
     )
 
 

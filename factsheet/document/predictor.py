@@ -299,3 +299,20 @@ class PredictorSection(Model):
     recommendation: Recommendation | None
     verification: dict[str, Verified | NotVerified] | None
     summary: PredictorSummary
+
+
+def parse_constraints(raw: dict[str, str]) -> dict[str, tuple[str, float]]:
+    """{figure: '>=X' | '<=X'} → {figure: (operator, bound)}; ValueError naming `constraints.<figure>`.
+
+    The grammar of `PredictorSection.constraints` (the spec's text, kept as stated): the build spec checks it,
+    `validate` re-derives the recommendation with it and `predictor recommend --constraint` reads it."""
+    out = {}
+    for name, text in raw.items():
+        op = text.strip()[:2]
+        if op not in (">=", "<="):
+            raise ValueError(f"constraints.{name}: '{text}' is not '>=X' or '<=X'")
+        try:
+            out[name] = (op, float(text.strip()[2:]))
+        except ValueError:
+            raise ValueError(f"constraints.{name}: '{text}' needs a number after {op}") from None
+    return out

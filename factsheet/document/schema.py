@@ -134,6 +134,12 @@ def headline_index(points: list[LoadPointEntry]) -> int | None:
     return max(windowed, key=lambda i: points[i].result.metrics.completed, default=None)
 
 
+def energy_point(points: list[LoadPointEntry]) -> LoadPointEntry | None:
+    """Energy and performance from the same run: the steady window of the headline load point."""
+    i = headline_index(points)
+    return points[i] if i is not None and points[i].result.window_epoch else None
+
+
 class CapacitySection(Model):
     result: CapacityResult
     records: list[RecordsFile] = Field(description="raw records of each probed point, in probing order")

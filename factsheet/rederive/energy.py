@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.binding import energy_context
-from factsheet.build.pipeline import energy_point
-from factsheet.document.schema import EnergySection, LoadSection
+from factsheet.document.schema import EnergySection, LoadSection, energy_point
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
 from probes.core.measurement import NotMeasured

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
-from factsheet.build.predictor_spec import parse_constraints
-from factsheet.document.predictor import PredictorSection
+from factsheet.document.predictor import PredictorSection, parse_constraints
 from factsheet.document.versions import KEEPS_PREDICTOR_RECORDS, at_least
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import read_records

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import posixpath
 
-from factsheet.build.pipeline import energy_point
-from factsheet.document.schema import Factsheet, RecordsFile
+from factsheet.document.schema import Factsheet, RecordsFile, energy_point
 from factsheet.document.versions import KEEPS_ENERGY_SAMPLES_AND_SEARCH, at_least
 from factsheet.rederive.compare import Discrepancy
 from probes.core.measurement import NotMeasured

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from factsheet.build.provenance import tool_version
 from factsheet.build.spec import load_spec
 from factsheet.compliance.recheck import rechecked
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
+from factsheet.document.stamp import tool_version
 from factsheet.document.versions import BINDS_RECORDS, check_readable
 from factsheet.rederive import Discrepancy, rederivation
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_RECORDS_TOTAL_BYTES

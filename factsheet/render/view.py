@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factsheet.build.host_load import run_loads
+from factsheet.document.host_load import run_loads
 from factsheet.document.schema import Factsheet, LoadSection
 from factsheet.render.environment import fmt_sig, label
 from factsheet.render.glance import answer_hit_rate

@@ -22,8 +22,26 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from probes.core.errors import InputError
+
 FILE_MODE = 0o644  # outputs are for others to read (mkstemp alone gives 0600)
 _TMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
+
+
+def check_output(path: Path, *, file: bool = False) -> Path:
+    """Refuse an output that cannot be written before any work is done (bad input: one line, exit 2,
+    nothing written, the folder not created). A folder need not exist yet; an existing one is written into.
+    With `file`, `path` names a file."""
+    path = Path(path)
+    if file and path.is_dir():
+        raise InputError(f"output file {path}: is a folder")
+    folder = path.parent if file else path
+    existing = folder.absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"output folder {folder}: {existing} is not a writable folder")
+    return path
 
 
 class _Writing:

@@ -1,5 +1,5 @@
 """`--constraint NAME>=X` and the spec's `constraints: {NAME: '>=X'}` are read by one grammar
-(factsheet.build.predictor_spec.parse_constraints): the same constraint gives the same condition either way,
+(factsheet.document.predictor.parse_constraints): the same constraint gives the same condition either way,
 and a malformed one is bad input naming where it came from."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Which runs of a factsheet were measured on a busy host (probes/hostload): for page 1, the load section and
-`factsheet diff`, read the same way from the one place each run's host load is stated."""
+`factsheet diff`, read the same way from the one place each run's host load is stated. Only reads the
+document (the measuring is probes.hostload's), so it sits here, below the build and the readers."""
 
 from __future__ import annotations
 
