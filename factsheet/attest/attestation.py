@@ -42,12 +42,12 @@ from probes.core.files import write_atomic
 __all__ = [
     "ComplianceVerdict",
     "attestation_path",
-    "results_path",
     "build_signer",
     "generate",
     "key_id",
     "load_private",
     "load_public",
+    "results_path",
     "sign_factsheet",
     "verify_envelopes",
     "verify_factsheet",

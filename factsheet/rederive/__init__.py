@@ -4,4 +4,4 @@ compared with what the factsheet states (`factsheet validate`, and `factsheet ve
 from factsheet.rederive.compare import TOLERANCE, Discrepancy
 from factsheet.rederive.sheet import Rederivation, rederivation, rederive
 
-__all__ = ["TOLERANCE", "Discrepancy", "Rederivation", "rederive", "rederivation"]
+__all__ = ["TOLERANCE", "Discrepancy", "Rederivation", "rederivation", "rederive"]

@@ -34,18 +34,18 @@ from probes.energy.nvml import NvmlBinding
 from probes.energy.spec import CarbonSpec, EnergyError, EnergySpec
 
 __all__ = [
-    "CarbonSpec",
-    "ChannelSamples",
     "CarbonIntensity",
     "CarbonResult",
+    "CarbonSpec",
+    "ChannelSamples",
     "Component",
     "ComponentFigures",
     "ComponentWindow",
-    "EnergySpec",
     "EnergyError",
     "EnergyFigures",
     "EnergyMonitor",
     "EnergyResult",
+    "EnergySpec",
     "IdlePower",
     "NvmlBinding",
     "Quantity",
