@@ -60,7 +60,7 @@ def build_catalogue(
     """A static, offline site in `output` over every factsheet.json under `folders` (each re-derived and
     rendered afresh on every run: nothing is read back from an earlier site), signatures checked with
     `pubkeys`; `progress` is told how far it got (every 50 factsheets, every 10 diffs)."""
-    from factsheet.catalogue import build_catalogue as build
+    from factsheet.catalogue.site import build_catalogue as build
 
     site = build([Path(f) for f in folders], Path(output), [Path(k) for k in pubkeys], progress)
     return Catalogue(site=site, written=(site.index,))

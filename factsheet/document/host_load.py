@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from factsheet.document.schema import CapacitySection, LoadSection
 from probes.core.measurement import NotMeasured
-from probes.hostload import BUSY_RULE, HostLoad
+from probes.hostload import HostLoad
 
-__all__ = ["BUSY_RULE", "RunLoad", "busy", "busy_note", "repeat_loads", "run_loads", "search_loads"]
+__all__ = ["RunLoad", "busy", "busy_note", "repeat_loads", "run_loads", "search_loads"]
 
 
 @dataclass(frozen=True)

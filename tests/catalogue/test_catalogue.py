@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.catalogue import build_catalogue
+from factsheet.catalogue.site import build_catalogue
 from factsheet.cli.commands import app
 from probes.load.stats import proportion_ci
 

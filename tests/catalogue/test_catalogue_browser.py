@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from factsheet.catalogue import build_catalogue
+from factsheet.catalogue.site import build_catalogue
 from tests.catalogue.catalogue_browser import chromium
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from factsheet.catalogue import build_catalogue
+from factsheet.catalogue.site import build_catalogue
 from factsheet.cli.commands import app
 
 runner = CliRunner()
