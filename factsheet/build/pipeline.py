@@ -48,7 +48,14 @@ from probes.core.measurement import NotMeasured
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.hostload import HostLoad
-from probes.load.capacity import CapacityResult, find_capacity, judge_point, point_runner
+from probes.load.capacity import (
+    REPEATS_RULE,
+    CapacityResult,
+    find_capacity,
+    judge_point,
+    point_runner,
+    settle_repeats,
+)
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
@@ -377,6 +384,11 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
     repeats = _repeats(run, search, result) if spec.repeats > 1 else None
+    if repeats is not None:
+        settled = settle_repeats(result, [r.point for r in repeats.runs])
+        if settled.capacity != result.capacity:
+            run.log(f"  {search.what} at SLO: {settled.capacity} ({settled.stop_reason.rpartition('; ')[2]})")
+        result = settled
     again = [r.system_prompts for r in repeats.runs] if repeats is not None else []
     return CapacitySection(
         result=result, records=steps.records, server_records=steps.scrapes, host_load=steps.loads,
@@ -441,7 +453,7 @@ def _repeats(run: _Run, search: _Search, result: CapacityResult) -> Repeats:
     of = next((i for i in reversed(range(len(result.points))) if result.points[i].confirmation), None)
     if of is None:
         run.log(f"  {search.what}: no confirmation run, so no repeats")
-        return Repeats(k=spec.repeats, of=None)
+        return Repeats(k=spec.repeats, of=None, answer_rule=REPEATS_RULE)
     value, runs = result.points[of].value, []
     for j in range(spec.repeats - 1):
         position = len(result.points) + j
@@ -460,7 +472,7 @@ def _repeats(run: _Run, search: _Search, result: CapacityResult) -> Repeats:
                               system_prompts=entry.result.workload.system_prompts)  # fmt: skip
             run.checkpoints.save(f"{search.stem}-repeat-{j + 2:02d}", key, saved, label)
         runs.append(saved)
-    return Repeats(k=spec.repeats, of=of, runs=runs)
+    return Repeats(k=spec.repeats, of=of, runs=runs, answer_rule=REPEATS_RULE)
 
 
 def _capacity_key(run: _Run, search: _Search, at: _StepAt) -> Key:

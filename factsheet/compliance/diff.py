@@ -54,6 +54,7 @@ from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChan
 from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
+from factsheet.document.headline.figures import capacity_figure
 from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.host_load import RunLoad, busy, busy_note, repeat_loads, search_loads
 from factsheet.document.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
@@ -230,7 +231,7 @@ HEADS: dict[str, str] = {
     "no_regression": "No regression",
     "regression": "**Regression**",
     "unsupported": "**Not supported**: the candidate's figures do not re-derive from its raw records",
-    "inconclusive": "**Inconclusive**: nothing was comparable",
+    "inconclusive": "**Inconclusive**",
 }
 
 
@@ -384,13 +385,38 @@ def compare(
         verdict_reason=why,
         old_unsupported=[u.discrepancy for u in sides["old"].problems],
         new_unsupported=[u.discrepancy for u in sides["new"].problems],
-        noise_scope=NOISE_SCOPE_BETWEEN.format(m=between, family=FAMILY_ALPHA) if between else NOISE_SCOPE,
+        noise_scope=_noise_scope(between, _repeated(old), _repeated(new)),
         limits=applied,
         figures=figures,
         deployment=deployment_changes(old, new),
         generated_at=utc_now(),
         tool_version=tool_version(),
     )
+
+
+def _repeated(sheet: Factsheet) -> bool:
+    """Whether any capacity search of `sheet` repeated its headline run (spec `repeats`)."""
+    return any(repeated(s.section, "") is not None for s in _searches(sheet).values())
+
+
+def _noise_scope(between: int, old: bool, new: bool) -> str:
+    """What the noise intervals cover, saying which side repeated when not both did."""
+    if between:
+        return NOISE_SCOPE_BETWEEN.format(m=between, family=FAMILY_ALPHA)
+    if not old and not new:
+        return NOISE_SCOPE
+    within = "within-run only: every interval is the noise of one run's own samples"
+    if old and new:
+        why = (
+            "both factsheets repeated their headline runs, but no figure of a repeated run was compared (the "
+            "answers differ, or a side's repeated run is not its answer's)"
+        )
+    else:
+        why = (
+            f"only the {'old' if old else 'new'} factsheet repeated its headline runs (spec `repeats`); "
+            "between-run variance needs repeats on both sides"
+        )
+    return f"{within}. {why}, so a rebuild on the same host can move a figure further than these intervals"
 
 
 def _between_run_alpha(figures: list[FigureDiff]) -> int:
@@ -603,9 +629,11 @@ def _established(section: CapacitySection) -> tuple[float | None, float | None]:
 
 
 def _capacity_row(scope: str, o: CapacitySection, n: CapacitySection) -> FigureDiff:
+    """Each side stated as page 1 states it (its headline figure, computed from the section), compared on
+    what each establishes."""
     ro, rn = o.result, n.result
     (lo_o, hi_o), (lo_n, hi_n) = _established(o), _established(n)
-    notes = [f"{which}: {_bracket_words(r)}" for which, r in (("old", ro), ("new", rn))]
+    notes = [f"{which}: {capacity_figure(c, scope).words()}" for which, c in (("old", o), ("new", n))]
     worse = None if hi_n is None or lo_o is None else hi_n <= lo_o
     better = None if hi_o is None or lo_n is None else hi_o <= lo_n
     beyond = None if worse is None and better is None else bool(worse or better)
@@ -618,19 +646,6 @@ def _capacity_row(scope: str, o: CapacitySection, n: CapacitySection) -> FigureD
         new_lower_bound=rn.capacity is not None and rn.bracket[1] is None,
         noise=Noise(method=CAPACITY_METHOD, lower=lower, upper=upper), beyond_noise=beyond, notes=notes,
     )  # fmt: skip
-
-
-def _bracket_words(r) -> str:
-    """A search's answer as its bracket and whether a long run confirmed it: 'bracket [8, 9), confirmed'."""
-    low, high = r.bracket
-    bracket = f"bracket [{_f(low)}, {_f(high)})" + (
-        ", a lower bound" if r.capacity is not None and high is None else ""
-    )
-    if r.capacity is None:
-        return f"{bracket}, no probed value passed"
-    if r.confirmed is True:
-        return f"{bracket}, confirmed"
-    return f"{bracket}, not confirmed ({'its confirmation failed' if r.confirmed is False else 'no confirmation run'})"
 
 
 def _answer(section: CapacitySection) -> int | None:

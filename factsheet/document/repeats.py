@@ -65,3 +65,8 @@ class Repeats(Model):
     runs: list[RepeatRun] = Field(
         default_factory=list, description="the k − 1 further runs, in order (empty when `of` is None)"
     )
+    answer_rule: str | None = Field(
+        None,
+        description="how the repeats decide the capacity (probes.load.capacity.REPEATS_RULE; schema >= 1.8.0: "
+        "None before, when the search's own answer stood whatever the repeats showed)",
+    )

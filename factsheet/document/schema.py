@@ -63,7 +63,10 @@ from tuner import TuningResult
 # the headline states each figure's between-run spread and rebuild interval (`headline.figures[].rebuild`).
 # Each run of a build has a seed of its own (`load.seed_rule`; a capacity run's in `seeds`), so no two runs
 # send the same prompts.
-SCHEMA_VERSION = "1.7.0"
+# 1.8.0: repeats decide the capacity (probes.load.capacity.REPEATS_RULE, stated as `repeats.answer_rule`): the
+# repeated confirmation's value holds only when every repeat passed; else the answer falls to the highest other
+# passing value, unconfirmed, and the range counts the repeats. Validate applies the rule from 1.8.0 on.
+SCHEMA_VERSION = "1.8.0"
 
 
 class ModelIdentity(Model):

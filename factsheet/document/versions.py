@@ -55,6 +55,9 @@ KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's 
 # so TTFT and E2EL no longer carry the client's building of the body; the records' fields are unchanged, and
 # validate re-derives every figure from the records as stated, so no gate.
 
+SETTLES_ON_REPEATS = Version(1, 8, 0)  # the capacity's answer applies its repeats (REPEATS_RULE)
+FLOORS_REBUILD = Version(1, 8, 0)  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
+
 
 def at_least(stated: str, version: Version) -> bool:
     """Whether a document of schema `stated` (already checked readable) is at `version` or newer."""

@@ -13,6 +13,7 @@ from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
 from probes.core.measurement import DEFAULT_PERCENTILES, NotMeasured
 from probes.load.capacity import (
+    CapacityPoint,
     CapacityResult,
     answer,
     answer_point,
@@ -20,6 +21,7 @@ from probes.load.capacity import (
     find_capacity,
     judge_point,
     knob_point,
+    settle_repeats,
 )
 from probes.load.metrics import LoadMetrics
 from probes.load.point import LoadPoint
@@ -139,8 +141,11 @@ class _Replayed:
     aborted: str | None = None
 
 
-def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
-    """The load section's capacity search and each compared workload's, recomputed from their records."""
+def capacity(
+    load: LoadSection, folder: Path, binding: Binding | None = None, *, settle: bool = False
+) -> list[Discrepancy]:
+    """The load section's capacity search and each compared workload's, recomputed from their records;
+    `settle` (schema >= 1.8.0): the answer applies its repeats (probes.load.capacity.REPEATS_RULE)."""
     out: list[Discrepancy] = []
     if not isinstance(load.capacity, NotMeasured):
         if not load.points:
@@ -157,6 +162,7 @@ def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) ->
             _Searched(load.capacity, template, "load.capacity", "load.points[0].result.point"),
             folder,
             binding,
+            settle,
         )
     for k, compared in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
@@ -166,7 +172,7 @@ def capacity(load: LoadSection, folder: Path, binding: Binding | None = None) ->
             out.append(Discrepancy(figure=f"{path}.capacity.result.search", stated="none",
                                    recomputed="the search's parameters (a compared workload keeps them)"))  # fmt: skip
             continue
-        out += _capacity(searched, folder, binding)
+        out += _capacity(searched, folder, binding, settle)
     return out
 
 
@@ -183,7 +189,7 @@ class _Searched:
     workload_path: str | None = None
 
 
-def _capacity(searched: _Searched, folder: Path, binding: Binding | None) -> list[Discrepancy]:
+def _capacity(searched: _Searched, folder: Path, binding: Binding | None, settle: bool) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
     bracket, capacity, range and stop reason. Without (1.0.0): each verdict through the probe's own judge,
@@ -235,7 +241,9 @@ def _capacity(searched: _Searched, folder: Path, binding: Binding | None) -> lis
         stop = ("saturated", stated.stopped_early) if stated.stopped_early else (None, None)
         replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop))
     if cap.search is not None:
-        return out + _replay(cap, replayed, base, ", ".join(r.path for r in section.records))
+        # The repeats' own verdicts are re-derived from their records by factsheet/rederive/repeats.py.
+        repeats = [r.point for r in section.repeats.runs] if settle and section.repeats else []
+        return out + _replay(cap, replayed, base, ", ".join(r.path for r in section.records), repeats)
     judged = [
         judge_point(p.value, r, cap.min_attainment, confirmation=p.confirmation)
         for p, r in zip(cap.points, replayed, strict=True)
@@ -274,9 +282,11 @@ class _OffPath(Exception):
         self.index, self.value, self.confirmation = index, value, confirmation
 
 
-def _replay(cap: CapacityResult, replayed: list[_Replayed], base: str, src: str) -> list[Discrepancy]:
+def _replay(
+    cap: CapacityResult, replayed: list[_Replayed], base: str, src: str, repeats: list[CapacityPoint]
+) -> list[Discrepancy]:
     """find_capacity itself, fed the recorded runs in order: it must ask for the values (and the kind of
-    run: search probe or confirmation) that were recorded."""
+    run: search probe or confirmation) that were recorded; then the repeats applied, as the build did."""
     asked: list[float] = []
 
     def runner(confirmation: bool):
@@ -311,4 +321,4 @@ def _replay(cap: CapacityResult, replayed: list[_Replayed], base: str, src: str)
                 source=src,
             )
         ]
-    return differences(cap, again, base, src)
+    return differences(cap, settle_repeats(again, repeats), base, src)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.document.schema import Factsheet
-from factsheet.document.versions import BINDS_RECORDS, at_least
+from factsheet.document.versions import BINDS_RECORDS, SETTLES_ON_REPEATS, at_least
 from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.deployment import deployment_differences
@@ -62,7 +62,9 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     out: list[Discrepancy] = named_twice(sheet)
     if not isinstance(sheet.load, NotMeasured):
         out += load_points(sheet.load, folder, binding)
-        out += capacity(sheet.load, folder, binding)
+        out += capacity(
+            sheet.load, folder, binding, settle=at_least(sheet.schema_version, SETTLES_ON_REPEATS)
+        )
         out += capacity_repeats(sheet.load, folder, binding)
         out += seeds(sheet.load)
     if not isinstance(sheet.accuracy, NotMeasured):

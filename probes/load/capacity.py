@@ -16,7 +16,7 @@ tell apart at 95 % (from each probe's p99 interval), which two builds on the sam
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
 from pydantic import ConfigDict, Field
@@ -54,6 +54,12 @@ RANGE_METHOD = (
     "threshold; high: the smallest probed value that failed with that interval wholly above it (or with "
     f"> {MAX_FAILED_FRACTION * 100:g} % of requests failed). The capacity is ≥ low and < high; values in between are not told apart "
     "by the probes (None: no probe was that clear)"
+)
+REPEATS_RULE = (
+    "with repeats (the build spec's capacity.repeats: k ≥ 3; schema >= 1.8.0), the last confirmation's value "
+    "holds only when all k of its runs passed the pass rule; when one failed, the answer falls to the highest "
+    "other value whose last run passed (no further run is made), not confirmed, and the range counts each "
+    "repeat as a run at that value"
 )
 PASS_RULE = (
     f"p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ {MAX_FAILED_FRACTION * 100:g} % of measured "
@@ -333,11 +339,16 @@ def _stop_reason(search, lo, hi, max_points, tolerance) -> str:
     return f"point budget ({max_points}) spent before the bracket narrowed"
 
 
-def answer(points: list[CapacityPoint]) -> tuple[float | None, float | None]:
+def answer(
+    points: list[CapacityPoint], repeats: Sequence[CapacityPoint] = ()
+) -> tuple[float | None, float | None]:
     """(capacity, lowest failing value above it) that the judged points establish. A value's verdict is its
-    last run's (a long confirmation after its search probe, when there was one). The search and
-    `factsheet validate` both derive the answer through this."""
+    last run's (a long confirmation after its search probe, when there was one), and with `repeats` of that
+    run, every one of them must pass too (REPEATS_RULE). The search and `factsheet validate` both derive the
+    answer through this."""
     verdict = {p.value: p.passed for p in points}  # later runs of a value override earlier ones
+    for r in repeats:  # a repeat does not override its run: the value holds only if every run held
+        verdict[r.value] = verdict.get(r.value, True) and r.passed
     highest = max((v for v, ok in verdict.items() if ok), default=None)
     above = [v for v, ok in verdict.items() if not ok and (highest is None or v > highest)]
     return highest, min(above, default=None)
@@ -366,8 +377,43 @@ def _result(search, slo, stop, min_attainment, confirmed) -> CapacityResult:
     )
 
 
-def capacity_range(points: list[CapacityPoint], slo: SLO) -> tuple[float | None, float | None]:
-    """(low, high) per RANGE_METHOD: what the probes establish at 95 % about where the capacity lies."""
+def settle_repeats(result: CapacityResult, repeats: Sequence[CapacityPoint]) -> CapacityResult:
+    """The search's result with the repeats of its last confirmation run applied (REPEATS_RULE): unchanged
+    when every repeat passed, or when that confirmation had failed already (it was not the answer); else the
+    answer falls to the highest other value whose last run passed, unconfirmed, with no further run made."""
+    if not repeats:
+        return result
+    value = repeats[0].value
+    last = next((p for p in reversed(result.points) if p.confirmation), None)
+    if last is None or not last.passed or all(r.passed for r in repeats):
+        return result
+    capacity, high = answer(result.points, repeats)
+    best = answer_point(result.points, capacity)
+    held = 1 + sum(r.passed for r in repeats)
+    why = (
+        f"; the confirmation at {value:g} held in {held} of {len(repeats) + 1} runs (repeats: every run must "
+        "pass), so the answer is the highest other value whose last run passed, not confirmed by a long run"
+    )
+    return result.model_copy(
+        update={
+            "capacity": capacity,
+            "bracket": (capacity, high),
+            "confirmed": False,
+            "insufficient_samples": bool(best and best.sufficient_samples is False),
+            "range": capacity_range(result.points, result.slo, repeats),
+            "stop_reason": result.stop_reason + why,
+        }
+    )
+
+
+def capacity_range(
+    points: list[CapacityPoint], slo: SLO, repeats: Sequence[CapacityPoint] = ()
+) -> tuple[float | None, float | None]:
+    """(low, high) per RANGE_METHOD: what the probes establish at 95 % about where the capacity lies. A
+    repeat that failed clearly is a clear fail like any run, and a value with a failed repeat is no clear
+    pass (REPEATS_RULE)."""
+    unheld = {r.value for r in repeats if not r.passed}
+    points = [*points, *repeats]
     threshold = slo.thresholds()[slo.p99_metric]
     key = f"{slo.p99_metric}.p99"
 
@@ -389,6 +435,7 @@ def capacity_range(points: list[CapacityPoint], slo: SLO) -> tuple[float | None,
         p.value
         for p in points
         if p.passed
+        and p.value not in unheld
         and bounds(p)[1] is not None
         and bounds(p)[1] <= threshold
         and (high is None or p.value < high)

@@ -68,6 +68,11 @@ class MockServerConfig(Model):
     prefix_cache_reset: bool = Field(
         True, description="answer POST /reset_prefix_cache with 200, as vLLM in development mode (else 404)"
     )
+    itl_ms_after_reset: list[float] = Field(
+        default_factory=list,
+        description="after the k-th POST /reset_prefix_cache, tokens come itl_ms_after_reset[k − 1] apart (the "
+        "last entry on from there): a deployment that moves between runs, known to a test of repeats",
+    )
 
 
 class Received(Model):
@@ -136,6 +141,12 @@ class _App:
         self.resets += 1
         return web.Response(status=200)
 
+    @property
+    def itl_ms(self) -> float:
+        """The time between tokens now: the configured one, or the one for the resets so far."""
+        after = self.cfg.itl_ms_after_reset
+        return after[min(self.resets, len(after)) - 1] if after and self.resets else self.cfg.itl_ms
+
     async def models(self, _: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.cfg.model, "object": "model"}]})
 
@@ -189,7 +200,7 @@ class _App:
         return self.cfg.reply_text if self.cfg.reply_text is not None else "tok " * tokens
 
     async def _whole(self, kind: str, tokens: int, prompt_tokens: int) -> web.Response:
-        await asyncio.sleep((self.cfg.ttft_ms + self.cfg.itl_ms * (tokens - 1)) / 1000)
+        await asyncio.sleep((self.cfg.ttft_ms + self.itl_ms * (tokens - 1)) / 1000)
         text = self._text(tokens)
         choice = (
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
@@ -209,7 +220,7 @@ class _App:
         per = self.cfg.tokens_per_chunk
         sent = _Sent(arrived, start) if self.timing is not None else None
         for i in range(0, tokens, per):
-            due = start + (self.cfg.ttft_ms + i * self.cfg.itl_ms) / 1000
+            due = start + (self.cfg.ttft_ms + i * self.itl_ms) / 1000
             delay = due - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)

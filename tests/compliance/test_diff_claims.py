@@ -15,8 +15,16 @@ import numpy as np
 import pytest
 
 from factsheet.cli.commands import app
-from factsheet.compliance.diff import CAPACITY, _capacity_row, _judge, _percentile, parse_limits
-from factsheet.document.schema import CapacitySection
+from factsheet.compliance.diff import (
+    CAPACITY,
+    NOISE_SCOPE,
+    _capacity_row,
+    _judge,
+    _noise_scope,
+    _percentile,
+    parse_limits,
+)
+from factsheet.document.schema import CapacitySection, Factsheet
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.compliance_builds import runner
 from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
@@ -75,7 +83,14 @@ def test_a_capacity_that_dropped_from_8_to_4_is_a_regression(builds, tmp_path):
     assert result.exit_code == 1, result.output
     cap = _row(report, CAPACITY, "capacity (synthetic)")
     assert (cap["old"], cap["new"]) == (8, 4) and cap["noise"]["upper"] <= 0
-    assert cap["notes"][:2] == ["old: bracket [8, 9), confirmed", "new: bracket [4, 5), confirmed"]
+    # Each side stated as its page 1 states it: the stated headline's capacity figure, word for word.
+    assert cap["notes"][:2] == [
+        "old: 8 concurrent users, range [—, 9), insufficient samples",
+        "new: 4 concurrent users, range [—, 5), insufficient samples",
+    ]
+    for which, path in (("old", builds["eight"]), ("new", builds["four"])):
+        stated = Factsheet.model_validate_json(path.read_text()).headline.figure("capacity_at_slo")
+        assert f"{which}: {stated.words()}" in cap["notes"]
     # The rows' host load is measured, not set: on a busy host (another job on a shared runner) the same
     # drop is "not decided: busy host" and the diff inconclusive, still exit 1 (test_busy_host_* below).
     decided = [f["scope"] for f in report["figures"] if f["regression"] or f["not_decided"]]
@@ -103,7 +118,7 @@ def test_a_lower_bound_is_compared_as_a_lower_bound(builds):
     row = _capacity_row("capacity (synthetic)", bound, section)
     _judge(row, limits[CAPACITY])
     assert row.old_lower_bound and row.value_text("old") == "≥ 16" and row.regression
-    assert row.notes[0] == "old: bracket [16, —), a lower bound, confirmed"
+    assert row.notes[0] == "old: ≥ 16 concurrent users, lower bound"
     # Two lower bounds cannot show a difference: no decision either way.
     row = _capacity_row("capacity (synthetic)", bound, bound)
     _judge(row, limits[CAPACITY])
@@ -150,3 +165,27 @@ def test_busy_host_makes_a_worse_row_not_decided_never_a_regression(builds):
     _judge(busy, limits[CAPACITY])
     assert not busy.regression and busy.not_decided == "busy host"
     assert busy.verdict_text().startswith("not decided: busy host")
+
+
+def test_the_noise_line_says_which_side_repeated():
+    """A diff of a build with repeats against one without says only that side repeated, never "neither"."""
+    assert _noise_scope(0, False, False) == NOISE_SCOPE
+    one = _noise_scope(0, False, True)
+    assert one.startswith("within-run only") and "only the new factsheet repeated" in one
+    assert "Neither" not in one and "neither" not in one
+    both = _noise_scope(0, True, True)
+    assert "both factsheets repeated" in both and "no figure of a repeated run was compared" in both
+    assert _noise_scope(2, True, True).startswith("between-run where both sides repeated")
+
+
+def test_an_inconclusive_diff_heads_with_its_own_reason(builds, tmp_path):
+    """Held on a busy host, the diff is inconclusive for that reason; its heading does not say "nothing was
+    comparable" when figures were compared."""
+    result, report = _diff(builds["eight"], builds["four"], tmp_path)
+    md = (tmp_path / "diff.md").read_text()
+    head = {"regression": "**Regression**", "inconclusive": "**Inconclusive**"}[report["verdict"]]
+    assert md.splitlines()[0] == f"### factsheet diff: {head}" and result.exit_code == 1
+    why = "busy host" if report["verdict"] == "inconclusive" else "regression beyond noise and threshold"
+    assert why in md.splitlines()[4]
+    html = (tmp_path / "diff.html").read_text()
+    assert "nothing was comparable" not in md + html

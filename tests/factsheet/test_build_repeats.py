@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from factsheet.build.spec import CapacitySpec
 from factsheet.cli.commands import app
-from factsheet.document.headline.rebuild import rebuild_interval, t_quantile
+from factsheet.document.headline.rebuild import FLOOR_METHOD, rebuild_interval, summary, t_quantile
 from factsheet.document.repeats import SEED_BLOCK
+from probes.load.capacity import REPEATS_RULE
 from probes.targets.isolation import CACHE_RESET, reset_prefix_cache
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.mock_spec import e2el_slo
@@ -151,3 +152,48 @@ def test_diff_decides_a_repeated_run_by_its_between_run_spread(tmp_path, endpoin
     assert result.exit_code == 1, result.output
     # measured host load: a busy host holds the verdict (tests/compliance/test_diff_claims.py sets it)
     assert row["not_decided"] == "busy host" if row["busy_host"] else row["regression"]
+
+
+def test_a_capacity_that_does_not_hold_in_every_repeat_is_not_the_answer(tmp_path, endpoint_spec):
+    """Known truth: the deployment holds 4 users in its first two runs (E2EL 240 ms) and not in the third (its
+    tokens 60 ms apart after the second reset: E2EL 100 + 7 × 60 = 520 ms > 450). The confirmation at 4 holds
+    in 2 of 3 runs, so 4 is not the capacity (REPEATS_RULE): the answer falls to 2, the highest other value
+    that passed, unconfirmed, below the clear fail at 4; page 1, validate and diff say the same."""
+    moving = MOCK.model_copy(update={"itl_ms_after_reset": [20, 60]})
+    result = _build(tmp_path, endpoint_spec, mock=moving)
+    assert result.exit_code == 0, result.output
+    path = tmp_path / "out" / "factsheet.json"
+    sheet = json.loads(path.read_text())
+    assert sheet["schema_version"] == "1.8.0"
+    cap = sheet["load"]["capacity"]
+    runs = cap["repeats"]["runs"]
+    assert [r["point"]["passed"] for r in runs] == [True, False] and cap["result"]["points"][-1]["passed"]
+    assert cap["repeats"]["answer_rule"] == REPEATS_RULE
+    r = cap["result"]
+    assert (r["capacity"], r["bracket"], r["confirmed"]) == (2, [2, 4], False)
+    assert r["range"][1] == 4  # the failed repeat's p99 interval lay wholly above 450 ms: a clear fail
+    assert "held in 2 of 3 runs" in r["stop_reason"]
+    figure = next(f for f in sheet["headline"]["figures"] if f["id"] == "capacity_at_slo")
+    assert figure["value"] == 2 and figure["verdict"] == "not_confirmed"
+    assert "held in 2 of its 3 runs" in figure["note"] and figure["rebuild"]["passed"] == 2
+    ok = _validate(path)
+    assert ok.exit_code == 0, ok.output
+    # the search's own answer (4, confirmed), as a 1.7.0 build stated it, does not validate at 1.8.0
+    forged = json.loads(path.read_text())
+    forged["load"]["capacity"]["result"].update(capacity=4, bracket=[4, 5], confirmed=True)
+    path.write_text(json.dumps(forged))
+    edited = _validate(path)
+    assert edited.exit_code == 1 and "load.capacity.result" in edited.output, edited.output
+
+
+def test_a_rebuild_interval_of_a_figure_that_cannot_be_negative_stops_at_0():
+    """The demo's chat-sessions p99 E2EL over 3 repeats (2,710, 4,216, 3,829 ms): mean ± t · s · √(4/3) runs
+    below 0 ms. From schema 1.8.0 the stated lower end is 0 and the method says so; the upper end is kept."""
+    values = [2709.66, 4216.31, 3829.43]
+    mean, _, low, high = rebuild_interval(values)
+    assert low < 0
+    floored = summary("p99 E2EL (ms)", values, ["/a", "/b", "/c"], "fresh starts", floor=True)
+    assert floored.interval.lower == 0 and math.isclose(floored.interval.upper, high)
+    assert floored.interval.method == FLOOR_METHOD and "no less than 0" in FLOOR_METHOD
+    as_before = summary("p99 E2EL (ms)", values, ["/a", "/b", "/c"], "fresh starts")
+    assert as_before.interval.lower == low  # a 1.7.0 document keeps the interval it stated

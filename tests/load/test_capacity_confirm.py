@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probes.load.capacity import CapacitySearch, find_capacity
+from probes.load.capacity import CapacitySearch, find_capacity, judge_point, settle_repeats
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
@@ -132,3 +132,32 @@ def test_bisecting_between_adjacent_values_confirms_the_lower_one():
     confirm = _Server(600, tail_at=3)
     res = _find(_Server(24), confirm, confirm_step="bisect", max_confirmations=3)
     assert [c for c, _ in confirm.calls] == [4, 3, 2] and res.capacity == 2 and res.confirmed is True
+
+
+def _repeat(value: float, server: _Server, *, at: int | None = None):
+    """One more long run at `value` (served as `at` users would be, when given), judged as the confirmation it
+    repeats."""
+    return judge_point(value, server(at or int(value)), None, confirmation=True)
+
+
+def test_repeats_that_all_hold_leave_the_answer_as_it_is():
+    result = _find(_Server(24), _Server(600))
+    assert (result.capacity, result.confirmed) == (4, True)
+    again = [_repeat(4, _Server(600)), _repeat(4, _Server(600))]
+    assert settle_repeats(result, again) == result
+
+
+def test_a_repeat_that_fails_takes_the_answer_down_to_what_every_run_held():
+    """The confirmation at 4 passed; a repeat at 4 met a deployment twice as slow (every request 200–240 ms,
+    as 8 users are served, > 130 ms): 4 held in 2 of 3 runs, so the answer is the highest other value whose
+    run passed, unconfirmed, and the failed repeat, a clear fail (600 samples), caps the range below 4."""
+    result = _find(_Server(24), _Server(600))
+    settled = settle_repeats(result, [_repeat(4, _Server(600)), _repeat(4, _Server(600), at=8)])
+    passed = [p.value for p in result.points if p.passed and p.value < 4]
+    assert settled.capacity == max(passed) and settled.confirmed is False
+    assert settled.bracket == (max(passed), 4) and settled.range[1] == 4
+    assert "held in 2 of 3 runs" in settled.stop_reason
+    # a repeat cannot rescue a confirmation that failed: that value was never the answer
+    last = result.points[-1].model_copy(update={"passed": False})
+    failed = result.model_copy(update={"points": [*result.points[:-1], last]})
+    assert settle_repeats(failed, [_repeat(4, _Server(600))]) == failed

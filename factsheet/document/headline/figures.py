@@ -9,6 +9,7 @@ from factsheet.document.headline.model import Figure, Headline, Interval, Rebuil
 from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.headline.select import Run, answer_run, confirmation_run, informative_run
 from factsheet.document.schema import CapacitySection, Factsheet
+from factsheet.document.versions import FLOORS_REBUILD, at_least
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import RANGE_METHOD
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
@@ -29,8 +30,14 @@ _P99_VERDICT: dict[str, Verdict] = {
 def headline(sheet: Factsheet) -> Headline:
     """Page 1's figures of `sheet`, in page order."""
     run = informative_run(sheet.load)
+    floor = at_least(sheet.schema_version, FLOORS_REBUILD)
     return Headline(
-        figures=[*_capacities(sheet), *_run_figures(sheet, run), _pass_at_1(sheet), _energy(sheet)]
+        figures=[
+            *_capacities(sheet, floor),
+            *_run_figures(sheet, run, floor),
+            _pass_at_1(sheet),
+            _energy(sheet),
+        ]
     )
 
 
@@ -48,14 +55,16 @@ def _nm(id: str, label: str, unit: str, reason: str, source: str, rule: str) -> 
 # --- capacity at SLO ------------------------------------------------------------------------------------
 
 
-def _capacities(sheet: Factsheet) -> list[Figure]:
+def _capacities(sheet: Factsheet, floor: bool) -> list[Figure]:
     """The load section's capacity, then each compared workload's, each naming its profile."""
     if isinstance(sheet.load, NotMeasured):
         return [_nm("capacity_at_slo", "Capacity at SLO", "", sheet.load.reason, "/load", RULE_ANSWER_WORDS)]
-    out = [_capacity("capacity_at_slo", sheet.load.capacity, "/load/capacity", sheet.load.profile())]
+    out = [_capacity("capacity_at_slo", sheet.load.capacity, "/load/capacity", sheet.load.profile(), floor)]
     for k, c in enumerate(sheet.load.compared_workloads):
         base = f"/load/compared_workloads/{k}/capacity"
-        out.append(_capacity(f"capacity_at_slo.{c.workload.profile}", c.capacity, base, c.workload.profile))
+        out.append(
+            _capacity(f"capacity_at_slo.{c.workload.profile}", c.capacity, base, c.workload.profile, floor)
+        )
     return out
 
 
@@ -65,7 +74,13 @@ RULE_ANSWER_WORDS = (
 )
 
 
-def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: str) -> Figure:
+def capacity_figure(cap: CapacitySection, profile: str) -> Figure:
+    """A capacity section's page-1 figure on its own (pointers relative to the section): what `diff` states
+    of each side."""
+    return _capacity("capacity_at_slo", cap, "", profile, floor=True)
+
+
+def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: str, floor: bool) -> Figure:
     label = "Capacity at SLO"
     if isinstance(cap, NotMeasured):
         return _nm(id, label, "", cap.reason, base, RULE_ANSWER_WORDS).model_copy(update={"profile": profile})
@@ -85,26 +100,28 @@ def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: s
         source=run.pointer if run else f"{base}/result", run=run.where if run else None,
         rule=RULE_ANSWER_WORDS, note=note, profile=profile,
         slo_attainment=run.metrics.slo_attainment if run and r.capacity is not None else None,
-        rests_on=rests_on, rebuild=_capacity_rebuild(cap, base),
+        rests_on=rests_on, rebuild=_capacity_rebuild(cap, base, floor),
     )  # fmt: skip
 
 
-def _capacity_rebuild(cap: CapacitySection, base: str) -> Rebuild | None:
+def _capacity_rebuild(cap: CapacitySection, base: str, floor: bool) -> Rebuild | None:
     """A capacity's repeats: its run's p99 metric over them, and how many passed the pass rule."""
     rep = repeated(cap, base)
     if rep is None:
         return None
     metric = cap.result.slo.p99_metric
     of = f"p99 {LATENCY_LABELS.get(metric, metric)} of the capacity's run (ms)"
-    return _rebuild(rep, of, lambda m: getattr(m, metric).p(99), passed=sum(r.passed for r in rep.runs))
+    return _rebuild(
+        rep, of, lambda m: getattr(m, metric).p(99), floor, passed=sum(r.passed for r in rep.runs)
+    )
 
 
-def _rebuild(rep: Repeated, of: str, value, passed: int | None = None) -> Rebuild:
-    """`value(metrics)` over the repeats of `rep`."""
+def _rebuild(rep: Repeated, of: str, value, floor: bool, passed: int | None = None) -> Rebuild:
+    """`value(metrics)` over the repeats of `rep` (`floor`: schema >= 1.8.0, no negative lower end)."""
     values = [value(r.metrics) for r in rep.runs]
     sources = [r.pointer for r in rep.runs]
     busy = sum(r.busy for r in rep.runs)
-    return rebuild.summary(of, values, sources, rep.isolation, passed=passed, busy=busy)
+    return rebuild.summary(of, values, sources, rep.isolation, passed=passed, busy=busy, floor=floor)
 
 
 def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, str]:
@@ -115,11 +132,17 @@ def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, s
         note = f"no probed {r.knob} passed ({r.stop_reason})"
         return ("conclusive_fail" if verdict == "conclusive_fail" else "insufficient"), note
     if r.confirmed is False:
-        failed = [p for p in r.points if p.confirmation and not p.passed]
-        tried = ", ".join(f"{p.value:g}" for p in failed)
+        failed = [f"{p.value:g}" for p in r.points if p.confirmation and not p.passed]
+        rep = repeated(cap, "")
+        if rep is not None and cap.result.points[rep.index].passed and not all(x.passed for x in rep.runs):
+            # schema >= 1.8.0: the repeats decided (REPEATS_RULE); before, a failed repeat left the answer
+            held = sum(x.passed for x in rep.runs)
+            failed.append(
+                f"{cap.result.points[rep.index].value:g} (held in {held} of its {len(rep.runs)} runs: repeats)"
+            )
         return "not_confirmed", (
-            f"not confirmed: the long confirmation run(s) at {r.knob} {tried} failed; established: the search "
-            f"probes passed at {r.capacity:g} (short runs, indicative)"
+            f"not confirmed: the long confirmation run(s) at {r.knob} {', '.join(failed)} failed; established: "
+            f"the search probes passed at {r.capacity:g} (short runs, indicative)"
         )
     if r.bracket[1] is None:
         return "lower_bound", f"≥ {r.capacity:g} ({OPEN_BRACKET})"
@@ -142,7 +165,7 @@ def p99_verdict(m: LoadMetrics, metric: str) -> Verdict:
     return "sufficient" if suff.sufficient else "insufficient"
 
 
-def _run_figures(sheet: Factsheet, run: Run | None) -> list[Figure]:
+def _run_figures(sheet: Factsheet, run: Run | None, floor: bool) -> list[Figure]:
     labels = [(f"{k}.p99", f"p99 {LATENCY_LABELS.get(k, k)}", "ms") for k in LATENCIES]
     labels += [("goodput", "Goodput", "req/s"), ("slo_attainment", "SLO attainment", "fraction")]
     if run is None:
@@ -156,7 +179,7 @@ def _run_figures(sheet: Factsheet, run: Run | None) -> list[Figure]:
     # The figures' run was repeated: each figure over the repeats, with its rebuild interval.
     values = {f"{k}.p99": (lambda m, k=k: getattr(m, k).p(99)) for k in LATENCIES}
     values |= {"goodput": lambda m: m.goodput, "slo_attainment": lambda m: m.slo_attainment}
-    return [f.model_copy(update={"rebuild": _rebuild(rep, "the figure", values[f.id])}) for f in out]
+    return [f.model_copy(update={"rebuild": _rebuild(rep, "the figure", values[f.id], floor)}) for f in out]
 
 
 RULE_HEADLINE_WORDS = "the capacity's run (see the capacity's rule), else the headline load point"

@@ -101,6 +101,27 @@ class Figure(Model):
         "None: the spec asked no repeats, or the figure's run was not repeated)",
     )
 
+    def words(self) -> str:
+        """The figure as page 1 states it, in one line: value (≥ for a lower bound), interval, verdict, and how
+        many of its repeats held (a capacity with repeats): '18 concurrent users, range [—, 20), insufficient
+        samples, held in 2 of 3 runs'."""
+        if self.value is None:
+            return f"no value ({VERDICT_WORDS[self.verdict]})"
+        value = ("≥ " if self.lower_bound else "") + f"{self.value:g} {self.unit}".rstrip()
+        words = [value]
+        if self.interval is not None:
+            low, high = (_g(x) for x in (self.interval.lower, self.interval.upper))
+            name = "range" if self.id.startswith("capacity_at_slo") else "95 % CI"
+            words.append(f"{name} [{low}, {high}{')' if name == 'range' else ']'}")
+        words.append(VERDICT_WORDS[self.verdict])
+        if self.rebuild is not None and self.rebuild.passed is not None:
+            words.append(f"held in {self.rebuild.passed} of {self.rebuild.k} runs")
+        return ", ".join(words)
+
+
+def _g(x: float | None) -> str:
+    return "—" if x is None else f"{x:g}"
+
 
 class Headline(Model):
     """Page 1's figures, in page order (schema >= 1.6.0)."""

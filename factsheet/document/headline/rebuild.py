@@ -24,6 +24,10 @@ REBUILD_METHOD = (
     f"deviation); {CONFIDENCE:.0%} if the repeats are independent draws of one normal distribution"
 )
 
+# A figure that cannot be negative (a latency, a rate, a share) gets no negative lower end (schema >= 1.8.0:
+# before, the normal interval of a widely spread figure could state one, e.g. −302 ms for a p99 E2EL).
+FLOOR_METHOD = f"{REBUILD_METHOD}; its lower end no less than 0, as the figure cannot be negative"
+
 
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
     """The two-sided Student t quantile t(df, 1 − (1 − confidence)/2)."""
@@ -44,13 +48,16 @@ def rebuild_interval(
 
 
 def summary(of: str, values: list[float | None], sources: list[str], isolation: str, *, passed: int | None = None,
-            busy: int = 0) -> Rebuild:  # fmt: skip
+            busy: int = 0, floor: bool = False) -> Rebuild:  # fmt: skip
     """A figure over its k repeats (`values` in run order, None where a run gave none): spread and rebuild
-    interval over those with a value, none when fewer than MIN_REPEATS have one."""
+    interval over those with a value, none when fewer than MIN_REPEATS have one; `floor`: the lower end is no
+    less than 0 (FLOOR_METHOD)."""
     known = [v for v in values if v is not None]
     mean = sd = interval = None
     if len(known) >= MIN_REPEATS:
         mean, sd, lower, upper = rebuild_interval(known)
-        interval = Interval(lower=lower, upper=upper, method=REBUILD_METHOD)
+        if floor:
+            lower = max(lower, 0.0)
+        interval = Interval(lower=lower, upper=upper, method=FLOOR_METHOD if floor else REBUILD_METHOD)
     return Rebuild(of=of, k=len(values), values=values, sources=sources, mean=mean, sd=sd, interval=interval,
                    isolation=isolation, passed=passed, busy=busy)  # fmt: skip
