@@ -52,13 +52,12 @@ def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: P
     from factsheet.export import cyclonedx, hf, spdx
     from factsheet.export.readout import source
     from factsheet.rederive.validate import check_outlet, load_factsheet
-    from factsheet.render import RenderError
+    from factsheet.render import check_folder
 
     fmt = ExportFormat(format)
     factsheet_json, output = Path(factsheet_json), Path(output)
     sheet = load_factsheet(factsheet_json)
-    if output.exists() and not output.is_dir():
-        raise RenderError(f"output folder {output}: exists and is not a folder")
+    output = check_folder(output)
     src = source(factsheet_json, sheet)  # names no export can carry: refused first (exit 2)
     check_outlet(sheet, factsheet_json)  # then every figure re-derived, the headline's included (exit 1)
     if fmt is ExportFormat.hf:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from factsheet.binding import Context
 from factsheet.build.output_folder import OutputDir
+from factsheet.document.files import MEASUREMENTS_DIR, RECORDS_DIR
 from factsheet.document.schema import RecordsFile
 from probes.core.digests import sha256_bytes
 from probes.core.files import write_atomic
@@ -41,7 +42,7 @@ class Checkpoints:
         self._kept: set[str] = set()  # files this build wrote or reused (the rest are stale)
 
     def path(self, name: str) -> Path:
-        return self.out.root / "measurements" / f"{name}.json"
+        return self.out.root / MEASUREMENTS_DIR / f"{name}.json"
 
     def reuse(self, name: str, key: Key, kind: type[T] | object, label: str) -> T | None:
         """The checkpointed value of `name` if resuming and its key and raw records are unchanged."""
@@ -91,7 +92,7 @@ class Checkpoints:
     def remove_stale(self) -> list[str]:
         """After a resumed build: delete checkpoints and raw records no part of this factsheet uses."""
         removed = []
-        for folder in ("measurements", "records"):
+        for folder in (MEASUREMENTS_DIR, RECORDS_DIR):
             for path in sorted((self.out.root / folder).glob("*")):
                 rel = f"{folder}/{path.name}"
                 if path.is_file() and rel not in self._kept and not path.name.startswith("."):
@@ -105,7 +106,7 @@ class Checkpoints:
         return f"resume: reused {len(self.reused)} measurement(s): {', '.join(self.reused)}"
 
     def _keep(self, name: str, value: object) -> None:
-        self._kept.add(f"measurements/{name}.json")
+        self._kept.add(f"{MEASUREMENTS_DIR}/{name}.json")
         self._kept.update(rf.path for rf in _records_of(value))
 
     def _records_problem(self, value: object) -> str | None:

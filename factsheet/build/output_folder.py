@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from factsheet.binding import Context, header_line
-from factsheet.document.files import BUILD_OUTPUTS
+from factsheet.document.files import BUILD_OUTPUTS, RECORDS_DIR
 from factsheet.document.schema import RecordsFile
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
@@ -25,7 +25,7 @@ class OutputDir:
     def records(self, name: str, data: bytes, count: int, context: Context) -> RecordsFile:
         """`data` (one record a line) under `records/<name>`, after a header binding it to `context`;
         `count` is the records', the header is not one."""
-        rel = f"records/{name}"
+        rel = f"{RECORDS_DIR}/{name}"
         data = header_line(context) + data
         write_atomic(self.root / rel, data)
         return RecordsFile(path=rel, sha256=sha256_bytes(data), records=count)

@@ -1,0 +1,258 @@
+"""Rebuild reproducibility: N builds of one spec on one host, and what a gate comparing them would say.
+
+Issue 28 asks what a rebuild of the same deployment shows: each headline figure's spread over N ≥ 5
+builds, how many later builds fall inside the first build's rebuild interval (the 95 % prediction interval
+page 1 states beside a repeated figure), and how many `factsheet diff`s between builds of one deployment
+call a regression (the aim: none beyond the stated false-alarm rate, 5 % of diffs).
+
+How: the spec (default: the demo's, specs/smollm2-cpu.yaml) is built N times, one after another, with
+`repeats` set on every capacity search (default 3), by the installed `factsheet build`, each into its own
+folder; then every pair (i < j) is diffed with `factsheet diff`. Nothing else should run on the host: each
+build records the host's load and a run measured on a busy host is flagged, and a flagged row never decides
+a diff (it says "not decided: busy host").
+
+Compared figures:
+- capacity at SLO per workload profile: value, verdict, range, how many of the k runs at the confirmed value
+  held (page 1's words, `Figure.words`);
+- each figure with a rebuild interval (the repeated run's p99s, goodput, attainment): its value in each
+  build, and whether build j's value lies inside build 1's interval. Only builds whose repeated run is at
+  the same load (the same knob value) are compared: at another value the figure measures another load.
+
+Usage: .venv/bin/python bench/rebuilds.py [--spec specs/smollm2-cpu.yaml] [-n 5] [--repeats 3]
+       [--work DIR] [--analyse-only] [--results bench/rebuilds_results.txt]
+--analyse-only reads DIR/b1 … DIR/bN made before (their wall times from DIR/bK.seconds when present).
+A demo build with repeats 3 takes about 10 minutes on a 2-core host: N = 5 takes about an hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import combinations
+from pathlib import Path
+
+import yaml
+
+from factsheet.document.headline.model import Figure
+from factsheet.document.schema import Factsheet
+
+ROOT = Path(__file__).resolve().parent.parent
+FACTSHEET = Path(sys.executable).parent / "factsheet"
+
+
+@dataclass(frozen=True)
+class Build:
+    """One build's page 1, read from its factsheet."""
+
+    name: str
+    seconds: float | None
+    figures: dict[str, Figure]
+    values: dict[str, float | None]  # each figure's run's knob value (None: not a capacity run)
+    busy_runs: int
+    runs: int
+
+
+def _spec_with_repeats(spec: Path, repeats: int, out: Path) -> Path:
+    """The spec with `repeats` on every capacity search, written beside the builds."""
+    data = yaml.safe_load(spec.read_text())
+    load = data["load"]
+    load["capacity"]["repeats"] = repeats
+    for compared in load.get("compared_workloads", []):
+        compared["capacity"]["repeats"] = repeats
+    path = out / "spec.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _build(spec: Path, folder: Path) -> float:
+    started = time.monotonic()
+    with (folder.parent / f"{folder.name}.log").open("w") as log:
+        rc = subprocess.call([str(FACTSHEET), "build", str(spec), "-o", str(folder)], stdout=log, stderr=log)
+    seconds = time.monotonic() - started
+    (folder.parent / f"{folder.name}.seconds").write_text(f"{seconds:.1f}\n")
+    if rc != 0:
+        raise SystemExit(f"{folder.name}: factsheet build exited {rc}; see {folder.name}.log")
+    return seconds
+
+
+def _pointer(doc: dict, pointer: str):
+    node = doc
+    for part in pointer.strip("/").split("/"):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
+
+
+def _run_value(doc: dict, source: str) -> float | None:
+    """The knob value of the capacity run a figure's source points into (None: not a capacity run)."""
+    path = source.removesuffix("/metrics")
+    if "/result/points/" not in path and "/repeats/runs/" not in path:
+        return None
+    node = _pointer(doc, path)
+    return node.get("value") if "value" in node else node.get("point", {}).get("value")
+
+
+def _read(folder: Path) -> Build:
+    text = (folder / "factsheet.json").read_text()
+    doc, sheet = json.loads(text), Factsheet.model_validate_json(text)
+    figures = {f.id: f for f in sheet.headline.figures}
+    # A figure with a rebuild interval is of its repeated run: the value that run was at.
+    values = {
+        id: _run_value(doc, f.rebuild.sources[0] if f.rebuild else f.source) for id, f in figures.items()
+    }
+    loads = [h for h in _host_loads(doc)]
+    seconds = folder.parent / f"{folder.name}.seconds"
+    return Build(folder.name, float(seconds.read_text()) if seconds.exists() else None, figures, values,
+                 sum(1 for h in loads if h.get("busy")), len(loads))  # fmt: skip
+
+
+def _host_loads(doc: dict):
+    """Every run's host load the factsheet states (sweep points, searches, repeats)."""
+    load = doc.get("load") or {}
+    for p in load.get("points", []):
+        if isinstance(p.get("host_load"), dict):
+            yield p["host_load"]
+    caps = [load.get("capacity")] + [c.get("capacity") for c in load.get("compared_workloads", [])]
+    for cap in caps:
+        if not isinstance(cap, dict) or "result" not in cap:
+            continue
+        yield from (h for h in cap.get("host_load", []) if isinstance(h, dict) and "busy" in h)
+        for r in (cap.get("repeats") or {}).get("runs", []):
+            if isinstance(r.get("host_load"), dict):
+                yield r["host_load"]
+
+
+def _diff(a: Path, b: Path) -> tuple[int, dict]:
+    with tempfile.TemporaryDirectory() as out:
+        rc = subprocess.call(
+            [str(FACTSHEET), "diff", str(a / "factsheet.json"), str(b / "factsheet.json"), "-o", out],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        return rc, json.loads((Path(out) / "diff.json").read_text())
+
+
+def _fmt(x: float | None, digits: int = 1) -> str:
+    return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
+    out: list[str] = []
+    first = builds[0]
+    out.append("## builds")
+    for b in builds:
+        out.append(f"{b.name}: {_fmt(b.seconds, 0)} s, {b.busy_runs} of {b.runs} runs on a busy host")
+    out.append("")
+    out.append("## capacity at SLO (page 1's words)")
+    for id in [i for i in first.figures if i.startswith("capacity_at_slo")]:
+        out.append(f"{id}:")
+        vals = []
+        for b in builds:
+            f = b.figures.get(id)
+            out.append(f"  {b.name}: {f.words() if f else 'absent'}")
+            if f and f.value is not None:
+                vals.append(f.value)
+        if vals:
+            out.append(f"  spread: {min(vals):g} … {max(vals):g} ({len(set(vals))} distinct of {len(vals)})")
+    out.append("")
+    out.append("## page 1's other figures across builds (the run each rests on, knob value in brackets)")
+    for id in [i for i in first.figures if not i.startswith("capacity_at_slo")]:
+        got = [(b.figures[id].value, b.values.get(id)) for b in builds if id in b.figures]
+        known = [v for v, _ in got if v is not None]
+        spread = ""
+        if len(known) >= 2:
+            mean = statistics.fmean(known)
+            spread = f"; mean {_fmt(mean, 2)}, sd {_fmt(statistics.stdev(known), 2)}"
+            spread += f", range {_fmt(min(known), 2)} … {_fmt(max(known), 2)}"
+        runs = ", ".join(f"{_fmt(v, 2)} [{at:g}]" if at is not None else _fmt(v, 2) for v, at in got)
+        out.append(f"{id}: {runs}{spread}")
+    out.append("")
+    out.append("## figures with a rebuild interval: build 1's interval against the later builds")
+    inside = total = 0
+    for id, f in first.figures.items():
+        if f.rebuild is None or f.rebuild.interval is None:
+            continue
+        rb, at = f.rebuild, first.values.get(id)
+        lo, hi = rb.interval.lower, rb.interval.upper
+        out.append(f"{id} ({rb.of}) at {at if at is not None else '—'}: build 1 repeats "
+                   f"{', '.join(_fmt(v) for v in rb.values)}; interval [{_fmt(lo)}, {_fmt(hi)}]")  # fmt: skip
+        for b in builds[1:]:
+            g = b.figures.get(id)
+            if g is None or b.values.get(id) != at:
+                out.append(f"  {b.name}: not comparable (its run is at {b.values.get(id)}, not {at})")
+                continue
+            v = g.rebuild.values[0] if g.rebuild else g.value
+            ok = v is not None and lo is not None and hi is not None and lo <= v <= hi
+            inside, total = inside + ok, total + 1
+            out.append(f"  {b.name}: {_fmt(v)} {'inside' if ok else 'OUTSIDE'}")
+    out.append(f"inside build 1's rebuild interval: {inside} of {total} comparable values")
+    out.append("")
+    out.append("## factsheet diff, every pair (old → new)")
+    verdicts: dict[str, int] = {}
+    for (i, a), (j, b) in combinations(enumerate(folders), 2):
+        rc, report = _diff(a, b)
+        verdicts[report["verdict"]] = verdicts.get(report["verdict"], 0) + 1
+        regressed = [f"{f['figure']} ({f['scope']})" for f in report["figures"] if f.get("regression")]
+        held = [f"{f['figure']} ({f['scope']})" for f in report["figures"] if f.get("not_decided")]
+        between = sum(
+            1 for f in report["figures"] if f.get("old_repeats") is not None and f["status"] == "compared"
+        )
+        words = f"{builds[i].name} → {builds[j].name}: {report['verdict']} (exit {rc}); {between} row(s) decided by repeats"
+        if regressed:
+            words += f"; regression: {', '.join(regressed)}"
+        if held:
+            words += f"; not decided (busy host): {', '.join(held)}"
+        out.append(words)
+    n = sum(verdicts.values())
+    out.append("verdicts: " + ", ".join(f"{k} {v} of {n}" for k, v in sorted(verdicts.items())))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--spec", type=Path, default=ROOT / "specs" / "smollm2-cpu.yaml")
+    ap.add_argument("-n", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--work", type=Path, default=None, help="folder for the builds (default: a new temporary one)"
+    )
+    ap.add_argument("--analyse-only", action="store_true", help="read WORK/b1 … WORK/bN built before")
+    ap.add_argument("--results", type=Path, default=ROOT / "bench" / "rebuilds_results.txt")
+    args = ap.parse_args()
+    if args.n < 2:
+        raise SystemExit("-n: at least 2 builds")
+    work = args.work or Path(tempfile.mkdtemp(prefix="rebuilds-"))
+    work.mkdir(parents=True, exist_ok=True)
+    folders = [work / f"b{k}" for k in range(1, args.n + 1)]
+    if not args.analyse_only:
+        spec = _spec_with_repeats(args.spec, args.repeats, work)
+        for folder in folders:
+            if folder.exists():
+                shutil.rmtree(folder)
+            print(f"{folder.name}: building …", flush=True)
+            print(f"{folder.name}: {_build(spec, folder):.0f} s", flush=True)
+    builds = [_read(f) for f in folders]
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()  # fmt: skip
+    # No machine path in the results: a folder given as an absolute path is named DIR.
+    command = "bench/rebuilds.py " + " ".join("DIR" if a.startswith("/") else a for a in sys.argv[1:])
+    head = [
+        f"# {command.strip()}",
+        f"# {datetime.now(UTC):%Y-%m-%dT%H:%MZ}, commit {commit}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.2f} at the end; spec {args.spec.name} with repeats {args.repeats} on every capacity search",
+        "",
+    ]
+    lines = head + analyse(builds, folders)
+    args.results.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
