@@ -660,20 +660,38 @@ def _answer(section: CapacitySection) -> int | None:
     )  # fmt: skip
 
 
+def _repeated_at_one_load(o: _Search, n: _Search) -> tuple[int, int] | None:
+    """The runs both sides repeated, when at the same load: (old index, new index) in result.points. They
+    are page 1's run on each side (the last confirmation) and carry between-run noise, whether or not their
+    value held as the answer (REPEATS_RULE)."""
+    a, b = repeated(o.section, o.path), repeated(n.section, n.path)
+    if a is None or b is None:
+        return None
+    same = o.section.result.points[a.index].value == n.section.result.points[b.index].value
+    return (a.index, b.index) if same else None
+
+
 def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new_folder: Path) -> list[_Row]:
     names = _run_names()
-    io, i_n = _answer(o.section), _answer(n.section)
     ro, rn = o.section.result, n.section.result
     label = f"{scope} confirmation"
-    if io is None or i_n is None:
-        which = "old" if io is None else "new"
-        return [
-            _Row(_nc(x, label, f"no confirmed answer in the {which} factsheet"), None, None) for x in names
-        ]
-    if ro.capacity != rn.capacity:
-        why = f"the answers differ ({ro.capacity:g} vs {rn.capacity:g}): runs at different loads; capacity compared above"
-        return [_Row(_nc(x, label, why), None, None) for x in names]
-    label = f"{scope} confirmation, {ro.knob} {ro.capacity:g}"
+    both = _repeated_at_one_load(o, n)
+    if both is not None:
+        io, i_n = both
+        value = ro.points[io].value
+        label = f"{scope} confirmation, {ro.knob} {value:g}"
+    else:
+        io, i_n = _answer(o.section), _answer(n.section)
+        if io is None or i_n is None:
+            which = "old" if io is None else "new"
+            return [
+                _Row(_nc(x, label, f"no confirmed answer in the {which} factsheet"), None, None)
+                for x in names
+            ]
+        if ro.capacity != rn.capacity:
+            why = f"the answers differ ({ro.capacity:g} vs {rn.capacity:g}): runs at different loads; capacity compared above"
+            return [_Row(_nc(x, label, why), None, None) for x in names]
+        label = f"{scope} confirmation, {ro.knob} {ro.capacity:g}"
 
     def records(s: _Search, i: int, folder: Path) -> PointRecords:
         r = s.section.result

@@ -58,8 +58,8 @@ RANGE_METHOD = (
 REPEATS_RULE = (
     "with repeats (the build spec's capacity.repeats: k ≥ 3; schema >= 1.8.0), the last confirmation's value "
     "holds only when all k of its runs passed the pass rule; when one failed, the answer falls to the highest "
-    "other value whose last run passed (no further run is made), not confirmed, and the range counts each "
-    "repeat as a run at that value"
+    "other value whose last run passed (no further run is made), not confirmed; in the range, a value with a "
+    "failed repeat is no clear pass, and a value whose runs disagree no clear fail"
 )
 PASS_RULE = (
     f"p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ {MAX_FAILED_FRACTION * 100:g} % of measured "
@@ -409,11 +409,17 @@ def settle_repeats(result: CapacityResult, repeats: Sequence[CapacityPoint]) -> 
 def capacity_range(
     points: list[CapacityPoint], slo: SLO, repeats: Sequence[CapacityPoint] = ()
 ) -> tuple[float | None, float | None]:
-    """(low, high) per RANGE_METHOD: what the probes establish at 95 % about where the capacity lies. A
-    repeat that failed clearly is a clear fail like any run, and a value with a failed repeat is no clear
-    pass (REPEATS_RULE)."""
-    unheld = {r.value for r in repeats if not r.passed}
-    points = [*points, *repeats]
+    """(low, high) per RANGE_METHOD: what the probes establish at 95 % about where the capacity lies. With
+    `repeats` of the last run at a value (REPEATS_RULE): a value with a failed repeat is no clear pass, and a
+    value whose runs disagree (one passed, another failed) is no clear fail either: one run's interval is
+    the noise within that run, and the runs show the deployment holding there in one build and not in the
+    next. A value every run of which failed counts each clear failure, as without repeats."""
+    last = {p.value: p for p in points}  # the run each repeat repeats: the last at its value
+    mixed = {
+        r.value for r in repeats if r.value in last and {r.passed, last[r.value].passed} == {True, False}
+    }
+    unheld = {r.value for r in repeats if not r.passed} | mixed
+    points = [p for p in [*points, *repeats] if p.value not in mixed or p.passed]
     threshold = slo.thresholds()[slo.p99_metric]
     key = f"{slo.p99_metric}.p99"
 
