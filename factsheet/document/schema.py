@@ -63,7 +63,12 @@ from tuner import TuningResult
 # the headline states each figure's between-run spread and rebuild interval (`headline.figures[].rebuild`).
 # Each run of a build has a seed of its own (`load.seed_rule`; a capacity run's in `seeds`), so no two runs
 # send the same prompts.
-SCHEMA_VERSION = "1.7.0"
+# 1.8.0: every load record carries `written_s`, when its last byte was handed to the kernel (before, only a
+# worker's did); an open-loop point's arrivals state the achieved rate by it and the write lag
+# (`achieved_rate_written`, `achieved_fraction_written`, `write_lag_ms`; a worker's client check too), and the
+# client-bound rule reads them beside sent_s's. The send lag is unchanged (from sent_s), its definition now
+# naming the time it uses.
+SCHEMA_VERSION = "1.8.0"
 
 
 class ModelIdentity(Model):
