@@ -83,6 +83,11 @@ def _summary(result: PointResult) -> list[str]:
             f"arrivals: target {a.target_rate:g}/s, scheduled {_fmt(a.scheduled_rate)}/s, achieved "
             f"{_fmt(a.achieved_rate)}/s, send lag p99 {_fmt(a.send_lag_ms.p(99), 3)} ms"
         )
+        if a.write_lag_ms is not None:
+            lines.append(
+                f"by the last byte: achieved {_fmt(a.achieved_rate_written)}/s, write lag p99 "
+                f"{_fmt(a.write_lag_ms.p(99), 3)} ms"
+            )
         if a.client_bound:
             lines.append("[bold red]client-bound[/]: " + "; ".join(a.client_bound_reasons))
     if result.client is not None:

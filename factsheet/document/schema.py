@@ -66,6 +66,11 @@ from tuner import TuningResult
 # 1.8.0: repeats decide the capacity (probes.load.capacity.REPEATS_RULE, stated as `repeats.answer_rule`): the
 # repeated confirmation's value holds only when every repeat passed; else the answer falls to the highest other
 # passing value, unconfirmed, and the range counts the repeats. Validate applies the rule from 1.8.0 on.
+# 1.8.0 also: every load record carries `written_s`, when its last byte was handed to the kernel (before, only a
+# worker's did); an open-loop point's arrivals state the achieved rate by it and the write lag
+# (`achieved_rate_written`, `achieved_fraction_written`, `write_lag_ms`; a worker's client check too), and the
+# client-bound rule reads them beside sent_s's. The send lag is unchanged (from sent_s), its definition now
+# naming the time it uses.
 SCHEMA_VERSION = "1.8.0"
 
 

@@ -41,6 +41,10 @@ def parse(text: object, what: str = "schema_version") -> Version:
 KEEPS_ENERGY_SAMPLES_AND_SEARCH = Version(1, 1, 0)  # energy.records, load.capacity.result.search
 BINDS_RECORDS = Version(1, 2, 0)  # every raw-records file starts with its context's digest
 KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's measurements and their records
+# 1.8.0: every load record carries `written_s` (before, only a worker's), and the open loop's client-bound rule
+# reads the last byte too (achieved rate by written_s, write lag): an older document's verdicts are replayed
+# by the rule it was judged by (sent_s alone), its last-byte figures, which it does not state, left aside.
+JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
 # 1.3.0: each run's /metrics scrapes (`server_records`), its server view and saturation test; validate checks
 # them whenever a document states them, so no version gate is needed.
 # 1.6.0: each load run's host load (CPU of other processes and steal, from /proc): attested, optional, so no

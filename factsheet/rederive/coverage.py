@@ -115,7 +115,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("load.points[].records", "re-derived", "the records' digest, count and header"),
     (f"{P}.metrics", "re-derived", "every metric recomputed from the per-request records"),
     (f"{P}.window_epoch", "re-derived", "the steady window from the records and the start time"),
-    (f"{P}.arrivals", "re-derived", "open-loop arrival fidelity from the records' send times"),
+    (f"{P}.arrivals", "re-derived", "open-loop arrival fidelity from the records' send times (sent_s) and, "
+     ">= 1.8.0, their last bytes (written_s: achieved rate and write lag)"),
     (f"{P}.sent", "re-derived", "the number of records"),
     (f"{P}.not_sent", "re-derived", "the point's request count less the records"),
     (f"{P}.point", "re-derived", "bound: the settings are part of the records' context"),

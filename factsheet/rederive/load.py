@@ -26,7 +26,15 @@ from probes.load.capacity import (
 from probes.load.metrics import LoadMetrics
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.runner import CLIENT_BOUND_RULE, Arrivals, point_figures, steady_records
+from probes.load.runner import (
+    CLIENT_BOUND_RULE,
+    CLIENT_BOUND_RULE_BEFORE_1_8,
+    SEND_LAG,
+    SEND_LAG_BEFORE_1_8,
+    Arrivals,
+    point_figures,
+    steady_records,
+)
 from probes.load.turns import turn_figures
 from probes.load.workloads.profiles import WorkloadProfile
 
@@ -37,7 +45,11 @@ def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
     return tuple(float(k[1:]) for k in keys) or DEFAULT_PERCENTILES
 
 
-def load_points(load: LoadSection, folder: Path, binding: Binding | None = None) -> list[Discrepancy]:
+def load_points(
+    load: LoadSection, folder: Path, binding: Binding | None = None, *, last_byte_rule: bool = True
+) -> list[Discrepancy]:
+    """Each load point's figures from its records; `last_byte_rule` False: a document older than 1.8.0,
+    whose client-bound verdicts were judged by sent_s alone."""
     out: list[Discrepancy] = []
     for i, entry in enumerate(load.points):
         path, res, src = f"load.points[{i}]", entry.result, entry.records.path
@@ -61,11 +73,12 @@ def load_points(load: LoadSection, folder: Path, binding: Binding | None = None)
         if records is None:
             continue
         metrics, window, arrivals = point_figures(
-            res.point, res.metrics.slo, records, res.started_at, percentiles_of(res.metrics)
-        )
+            res.point, res.metrics.slo, records, res.started_at, percentiles_of(res.metrics),
+            last_byte_rule=_judged_by_last_byte(res.arrivals, last_byte_rule),
+        )  # fmt: skip
         out += differences(res.metrics, metrics, f"{path}.result.metrics", src)
         out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
-        out += differences(_judged_alike(res.arrivals), arrivals, f"{path}.result.arrivals", src)
+        out += differences(_judged_alike(res.arrivals, arrivals), arrivals, f"{path}.result.arrivals", src)
         out += differences(res.sent, len(records), f"{path}.result.sent", src)
         turns = turn_figures(steady_records(records, res.point), percentiles_of(res.metrics))
         out += differences(res.turns, turns, f"{path}.result.turns", src)
@@ -117,17 +130,30 @@ def _peak(records: list[RequestRecord], *, missing_end: float | None) -> int:
     return most
 
 
-def _judged_alike(stated: Arrivals | None):
-    """Arrivals as stated, less the client-bound verdict when the document was judged by another rule
-    (a 1.0.0 document states none): its rates and send lags are figures the records determine and are
-    compared; its verdict is that rule's, not a figure this tool's rule should reproduce."""
-    if stated is None or (
-        "client_bound_rule" in stated.model_fields_set and stated.client_bound_rule == CLIENT_BOUND_RULE
-    ):
+def _judged_by_last_byte(stated: Arrivals | None, by_version: bool) -> bool:
+    """Whether a point's verdict is replayed by the rule reading the last byte: as the rule it states says
+    (the rule before 1.8.0 read sent_s alone), else as its document's version does."""
+    if stated is not None and "client_bound_rule" in stated.model_fields_set:
+        return stated.client_bound_rule != CLIENT_BOUND_RULE_BEFORE_1_8
+    return by_version
+
+
+def _judged_alike(stated: Arrivals | None, recomputed: Arrivals | None):
+    """Arrivals as stated, less the client-bound verdict when the document was judged by another rule than
+    the one replayed (a 1.0.0 document states none): its rates and send lags are figures the records
+    determine and are compared; its verdict is that rule's, not a figure this tool's rule should reproduce.
+    A send lag defined in the words used before 1.8.0 is the same figure (from sent_s), so those words are
+    read as today's."""
+    if stated is None:
         return stated
     data = stated.model_dump(mode="json", exclude_unset=True)
-    for key in ("client_bound", "client_bound_reasons", "client_bound_rule"):
-        data.pop(key, None)
+    lag = data.get("send_lag_ms")
+    if isinstance(lag, dict) and lag.get("definition") == SEND_LAG_BEFORE_1_8:
+        lag["definition"] = SEND_LAG
+    rule = recomputed.client_bound_rule if recomputed is not None else CLIENT_BOUND_RULE
+    if "client_bound_rule" not in stated.model_fields_set or stated.client_bound_rule != rule:
+        for key in ("client_bound", "client_bound_reasons", "client_bound_rule"):
+            data.pop(key, None)
     return data
 
 
@@ -142,10 +168,16 @@ class _Replayed:
 
 
 def capacity(
-    load: LoadSection, folder: Path, binding: Binding | None = None, *, settle: bool = False
+    load: LoadSection,
+    folder: Path,
+    binding: Binding | None = None,
+    *,
+    last_byte_rule: bool = True,
+    settle: bool = False,
 ) -> list[Discrepancy]:
-    """The load section's capacity search and each compared workload's, recomputed from their records;
-    `settle` (schema >= 1.8.0): the answer applies its repeats (probes.load.capacity.REPEATS_RULE)."""
+    """The load section's capacity search and each compared workload's, recomputed from their records
+    (`last_byte_rule`: as `load_points`; `settle`, schema >= 1.8.0: the answer applies its repeats,
+    probes.load.capacity.REPEATS_RULE)."""
     out: list[Discrepancy] = []
     if not isinstance(load.capacity, NotMeasured):
         if not load.points:
@@ -162,6 +194,7 @@ def capacity(
             _Searched(load.capacity, template, "load.capacity", "load.points[0].result.point"),
             folder,
             binding,
+            last_byte_rule,
             settle,
         )
     for k, compared in enumerate(load.compared_workloads):
@@ -172,7 +205,7 @@ def capacity(
             out.append(Discrepancy(figure=f"{path}.capacity.result.search", stated="none",
                                    recomputed="the search's parameters (a compared workload keeps them)"))  # fmt: skip
             continue
-        out += _capacity(searched, folder, binding, settle)
+        out += _capacity(searched, folder, binding, last_byte_rule, settle)
     return out
 
 
@@ -189,7 +222,9 @@ class _Searched:
     workload_path: str | None = None
 
 
-def _capacity(searched: _Searched, folder: Path, binding: Binding | None, settle: bool) -> list[Discrepancy]:
+def _capacity(
+    searched: _Searched, folder: Path, binding: Binding | None, last_byte_rule: bool, settle: bool
+) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
     bracket, capacity, range and stop reason. Without (1.0.0): each verdict through the probe's own judge,
@@ -231,7 +266,9 @@ def _capacity(searched: _Searched, folder: Path, binding: Binding | None, settle
             return out
         point = knob_point(template, cap.knob, stated.value)
         # A capacity point keeps no epoch window (0.0 origin: only the relative window is in its metrics).
-        metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics))
+        metrics, _, arrivals = point_figures(
+            point, cap.slo, records, 0.0, percentiles_of(stated.metrics), last_byte_rule=last_byte_rule
+        )
         scrapes = section.server_records[i] if i < len(section.server_records) else None
         seen = server_view.recompute(
             stated.server_view, stated.saturation, scrapes, context, records, metrics, folder,

@@ -50,22 +50,25 @@ def seeds(load: LoadSection) -> list[Discrepancy]:
     return out
 
 
-def capacity_repeats(load: LoadSection, folder: Path, binding: Binding | None) -> list[Discrepancy]:
-    """The repeats of the load section's capacity search and of each compared workload's."""
+def capacity_repeats(
+    load: LoadSection, folder: Path, binding: Binding | None, *, last_byte_rule: bool = True
+) -> list[Discrepancy]:
+    """The repeats of the load section's capacity search and of each compared workload's (`last_byte_rule`
+    False: verdicts of a document older than 1.8.0, judged by sent_s alone)."""
     out: list[Discrepancy] = []
     if not isinstance(load.capacity, NotMeasured) and load.points:
         template = load.points[0].result.point  # every probe (and repeat) takes the first point's shape
         out += _repeats(load.capacity, template, "load.capacity", "load.points[0].result.point", None, folder,
-                        binding)  # fmt: skip
+                        binding, last_byte_rule)  # fmt: skip
     for k, c in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
         out += _repeats(c.capacity, c.template, f"{path}.capacity", f"{path}.template", c.workload, folder,
-                        binding)  # fmt: skip
+                        binding, last_byte_rule)  # fmt: skip
     return out
 
 
 def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_path: str, workload, folder: Path,
-            binding: Binding | None) -> list[Discrepancy]:  # fmt: skip
+            binding: Binding | None, last_byte_rule: bool = True) -> list[Discrepancy]:  # fmt: skip
     """The repeats of one search: the run repeated (its last confirmation), their number, and each one's
     figures and verdict from its records."""
     rep, cap = section.repeats, section.result
@@ -96,7 +99,8 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
         if records is None:
             continue
         point = knob_point(template, cap.knob, run.point.value)
-        metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(run.point.metrics))
+        metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(run.point.metrics),
+                                             last_byte_rule=last_byte_rule)  # fmt: skip
         seen = server_view.recompute(
             run.point.server_view, run.point.saturation, run.server_records, context, records, metrics, folder,
             (f"{at}.server_records", f"{at}.point"), binding,

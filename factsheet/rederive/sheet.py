@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.document.schema import Factsheet
-from factsheet.document.versions import BINDS_RECORDS, SETTLES_ON_REPEATS, at_least
+from factsheet.document.versions import BINDS_RECORDS, JUDGES_BY_LAST_BYTE, SETTLES_ON_REPEATS, at_least
 from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.deployment import deployment_differences
@@ -22,7 +22,9 @@ from probes.core.measurement import Model, NotMeasured
 REDERIVED = (
     "load points: every metric (counts, throughputs, TTFT/TPOT/ITL/E2EL distributions and percentiles, their "
     "95 % CIs, p99 sample sufficiency, goodput and its CI, SLO attainment, the p99 check), the steady window "
-    "and open-loop arrival fidelity, from each point's per-request records",
+    "and open-loop arrival fidelity (by sent_s; schema >= 1.8.0 also by the last byte, written_s: achieved "
+    "rate and write lag), from each point's per-request records; each client-bound verdict by the rule it "
+    "was judged by",
     "capacity: each probed run's metrics from its records, then the probe's search replayed on them (schema "
     ">= 1.1.0): every verdict, the order of probing, confirmations, bracket, capacity, range, stop reason",
     "capacity repeats (schema >= 1.7.0): each repeat's metrics and verdict from its records, bound to its "
@@ -61,11 +63,11 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
     out: list[Discrepancy] = named_twice(sheet)
     if not isinstance(sheet.load, NotMeasured):
-        out += load_points(sheet.load, folder, binding)
-        out += capacity(
-            sheet.load, folder, binding, settle=at_least(sheet.schema_version, SETTLES_ON_REPEATS)
-        )
-        out += capacity_repeats(sheet.load, folder, binding)
+        last_byte = at_least(sheet.schema_version, JUDGES_BY_LAST_BYTE)
+        settle = at_least(sheet.schema_version, SETTLES_ON_REPEATS)
+        out += load_points(sheet.load, folder, binding, last_byte_rule=last_byte)
+        out += capacity(sheet.load, folder, binding, last_byte_rule=last_byte, settle=settle)
+        out += capacity_repeats(sheet.load, folder, binding, last_byte_rule=last_byte)
         out += seeds(sheet.load)
     if not isinstance(sheet.accuracy, NotMeasured):
         out += accuracy(sheet.accuracy, folder, binding)

@@ -47,12 +47,10 @@ class Endpoint:
         return {**body, **self.sampling}
 
 
-def new_client(
-    base_url: str, timeout_s: float, headers: dict[str, str], *, stamp_written: bool = False
-) -> Pool:
-    """The run's connection pool; connection set-up lands in TTFT once per connection. `stamp_written`:
-    record when each request's last byte left (RequestRecord.written_s)."""
-    return Pool(base_url, timeout_s, headers, stamp_written=stamp_written)
+def new_client(base_url: str, timeout_s: float, headers: dict[str, str]) -> Pool:
+    """The run's connection pool; connection set-up lands in TTFT once per connection. Every request's
+    record gets `written_s`, when its last byte left (RequestRecord)."""
+    return Pool(base_url, timeout_s, headers)
 
 
 async def warm(pool: Pool, t0: float) -> None:

@@ -34,10 +34,11 @@ class RequestRecord(Model):
     worker: int | None = Field(None, description="load.workers > 1: the worker process that sent it, from 0")
     written_s: float | None = Field(
         None,
-        description="load.workers > 1: when the request's last byte was handed to the kernel (its socket "
-        "buffer); sent_s is when the client began writing it, its body built and encoded (schema >= 1.7.0; "
-        "before, the body was built after sent_s), a new connection connected after it. Send lag and every "
-        "latency run from sent_s, as with one worker",
+        description="when the request's last byte was handed to the kernel (its socket buffer): every record "
+        "of schema >= 1.8.0, before that only with load.workers > 1; None when no byte left (connect failed). "
+        "sent_s is when the client began writing it, its body built and encoded (schema >= 1.7.0; before, "
+        "the body was built after sent_s), a new connection connected after it. Send lag and every latency "
+        "run from sent_s; the open loop's write lag and achieved rate by the last byte from written_s",
     )
     # The reply's text, kept only while the run needs it (a session's next turn carries it); never written.
     reply: str | None = Field(None, exclude=True)
@@ -50,15 +51,24 @@ class RequestRecord(Model):
     def send_lag_s(self) -> float | None:
         return None if self.scheduled_s is None else self.sent_s - self.scheduled_s - self.queued_s
 
+    @property
+    def write_lag_s(self) -> float | None:
+        """As `send_lag_s`, to the last byte (written_s) instead of the first (sent_s)."""
+        if self.scheduled_s is None or self.written_s is None:
+            return None
+        return self.written_s - self.scheduled_s - self.queued_s
+
 
 _SESSION_FIELDS = frozenset({"session", "turn"})
-_WORKER_FIELDS = frozenset({"worker", "written_s"})
 
 
 def _left_out(r: RequestRecord) -> set[str]:
-    return set(
-        (_SESSION_FIELDS if r.session is None else set()) | (_WORKER_FIELDS if r.worker is None else set())
-    )
+    out = set(_SESSION_FIELDS if r.session is None else ())
+    if r.worker is None:
+        out.add("worker")
+        if r.written_s is None:  # a one-worker record without it: as written before 1.8.0
+            out.add("written_s")
+    return out
 
 
 def record_line(r: RequestRecord) -> bytes:
@@ -68,7 +78,8 @@ def record_line(r: RequestRecord) -> bytes:
 
 def records_jsonl(records: Iterable[RequestRecord]) -> bytes:
     # Records outside a session are written as before schema 1.3.0 (no session/turn keys), and records of
-    # one worker as before 1.6.0 (no worker/written_s keys), byte for byte.
+    # one worker as before 1.6.0 (no worker key) but for `written_s` (1.8.0), which a record read from an
+    # older file lacks and so is written without, byte for byte.
     return b"".join(record_line(r) for r in records)
 
 

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import gc
 import time
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import Field
 
@@ -51,15 +51,31 @@ class LoadProbeError(InputError):
 # client's own delay must stay below that. The client's delay is read from its send lag: an event loop
 # that sends late also stamps responses late, by about as much, and TTFT and E2EL run from a send to a
 # response stamp. (Gaps between two response stamps, ITL and TPOT, see the difference of two such
-# delays, so a steady delay cancels there.)
+# delays, so a steady delay cancels there.) Both are read twice: by when each request began to leave the
+# client (sent_s) and by when its last byte did (written_s). A request is started in microseconds, but its
+# bytes leave only once its connection is open and the kernel takes them: a client that starts requests on
+# time while their bytes queue behind new connections or full socket buffers keeps to the schedule by sent_s
+# alone, while the server sees them late, and TTFT (from sent_s) carries the wait.
 MIN_ACHIEVED_FRACTION = 0.98
 LATENCY_RESOLUTION = 0.05
 CLIENT_BOUND_RULE = (
+    f"client-bound when sends achieved < {MIN_ACHIEVED_FRACTION * 100:g} % of the scheduled rate, or the "
+    f"client's own delay at p50 or p99 > {LATENCY_RESOLUTION * 100:g} % of the smallest TTFT or E2EL figure "
+    "at that percentile (the resolution latency figures are stated to), each read both by when a request "
+    "began to leave (sent_s: achieved rate, send lag) and by when its last byte left (written_s: achieved "
+    "rate by the last byte, write lag): either could move a reported figure by more than that"
+)
+# The rule before schema 1.8.0 (sent_s only): `validate` replays an older document's verdicts by it.
+CLIENT_BOUND_RULE_BEFORE_1_8 = (
     f"client-bound when sends achieved < {MIN_ACHIEVED_FRACTION * 100:g} % of the scheduled rate, or the "
     f"client's own delay (send lag) at p50 or p99 > {LATENCY_RESOLUTION * 100:g} % of the smallest TTFT or "
     f"E2EL figure at that percentile (the resolution latency figures are stated to): either could move "
     "a reported figure by more than that"
 )
+SEND_LAG = "sent_s (the client began writing the request) − scheduled send − client queue time"
+WRITE_LAG = "written_s (the request's last byte handed to the kernel) − scheduled send − client queue time"
+# The send lag's words before schema 1.8.0, for the same figure (from sent_s); `validate` accepts them.
+SEND_LAG_BEFORE_1_8 = "actual send − scheduled send − client queue time"
 
 
 class Arrivals(Model):
@@ -69,10 +85,24 @@ class Arrivals(Model):
     scheduled_rate: float | None = Field(
         description="the drawn schedule's own rate: (n − 1) / scheduled span"
     )
-    achieved_rate: float | None = Field(description="sent requests: (n − 1) / (last send − first send)")
-    send_lag_ms: Distribution
+    achieved_rate: float | None = Field(
+        description="sent requests by when each began to leave: (n − 1) / (last sent_s − first sent_s)"
+    )
+    send_lag_ms: Distribution = Field(description=f"per request, from sent_s: {SEND_LAG}")
     client_queue_ms: Distribution
     achieved_fraction: float | None = Field(None, description="achieved rate / scheduled rate")
+    achieved_rate_written: float | None = Field(
+        None,
+        description="sent requests by when each one's last byte left: (n − 1) / (last written_s − first "
+        "written_s), over the requests whose bytes left (schema >= 1.8.0; None: records without written_s)",
+    )
+    achieved_fraction_written: float | None = Field(
+        None,
+        description="achieved_rate_written / the scheduled rate of those same requests (schema >= 1.8.0)",
+    )
+    write_lag_ms: Distribution | None = Field(
+        None, description=f"per request, from written_s: {WRITE_LAG} (schema >= 1.8.0; None: as above)"
+    )
     client_bound: bool = Field(description="the client's own delay could move a reported figure (see rule)")
     client_bound_rule: str = CLIENT_BOUND_RULE
     client_bound_reasons: list[str] = Field(default_factory=list)
@@ -310,6 +340,8 @@ def client_check(
                 loop_lag_ms=lag,
                 send_lag_ms=arrivals.send_lag_ms if arrivals else None,
                 achieved_fraction=arrivals.achieved_fraction if arrivals else None,
+                write_lag_ms=arrivals.write_lag_ms if arrivals else None,
+                achieved_fraction_written=arrivals.achieved_fraction_written if arrivals else None,
                 client_bound=bool(reasons),
                 reasons=reasons,
             )  # fmt: skip
@@ -454,17 +486,18 @@ def _rate(times: list[float]) -> float | None:
 
 
 def _arrivals(
-    records: list[RequestRecord], point: LoadPoint, metrics: LoadMetrics | None = None
+    records: list[RequestRecord],
+    point: LoadPoint,
+    metrics: LoadMetrics | None = None,
+    last_byte_rule: bool = True,
 ) -> Arrivals | None:
+    """How the sends kept to the schedule; `last_byte_rule` False: judged by the rule before schema 1.8.0
+    (sent_s only), the last byte's figures still stated."""
     if point.mode != "open" or not records:
         return None
     achieved = _rate([r.sent_s for r in records])
     scheduled = _rate([r.scheduled_s for r in records])
-    lag = summarize(
-        [1000 * (r.send_lag_s or 0.0) for r in records],
-        unit="ms",
-        definition="actual send − scheduled send − client queue time",
-    )
+    lag = summarize([1000 * (r.send_lag_s or 0.0) for r in records], unit="ms", definition=SEND_LAG)
     queue = summarize(
         [1000 * r.queued_s for r in records], unit="ms", definition="time waiting for a max_concurrency slot"
     )
@@ -473,8 +506,13 @@ def _arrivals(
     if fraction is None:
         reasons.append("fewer than two requests sent: no achieved rate")
     elif fraction < MIN_ACHIEVED_FRACTION:
-        reasons.append(f"achieved rate {achieved:.3g}/s is {100 * (1 - fraction):.1f} % below the schedule")
+        reasons.append(
+            f"achieved rate {achieved:.3g}/s by sent_s is {100 * (1 - fraction):.1f} % below the schedule"
+        )
     reasons += _client_delay_reasons(lag, metrics)
+    last_byte = _by_last_byte(records, metrics)
+    if not last_byte_rule:
+        last_byte = last_byte._replace(reasons=())
     return Arrivals(
         target_rate=point.rate,
         scheduled_rate=scheduled,
@@ -482,9 +520,41 @@ def _arrivals(
         achieved_fraction=fraction,
         send_lag_ms=lag,
         client_queue_ms=queue,
-        client_bound=bool(reasons),
-        client_bound_reasons=reasons,
+        achieved_rate_written=last_byte.rate,
+        achieved_fraction_written=last_byte.fraction,
+        write_lag_ms=last_byte.lag,
+        client_bound=bool(reasons or last_byte.reasons),
+        client_bound_reasons=[*reasons, *last_byte.reasons],
+        client_bound_rule=CLIENT_BOUND_RULE if last_byte_rule else CLIENT_BOUND_RULE_BEFORE_1_8,
     )
+
+
+class _LastByte(NamedTuple):
+    rate: float | None = None
+    fraction: float | None = None
+    lag: Distribution | None = None
+    reasons: tuple[str, ...] = ()
+
+
+def _by_last_byte(records: list[RequestRecord], metrics: LoadMetrics | None) -> _LastByte:
+    """The arrivals rule read by when each request's last byte left (written_s). Only requests whose bytes
+    left count, against their own schedule: a connection the server refused is not the client falling
+    behind. Records without written_s (one worker, schema < 1.8.0) give no reading."""
+    written = [r for r in records if r.written_s is not None]
+    if not written:
+        return _LastByte()
+    lag = summarize([1000 * (r.write_lag_s or 0.0) for r in written], unit="ms", definition=WRITE_LAG)
+    rate = _rate([r.written_s for r in written])
+    scheduled = _rate([r.scheduled_s for r in written])
+    fraction = rate / scheduled if rate and scheduled else None
+    reasons = []
+    if fraction is not None and fraction < MIN_ACHIEVED_FRACTION:
+        reasons.append(
+            f"achieved rate {rate:.3g}/s by the last byte (written_s) is {100 * (1 - fraction):.1f} % below "
+            "the schedule"
+        )
+    reasons += _client_delay_reasons(lag, metrics, "write-lag")
+    return _LastByte(rate, fraction, lag, tuple(reasons))
 
 
 def _client_delay_reasons(
@@ -513,14 +583,17 @@ def point_figures(
     records: list[RequestRecord],
     started_at: float,
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
+    *,
+    last_byte_rule: bool = True,
 ) -> tuple[LoadMetrics, tuple[float, float] | None, Arrivals | None]:
     """What a run's raw records determine: its metrics, steady window (epoch s) and arrival fidelity.
-    The run itself and `factsheet validate`'s re-derivation both call this."""
+    The run itself and `factsheet validate`'s re-derivation both call this (`last_byte_rule` False: an
+    older document's verdicts, judged by sent_s alone)."""
     metrics = compute_metrics(steady_records(records, point), slo, percentiles=percentiles)
     window = None
     if metrics.window_start_s is not None and metrics.window_end_s is not None:
         window = (started_at + metrics.window_start_s, started_at + metrics.window_end_s)
-    return metrics, window, _arrivals(records, point, metrics)
+    return metrics, window, _arrivals(records, point, metrics, last_byte_rule)
 
 
 def server_figures(

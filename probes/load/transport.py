@@ -77,10 +77,9 @@ class _Connection(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self.transport = transport
-        if self.pool.stamp_written:
-            # No write buffer allowance: the loop calls resume_writing the moment a buffered request's
-            # last byte has gone to the kernel, which is when `written_s` is stamped.
-            transport.set_write_buffer_limits(high=0, low=0)
+        # No write buffer allowance: the loop calls resume_writing the moment a buffered request's last byte
+        # has gone to the kernel, which is when `written_s` is stamped (every request, any worker count).
+        transport.set_write_buffer_limits(high=0, low=0)
 
     def resume_writing(self) -> None:
         ex = self.exchange
@@ -92,7 +91,7 @@ class _Connection(asyncio.Protocol):
         exchange.conn = self
         lines = "".join(f"{k}: {v}\r\n" for k, v in (*self.pool.headers, *headers))
         self.transport.write(f"{method} {path} HTTP/1.1\r\n{lines}\r\n".encode("latin-1") + body)
-        if self.pool.stamp_written and self.transport.get_write_buffer_size() == 0:
+        if self.transport.get_write_buffer_size() == 0:
             exchange.record.written_s = time.perf_counter() - exchange.t0  # all of it is in the kernel
 
     def data_received(self, data: bytes) -> None:
@@ -169,10 +168,8 @@ class Pool:
         timeout_s: float,
         headers: dict[str, str] | None = None,
         total_s: float = MAX_REQUEST_S,
-        stamp_written: bool = False,
     ):
         url = urlsplit(base_url)
-        self.stamp_written = stamp_written  # record when each request's last byte left (RequestRecord)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise InputError(f"base_url: '{base_url}' is not an http(s) URL")
         self.host = url.hostname

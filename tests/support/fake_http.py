@@ -55,9 +55,11 @@ class Recording(FakeHandler):
 
 
 @contextmanager
-def serving(handler_cls: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+def serving(
+    handler_cls: type[BaseHTTPRequestHandler], server_cls: type[ThreadingHTTPServer] = ThreadingHTTPServer
+) -> Iterator[str]:
     """Runs the handler on a free local port; yields its base URL, shuts it down after."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
+    server = server_cls(("127.0.0.1", 0), handler_cls)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"

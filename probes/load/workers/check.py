@@ -18,7 +18,8 @@ LOOP_RULE = (
     "with load.workers > 1, each worker samples its event loop's lag (how late a 10 ms timer fires) "
     "throughout the run; a worker is client-bound when that lag at p50 or p99 > 5 % of the smallest TTFT "
     "or E2EL figure at that percentile (the resolution latency figures are stated to), or, in an open loop, "
-    "when its own share of the schedule breaks the arrivals rule (achieved rate, send lag); the whole is "
+    "when its own share of the schedule breaks the arrivals rule (achieved rate and lag, by sent_s and by "
+    "the last byte, written_s); the whole is "
     "client-bound when any worker is or when the whole run's arrivals are"
 )
 
@@ -29,6 +30,12 @@ class WorkerCheck(Model):
     loop_lag_ms: Distribution
     send_lag_ms: Distribution | None = Field(None, description="open loop: this worker's send lag")
     achieved_fraction: float | None = Field(None, description="open loop: its achieved / scheduled rate")
+    write_lag_ms: Distribution | None = Field(
+        None, description="open loop: this worker's write lag, from written_s (schema >= 1.8.0)"
+    )
+    achieved_fraction_written: float | None = Field(
+        None, description="open loop: its achieved / scheduled rate by the last byte (schema >= 1.8.0)"
+    )
     client_bound: bool
     reasons: list[str] = Field(default_factory=list)
 

@@ -158,7 +158,7 @@ async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
     report = WorkerReport(worker=job.worker)
     lags = array.array("d")
     with open(job.records_path, "wb", buffering=0) as out:
-        pool = new_client(job.base_url, point.request_timeout_s, endpoint.headers(), stamp_written=True)
+        pool = new_client(job.base_url, point.request_timeout_s, endpoint.headers())
         async with pool as client:
             await warm(client, time.perf_counter())
             gc.freeze()  # see runner._fewer_gc_pauses: old-generation passes stall the loop
