@@ -22,6 +22,7 @@ __all__ = [  # the public names of factsheet.api (kept equal to factsheet.api.EX
 
 def __getattr__(name: str):
     if name in __all__:
+        # deferred: `import factsheet` loads none of its modules until a name is used (PEP 562)
         from factsheet.api import resolve
 
         return resolve(name)

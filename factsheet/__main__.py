@@ -8,6 +8,7 @@ from factsheet.cli import signals
 def run() -> None:
     signals.install()
     try:
+        # deferred: the commands load typer, rich and the probes (~1 s); the stop signals come first
         from factsheet.cli.commands import main
     except KeyboardInterrupt as exc:
         signals.finish(signals.exit_code(exc))

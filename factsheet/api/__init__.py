@@ -25,7 +25,7 @@ EXPORTS = {
     "DiffResult": "diff",
     "render_factsheet": "documents",
     "export_factsheet": "documents",
-    "ExportFormat": "documents",
+    "ExportFormat": "factsheet.export.formats",
     "ExportResult": "documents",
     "RenderResult": "documents",
     "generate_keys": "signing",

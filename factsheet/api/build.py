@@ -10,10 +10,17 @@ from pathlib import Path
 from pydantic import Field
 
 from factsheet.api.results import Result
+from factsheet.attest.attestation import build_signer, key_id, results_path, sign_factsheet
+from factsheet.attest.plan import Plan
+from factsheet.build.pipeline import build
+from factsheet.build.spec import load_spec
+from factsheet.compliance.gate import BuildGate, gate_failure
 from factsheet.compliance.report import ComplianceReport
 from factsheet.document.files import BUILD_ROOT, FACTSHEET_JSON, MEASUREMENTS_DIR
 from factsheet.document.schema import Factsheet
-from factsheet.publish.mlflow import PublishResult
+from factsheet.publish.mlflow import PublishResult, check_reachable, publish_factsheet
+from factsheet.render import render_all
+from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.progress import Bars, no_bars
 
@@ -76,22 +83,12 @@ def build_factsheet(
     Bad input (spec, key, policy, unreachable MLflow, an output folder holding another build) raises
     `InputError` before anything is measured. A failed gate does not raise: the files are written and the
     result's `failure` says why (`exit_code` 1)."""
-    from factsheet.attest.attestation import build_signer, key_id, results_path, sign_factsheet
-    from factsheet.attest.plan import Plan
-    from factsheet.build.pipeline import build
-    from factsheet.build.spec import load_spec
-    from factsheet.compliance.gate import BuildGate
-    from factsheet.render import render_all
-    from probes.core.digests import sha256_bytes
-
     if resume and overwrite:
         raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
     parsed, raw = load_spec(Path(spec))
     signer = build_signer(parsed.sign, Path(spec), sign_key)
     gate = BuildGate(parsed, Path(spec))  # policies checked before anything is measured
     if parsed.publish is not None:  # MLflow installed and answering, before anything is measured
-        from factsheet.publish.mlflow import check_reachable
-
         check_reachable(parsed.publish)
     out_dir = Path(output or parsed.output_dir or f"{BUILD_ROOT}/{parsed.name}")
     # the bar, signed before the first request is sent (written once the folder exists)
@@ -120,8 +117,6 @@ def build_factsheet(
         paths += [results, attestation] if results.exists() else [attestation]
     publication, error = None, None
     if parsed.publish is not None:  # whatever the gate's verdict: the run and version carry it as a tag
-        from factsheet.publish.mlflow import publish_factsheet
-
         try:
             publication = publish_factsheet(out_dir / FACTSHEET_JSON, parsed.publish)
         except InputError as exc:  # the files stay written; the result says the publication failed
@@ -142,6 +137,4 @@ def build_factsheet(
 
 
 def _gate_failure(gate) -> str | None:
-    from factsheet.compliance.gate import gate_failure
-
     return None if gate.report is None else gate_failure(gate.report)

@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import Field
 
 from factsheet.api.results import Result
-from factsheet.compliance.policy import LoadedPolicy
+from factsheet.compliance.gate import gate_failure, run_check
+from factsheet.compliance.policy import LoadedPolicy, PolicyError, load_policy, profile_names
 from factsheet.compliance.report import ComplianceReport
 
 
@@ -36,8 +37,6 @@ def check_factsheet(
     beside it; write compliance.json/.html/.pdf and the JUnit XML into `output` (default: the factsheet's
     folder). A failed gate is the result's `failure` (exit 1); bad input raises `InputError`, nothing
     written."""
-    from factsheet.compliance.gate import gate_failure, run_check
-
     report, written = run_check(
         Path(factsheet_json), list(policies), output, junit=junit, allow_insufficient=allow_insufficient
     )
@@ -54,8 +53,6 @@ class PolicyProfiles(Result):
 
 def policy_profiles(name: str | None = None) -> PolicyProfiles:
     """Every built-in profile, or only `name` (`PolicyError`, an `InputError`, when there is none)."""
-    from factsheet.compliance.policy import PolicyError, load_policy, profile_names
-
     names = profile_names()
     if name is not None and name not in names:
         raise PolicyError(f"{name}: no such built-in profile (profiles: {', '.join(names)})")

@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from factsheet.api.results import Result
-from factsheet.compliance.diff import DiffReport
+from factsheet.compliance.diff import DiffError, DiffReport, compare, parse_limits, write_diff
+from factsheet.compliance.policy import load_policy
+from factsheet.rederive.validate import load_factsheet
 
 
 class DiffResult(Result):
@@ -33,10 +35,6 @@ def diff_factsheets(
     diff.json/.md/.html into `output` (default: the candidate's folder). Limits come from the policies'
     `max_regression`, then `max_regression` (a mapping METRIC -> LIMIT such as {"e2el_ms.p99": "10%"}, or the
     CLI's "METRIC=LIMIT" strings), each overriding the one before."""
-    from factsheet.compliance.diff import compare, parse_limits, write_diff
-    from factsheet.compliance.policy import load_policy
-    from factsheet.rederive.validate import load_factsheet
-
     limits = {}
     for ref in policies:
         limits.update(parse_limits(load_policy(ref).max_regression, source=ref))
@@ -52,8 +50,6 @@ def diff_factsheets(
 
 def _split(item: str) -> tuple[str, str]:
     """'METRIC=LIMIT', as `--max-regression` spells one limit."""
-    from factsheet.compliance.diff import DiffError
-
     key, sep, value = item.partition("=")
     if not sep or not key or not value:
         raise DiffError(f"--max-regression {item!r}: expected METRIC=LIMIT, e.g. e2el_ms.p99=10%")

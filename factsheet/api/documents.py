@@ -3,12 +3,17 @@ from a factsheet that already exists."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 
 from pydantic import Field
 
 from factsheet.api.results import Result
+from factsheet.coverage.export import write_coverage
+from factsheet.export import cyclonedx, hf, spdx
+from factsheet.export.formats import ExportFormat
+from factsheet.export.readout import source
+from factsheet.rederive.validate import check_outlet, load_factsheet
+from factsheet.render import check_folder, render_all
 
 
 class RenderResult(Result):
@@ -17,23 +22,10 @@ class RenderResult(Result):
 
 def render_factsheet(factsheet_json: Path, output: Path | None = None) -> RenderResult:
     """Render the factsheet to HTML and PDF beside it, or into `output` together with a copy of its JSON."""
-    from factsheet.rederive.validate import load_factsheet
-    from factsheet.render import render_all
-
     factsheet_json = Path(factsheet_json)
     sheet = load_factsheet(factsheet_json)
     written = render_all(sheet, output or factsheet_json.parent, write_json=output is not None)
     return RenderResult(written=tuple(written))
-
-
-class ExportFormat(StrEnum):
-    """A model registry's format: Hugging Face model card, CycloneDX 1.6 BOM, SPDX 3.0.1; or the coverage
-    of the EU GPAI documentation items (gpai-coverage.json)."""
-
-    hf = "hf"
-    cyclonedx = "cyclonedx"
-    spdx = "spdx"
-    gpai_coverage = "gpai-coverage"
 
 
 class ExportResult(Result):
@@ -48,12 +40,6 @@ def export_factsheet(factsheet_json: Path, format: ExportFormat | str, output: P
     and names no export can carry safely are refused (`InputError`) before anything is written. The sheet
     is re-derived first: a figure that does not recompute from its records is refused (`CheckFailed`, exit 1,
     naming it) and nothing is written."""
-    from factsheet.coverage.export import write_coverage
-    from factsheet.export import cyclonedx, hf, spdx
-    from factsheet.export.readout import source
-    from factsheet.rederive.validate import check_outlet, load_factsheet
-    from factsheet.render import check_folder
-
     fmt = ExportFormat(format)
     factsheet_json, output = Path(factsheet_json), Path(output)
     sheet = load_factsheet(factsheet_json)

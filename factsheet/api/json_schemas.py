@@ -10,6 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from factsheet.build.spec import SPEC_SCHEMA_VERSION, BuildSpec
+from factsheet.compliance.diff import DIFF_VERSION, DiffReport
+from factsheet.compliance.policy import POLICY_SCHEMA_VERSION, Policy
+from factsheet.compliance.report import REPORT_VERSION, ComplianceReport
+from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 from factsheet.document.versions import parse
 from probes.core.files import check_output, write_atomic
 
@@ -23,12 +28,6 @@ def schema_id(name: str, version: str) -> str:
 
 def json_schemas() -> dict[str, dict]:
     """Path under schemas/ (e.g. 'v1/factsheet.schema.json') → schema of the current version."""
-    from factsheet.build.spec import SPEC_SCHEMA_VERSION, BuildSpec
-    from factsheet.compliance.diff import DIFF_VERSION, DiffReport
-    from factsheet.compliance.policy import POLICY_SCHEMA_VERSION, Policy
-    from factsheet.compliance.report import REPORT_VERSION, ComplianceReport
-    from factsheet.document.schema import SCHEMA_VERSION, Factsheet
-
     out = {}
     for name, version, schema in (
         ("build-spec", SPEC_SCHEMA_VERSION, BuildSpec.model_json_schema(mode="validation")),

@@ -8,10 +8,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from pydantic import Field
+import yaml
+from pydantic import Field, ValidationError
 
 from factsheet.api.results import Result
-from probes.core.errors import InputError
+from factsheet.document.predictor import parse_constraints
+from probes.core.errors import InputError, describe_validation_error
+from probes.core.files import check_output, write_atomic
+from tuner.campaign.spec import CampaignSpec
+from tuner.features import sampling
+from tuner.features.configs import BUNDLED, kwargs_of, load_bundled
+from tuner.features.space import FeatureSpace
+from tuner.features.uvl import UVLError, parse_uvl
 
 
 class _Summary(Result):
@@ -22,10 +30,6 @@ class _Summary(Result):
 
 def _space(model: str):
     """A UVL file, or the name of a bundled model (generation_config, vllm_serving)."""
-    from tuner.features.configs import BUNDLED, load_bundled
-    from tuner.features.space import FeatureSpace
-    from tuner.features.uvl import UVLError, parse_uvl
-
     try:
         m = load_bundled(model) if model in BUNDLED else parse_uvl(Path(model).read_text(encoding="utf-8"))
     except UVLError as exc:
@@ -80,10 +84,6 @@ def sample_features(
 ) -> FeatureSample:
     """A t-wise sample covering every valid t-tuple, or a uniform one of `n`; with `output`, its
     configurations as JSON lines (features and keyword arguments) in that file."""
-    from probes.core.files import check_output, write_atomic
-    from tuner.features import sampling
-    from tuner.features.configs import kwargs_of
-
     # options checked before the diagram exists: an exception holding it in a traceback cycle makes dd
     # complain when the cycle is collected
     if method not in ("twise", "uniform"):
@@ -124,12 +124,11 @@ def run_campaign(
 ) -> CampaignResult:
     """Measure a sample of configurations into the folder `output` (resumable: the same call after an
     interruption measures what is left). `executor`/`ray_address` override the spec's."""
+    # deferred: the campaign runner and store (~0.5 s) serve `predictor campaign`, not count or sample
     from tuner.campaign.runner import run_campaign as run
     from tuner.campaign.store import CampaignError
 
     spec = _campaign_spec(Path(spec_path), executor, ray_address)
-    from probes.core.files import check_output
-
     check_output(Path(output))
     try:
         store = run(spec, Path(output), progress=progress)
@@ -145,12 +144,6 @@ def run_campaign(
 
 
 def _campaign_spec(path: Path, executor: str | None, ray_address: str | None):
-    import yaml
-    from pydantic import ValidationError
-
-    from probes.core.errors import describe_validation_error
-    from tuner.campaign.spec import CampaignSpec
-
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if executor is not None:
@@ -188,6 +181,7 @@ def predict_campaign(
     """Learn the campaign's figures, find the Pareto front, recommend (and verify live `verify_reps`
     times). `constraints`: {"pass_at_1": ">=0.05"} as a spec writes them, or "pass_at_1>=0.05" strings
     as `--constraint` does; one grammar (factsheet.document.predictor.parse_constraints) reads both."""
+    # deferred: the predictor and scikit-learn (~0.4 s) serve only `predictor predict`
     from tuner.campaign.store import CampaignError
     from tuner.predictor.predict import predict_campaign as predict
 
@@ -201,8 +195,6 @@ def predict_campaign(
 
 
 def _constraints(given: Mapping[str, str] | Sequence[str]) -> dict[str, tuple[str, float]]:
-    from factsheet.document.predictor import parse_constraints
-
     if isinstance(given, Mapping):
         named, flag = dict(given), "constraints"
     else:  # NAME then the condition the spec's grammar reads: 'pass_at_1>=0.05' -> {pass_at_1: '>=0.05'}

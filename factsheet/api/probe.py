@@ -13,15 +13,21 @@ from pydantic import Field, ValidationError
 
 from factsheet.api.results import Result
 from factsheet.document.files import PROBE_LOAD_DIR, PROBE_RECORDS, PROBE_RESULT_JSON, PROBE_SCRAPES
+from factsheet.document.stamp import tool_version
+from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError, describe_validation_error
+from probes.core.files import check_output, write_atomic
 from probes.core.measurement import Model
 from probes.core.progress import Bars, no_bars
 from probes.load.point import SLO, LoadPoint
-from probes.load.runner import PointResult
+from probes.load.records import records_jsonl
+from probes.load.runner import PointResult, run_point
 from probes.load.workers import resolve_workers
 from probes.load.workers.ray_fleet import check_address
+from probes.load.workload import WorkloadConfig, build_workload
+from probes.load.workloads.flags import probe_workload
 from probes.load.workloads.profiles import WorkloadProfile
-from probes.server_view import DEFAULT_INTERVAL_S, ServerViewSpec
+from probes.server_view import DEFAULT_INTERVAL_S, ServerViewSpec, scrapes_jsonl
 
 _GOODPUT = re.compile(r"^(ttft|tpot|e2el):(\d+(?:\.\d+)?)$")
 
@@ -116,10 +122,6 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
     result.json and records.jsonl into `output`. Settings as a `ProbeLoadArgs` or as keywords. Bad input
     (a setting, the workload, an unwritable folder, an unreachable server) raises `ProbeInputError`, an
     `InputError`, naming the flag; nothing is written then."""
-    from probes.core.files import check_output
-    from probes.load.runner import run_point
-    from probes.load.workload import WorkloadConfig, build_workload
-
     try:
         args = args or ProbeLoadArgs(**settings)
         slo, point, percentiles, profile = _settings(args)
@@ -158,8 +160,6 @@ def probe_load(args: ProbeLoadArgs | None = None, *, bars: Bars = no_bars, **set
 def _settings(args: ProbeLoadArgs) -> tuple[SLO, LoadPoint, tuple[float, ...], WorkloadProfile | None]:
     """The SLO, the load point, the percentiles and the workload profile the settings give, checked in the
     order of the flags. A profile may fix the lengths, and a trace the rate and the request count."""
-    from probes.load.workloads.flags import probe_workload
-
     thresholds = parse_goodput(args.goodput)
     percentiles = parse_percentiles(args.metric_percentiles)
     profile, request_rate, num_prompts, shape = probe_workload(
@@ -183,11 +183,6 @@ def _settings(args: ProbeLoadArgs) -> tuple[SLO, LoadPoint, tuple[float, ...], W
 
 def _write(result: PointResult, output: Path) -> tuple[Path, ...]:
     """The raw records, then the result document naming them by file and digest, with the tool's version."""
-    from factsheet.document.stamp import tool_version
-    from probes.core.digests import sha256_bytes
-    from probes.core.files import write_atomic
-    from probes.load.records import records_jsonl
-
     records = records_jsonl(result.records)
     doc = json.loads(result.model_dump_json())
     doc["records_file"] = PROBE_RECORDS
@@ -203,9 +198,6 @@ def _write(result: PointResult, output: Path) -> tuple[Path, ...]:
 
 
 def _scrapes(result: PointResult, doc: dict) -> bytes | None:
-    from probes.core.digests import sha256_bytes
-    from probes.server_view import scrapes_jsonl
-
     if not isinstance(result.scrapes, list):
         return None
     scrapes = scrapes_jsonl(result.scrapes)

@@ -6,9 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from factsheet.api.results import Result
 from factsheet.catalogue.site import CatalogueResult
+from factsheet.catalogue.site import build_catalogue as build
 from factsheet.publish.mlflow import PublishResult
+from factsheet.publish.mlflow import publish_factsheet as publish
+from factsheet.publish.spec import PublishSpec
+from probes.core.errors import InputError, describe_validation_error
 
 
 class Publication(Result):
@@ -27,12 +33,6 @@ def publish_factsheet(
 ) -> Publication:
     """One MLflow run holding the factsheet's figures, CIs, verdict and files, all or nothing (a run of
     the same digest is not sent twice); with `registered_model`, a version tagged with the factsheet."""
-    from pydantic import ValidationError
-
-    from factsheet.publish.mlflow import publish_factsheet as publish
-    from factsheet.publish.spec import PublishSpec
-    from probes.core.errors import InputError, describe_validation_error
-
     if model_version is not None and registered_model is None:
         raise InputError("--model-version needs --registered-model (the model whose version it is)")
     try:
@@ -60,7 +60,5 @@ def build_catalogue(
     """A static, offline site in `output` over every factsheet.json under `folders` (each re-derived and
     rendered afresh on every run: nothing is read back from an earlier site), signatures checked with
     `pubkeys`; `progress` is told how far it got (every 50 factsheets, every 10 diffs)."""
-    from factsheet.catalogue.site import build_catalogue as build
-
     site = build([Path(f) for f in folders], Path(output), [Path(k) for k in pubkeys], progress)
     return Catalogue(site=site, written=(site.index,))

@@ -8,7 +8,14 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from factsheet.api.results import Result
-from factsheet.attest.statement import ComplianceVerdict
+from factsheet.attest import attestation as attest
+from factsheet.attest.attestation import generate
+from factsheet.attest.statement import ComplianceVerdict, verdict_of_report
+from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES
+from factsheet.untrusted.parsing import parse_json
+from factsheet.untrusted.reading import read_given
+from probes.core.digests import sha256_bytes
+from probes.core.errors import CheckFailed, InputError, describe_validation_error
 
 
 class KeyPair(Result):
@@ -19,8 +26,6 @@ class KeyPair(Result):
 
 def generate_keys(output: Path) -> KeyPair:
     """An Ed25519 key pair in the folder `output`."""
-    from factsheet.attest.attestation import generate
-
     private, public, kid = generate(Path(output))
     return KeyPair(private=private, public=public, key_id=kid, written=(private, public))
 
@@ -47,16 +52,14 @@ def sign_factsheet(
     `model_folder` and `oms_key` (an EC P-256/P-384/P-521 key: model-signing's own-key method takes no
     Ed25519): the served weights signed as an OpenSSF Model Signing bundle, bound by the attestation.
     Records that no longer give the stated figures are refused (`CheckFailed`): nothing is signed."""
-    from factsheet.attest import attestation
-
-    private = attestation.load_private(Path(key))
+    private = attest.load_private(Path(key))
     verdict, report = (None, None) if compliance is None else _verdict(Path(compliance))
-    path = attestation.sign_factsheet(
+    path = attest.sign_factsheet(
         Path(factsheet_json), private, verdict, report=report, model_folder=model_folder, oms_key=oms_key
     )
-    kid = attestation.key_id(private.public_key())
-    results = attestation.results_path(Path(factsheet_json))
-    oms = attestation.oms.oms_path(Path(factsheet_json)) if model_folder is not None else None
+    kid = attest.key_id(private.public_key())
+    results = attest.results_path(Path(factsheet_json))
+    oms = attest.oms.oms_path(Path(factsheet_json)) if model_folder is not None else None
     written = tuple(p for p in (results, oms) if p is not None and p.exists()) + (path,)
     return SignResult(
         attestation=path,
@@ -71,13 +74,6 @@ def sign_factsheet(
 def _verdict(path: Path) -> tuple[ComplianceVerdict, dict | None]:
     """The verdict of a compliance report or verdict JSON, read as hostile input (bounded, one line), and
     the report itself when it is one (its rules' figures go into the Test Result)."""
-    from factsheet.attest.statement import verdict_of_report
-    from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES
-    from factsheet.untrusted.parsing import parse_json
-    from factsheet.untrusted.reading import read_given
-    from probes.core.digests import sha256_bytes
-    from probes.core.errors import InputError, describe_validation_error
-
     try:
         raw = read_given(path, MAX_COMPLIANCE_REPORT_BYTES, "compliance report")
         data = parse_json(raw, str(path))  # nesting and numbers bounded (exit 2, one line)
@@ -118,9 +114,6 @@ def verify_factsheet(
     """Verify the signature under the public key at `pubkey` and every signed file's digest (default
     attestation: <name>.intoto.jsonl beside the JSON). A mismatch is the result's `failure` (exit 1);
     unreadable or malformed input raises `InputError`."""
-    from factsheet.attest import attestation as attest
-    from probes.core.errors import CheckFailed
-
     try:
         found = attest.verify_factsheet(
             Path(factsheet_json), Path(pubkey), attestation, model_folder, oms_pubkey
@@ -138,8 +131,6 @@ def verify_factsheet(
 
 def _signed_verdict(data: object, factsheet_json: Path) -> ComplianceVerdict | None:
     """The verdict in a verified predicate; a signed one of another shape is bad input, not a crash."""
-    from probes.core.errors import InputError, describe_validation_error
-
     if not data:
         return None
     try:

@@ -9,6 +9,9 @@ from pydantic import Field
 
 from factsheet.api.results import Result
 from factsheet.rederive import Discrepancy
+from factsheet.rederive.coverage import explain as classes
+from factsheet.rederive.validate import FiguresDiffer, validate_file
+from probes.core.errors import CheckFailed
 
 
 class ValidateResult(Result):
@@ -29,10 +32,6 @@ def validate_factsheet(path: Path, *, explain: bool = False) -> ValidateResult:
     """Validate a build spec (.yaml) or a factsheet (.json: schema, the raw records' digests and bindings,
     every figure they determine, the compliance summary). Unreadable or malformed input raises
     `InputError`; records or figures that do not match are the result's `failure` (exit 1)."""
-    from factsheet.rederive.coverage import explain as classes
-    from factsheet.rederive.validate import FiguresDiffer, validate_file
-    from probes.core.errors import CheckFailed
-
     explanation = tuple(classes()) if explain else ()
     try:
         kind, notes = validate_file(Path(path))

@@ -38,6 +38,7 @@ MAX_MODEL_FILE_BYTES = 1 << 40
 def _model_signing():
     """model-signing (the `oms` extra), imported where OMS signing is asked for: it brings sigstore."""
     try:
+        # deferred: model-signing is the optional `oms` extra; it brings sigstore (~0.3 s)
         import model_signing
     except ImportError as exc:
         raise InputError(

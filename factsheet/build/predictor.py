@@ -14,13 +14,13 @@ from factsheet.document.records_file import RecordsFile
 from probes.core.digests import sha256_bytes
 from probes.core.files import write_atomic
 from probes.core.measurement import NotMeasured
+from tuner.campaign.runner import run_campaign
+from tuner.predictor.predict import predict_campaign
 
 
 def build_predictor(spec: PredictorSpec | None, out_dir: Path, log=print) -> PredictorSection | NotMeasured:
     if spec is None:
         return NotMeasured(reason=NOT_REQUESTED)
-    from tuner.campaign.runner import run_campaign
-    from tuner.predictor.predict import predict_campaign
 
     root = Path(spec.campaign_dir) if spec.campaign_dir else out_dir / "predictor-campaign"
     log(f"predictor: campaign in {root} ({spec.campaign.feature_model}, executor {spec.campaign.executor})")

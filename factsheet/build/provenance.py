@@ -11,6 +11,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import pynvml
+
 from factsheet.document.schema import Host
 from probes.core.digests import sha256_bytes
 from probes.core.measurement import NotMeasured
@@ -113,8 +115,6 @@ def _memory_gib() -> float | None:
 
 def _gpus() -> list[str] | NotMeasured:
     try:
-        import pynvml
-
         pynvml.nvmlInit()
     except Exception as exc:  # NVML raises its own error types, or the library is absent
         return NotMeasured(reason=f"no NVML: {exc}")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from factsheet import api
 from factsheet.cli.common import guarded
 
 out = Console(soft_wrap=True)  # key ids and paths stay whole on one line
@@ -18,9 +19,7 @@ def keygen(
     output: Annotated[Path, typer.Option("-o", "--output", help="folder for the key pair")],
 ) -> None:
     """Create an Ed25519 key pair: factsheet-signing.key (mode 0600) and factsheet-signing.pub."""
-    from factsheet.api.signing import generate_keys
-
-    keys = generate_keys(output)
+    keys = api.generate_keys(output)
     out.print(f"private key: {keys.private} (mode 0600; keep it secret)")
     out.print(f"public key:  {keys.public}")
     out.print(f"key id:      {keys.key_id}")
@@ -53,9 +52,7 @@ def sign(
     ] = None,
 ) -> None:
     """Sign the factsheet: an in-toto Statement over its files in a DSSE envelope (<name>.intoto.jsonl)."""
-    from factsheet.api.signing import sign_factsheet
-
-    signed = sign_factsheet(factsheet_json, key, compliance, model_folder, oms_key)
+    signed = api.sign_factsheet(factsheet_json, key, compliance, model_folder, oms_key)
     if signed.oms is not None:
         out.print(f"OMS bundle written: {signed.oms}")
     if signed.results is not None:
@@ -80,9 +77,7 @@ def verify(
     ] = None,
 ) -> None:
     """Verify the signature and every signed file's digest (exit 0 all match, 1 anything differs)."""
-    from factsheet.api.signing import verify_factsheet
-
-    result = verify_factsheet(factsheet_json, pubkey, attestation, model_folder, oms_pubkey)
+    result = api.verify_factsheet(factsheet_json, pubkey, attestation, model_folder, oms_pubkey)
     result.raise_for_status()
     out.print(f"{factsheet_json}: verified, signed by key {result.key_id}")
     out.print(f"  {len(result.subjects)} signed files match: {', '.join(result.subjects)}")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from factsheet import api
 from factsheet.cli.common import guarded
 
 out = Console(soft_wrap=True)
@@ -28,12 +29,11 @@ def catalogue(
     ] = None,
 ) -> None:
     """A static, offline site over every build: index, per-deployment trends and diffs, documents."""
-    from factsheet.api.publish import build_catalogue
 
     def progress(line: str) -> None:  # hundreds of builds take a minute: say how far it got
         err.print(f"catalogue: {line}", highlight=False, markup=False)
 
-    result = build_catalogue(folders, output, pubkey or [], progress).site
+    result = api.build_catalogue(folders, output, pubkey or [], progress).site
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(result.signatures.items()))
     out.print(
         f"catalogue: {result.builds} builds of {result.deployments} deployments ({statuses or 'none'}); "

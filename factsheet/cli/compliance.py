@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from factsheet import api
 from factsheet.cli.common import guarded
 
 out = Console(soft_wrap=True)  # one finding = one line in a CI log
@@ -46,9 +47,7 @@ def check(
     ] = False,
 ) -> None:
     """Check a factsheet against policies: compliance report, JUnit XML, and exit 1 when the gate fails."""
-    from factsheet.api.check import check_factsheet
-
-    result = check_factsheet(
+    result = api.check_factsheet(
         factsheet_json, policy, output, junit=junit, allow_insufficient=allow_insufficient
     )
     _print_summary(result.report)
@@ -86,9 +85,7 @@ def diff(
     ] = None,
 ) -> None:
     """Regression gate between two builds: a change counts only when beyond noise (from raw records) and threshold."""
-    from factsheet.api.diff import diff_factsheets
-
-    result = diff_factsheets(
+    result = api.diff_factsheets(
         old, new, policies=policy or [], max_regression=max_regression or [], output=output
     )
     out.print(result.report.markdown(), highlight=False, markup=False)
@@ -104,9 +101,7 @@ def policies(
     ] = None,
 ) -> None:
     """List the built-in policy profiles (or show one)."""
-    from factsheet.api.check import policy_profiles
-
-    profiles = policy_profiles(name).profiles
+    profiles = api.policy_profiles(name).profiles
     if name is None:
         for n, p in profiles.items():
             params = ", ".join(f"{a.name}={a.value}" for a in p.parameters) or "no parameters"

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from factsheet import api
 from factsheet.cli.common import guarded
 
 eval_app = typer.Typer(no_args_is_help=True)
@@ -26,9 +27,7 @@ def humaneval(
     concurrency: Annotated[int, typer.Option(help="sandboxed processes at once")] = 2,
 ) -> None:
     """Per-sample base/plus verdicts with the failure cause, and pass@k."""
-    from factsheet.api.evaluate import evaluate_humaneval
-
-    result = evaluate_humaneval(samples, output, dataset=dataset, concurrency=concurrency)
+    result = api.evaluate_humaneval(samples, output, dataset=dataset, concurrency=concurrency)
     report = result.report
     table = Table(title=f"{report.dataset.name} — {len(report.per_sample)} samples")
     table.add_column("tests")

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from factsheet.api.documents import ExportFormat as Format
+from factsheet import api
 from factsheet.cli.common import guarded
+from factsheet.export.formats import ExportFormat as Format
 
 out = Console(soft_wrap=True)
 
@@ -22,9 +23,7 @@ def export(
 ) -> None:
     """Export a factsheet for a model registry: HF model card, CycloneDX 1.6 BOM or SPDX 3.0.1; or which EU
     GPAI documentation items it covers (gpai-coverage.json)."""
-    from factsheet.api.documents import export_factsheet
-
-    result = export_factsheet(factsheet_json, fmt, output)
+    result = api.export_factsheet(factsheet_json, fmt, output)
     out.print(f"{result.document} (from factsheet {result.factsheet_sha256})")
 
 

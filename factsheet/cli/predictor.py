@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from factsheet import api
 from factsheet.cli.common import guarded
 
 features_app = typer.Typer(
@@ -19,9 +20,7 @@ features_app = typer.Typer(
 @guarded
 def count(model: Annotated[str, typer.Argument(help="MODEL.uvl, or a bundled model's name")]) -> None:
     """Exact number of valid configurations (BDD), cross-checked by a second counter."""
-    from factsheet.api.predictor import count_features
-
-    typer.echo(count_features(model).summary_json())
+    typer.echo(api.count_features(model).summary_json())
 
 
 @features_app.command("sample")
@@ -35,9 +34,7 @@ def sample(
     output: Annotated[Path | None, typer.Option("-o", help="write configurations as JSON lines here")] = None,
 ) -> None:
     """A t-wise sample covering every valid t-tuple, or a uniform one; reports size and coverage."""
-    from factsheet.api.predictor import sample_features
-
-    typer.echo(sample_features(model, method=method, t=t, n=n, seed=seed, output=output).summary_json())
+    typer.echo(api.sample_features(model, method=method, t=t, n=n, seed=seed, output=output).summary_json())
 
 
 def campaign(
@@ -47,9 +44,7 @@ def campaign(
     ray_address: Annotated[str | None, typer.Option(help="join this Ray cluster")] = None,
 ) -> None:
     """Measure a sample of configurations (resumable: rerun the same command after an interruption)."""
-    from factsheet.api.predictor import run_campaign
-
-    result = run_campaign(
+    result = api.run_campaign(
         spec_path,
         output,
         executor=executor,
@@ -77,9 +72,7 @@ def predict(
     ] = False,
 ) -> None:
     """Learn the campaign's figures, find the Pareto front, recommend and (optionally) verify."""
-    from factsheet.api.predictor import predict_campaign
-
-    result = predict_campaign(
+    result = api.predict_campaign(
         campaign_dir,
         targets=[t for t in targets.split(",") if t],
         objective=objective,

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from factsheet.api.probe import ProbeLoadArgs, parse_goodput  # parse_goodput: vLLM's spelling, tested here
+from factsheet.api.probe import ProbeLoadArgs, parse_goodput, probe_load  # parse_goodput: vLLM's spelling
 from factsheet.cli.common import err, guarded
 from factsheet.cli.progress import bars
 from probes.core.measurement import NotMeasured
@@ -196,8 +196,6 @@ def load(
     ray_address: Annotated[str | None, typer.Option(help="executor ray: the cluster's host:port")] = None,
 ) -> None:
     """Measure a server under load like `vllm bench serve`, with arrival fidelity and sample sufficiency."""
-    from factsheet.api.probe import probe_load
-
     # vLLM spells several thresholds as separate words after one --goodput: they arrive as extra args.
     flags = {k: v for k, v in locals().items() if k in ProbeLoadArgs.model_fields and v is not None}
     flags["goodput"] = [*(goodput or []), *ctx.args]

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from factsheet import api
 from factsheet.cli.common import guarded
 from factsheet.export.text import terminal_text
 
@@ -32,9 +33,7 @@ def publish(
     ] = None,
 ) -> None:
     """Publish a factsheet to MLflow: one run (params, metrics with CIs, tags, artifacts), all or nothing."""
-    from factsheet.api.publish import publish_factsheet
-
-    published = publish_factsheet(
+    published = api.publish_factsheet(
         factsheet_json,
         mlflow_uri,
         experiment=experiment,

@@ -9,6 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cyclonedx.model import Property
+from cyclonedx.model.bom import Bom
+from cyclonedx.model.component import Component, ComponentType
+from cyclonedx.output.json import JsonV1Dot6
+from cyclonedx.schema import SchemaVersion
+
 from factsheet.document.schema import Factsheet
 from factsheet.export.readout import (
     Figure,
@@ -91,11 +97,6 @@ def deployment_digests(sheet: Factsheet) -> list[tuple[str, str]]:
 
 
 def bom(src: Source) -> dict:
-    from cyclonedx.model import Property
-    from cyclonedx.model.bom import Bom
-    from cyclonedx.model.component import Component, ComponentType
-    from cyclonedx.output.json import JsonV1Dot6
-
     sheet, ident = src.sheet, src.sheet.identity
     component = Component(
         type=ComponentType.MACHINE_LEARNING_MODEL,
@@ -118,7 +119,7 @@ def bom(src: Source) -> dict:
 
 def validate(data: dict) -> None:
     """Raise InvalidExport naming the first schema violation (CycloneDX 1.6, strict, offline)."""
-    from cyclonedx.schema import SchemaVersion
+    # deferred: the strict JSON validator (~1.2 s, jsonschema) serves only this export, not `factsheet render`
     from cyclonedx.validation.json import JsonStrictValidator
 
     error = JsonStrictValidator(SchemaVersion.V1_6).validate_str(json.dumps(data))

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+from huggingface_hub import EvalResult, ModelCardData
+
+from factsheet.export import hf_eval_results
 from factsheet.export.readout import (
     HEADLINE,
     Figure,
@@ -19,14 +23,13 @@ from factsheet.export.readout import (
 )
 from factsheet.export.text import markdown_code, markdown_text
 from probes.core.files import write_atomic
+from probes.core.measurement import NotMeasured
 
 TASK = "text-generation"
 LOAD_DATASET = "llm-factsheet/synthetic-load"  # the workload the serving figures were measured on
 
 
 def _eval_result(f: Figure, dataset_type: str, dataset_name: str) -> object:
-    from huggingface_hub import EvalResult
-
     return EvalResult(
         task_type=TASK,
         dataset_type=dataset_type,
@@ -55,8 +58,6 @@ def _args(f: Figure) -> dict:
 
 
 def model_card(src: Source) -> str:
-    from huggingface_hub import ModelCardData
-
     sheet = src.sheet
     ident = sheet.identity
     results = []
@@ -91,8 +92,6 @@ def _front_matter(data: dict) -> str:
     """The card's metadata as YAML, through the safe dumper only (huggingface_hub's `to_yaml` uses the
     full one) with non-ASCII characters escaped: a string from the factsheet is a quoted scalar, its line breaks escaped or indented, so it
     can neither end the front matter (`---`) nor add a key, an anchor or a tag."""
-    import yaml
-
     # Non-ASCII characters as \u escapes: PyYAML writes U+2028, U+2029, NEL and bidirectional controls raw
     # otherwise, which some readers take as line breaks and which reorder what a reader sees.
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=False)
@@ -150,8 +149,6 @@ def _body(src: Source) -> str:
 
 
 def _sections(sheet):
-    from probes.core.measurement import NotMeasured
-
     energy = sheet.energy
     if not isinstance(energy, NotMeasured) and isinstance(energy.energy, NotMeasured):
         energy = energy.energy
@@ -165,8 +162,6 @@ def write(src: Source, out_dir: Path) -> Path:
 
 def write_files(src: Source, out_dir: Path) -> list[Path]:
     """The card, then the files of the Hub's newer format beside it (.eval_results/*.yaml)."""
-    from factsheet.export import hf_eval_results
-
     path = Path(out_dir) / "README.md"
     write_atomic(path, model_card(src).encode())
     return [path, *hf_eval_results.write(src, out_dir)]

@@ -15,6 +15,9 @@ import base64
 import re
 from pathlib import Path
 
+import yaml
+from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
+
 from factsheet.export.readout import (
     HEADLINE,
     Figure,
@@ -76,8 +79,6 @@ def _slug(text: str) -> str:
 
 def entries(src: Source) -> dict[str, list]:
     """File name -> its results (huggingface_hub EvalResultEntry), one file per benchmark variant."""
-    from huggingface_hub import EvalResultEntry
-
     sheet = src.sheet
     url, name = source_url(src.sha256), f"llm-factsheet factsheet {src.sha256}"
     groups: list[tuple[str, str, list[Figure]]] = []  # (dataset id, variant, figures)
@@ -124,9 +125,6 @@ def entries(src: Source) -> dict[str, list]:
 
 def write(src: Source, out_dir: Path) -> list[Path]:
     """Write `.eval_results/*.yaml` under `out_dir`; nothing when nothing was measured."""
-    import yaml
-    from huggingface_hub import eval_result_entries_to_yaml
-
     paths = []
     for file_name, results in entries(src).items():
         # Safe dumper, non-ASCII escaped: factsheet text cannot add a key, an anchor or a tag.

@@ -8,6 +8,8 @@ import io
 from datetime import datetime
 from pathlib import Path
 
+from spdx_python_model import v3_0_1 as spdx
+
 from factsheet.export.readout import (
     Source,
     accuracy_figures,
@@ -25,8 +27,6 @@ def _ids(src: Source) -> str:
 
 def document(src: Source):
     """The SHACLObjectSet holding the document and its elements."""
-    from spdx_python_model import v3_0_1 as spdx
-
     sheet, ident, base = src.sheet, src.sheet.identity, _ids(src)
     agent = spdx.SoftwareAgent(_id=base + "tool", name=f"llm-factsheet {sheet.provenance.tool_version}")
     info = spdx.CreationInfo(
@@ -94,8 +94,6 @@ def document(src: Source):
 
 
 def to_jsonld(objects) -> bytes:
-    from spdx_python_model import v3_0_1 as spdx
-
     buf = io.BytesIO()
     spdx.JSONLDSerializer().write(objects, buf, indent=2)  # json.dump: strings escaped as JSON
     # JSON-LD is often embedded in an HTML <script> element: nothing from the factsheet may close it.
@@ -103,8 +101,6 @@ def to_jsonld(objects) -> bytes:
 
 
 def from_jsonld(data: bytes):
-    from spdx_python_model import v3_0_1 as spdx
-
     objects = spdx.SHACLObjectSet()
     spdx.JSONLDDeserializer().read(io.BytesIO(data), objects)
     return objects

@@ -90,6 +90,7 @@ def _short(exc: BaseException, uri: str) -> str:
 
 def _client(uri: str):
     try:
+        # deferred: mlflow (the `publish` extra, ~1.5 s to import) loads only when publishing
         from mlflow import MlflowClient
     except ImportError:
         raise PublishError(
@@ -104,6 +105,7 @@ def _client(uri: str):
 def _remote_errors() -> tuple[type[BaseException], ...]:
     """What a tracking server, its transport or a local artifact store can raise for a refused or lost
     request (anything else is a bug and keeps its traceback under --debug)."""
+    # deferred: requests and mlflow come with the `publish` extra and load only when publishing
     import requests
     from mlflow.exceptions import MlflowException
 
@@ -145,6 +147,7 @@ def _bounded_responses() -> Iterator[None]:
     """Every response body MLflow reads while publishing is bounded (MLflow reads them whole with requests,
     which has no limit). MLflow makes its own requests.Session, so `Session.send` is wrapped for the
     duration of the publish (and restored after): a body MLflow asked for whole is streamed and read here."""
+    # deferred: requests comes with the `publish` extra (not a core dependency) and loads only when publishing
     import requests
     from requests.adapters import HTTPAdapter
 
@@ -271,6 +274,7 @@ def _new_run(client, experiment_id: str, contents: PublishContents, spec: Publis
 
 
 def _log_values(client, run_id: str, contents: PublishContents) -> None:
+    # deferred: mlflow (the `publish` extra, ~1.5 s to import) loads only when publishing
     from mlflow.entities import Metric, Param
 
     params = [Param(k, v) for k, v in contents.params.items()]
@@ -322,6 +326,7 @@ class _Registry:
         if self.name is None:
             return
         if self.version is not None:
+            # deferred: mlflow (the `publish` extra, ~1.5 s to import) loads only when publishing
             from mlflow.exceptions import MlflowException
 
             try:
@@ -350,6 +355,7 @@ class _Registry:
         if self.spec.model_version is None:
             if self.version is not None:  # a version of this factsheet was registered before
                 return False
+            # deferred: mlflow (the `publish` extra, ~1.5 s to import) loads only when publishing
             from mlflow.exceptions import MlflowException
 
             try:

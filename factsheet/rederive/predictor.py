@@ -16,6 +16,7 @@ from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import read_records
 from probes.core.measurement import Model
 from tuner.campaign.latency import LATENCY_FIGURES, LatencyEvidence, latency_figures, latency_metrics
+from tuner.campaign.runner import load_model
 from tuner.campaign.store import measurement_table
 from tuner.features.configs import BUNDLED
 from tuner.features.space import FeatureSpace
@@ -82,8 +83,6 @@ def _latency(line: Measurement, where: str, src: str) -> list[Discrepancy]:
 
 def _decisions(section: PredictorSection, df, src: str) -> list[Discrepancy]:
     """Model selection, Pareto front, recommendation and summary re-run on the measurements' table."""
-    from tuner.campaign.runner import load_model
-
     space = FeatureSpace(load_model(section.model.feature_model))
     decided = json.loads(
         json.dumps(

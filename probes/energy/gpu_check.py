@@ -66,6 +66,7 @@ def compare(
 
 
 def _matmul_load(device: int, stop: threading.Event) -> None:
+    # deferred: torch (CUDA) is needed only for the load on a GPU host; the comparison is tested without it
     import torch
 
     a = torch.randn(8192, 8192, device=f"cuda:{device}", dtype=torch.float16)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import pynvml
+
 from probes.energy.components import ChannelReadError, Component, EnergyChannel, Unavailable, unavailable
 
 _BOUNDARY = "the GPU board as reported by NVML (GPU, its memory and board power delivery); excludes host"
@@ -47,8 +49,6 @@ class PynvmlBinding:
     """NvmlBinding over `pynvml` (the nvidia-ml-py distribution)."""
 
     def __init__(self) -> None:
-        import pynvml
-
         self._nvml = pynvml
         self._handles: dict[int, object] = {}
 

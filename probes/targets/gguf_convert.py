@@ -17,6 +17,7 @@ from pathlib import Path
 
 
 def convert(gguf_path: Path, out_dir: Path) -> dict:
+    # deferred: torch and transformers exist only in the serving environment, whose python runs this script
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer

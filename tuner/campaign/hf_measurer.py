@@ -47,12 +47,17 @@ import threading
 import time
 from pathlib import Path
 
+import yaml
+
 from probes.core.measurement import MS_PER_S
 from probes.load.records import RequestRecord
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
+from probes.targets.model_source import prepare
+from probes.targets.vllm import VllmTarget
 from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, judge_subset, load_subset
 from tuner.campaign.latency import measured
+from tuner.features.configs import bundled_text
 
 WORKER = Path(__file__).with_name("hf_worker.py")
 SOURCE = "transformers generate in-process (tuner/campaign/hf_worker.py), first token by a stopping criterion"
@@ -85,8 +90,6 @@ RUNNER_CONSTRAINTS = (
 
 def runner_model_text() -> str:
     """Feature model (a), generation_config.uvl, with this runner's constraints appended (UVL text)."""
-    from tuner.features.configs import bundled_text
-
     text = bundled_text("generation_config").rstrip("\n")
     lines = [f"    {c}    // runner (CPU, transformers generate): {why}" for c, why in RUNNER_CONSTRAINTS]
     return (
@@ -363,11 +366,6 @@ def from_options(
     (`model_dir`) and `python`; `command` replaces the worker command entirely (tests)."""
     if command is None:
         if spec is not None:
-            import yaml
-
-            from probes.targets.model_source import prepare
-            from probes.targets.vllm import VllmTarget
-
             try:
                 data = yaml.safe_load(Path(spec).read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

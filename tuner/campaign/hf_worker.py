@@ -41,6 +41,7 @@ class _Worker:
     """The model(s), the tokenizer and one `generate` request at a time (torch, transformers imported here)."""
 
     def __init__(self, model_dir: str, threads: int | None):
+        # deferred: after stdout is handed to the protocol, so an import-time print cannot corrupt it
         import torch
         import transformers
         from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig, StoppingCriteria

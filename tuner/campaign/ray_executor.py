@@ -22,6 +22,7 @@ def _measure_task(factory: str, options: dict, config: dict, rep: int, seed: int
 
 def run_on_ray(spec, store, by_id: dict, pending: list[str], *, progress=None) -> None:
     try:
+        # deferred: ray is the optional `ray` extra, imported only by this executor
         import ray
     except ImportError:
         raise CampaignError("executor: ray is not installed (pip install 'llm-factsheet[ray]')") from None

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import httpx
+import yaml
 
 from probes.accuracy.generate import request_for
 from probes.load.point import SLO, LoadPoint
@@ -208,8 +209,6 @@ def from_options(
     accuracy: dict | None = None,
 ) -> VllmMeasurer:
     """Build from a factsheet build spec's vLLM target (its model, environment and max_model_len)."""
-    import yaml
-
     data = yaml.safe_load(Path(spec).read_text(encoding="utf-8"))
     if not isinstance(data, dict) or (data.get("target") or {}).get("kind") != "vllm":
         raise ValueError(f"{spec}: needs a 'target' of kind vllm")

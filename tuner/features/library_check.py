@@ -14,6 +14,7 @@ import warnings
 
 
 def _transformers(configs):
+    # deferred: run by the serving environment's python, which may hold transformers without vLLM
     import transformers
     from transformers import GenerationConfig
 
@@ -32,6 +33,7 @@ def _transformers(configs):
                 GenerationConfig(**kw).validate(strict=True)
             dtype = c.get("model", {}).get("dtype")
             if dtype is not None:
+                # deferred: torch only when a configuration names a dtype (the serving environment holds it)
                 import torch
 
                 if not isinstance(getattr(torch, dtype, None), torch.dtype):
@@ -43,6 +45,7 @@ def _transformers(configs):
 
 
 def _vllm(configs, max_model_len):
+    # deferred: run by the serving environment's python, which may hold vLLM without transformers
     import vllm
     from vllm import SamplingParams
     from vllm.config import SchedulerConfig

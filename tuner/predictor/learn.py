@@ -13,12 +13,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.dummy import DummyRegressor
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.inspection import permutation_importance
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import LassoCV, Ridge
 from sklearn.metrics import mean_absolute_error, mean_absolute_percentage_error, r2_score
 from sklearn.model_selection import KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures
 
 from tuner.campaign.accuracy import N_TASKS, TASK_SHARES
 
@@ -29,8 +32,6 @@ def make_model(kind: str, seed: int = 0):
     """`mean`, `ridge`, `random_forest`, `lasso_pairs`; a `_log` suffix learns log(y) and predicts exp of it (latency and CPU
     time are products of the options' effects: tokens x beams x cache; scores stay on the original scale)."""
     if kind.endswith("_log"):
-        from sklearn.compose import TransformedTargetRegressor
-
         return TransformedTargetRegressor(
             regressor=make_model(kind.removesuffix("_log"), seed), func=np.log, inverse_func=np.exp
         )
@@ -43,9 +44,6 @@ def make_model(kind: str, seed: int = 0):
     if kind == "lasso_pairs":
         # every pair of features as a product term, the lasso keeping the few that matter (its penalty by
         # inner 5-fold CV): on log(y) this learns effects that multiply only together (no KV cache x length)
-        from sklearn.linear_model import LassoCV
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import PolynomialFeatures
 
         return make_pipeline(
             PolynomialFeatures(2, interaction_only=True, include_bias=False),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pydyf
+
 PDF_VARIANT = "pdf/a-3u"  # part 3 allows embedded non-PDF files; U: all text maps to Unicode
 
 
@@ -27,7 +29,7 @@ class AssociatedFile:
 
 def archival_pdf(html: str, base_url: str, files: Sequence[AssociatedFile] = ()) -> bytes:
     """Print `html` to PDF/A-3u bytes, tagged, with `files` embedded as associated files."""
-    import weasyprint  # imported here: it loads pango, which only PDF output needs
+    import weasyprint  # deferred: it loads pango (~0.7 s), which only PDF output needs
 
     attachments = [
         weasyprint.Attachment(
@@ -47,8 +49,6 @@ def archival_pdf(html: str, base_url: str, files: Sequence[AssociatedFile] = ())
 def _finish(pdf, mime: dict[str, str]) -> None:
     """Set each embedded file's MIME type as given (not guessed from its name), and list each
     associated file once in the catalogue's /AF (weasyprint adds attachments twice)."""
-    import pydyf
-
     for obj in pdf.objects:
         if not isinstance(obj, dict) or obj.get("Type") != "/Filespec":
             continue
