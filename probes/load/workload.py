@@ -1,22 +1,40 @@
 """Prompts for a load point: synthetic text of given token lengths, HumanEval+ prompts or a user's
-JSONL file, reproducible from a seed, always with the digest of exactly what was sent."""
+JSONL file, reproducible from a seed, always with the digest of exactly what was sent.
+
+The prompts are made when each is asked for (probes/load/workloads/drawn.py), never held whole: synthetic
+ones are drawn from checkpoints of their random stream, a prompt file's are read back from the file by
+byte offset (`PromptFile`), so memory does not grow with the point's count (issue 31 item 1). Same spec
+and seed, same prompts and digests as the lists built up front before. Measured (tracemalloc peak of
+building a plan of 200,000 requests, and its build time, 2-core host), before / after: synthetic (64 tokens)
+180.2 / 0.4 MiB, 1.75 / 1.76 s; code (HumanEval+) 1,024 / 11.5 MiB, 2.77 / 2.21 s; jsonl (a 20,000-row
+file of 64-word prompts) 1,024 / 5.8 MiB, 6.00 / 1.29 s (1,024 MiB: the whole-file read allocated a buffer
+of the size limit, MAX_TRACE_BYTES)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import tempfile
+import weakref
 import zlib
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from probes.core.digests import sha256_bytes
+from probes.core.digests import BLOCK, prefixed, sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import Model
 from probes.core.untrusted.limits import MAX_PROMPT_FILE_INTEGER_DIGITS, MAX_TOKENS, MAX_TRACE_BYTES
 from probes.core.untrusted.parsing import NotFinite, TooDeep, parse_json
-from probes.core.untrusted.reading import read_given
+from probes.core.untrusted.reading import Refused, open_regular
+from probes.load.workloads.drawn import CycledPrompts, DrawnPrompts, LazyPrompts
 from probes.load.workloads.profiles import WorkloadProfile
 
 # Common one-token English words: without a tokenizer, one word ≈ one token (stated as the method).
@@ -104,9 +122,12 @@ class Workload(Model):
     )
 
 
-class Prompts(Model):
-    prompts: list[str]
-    output_lens: list[int] | None = Field(description="per-request max_tokens; None: the point's output_len")
+@dataclass(frozen=True)
+class Prompts:
+    """A built workload: its prompts, made when each is asked for (never a list of them all)."""
+
+    prompts: LazyPrompts
+    output_lens: list[int] | None  # per-request max_tokens; None: the point's output_len
     workload: Workload
 
 
@@ -141,15 +162,20 @@ def _fit_to_tokens(words: list[str], target: int, tokenizer) -> str:
     return " ".join(words[:lo])
 
 
-def _lengths(rng: np.random.Generator, mean: int, count: int, spec: WorkloadConfig) -> list[int]:
+def _length_array(rng: np.random.Generator, mean: int, count: int, spec: WorkloadConfig) -> np.ndarray:
+    """`count` lengths, at least 1 each (8 bytes a request; a fixed length is one value seen `count` times)."""
     if spec.length_distribution == "uniform":
         lo, hi = round(mean * (1 - spec.length_spread)), round(mean * (1 + spec.length_spread))
         vals = rng.integers(max(1, lo), max(1, hi) + 1, size=count)
     elif spec.length_distribution == "normal":
         vals = np.rint(rng.normal(mean, spec.length_spread * mean, size=count))
     else:
-        vals = np.full(count, mean)
-    return [int(max(1, v)) for v in vals]
+        return np.broadcast_to(np.int64(max(1, mean)), (count,))
+    return np.maximum(vals, 1).astype(np.int64)
+
+
+def _lengths(rng: np.random.Generator, mean: int, count: int, spec: WorkloadConfig) -> list[int]:
+    return _length_array(rng, mean, count, spec).tolist()
 
 
 def _length_desc(spec: WorkloadConfig, what: str, mean: int) -> str:
@@ -162,7 +188,7 @@ def _length_desc(spec: WorkloadConfig, what: str, mean: int) -> str:
 
 def synthetic_prompts(
     count: int, input_len: int, seed: int = 0, tokenizer_path: str | None = None
-) -> tuple[list[str], Workload]:
+) -> tuple[LazyPrompts, Workload]:
     """`count` prompts of `input_len` tokens (the lead's original entry point; fixed lengths)."""
     spec = WorkloadConfig(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path)
     built = synthetic_workload(spec, count, fixed_output=True)
@@ -172,11 +198,12 @@ def synthetic_prompts(
 def synthetic_workload(spec: WorkloadConfig, count: int, *, fixed_output: bool = False) -> Prompts:
     rng = np.random.default_rng(spec.seed)
     tok = load_tokenizer(spec.tokenizer_path)
-    in_lens = _lengths(rng, spec.input_len, count, spec)
-    prompts = []
-    for n in in_lens:
-        words = [WORDS[i] for i in rng.integers(0, len(WORDS), size=n)]
-        prompts.append(_fit_to_tokens(words, n, tok) if tok else " ".join(words))
+    in_lens = _length_array(rng, spec.input_len, count, spec)
+    # Each prompt drawn when its request is due, from the stream the list was drawn from (the lengths
+    # first, then each prompt's words in turn, then the output lengths): the same text, never all held.
+    prompts = DrawnPrompts(
+        rng, count, partial(_synthetic_prompt, in_lens, tok), partial(_synthetic_skip, in_lens)
+    )
     lens = _length_desc(spec, "tokens", spec.input_len)
     name = Path(spec.tokenizer_path).name if spec.tokenizer_path else None
     desc = (
@@ -191,12 +218,22 @@ def synthetic_workload(spec: WorkloadConfig, count: int, *, fixed_output: bool =
     return _prompts(prompts, out, spec, desc, "synthetic", None)
 
 
-def _prompts(prompts, out_lens, spec, desc, source, file_digest) -> Prompts:
+def _synthetic_prompt(in_lens: np.ndarray, tok, rng: np.random.Generator, i: int) -> str:
+    n = int(in_lens[i])
+    words = [WORDS[k] for k in rng.integers(0, len(WORDS), size=n)]
+    return _fit_to_tokens(words, n, tok) if tok else " ".join(words)
+
+
+def _synthetic_skip(in_lens: np.ndarray, rng: np.random.Generator, i: int) -> None:
+    rng.integers(0, len(WORDS), size=int(in_lens[i]))  # _synthetic_prompt's one draw from the stream
+
+
+def _prompts(prompts: LazyPrompts, out_lens, spec, desc, source, file_digest) -> Prompts:
     return Prompts(
         prompts=prompts,
         output_lens=out_lens,
         workload=Workload(
-            prompts_digest=_digest(prompts),
+            prompts_digest=prompts.digest,
             input_len=spec.input_len,
             length_method=desc,
             num_prompts=len(prompts),
@@ -209,80 +246,201 @@ def _prompts(prompts, out_lens, spec, desc, source, file_digest) -> Prompts:
     )
 
 
-def _decompressed(raw: bytes, path: str) -> bytes:
-    """A .gz file's content, at most MAX_TRACE_BYTES of it (a small gzip bomb expands a thousandfold)."""
+class PromptFile(Sequence[str]):
+    """The `prompt` of each row of a prompt file, kept on disk: each row's prompt is written, once checked,
+    to an unlinked temporary file and read back from there when asked for. What memory holds is per row its
+    offset and size there and its output_len (24 bytes a row, whatever its prompt's length); the user's
+    file is read once, so a change to it afterwards changes nothing sent. Pickled for a worker process
+    (which may be on another node), it is the list of the rows' prompts."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()
+        self.fd, self.end = self.file.fileno(), 0
+        self.starts, self.sizes = array("q"), array("q")
+        self.output_lens = array("q")  # 0: none given (the spec's); -1: not an integer in range
+        self.bad_output_len: tuple[int, int] | None = None  # (row, line) of the first such -1
+        weakref.finalize(self, self.file.close)
+
+    def add(self, row: dict, line: int) -> None:
+        n = row.get("output_len", 0)
+        if "output_len" in row and (
+            isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_TOKENS
+        ):
+            n = -1
+            if self.bad_output_len is None:
+                self.bad_output_len = (len(self.starts), line)
+        data = row["prompt"].encode("utf-8", "surrogatepass")  # a JSON "\ud800" is a lone surrogate
+        self.file.write(data)
+        self.starts.append(self.end)
+        self.sizes.append(len(data))
+        self.end += len(data)
+        self.output_lens.append(n)
+
+    def done(self) -> PromptFile:
+        self.file.flush()
+        return self
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, k):  # an int: one row's prompt (Sequence's iteration and slicing build on it)
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        return os.pread(self.fd, self.sizes[k], self.starts[k]).decode("utf-8", "surrogatepass")
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+
+class _Rows:
+    """A prompt file's rows found as its content streams past, checked as the whole text was before: lines
+    as str.splitlines splits the text (counted so, blank ones skipped), each by the bounded parser. The
+    first error is kept, not raised, so the one reported is the one reading the whole file first gave: a
+    read or gzip error, then the first line not UTF-8, then the first bad row."""
+
+    def __init__(self, path: str):
+        self.path, self.rows = path, PromptFile()
+        self.parts: list[bytes] = []  # the line read so far (one line's memory, however long)
+        self.physical = self.line = 0  # "\n" lines; lines as splitlines counts them
+        self.not_utf8: int | None = None  # the first "\n" line not UTF-8 (counted as the whole text's error)
+        self.error: str | None = None
+
+    def feed(self, block: bytes) -> None:
+        start = 0
+        while (end := block.find(b"\n", start)) != -1:
+            self.parts.append(block[start : end + 1])
+            self._physical(b"".join(self.parts))
+            self.parts.clear()
+            start = end + 1
+        if start < len(block):
+            self.parts.append(block[start:])
+
+    def close(self) -> PromptFile:
+        if self.parts:
+            self._physical(b"".join(self.parts))
+        if self.not_utf8 is not None:
+            raise WorkloadError(f"workload.path: {self.path} line {self.not_utf8}: not UTF-8 text")
+        if self.error is not None:
+            raise WorkloadError(self.error)
+        if not len(self.rows):
+            raise WorkloadError(f"workload.path: {self.path} holds no prompts")
+        return self.rows.done()
+
+    def _physical(self, data: bytes) -> None:
+        self.physical += 1
+        if self.not_utf8 is not None:
+            return
+        try:
+            text = data.decode("utf-8")  # "\n" is never inside a UTF-8 sequence: a line decodes alone
+        except UnicodeDecodeError:
+            self.not_utf8 = self.physical
+            return
+        for body in text.splitlines():  # "\r", "\u2028"... end a line too, as they always did
+            self.line += 1
+            if body.strip() and self.error is None:
+                self._row(body)
+
+    def _row(self, body: str) -> None:
+        where = f"workload.path: {self.path} line {self.line}"
+        try:  # the bounded parser: depth, finite numbers, integer digits
+            row = parse_json(body, where, integer_digits=MAX_PROMPT_FILE_INTEGER_DIGITS)
+        except (TooDeep, NotFinite) as exc:
+            self.error = str(exc)
+            return
+        except InputError as exc:
+            cause = exc.__cause__
+            msg = cause.msg if isinstance(cause, json.JSONDecodeError) else str(exc)
+            self.error = f"{where}: not JSON ({msg})"
+            return
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+            self.error = f"{where}: needs a string field 'prompt'"
+            return
+        self.rows.add(row, self.line)
+
+
+def _raw_blocks(fd: int, path: str, digest) -> Iterator[bytes]:
+    """The file's bytes block by block, each fed to `digest`; refused once past MAX_TRACE_BYTES (its size
+    was checked when opened; a file still being written can outgrow it)."""
+    read = 0
+    while block := os.read(fd, BLOCK):
+        read += len(block)
+        if read > MAX_TRACE_BYTES:
+            raise Refused(
+                f"workload.path: {path}: grew past the limit of {MAX_TRACE_BYTES:,} bytes while read"
+            )
+        digest.update(block)
+        yield block
+
+
+def _inflated(blocks: Iterator[bytes], path: str) -> Iterator[bytes]:
+    """A .gz stream's content (its first member, as zlib reads it), block by block, at most MAX_TRACE_BYTES
+    of it (a small gzip bomb expands a thousandfold); the rest of the file is still read (its digest)."""
     inflate = zlib.decompressobj(wbits=31)
-    data = inflate.decompress(raw, MAX_TRACE_BYTES + 1)
-    if len(data) > MAX_TRACE_BYTES or inflate.unconsumed_tail:
-        raise WorkloadError(f"workload.path: {path}: expands past the limit of {MAX_TRACE_BYTES:,} bytes")
+    total = 0
+    for block in blocks:
+        pending = block
+        while not inflate.eof:
+            data = inflate.decompress(pending, BLOCK)
+            pending = inflate.unconsumed_tail
+            total += len(data)
+            if total > MAX_TRACE_BYTES:
+                raise WorkloadError(
+                    f"workload.path: {path}: expands past the limit of {MAX_TRACE_BYTES:,} bytes"
+                )
+            if data:
+                yield data
+            if not pending and len(data) < BLOCK:  # a full block may leave output inside zlib: ask again
+                break
     if not inflate.eof:
         raise WorkloadError(f"workload.path: {path}: cannot read (a truncated gzip stream)")
-    return data
 
 
-def _read(path: str, field: str) -> tuple[bytes, list[dict]]:
+def _prompt_file(path: str) -> tuple[str, PromptFile]:
+    """The file's sha256 and its rows' prompts, streamed: read once, never whole."""
     p = Path(path)
     if not p.exists():
         raise WorkloadError(f"workload.path: no such file {path}")
     if not p.is_file():
         raise WorkloadError(f"workload.path: {path} is not a regular file")
+    digest = hashlib.sha256()
     try:
-        raw = read_given(p, MAX_TRACE_BYTES, "workload.path:")  # size before read
-        data = _decompressed(raw, path) if path.endswith(".gz") else raw
+        fd, _ = open_regular(p, MAX_TRACE_BYTES, "workload.path:")  # size before read
+        rows = _Rows(path)
+        try:
+            blocks = _raw_blocks(fd, path, digest)
+            for data in _inflated(blocks, path) if path.endswith(".gz") else blocks:
+                rows.feed(data)
+        finally:
+            os.close(fd)
     except (OSError, zlib.error) as exc:  # a bad gzip header or stream included
         raise WorkloadError(f"workload.path: {path}: cannot read ({exc})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise WorkloadError(f"workload.path: {path} line {line}: not UTF-8 text") from None
-    rows = []
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:  # the bounded parser: depth, finite numbers, integer digits
-            row = parse_json(
-                line, f"workload.path: {path} line {i}", integer_digits=MAX_PROMPT_FILE_INTEGER_DIGITS
-            )
-        except (TooDeep, NotFinite) as exc:
-            raise WorkloadError(str(exc)) from None
-        except InputError as exc:
-            cause = exc.__cause__
-            msg = cause.msg if isinstance(cause, json.JSONDecodeError) else str(exc)
-            raise WorkloadError(f"workload.path: {path} line {i}: not JSON ({msg})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
-            raise WorkloadError(f"workload.path: {path} line {i}: needs a string field '{field}'")
-        rows.append(row)
-    if not rows:
-        raise WorkloadError(f"workload.path: {path} holds no prompts")
-    return raw, rows
+    return prefixed(digest.hexdigest()), rows.close()
 
 
 def humaneval_prompts(spec: WorkloadConfig, count: int) -> Prompts:
     path = spec.path or DEFAULT_HUMANEVAL_PATH
-    raw, rows = _read(path, "prompt")
+    file_digest, rows = _prompt_file(path)
     # Shuffled with the seed, then cycled: a run longer than the 164 tasks repeats them in that order.
     order = np.random.default_rng(spec.seed).permutation(len(rows))
-    prompts = [rows[order[i % len(rows)]]["prompt"] for i in range(count)]
+    prompts = CycledPrompts(rows, count, order)
     out = _lengths(np.random.default_rng(spec.seed + 1), spec.output_len, count, spec)
     desc = f"HumanEval+ task prompts from {Path(path).name}, seed-{spec.seed} order, cycled"
-    return _prompts(prompts, out, spec, desc, "humaneval", sha256_bytes(raw))
+    return _prompts(prompts, out, spec, desc, "humaneval", file_digest)
 
 
 def jsonl_prompts(spec: WorkloadConfig, count: int) -> Prompts:
-    raw, rows = _read(spec.path or "", "prompt")
-    picked = [rows[i % len(rows)] for i in range(count)]
-    out = []
-    for i, row in enumerate(picked):
-        n = row.get("output_len", spec.output_len)
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_TOKENS:
-            raise WorkloadError(
-                f"workload.path: line {i % len(rows) + 1}: output_len must be an integer from 1 to "
-                f"{MAX_TOKENS:,}"
-            )
-        out.append(n)
-    desc = f"user prompts from {Path(spec.path or '').name}, in file order, cycled"
-    return _prompts([r["prompt"] for r in picked], out, spec, desc, "jsonl", sha256_bytes(raw))
+    path = spec.path or ""
+    file_digest, rows = _prompt_file(path)
+    # A row's output_len is checked when the run sends that row (the first `count` rows), as it was.
+    if rows.bad_output_len is not None and rows.bad_output_len[0] < count:
+        raise WorkloadError(
+            f"workload.path: {path} line {rows.bad_output_len[1]}: output_len must be an integer from 1 to "
+            f"{MAX_TOKENS:,}"
+        )
+    n = len(rows)
+    out = [rows.output_lens[i % n] or spec.output_len for i in range(count)]
+    desc = f"user prompts from {Path(path).name}, in file order, cycled"
+    return _prompts(CycledPrompts(rows, count), out, spec, desc, "jsonl", file_digest)
 
 
 def _as_recorded(spec: WorkloadConfig) -> WorkloadConfig:

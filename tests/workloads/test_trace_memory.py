@@ -9,10 +9,11 @@ from probes.load.client import Endpoint
 from probes.load.drive import WorkItem
 from probes.load.workloads import trace
 from probes.load.workloads.context import BuildContext
+from probes.load.workloads.drawn import streamed_digest
 from probes.load.workloads.plan import digest_json
 from probes.load.workloads.profiles import TraceProfile
 from probes.load.workloads.registry import build_plan
-from probes.load.workloads.trace import TracePrompts, TraceRequest, _prompt, read_trace, streamed_digest
+from probes.load.workloads.trace import TracePrompts, TraceRequest, _prompt, read_trace
 from probes.load.workloads.vocabulary import Vocabulary
 
 N, LENGTH = 2_000, 512

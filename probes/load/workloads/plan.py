@@ -28,7 +28,7 @@ class SessionScript:
 
 @dataclass
 class Plan:
-    prompts: Sequence[str]  # a list, or a sequence that generates each prompt when asked (trace)
+    prompts: Sequence[str]  # made when each is asked for (workloads/drawn.py, trace); a caller's list
     output_lens: list[int] | None
     workload: Workload
     offsets: list[float] | None = None  # trace: send times (s from the run's start)

@@ -32,6 +32,7 @@ from probes.core.untrusted.parsing import NotFinite, TooDeep, parse_json
 from probes.core.untrusted.reading import LineTooLong, given_lines, hash_given
 from probes.load.workload import Workload, WorkloadError
 from probes.load.workloads.context import BuildContext, stamped
+from probes.load.workloads.drawn import streamed_digest
 from probes.load.workloads.plan import Plan, digest_json
 from probes.load.workloads.profiles import TraceProfile
 from probes.load.workloads.vocabulary import Vocabulary, join
@@ -192,16 +193,6 @@ class TracePrompts(Sequence[str]):
         if i < 0:
             i += len(self.reqs)
         return _prompt(self.reqs[i], i, self.words, self.block_size, self.seed, self._block)
-
-
-def streamed_digest(prompts: Sequence[str]) -> str:
-    """digest_json(list(prompts)), one prompt at a time: json.dumps spells a list of strings as its items'
-    spellings joined by ", " in brackets, so the digest is the one a materialised list gives."""
-    h = hashlib.sha256(b"[")
-    for i, p in enumerate(prompts):
-        h.update((", " if i else "").encode() + json.dumps(p).encode())
-    h.update(b"]")
-    return prefixed(h.hexdigest())
 
 
 def scheduled_rate(offsets: list[float]) -> float | None:
