@@ -919,7 +919,7 @@ def _accuracy_figures(old: Factsheet, new: Factsheet) -> list[FigureDiff]:
 
 def write_diff(report: DiffReport, out_dir: Path) -> list[Path]:
     """diff.json (the record), diff.md and diff.html through the one document renderer, written as a set."""
-    # Imported here: `factsheet schema` imports this module for DiffReport alone and needs no renderer.
+    # deferred: `factsheet schema` imports this module for DiffReport alone and needs no renderer.
     from factsheet.render import check_folder, page, write_set
 
     out_dir = check_folder(out_dir)

@@ -140,6 +140,7 @@ def load_tokenizer(path: str | None):
     # Absent tokenizer: documented fallback to word counts (the description says so), not an error.
     if not path or not Path(path).is_file():
         return None
+    # deferred: the tokenizer library loads only when a spec names a tokenizer folder to trim prompts with
     from tokenizers import Tokenizer
 
     try:

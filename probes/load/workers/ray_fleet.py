@@ -37,7 +37,8 @@ class _LoadActor:
         return time.time()
 
     def node(self) -> str:
-        import ray  # the actor runs where Ray is installed; this module is imported without it
+        # deferred: the actor runs where Ray is installed; this module is imported without it
+        import ray
 
         return ray.get_runtime_context().get_node_id()
 
@@ -56,6 +57,7 @@ class _LoadActor:
 
 def _ray():
     try:
+        # deferred: Ray is the optional `ray` extra, needed only with load.executor: ray
         import ray
     except ImportError:
         raise WorkersError("load.executor: ray is not installed (pip install 'llm-factsheet[ray]')") from None
