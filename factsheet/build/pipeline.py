@@ -44,7 +44,7 @@ from factsheet.document.stamp import tool_version, utc_now
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.files import check_output
-from probes.core.measurement import NotMeasured
+from probes.core.measurement import NotMeasured, shown
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.hostload import HostLoad
@@ -286,7 +286,7 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
 
 
 def _fmt(value: float | None, spec: str) -> str:
-    return "n/a" if value is None else format(value, spec)
+    return shown(value, spec)
 
 
 def _capacity(run: _Run) -> CapacitySection | NotMeasured:

@@ -24,6 +24,7 @@ from factsheet.export.text import shown_text
 from factsheet.render import Series, line_chart
 from factsheet.resources import data_file
 from probes.core.files import write_atomic
+from probes.core.measurement import MISSING
 
 PACKAGE = "factsheet.catalogue"
 ASSETS = ("catalogue.css", "catalogue.js")
@@ -130,8 +131,8 @@ def cell(f: HeadlineFigure, key: FigureKey, rederives: bool = True) -> Cell:
         return Cell("not measured", "", "", f.missing or "")
     bounds = ""
     if f.lower is not None or f.upper is not None:
-        lo = "—" if f.lower is None else _num(f.lower, key)
-        hi = "—" if f.upper is None else _num(f.upper, key)
+        lo = MISSING if f.lower is None else _num(f.lower, key)
+        hi = MISSING if f.upper is None else _num(f.upper, key)
         bounds = f"[{lo}, {hi}{')' if key == 'capacity' else ']'}"
     unit = "" if key == "pass_at_1" else f" {f.unit}"
     at_least = "≥ " if f.lower_bound else ""  # a lower bound reads as one, as on page 1

@@ -12,7 +12,7 @@ from rich.table import Table
 from factsheet.api.probe import ProbeLoadArgs, parse_goodput, probe_load  # parse_goodput: vLLM's spelling
 from factsheet.cli.common import err, guarded
 from factsheet.cli.progress import bars
-from probes.core.measurement import NotMeasured
+from probes.core.measurement import MISSING, NotMeasured, shown
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.runner import PointResult
 from probes.load.turns import turn_summary
@@ -30,7 +30,7 @@ def _probe() -> None:
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
+    return shown(x, f".{digits}f")
 
 
 def _table(result: PointResult, percentiles: tuple[float, ...]) -> Table:
@@ -53,7 +53,7 @@ def _table(result: PointResult, percentiles: tuple[float, ...]) -> Table:
             str(d.n),
             _fmt(d.mean),
             *(_fmt(d.p(q)) for q in percentiles),
-            f"[{_fmt(ci.lower)}, {_fmt(ci.upper)}]" if ci else "—",
+            f"[{_fmt(ci.lower)}, {_fmt(ci.upper)}]" if ci else MISSING,
             enough,
         )
     return t

@@ -65,7 +65,7 @@ from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
-from probes.core.measurement import PERCENTILE_METHOD, Model, NotMeasured
+from probes.core.measurement import MISSING, PERCENTILE_METHOD, Model, NotMeasured, shown
 from probes.load.capacity import knob_point
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import LoadPoint
@@ -290,12 +290,12 @@ class DiffReport(Model):
             if f.status != "compared":
                 lines.append(f"| {t(f.figure)} | {t(f.scope)} | | | | | | not comparable: {t(f.reason)} |")
                 continue
-            ci = f"[{_f(f.noise.lower)}, {_f(f.noise.upper)}]" if f.noise else "—"
+            ci = f"[{_f(f.noise.lower)}, {_f(f.noise.upper)}]" if f.noise else MISSING
             rel = f" ({f.change_rel:+.1%})" if f.change_rel is not None else ""
             verdict = f"**{f.verdict_text()}**" if f.regression else f.verdict_text()
             if f.notes:
                 verdict += f" ({'; '.join(f.notes)})"
-            limit = f.limit.text() if f.limit else "—"
+            limit = f.limit.text() if f.limit else MISSING
             lines.append(
                 f"| {t(f.figure)} | {t(f.scope)} | {t(f.value_text('old'))} | {t(f.value_text('new'))} | "
                 f"{_f(f.change)}{rel} | {ci} | {t(limit)} | {t(verdict)} |"
@@ -322,7 +322,7 @@ class DiffReport(Model):
 
 
 def _f(v: float | None) -> str:
-    return "—" if v is None else f"{v:.4g}"
+    return shown(v, ".4g")
 
 
 def parse_limits(raw: dict[str, str | float], source: str) -> dict[str, Limit]:

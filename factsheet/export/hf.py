@@ -23,7 +23,7 @@ from factsheet.export.readout import (
 )
 from factsheet.export.text import markdown_code, markdown_text
 from probes.core.files import write_atomic
-from probes.core.measurement import NotMeasured
+from probes.core.measurement import MISSING, NotMeasured
 
 TASK = "text-generation"
 LOAD_DATASET = "llm-factsheet/synthetic-load"  # the workload the serving figures were measured on
@@ -127,10 +127,12 @@ def _body(src: Source) -> str:
             "|---|---|---|---|---|---|",
         ]
         for f in figures:
-            ci = f"[{f.ci[0]:.4g}, {f.ci[1]:.4g}]" if f.ci else "—"
-            n = f.n if f.n is not None else "—"
+            ci = f"[{f.ci[0]:.4g}, {f.ci[1]:.4g}]" if f.ci else MISSING
+            n = f.n if f.n is not None else MISSING
             value = f"{'≥ ' if f.lower_bound else ''}{f.value:.4g} {md(f.unit)}"
-            lines.append(f"| {md(f.label)} | {value} | {ci} | {n} | {md(f.verdict) or '—'} | {md(f.slice)} |")
+            lines.append(
+                f"| {md(f.label)} | {value} | {ci} | {n} | {md(f.verdict) or MISSING} | {md(f.slice)} |"
+            )
         lines.append("")
     energy = inference_energy(sheet)
     if energy:

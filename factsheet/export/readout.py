@@ -13,7 +13,7 @@ from factsheet.export.text import checked_name
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
-from probes.core.measurement import NotMeasured
+from probes.core.measurement import NotMeasured, shown
 
 _LATENCY = (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"), ("e2el_ms", "E2EL"))
 
@@ -96,7 +96,7 @@ def headline_figures(sheet: Factsheet) -> list[Figure]:
         ci = None
         if f.id.split(".")[0] == "capacity_at_slo":  # its range is what the probes cannot tell apart, no CI
             if f.interval is not None:
-                low, high = (("—" if v is None else f"{v:g}") for v in (f.interval.lower, f.interval.upper))
+                low, high = (shown(v) for v in (f.interval.lower, f.interval.upper))
                 where += f"; range the probes cannot tell apart [{low}, {high})"
             if f.verdict == "not_confirmed":
                 label = f"{label}, not confirmed"

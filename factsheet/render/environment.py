@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from factsheet.export.text import shown_text
 from factsheet.resources import TEMPLATES, data_file
-from probes.core.measurement import NotMeasured
+from probes.core.measurement import MISSING, NotMeasured
 from probes.load.stats import VERDICT_NAMES
 
 CSS_FILE = "factsheet.css"  # the one stylesheet of every document
@@ -61,18 +61,18 @@ def _shown(value: object) -> object:
 def fmt_num(value: float | int | None, digits: int = 1) -> str:
     """Fixed decimals with thousands separators; '—' for a figure that does not exist."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
+        return MISSING
     return f"{value:,.{digits}f}"
 
 
 def fmt_pct(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{100 * value:.{digits}f} %"
+    return MISSING if value is None else f"{100 * value:.{digits}f} %"
 
 
 def fmt_sig(value: float | int | None, digits: int = 4) -> str:
     """Significant digits, for figures whose magnitude varies (energy, rates, generic numbers)."""
     if value is None:
-        return "—"
+        return MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
@@ -84,7 +84,7 @@ def fmt_sig(value: float | int | None, digits: int = 4) -> str:
 
 def fmt_epoch(seconds: float | None) -> str:
     if seconds is None:
-        return "—"
+        return MISSING
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

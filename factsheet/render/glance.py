@@ -16,7 +16,7 @@ from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.headline.model import Figure, Headline, Rebuild
 from factsheet.document.headline.select import Run, confirmation_run
 from factsheet.document.schema import CapacitySection, Factsheet
-from probes.core.measurement import NotMeasured
+from probes.core.measurement import MISSING, NotMeasured
 from probes.load.metrics import LATENCY_LABELS
 from probes.load.stats import VERDICT_NAMES
 from probes.server_view import ServerView
@@ -121,7 +121,7 @@ def rebuild_words(rb: Rebuild | None, digits: int = 1, unit: str = "", percent: 
 
     def num(v: float | None) -> str:
         if v is None:
-            return "—"
+            return MISSING
         return f"{v:.1%}" if percent else f"{_num(v, digits)}{unit}"
 
     values = ", ".join(num(v) for v in rb.values)

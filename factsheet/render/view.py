@@ -153,9 +153,9 @@ def _capacity_view(capacity) -> dict | None:
             )
         )
     unit = " req/s" if c.knob == "rate" else ""
-    bracket = tuple(fmt_sig(b) if b is not None else "—" for b in c.bracket)
+    bracket = tuple(fmt_sig(b) for b in c.bracket)
     low, high = c.range
-    span = f"[{fmt_sig(low) if low is not None else '—'}, {fmt_sig(high) if high is not None else '—'})"
+    span = f"[{fmt_sig(low)}, {fmt_sig(high)})"
     answer_point = capacity.answer_point()
     answer = next((r for r in rows if r.point is answer_point), None)
     if c.capacity is None:

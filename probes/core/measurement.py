@@ -22,6 +22,15 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# How every output writes a figure that does not exist (an interval without that end, a run that gave none).
+MISSING = "—"
+
+
+def shown(value: float | None, spec: str = "g") -> str:
+    """`value` formatted by `spec`, or MISSING when there is none: one marker in every output."""
+    return MISSING if value is None else format(value, spec)
+
+
 class NotMeasured(Model):
     """A figure or section that could not be measured, and why."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, summarize
+from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, shown, summarize
 from probes.load.metrics import latency_samples
 from probes.load.records import RequestRecord
 from probes.load.stats import QuantileCI, quantile_ci
@@ -62,7 +62,7 @@ def turn_summary(turns: list[TurnFigures] | None) -> list[str]:
     """One line a turn index for a console: TTFT p50/p99 (ms) with n, and the prompt it carried."""
 
     def ms(x: float | None) -> str:
-        return "—" if x is None else f"{x:.1f}"
+        return shown(x, ".1f")
 
     return [
         f"turn {t.turn}: ttft p50 {ms(t.ttft_ms.p(50))} ms, p99 {ms(t.ttft_ms.p(99))} ms (n={t.ttft_ms.n}); "

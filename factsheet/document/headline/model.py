@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from probes.core.measurement import Model
+from probes.core.measurement import Model, shown
 
 Verdict = Literal[
     "sufficient", "conclusive_fail", "insufficient", "lower_bound", "not_confirmed", "not_measured"
@@ -120,7 +120,7 @@ class Figure(Model):
 
 
 def _g(x: float | None) -> str:
-    return "—" if x is None else f"{x:g}"
+    return shown(x)
 
 
 class Headline(Model):
