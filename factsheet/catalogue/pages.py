@@ -239,9 +239,7 @@ def _trend(key: FigureKey, views: list[BuildView], diffs: dict[str, DiffEntry]) 
                 FIGURE_TITLES[key],
                 [f.value for f in figs],
                 _COLORS[key],
-                intervals=[
-                    (f.lower, f.upper) if f.lower is not None and f.upper is not None else None for f in figs
-                ],
+                intervals=[f.bounds() for f in figs],
                 marked=[p.changed for p in points],
             )
         ],

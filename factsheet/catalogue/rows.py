@@ -16,7 +16,7 @@ from pydantic import Field
 from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.headline.model import VERDICT_WORDS
 from factsheet.document.schema import Factsheet
-from probes.core.measurement import Model, NotMeasured
+from probes.core.measurement import Bounded, Model, NotMeasured
 
 FigureKey = Literal["capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000"]
 FIGURE_KEYS: tuple[FigureKey, ...] = ("capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000")
@@ -37,7 +37,7 @@ DIFF_FIGURE: dict[FigureKey, str | None] = {
 }
 
 
-class HeadlineFigure(Model):
+class HeadlineFigure(Bounded, Model):
     """A figure as the factsheet states it, or why there is none."""
 
     value: float | None = None

@@ -100,8 +100,8 @@ def headline_figures(sheet: Factsheet) -> list[Figure]:
                 where += f"; range the probes cannot tell apart [{low}, {high})"
             if f.verdict == "not_confirmed":
                 label = f"{label}, not confirmed"
-        elif f.interval is not None and f.interval.lower is not None and f.interval.upper is not None:
-            ci = (f.interval.lower, f.interval.upper)
+        elif f.interval is not None:
+            ci = f.interval.bounds()
         out.append(
             Figure(
                 f"{HEADLINE}.{f.id}",
@@ -137,9 +137,7 @@ def serving_figures(sheet: Factsheet) -> list[Figure]:
                 if value is None:
                     continue
                 ci = m.percentile_ci.get(f"{key}.p{q}")
-                bounds = (
-                    (ci.lower, ci.upper) if ci and ci.lower is not None and ci.upper is not None else None
-                )
+                bounds = ci.bounds() if ci else None
                 # A p99 states what its samples support; a sweep point's is indicative where they cannot.
                 verdict = VERDICT_WORDS[p99_verdict(m, key)] if q == 99 else ""
                 out.append(
@@ -172,9 +170,7 @@ def serving_figures(sheet: Factsheet) -> list[Figure]:
             )
         if m.goodput is not None:
             gci = m.goodput_ci
-            bounds = (
-                (gci.lower, gci.upper) if gci and gci.lower is not None and gci.upper is not None else None
-            )
+            bounds = gci.bounds() if gci else None
             out.append(
                 Figure(
                     "goodput",

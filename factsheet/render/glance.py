@@ -167,16 +167,12 @@ def _p99_words(run: Run) -> str:
         return "no p99: nothing completed"
     name = LATENCY_LABELS.get(check.metric, check.metric)
     ci = m.percentile_ci.get(f"{check.metric}.p99")
-    bounds = f", 95 % CI [{_num(ci.lower, 0)}, {_num(ci.upper, 0)}] ms" if ci and _bounded(ci) else ""
+    bounds = f", 95 % CI [{_num(ci.lower, 0)}, {_num(ci.upper, 0)}] ms" if ci and ci.bounds() else ""
     verdict = check.sufficiency.verdict if check.sufficiency else None
     return (
         f"p99 {name} {_num(check.p99_ms, 0)} ms{bounds} against the {_num(check.threshold_ms, 0)} ms SLO "
         f"(n {check.n}): {_verdict_words(verdict)}"
     )
-
-
-def _bounded(ci) -> bool:
-    return ci.lower is not None and ci.upper is not None
 
 
 _WHY = {
@@ -238,7 +234,7 @@ def _e2el(f: Figure) -> GlanceRow:
     ci = f.interval
     bounds = (
         f"95 % CI [{_num(ci.lower)}, {_num(ci.upper)}] ms"
-        if ci and _bounded(ci)
+        if ci and ci.bounds()
         else "95 % CI not defined at this n"
     )
     if f.threshold_ms is not None:

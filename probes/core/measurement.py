@@ -31,6 +31,16 @@ def shown(value: float | None, spec: str = "g") -> str:
     return MISSING if value is None else format(value, spec)
 
 
+class Bounded:
+    """An interval whose ends may be missing (None: too few samples for that end, or no end at all). Mixed
+    into every interval type, so "are both ends there" is asked one way."""
+
+    def bounds(self) -> tuple[float, float] | None:
+        """(lower, upper) when both ends exist, else None."""
+        lower, upper = getattr(self, "lower"), getattr(self, "upper")  # noqa: B009 (fields of the model)
+        return None if lower is None or upper is None else (lower, upper)
+
+
 class NotMeasured(Model):
     """A figure or section that could not be measured, and why."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from probes.core.measurement import DEFAULT_PERCENTILES, MS_PER_S, Distribution, Model, summarize
+from probes.core.measurement import DEFAULT_PERCENTILES, MS_PER_S, Bounded, Distribution, Model, summarize
 from probes.load.point import SLO
 from probes.load.records import RequestRecord
 from probes.load.stats import (
@@ -45,7 +45,7 @@ DEFINITIONS = {
 }
 
 
-class GoodputCI(Model):
+class GoodputCI(Bounded, Model):
     """Goodput's interval: attainment's exact binomial interval × measured requests / window."""
 
     attainment: ProportionCI

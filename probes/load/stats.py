@@ -16,7 +16,7 @@ from pydantic import Field
 from scipy.stats import beta, binom
 
 from probes.core.errors import InputError
-from probes.core.measurement import Model
+from probes.core.measurement import Bounded, Model
 
 EARLY_STOPPING_RULE = (
     "MLPerf LoadGen early stopping: n samples with t above the threshold support 'p{q} ≤ threshold' at "
@@ -67,7 +67,7 @@ class SampleSufficiency(Model):
     )
 
 
-class QuantileCI(Model):
+class QuantileCI(Bounded, Model):
     """Confidence interval for a population quantile from the sample's order statistics."""
 
     percentile: float
@@ -82,7 +82,7 @@ class QuantileCI(Model):
     method: str = QUANTILE_CI_METHOD
 
 
-class ProportionCI(Model):
+class ProportionCI(Bounded, Model):
     successes: int
     trials: int
     estimate: float | None

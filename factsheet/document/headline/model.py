@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from probes.core.measurement import Model, shown
+from probes.core.measurement import Bounded, Model, shown
 
 Verdict = Literal[
     "sufficient", "conclusive_fail", "insufficient", "lower_bound", "not_confirmed", "not_measured"
@@ -32,7 +32,7 @@ METHOD = (
 )
 
 
-class Interval(Model):
+class Interval(Bounded, Model):
     """A figure's interval: a 95 % confidence interval, or for a capacity the range its probes establish."""
 
     lower: float | None = Field(description="None: no lower end at this n")
