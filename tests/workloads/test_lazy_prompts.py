@@ -26,6 +26,7 @@ from probes.load.workloads.drawn import CHECKPOINT, CycledPrompts, DrawnPrompts
 from probes.load.workloads.plan import Plan, digest_json
 from probes.load.workloads.profiles import CodeProfile, JsonlProfile, SyntheticProfile
 from probes.load.workloads.registry import build_plan
+from probes.load.workloads.synthetic import workload_config
 from tests.support.humaneval_path import DATASET as HUMANEVAL
 
 # (profile, context) → prompts digest, output lengths digest, as main at 0c879a4 built them
@@ -75,17 +76,6 @@ def _listed(spec: WorkloadConfig, count: int) -> tuple[list[str], list[int] | No
     return prompts, lengths(spec.output_len)
 
 
-def _spec(profile: SyntheticProfile, ctx: BuildContext) -> WorkloadConfig:
-    return WorkloadConfig(
-        input_len=ctx.input_len,
-        output_len=ctx.output_len,
-        length_distribution=profile.length_distribution,
-        length_spread=profile.length_spread,
-        tokenizer_path=ctx.tokenizer_path,
-        seed=ctx.seed,
-    )
-
-
 def _same_as_listed(plan, listed: list[str]) -> None:
     prompts = plan.prompts
     assert isinstance(prompts, DrawnPrompts | CycledPrompts)  # not a list
@@ -108,14 +98,16 @@ def _same_as_listed(plan, listed: list[str]) -> None:
 def test_synthetic_prompts_drawn_when_due_are_the_listed_ones(profile, ctx, digest, out_digest):
     plan = build_plan(profile, ctx)
     assert plan.workload.prompts_digest == digest and plan.workload.output_lens_digest == out_digest
-    listed, out = _listed(_spec(profile, ctx), ctx.count)
+    listed, out = _listed(workload_config(profile, ctx), ctx.count)
     _same_as_listed(plan, listed)
     assert plan.output_lens == (None if profile.length_distribution == "fixed" else out)
     # the requests digest a run records: of the bodies built from the prompts, as from the list
     work = lambda p: WorkItem(Endpoint("http://h", "m"), p, 8, keep_bodies=False)  # noqa: E731
     listed_plan = Plan(listed, plan.output_lens, plan.workload)
     assert work(plan).digest_of(list(range(ctx.count))) == work(listed_plan).digest_of(list(range(ctx.count)))
-    built = build_workload(_spec(profile, ctx), ctx.count)  # the spec's path (probe load --dataset synthetic)
+    built = build_workload(
+        workload_config(profile, ctx), ctx.count
+    )  # the spec's path (probe load --dataset synthetic)
     assert built.workload.prompts_digest == digest and built.output_lens == out
 
 
@@ -123,7 +115,7 @@ def test_synthetic_prompts_trimmed_by_a_tokenizer_are_the_listed_ones(tokenizer_
     profile = SyntheticProfile(length_distribution="uniform", length_spread=0.5)
     ctx = BuildContext(300, 1, 16, 8, tokenizer_json)
     plan = build_plan(profile, ctx)
-    _same_as_listed(plan, _listed(_spec(profile, ctx), ctx.count)[0])
+    _same_as_listed(plan, _listed(workload_config(profile, ctx), ctx.count)[0])
     if sha256_file(tokenizer_json) == TOKENIZER:
         assert plan.workload.prompts_digest == (
             "sha256:2e9db51ee0c67b46821cb2f863d667123f5b5f1d8a54c75d2627ab71488a5e99"

@@ -16,7 +16,13 @@ def build(profile: SyntheticProfile, ctx: BuildContext) -> Plan:
         # Exactly the prompts an earlier version sent (max_tokens = the point's output_len).
         prompts, workload = synthetic_prompts(ctx.count, ctx.input_len, ctx.seed, ctx.tokenizer_path)
         return Plan(prompts, None, stamped(workload, profile, GENERATOR_VERSION))
-    spec = WorkloadConfig(
+    built = synthetic_workload(workload_config(profile, ctx), ctx.count)
+    return Plan(built.prompts, built.output_lens, stamped(built.workload, profile, GENERATOR_VERSION))
+
+
+def workload_config(profile: SyntheticProfile, ctx: BuildContext) -> WorkloadConfig:
+    """The synthetic generator's settings for `profile` at the build's point (lengths, spread, tokenizer, seed)."""
+    return WorkloadConfig(
         input_len=ctx.input_len,
         output_len=ctx.output_len,
         length_distribution=profile.length_distribution,
@@ -24,5 +30,3 @@ def build(profile: SyntheticProfile, ctx: BuildContext) -> Plan:
         tokenizer_path=ctx.tokenizer_path,
         seed=ctx.seed,
     )
-    built = synthetic_workload(spec, ctx.count)
-    return Plan(built.prompts, built.output_lens, stamped(built.workload, profile, GENERATOR_VERSION))
