@@ -93,7 +93,8 @@ def _summary(result: PointResult) -> list[str]:
     if result.client is not None:
         c = result.client
         lines.append(
-            f"client: {c.workers} workers ({c.event_loop}), event-loop lag p50 {_fmt(c.loop_lag_ms.p(50), 3)} / "
+            f"client: {c.workers} worker{'s' if c.workers > 1 else ''} ({c.event_loop}), "
+            f"event-loop lag p50 {_fmt(c.loop_lag_ms.p(50), 3)} / "
             f"p99 {_fmt(c.loop_lag_ms.p(99), 3)} ms, write delay p99 {_fmt(c.write_delay_ms.p(99), 3)} ms"
         )
         for o in c.clock_offsets or []:

@@ -71,7 +71,11 @@ from tuner import TuningResult
 # (`achieved_rate_written`, `achieved_fraction_written`, `write_lag_ms`; a worker's client check too), and the
 # client-bound rule reads them beside sent_s's. The send lag is unchanged (from sent_s), its definition now
 # naming the time it uses.
-SCHEMA_VERSION = "1.8.0"
+# 1.9.0: every load point states its client check (`load.points[].result.client`), one worker too: the
+# single-process run samples its event-loop lag as each of many workers does and is judged by the same rule
+# (`client.workers` may be 1), so a closed loop sent by one process has a validity verdict; an open loop's
+# arrivals rule is unchanged and enters the check's verdict.
+SCHEMA_VERSION = "1.9.0"
 
 
 class ModelIdentity(Model):

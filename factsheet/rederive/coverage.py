@@ -139,8 +139,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     (f"{P}.host_load", "attested only", "never written (the run's host load is load.points[].host_load)"),
     ("load.points[].host_load", "attested only", "the host's CPU over the run from /proc as found (>= 1.6.0): "
      "no record keeps it"),
-    (f"{P}.client", "attested only", "load.workers > 1: the workers' event-loop lag, sampled during the run and "
-     "not kept in the records, and the verdict resting on it (>= 1.6.0)"),
+    (f"{P}.client", "attested only", "the workers' event-loop lag, sampled during the run and not kept in the "
+     "records, and the verdict resting on it (>= 1.6.0 with load.workers > 1; every point >= 1.9.0)"),
     # Capacity: the load section's search, and each compared workload's (below).
     *_capacity_rules("load.capacity"),
     # Compared workloads (schema >= 1.4.0).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
 import gc
@@ -24,6 +25,8 @@ from probes.load.records import RequestRecord
 from probes.load.sessions import closed_sessions, open_sessions
 from probes.load.turns import TurnFigures, turn_figures
 from probes.load.workers import ClientCheck, Executor, Fleet, Outcome, WorkerCheck, check_split
+from probes.load.workers.check import running_event_loop, sample_loop_lag
+from probes.load.workers.child import WorkerReport
 from probes.load.workers.ray_fleet import RayFleet
 from probes.load.workload import Workload, synthetic_prompts
 from probes.load.workloads.context import BuildContext
@@ -137,8 +140,9 @@ class PointResult(Model):
     )
     client: ClientCheck | None = Field(
         None,
-        description="load.workers > 1: each worker's event-loop lag and the client-bound verdict per worker "
-        "and for the whole (schema >= 1.6.0; None: one worker, judged by `arrivals` as before)",
+        description="each worker's event-loop lag and the client-bound verdict per worker and for the whole "
+        "(schema >= 1.6.0 with load.workers > 1; every point from 1.9.0: one worker is judged by its own loop "
+        "lag too; None: an older one-worker point, judged by `arrivals` alone)",
     )
 
 
@@ -250,6 +254,10 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
         # bodies are rebuilt from the plan for it after the run, so memory does not grow with the run's length.
         sessions = plan.sessions is not None
         work = WorkItem(endpoint, plan, point.output_len, keep_bodies=sessions)
+        # The client's own delay, sampled as each of many workers samples its own: a closed loop has no
+        # schedule to lag behind, so this is the only reading of how late its response stamps can be.
+        lags = array.array("d")
+        sampler = asyncio.create_task(sample_loop_lag(lags))
         try:
             if plan.sessions is not None:
                 records = await _sessions(client, endpoint, point, work, run, progress)
@@ -257,10 +265,15 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
                 loop = _closed_loop if point.mode == "closed" else _open_loop
                 records = await loop(client, endpoint, point, work, run, progress)
         finally:
+            sampler.cancel()
             scrapes = scraper.stop() if scraper else missing
     digest = work.digest() if sessions else work.digest_of([r.index for r in records])
     workload = plan.workload.model_copy(update={"requests_digest": digest})
-    return _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
+    result = _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
+    alone = WorkerReport(worker=0, sent=len(records), loop_lag_ms=lags.tolist())
+    outcome = Outcome(records, [alone], run.t0, started_at, event_loop=running_event_loop())
+    result.client = client_check(records, point, result.metrics, result.arrivals, outcome)
+    return result
 
 
 def _fleet(executor: Executor, ray_address: str | None):
@@ -322,15 +335,17 @@ def client_check(
     outcome: Outcome,
 ) -> ClientCheck:
     """The client-bound rule per worker (its loop lag; open loop: its share's arrivals too) and for the
-    whole, each reason naming its worker."""
+    whole, each reason naming its worker. One worker (the single-process run, whose records name none) is
+    judged by the same rule: its share is every record, so the whole run's arrivals are its own."""
     per: list[WorkerCheck] = []
     by_worker: dict[int, list[RequestRecord]] = {}
+    alone = len(outcome.reports) == 1
     for r in records:
         by_worker.setdefault(r.worker if r.worker is not None else -1, []).append(r)
     for report in outcome.reports:
         lag = summarize(report.loop_lag_ms, unit="ms", definition=_LOOP_LAG)
         reasons = _client_delay_reasons(lag, metrics, "loop lag")
-        arrivals = _arrivals(by_worker.get(report.worker, []), point, metrics)
+        arrivals = _arrivals(records if alone else by_worker.get(report.worker, []), point, metrics)
         if arrivals is not None:
             reasons += arrivals.client_bound_reasons
         per.append(
@@ -347,7 +362,8 @@ def client_check(
             )  # fmt: skip
         )
     reasons = [f"worker {c.worker}: {why}" for c in per for why in c.reasons]
-    reasons += [f"whole run: {why}" for why in (whole.client_bound_reasons if whole else [])]
+    if not alone:  # one worker's arrivals are the whole run's: its reasons are already there, once
+        reasons += [f"whole run: {why}" for why in (whole.client_bound_reasons if whole else [])]
     written = [1000 * (r.written_s - r.sent_s) for r in records if r.written_s is not None]
     return ClientCheck(
         workers=len(outcome.reports),

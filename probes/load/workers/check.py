@@ -1,8 +1,12 @@
-"""What a many-worker run states about its own client: each worker's event-loop lag, and the client-bound
-verdict applied per worker and to the whole, naming the worker that fell behind."""
+"""What a load run states about its own client: each worker's event-loop lag, and the client-bound verdict
+applied per worker and to the whole, naming the worker that fell behind. One worker (the single-process
+run) is sampled and judged by the same code as each of many."""
 
 from __future__ import annotations
 
+import array
+import asyncio
+import time
 from typing import Literal
 
 from pydantic import Field
@@ -15,13 +19,28 @@ from probes.core.measurement import Distribution, Model
 # the client's own delay (there is no schedule to lag behind).
 LAG_INTERVAL_S = 0.01
 LOOP_RULE = (
-    "with load.workers > 1, each worker samples its event loop's lag (how late a 10 ms timer fires) "
-    "throughout the run; a worker is client-bound when that lag at p50 or p99 > 5 % of the smallest TTFT "
+    "each worker (with load.workers 1, the run's one process) samples its event loop's lag (how late a "
+    "10 ms timer fires) throughout the run; a worker is client-bound when that lag at p50 or p99 > 5 % of the smallest TTFT "
     "or E2EL figure at that percentile (the resolution latency figures are stated to), or, in an open loop, "
     "when its own share of the schedule breaks the arrivals rule (achieved rate and lag, by sent_s and by "
     "the last byte, written_s); the whole is "
     "client-bound when any worker is or when the whole run's arrivals are"
 )
+EventLoop = Literal["uvloop", "asyncio"]
+
+
+async def sample_loop_lag(out: array.array) -> None:
+    """Until cancelled: every LAG_INTERVAL_S, how late (ms) the timer fired, appended to `out` (an array
+    of doubles, so a long run's samples cost 8 bytes each)."""
+    while True:
+        t = time.perf_counter()
+        await asyncio.sleep(LAG_INTERVAL_S)
+        out.append(1000 * (time.perf_counter() - t - LAG_INTERVAL_S))
+
+
+def running_event_loop() -> EventLoop:
+    """Which event loop this coroutine runs on: a caller of the single-process run may bring uvloop's."""
+    return "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
 
 
 class WorkerCheck(Model):
@@ -51,11 +70,12 @@ class ClockOffset(Model):
 
 
 class ClientCheck(Model):
-    """The client's own validity over a run split across worker processes (schema >= 1.6.0)."""
+    """The client's own validity over a load run: split across worker processes (schema >= 1.6.0), or sent
+    by one (schema >= 1.9.0)."""
 
-    workers: int = Field(ge=2)
+    workers: int = Field(ge=1, description="worker processes that sent the point (1: the single-process run)")
     executor: Literal["processes", "ray"] = "processes"
-    event_loop: Literal["uvloop", "asyncio"]
+    event_loop: EventLoop
     loop_lag_interval_ms: float = 1000 * LAG_INTERVAL_S
     loop_lag_ms: Distribution = Field(description="every worker's lag samples pooled")
     write_delay_ms: Distribution = Field(

@@ -12,7 +12,7 @@ import gc
 import signal
 import time
 from dataclasses import dataclass
-from typing import IO, Literal
+from typing import IO
 
 from pydantic import Field
 
@@ -21,7 +21,7 @@ from probes.load.client import Endpoint, begin_body, new_client, warm
 from probes.load.drive import RunState, WorkItem, send_request
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord, record_line
-from probes.load.workers.check import LAG_INTERVAL_S
+from probes.load.workers.check import EventLoop, sample_loop_lag
 from probes.load.workloads.plan import Plan
 
 try:  # optional at run time: the loop is the standard one where uvloop is not installed (Windows)
@@ -29,7 +29,6 @@ try:  # optional at run time: the loop is the standard one where uvloop is not i
 except ImportError:  # pragma: no cover - uvloop is a dependency where it installs
     uvloop = None
 
-EventLoop = Literal["uvloop", "asyncio"]
 EVENT_LOOP: EventLoop = "uvloop" if uvloop is not None else "asyncio"
 
 
@@ -168,7 +167,7 @@ async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
             t0 = shared.start_at.value
             await asyncio.sleep(max(0.0, t0 - time.perf_counter()))
             run = _SharedRun(point, t0, shared)
-            sampler = asyncio.create_task(_sample_lag(lags))
+            sampler = asyncio.create_task(sample_loop_lag(lags))
             work = WorkItem(endpoint, job.plan, point.output_len, keep_bodies=False)
             sink = _Sink(out, shared, job.worker)
             try:
@@ -194,13 +193,6 @@ class _Sink:
         self.out.write(record_line(rec))
         self.count += 1
         self.shared.done[self.worker] = self.count
-
-
-async def _sample_lag(out: array.array) -> None:
-    while True:
-        t = time.perf_counter()
-        await asyncio.sleep(LAG_INTERVAL_S)
-        out.append(1000 * (time.perf_counter() - t - LAG_INTERVAL_S))
 
 
 async def _closed(client, job: WorkerJob, work: WorkItem, run: RunState, sink: _Sink, shared: Shared) -> None:

@@ -22,8 +22,8 @@ from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.workers.check import ClockOffset
-from probes.load.workers.child import EVENT_LOOP, EventLoop, Shared, WorkerJob, WorkerReport, main
+from probes.load.workers.check import ClockOffset, EventLoop
+from probes.load.workers.child import EVENT_LOOP, Shared, WorkerJob, WorkerReport, main
 from probes.load.workloads.plan import Plan
 
 Workers = int | Literal["auto"]
