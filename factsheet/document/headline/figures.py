@@ -4,12 +4,14 @@ interval over tasks is computed from its stated rate and task count)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from factsheet.document.headline import rebuild
 from factsheet.document.headline.model import Figure, Headline, Interval, Rebuild, Verdict
 from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.headline.select import Run, answer_run, confirmation_run, informative_run
 from factsheet.document.schema import CapacitySection, Factsheet
-from factsheet.document.versions import FLOORS_REBUILD, at_least
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import RANGE_METHOD
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
@@ -27,14 +29,43 @@ _P99_VERDICT: dict[str, Verdict] = {
 }
 
 
+@dataclass(frozen=True)
+class _OfRun:
+    """A page-1 figure as read from one run's metrics: its value, and its within-run interval (both ends, or
+    None) that bounds how narrow a rebuild interval of it may be (rebuild.WIDEN_METHOD)."""
+
+    value: Callable[[LoadMetrics], float | None]
+    interval: Callable[[LoadMetrics], tuple[float, float] | None]
+    share: bool = False
+
+
+def _p99_of(metric: str) -> _OfRun:
+    def ci(m: LoadMetrics) -> tuple[float, float] | None:
+        q = m.percentile_ci.get(f"{metric}.p99")
+        return q.bounds() if q is not None else None
+
+    return _OfRun(lambda m: getattr(m, metric).p(99), ci)
+
+
+_P99S = {f"{k}.p99": _p99_of(k) for k in LATENCY_LABELS}
+_OF_RUN = {f"{k}.p99": _P99S[f"{k}.p99"] for k in LATENCIES} | {
+    "goodput": _OfRun(lambda m: m.goodput, lambda m: m.goodput_ci.bounds() if m.goodput_ci else None),
+    "slo_attainment": _OfRun(
+        lambda m: m.slo_attainment,
+        lambda m: m.goodput_ci.attainment.bounds() if m.goodput_ci else None,
+        share=True,
+    ),
+}
+
+
 def headline(sheet: Factsheet) -> Headline:
     """Page 1's figures of `sheet`, in page order."""
     run = informative_run(sheet.load)
-    floor = at_least(sheet.schema_version, FLOORS_REBUILD)
+    guards = rebuild.Guards.of(sheet.schema_version)
     return Headline(
         figures=[
-            *_capacities(sheet, floor),
-            *_run_figures(sheet, run, floor),
+            *_capacities(sheet, guards),
+            *_run_figures(sheet, run, guards),
             _pass_at_1(sheet),
             _energy(sheet),
         ]
@@ -55,15 +86,15 @@ def _nm(id: str, label: str, unit: str, reason: str, source: str, rule: str) -> 
 # --- capacity at SLO ------------------------------------------------------------------------------------
 
 
-def _capacities(sheet: Factsheet, floor: bool) -> list[Figure]:
+def _capacities(sheet: Factsheet, guards: rebuild.Guards) -> list[Figure]:
     """The load section's capacity, then each compared workload's, each naming its profile."""
     if isinstance(sheet.load, NotMeasured):
         return [_nm("capacity_at_slo", "Capacity at SLO", "", sheet.load.reason, "/load", RULE_ANSWER_WORDS)]
-    out = [_capacity("capacity_at_slo", sheet.load.capacity, "/load/capacity", sheet.load.profile(), floor)]
+    out = [_capacity("capacity_at_slo", sheet.load.capacity, "/load/capacity", sheet.load.profile(), guards)]
     for k, c in enumerate(sheet.load.compared_workloads):
         base = f"/load/compared_workloads/{k}/capacity"
         out.append(
-            _capacity(f"capacity_at_slo.{c.workload.profile}", c.capacity, base, c.workload.profile, floor)
+            _capacity(f"capacity_at_slo.{c.workload.profile}", c.capacity, base, c.workload.profile, guards)
         )
     return out
 
@@ -77,10 +108,12 @@ RULE_ANSWER_WORDS = (
 def capacity_figure(cap: CapacitySection, profile: str) -> Figure:
     """A capacity section's page-1 figure on its own (pointers relative to the section): what `diff` states
     of each side."""
-    return _capacity("capacity_at_slo", cap, "", profile, floor=True)
+    return _capacity("capacity_at_slo", cap, "", profile, rebuild.Guards(floor=True, widen=True))
 
 
-def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: str, floor: bool) -> Figure:
+def _capacity(
+    id: str, cap: CapacitySection | NotMeasured, base: str, profile: str, guards: rebuild.Guards
+) -> Figure:
     label = "Capacity at SLO"
     if isinstance(cap, NotMeasured):
         return _nm(id, label, "", cap.reason, base, RULE_ANSWER_WORDS).model_copy(update={"profile": profile})
@@ -100,28 +133,30 @@ def _capacity(id: str, cap: CapacitySection | NotMeasured, base: str, profile: s
         source=run.pointer if run else f"{base}/result", run=run.where if run else None,
         rule=RULE_ANSWER_WORDS, note=note, profile=profile,
         slo_attainment=run.metrics.slo_attainment if run and r.capacity is not None else None,
-        rests_on=rests_on, rebuild=_capacity_rebuild(cap, base, floor),
+        rests_on=rests_on, rebuild=_capacity_rebuild(cap, base, guards),
     )  # fmt: skip
 
 
-def _capacity_rebuild(cap: CapacitySection, base: str, floor: bool) -> Rebuild | None:
+def _capacity_rebuild(cap: CapacitySection, base: str, guards: rebuild.Guards) -> Rebuild | None:
     """A capacity's repeats: its run's p99 metric over them, and how many passed the pass rule."""
     rep = repeated(cap, base)
     if rep is None:
         return None
     metric = cap.result.slo.p99_metric
     of = f"p99 {LATENCY_LABELS.get(metric, metric)} of the capacity's run (ms)"
-    return _rebuild(
-        rep, of, lambda m: getattr(m, metric).p(99), floor, passed=sum(r.passed for r in rep.runs)
-    )
+    return _rebuild(rep, of, _P99S[f"{metric}.p99"], guards, passed=sum(r.passed for r in rep.runs))
 
 
-def _rebuild(rep: Repeated, of: str, value, floor: bool, passed: int | None = None) -> Rebuild:
-    """`value(metrics)` over the repeats of `rep` (`floor`: schema >= 1.8.0, no negative lower end)."""
-    values = [value(r.metrics) for r in rep.runs]
+def _rebuild(
+    rep: Repeated, of: str, figure: _OfRun, guards: rebuild.Guards, passed: int | None = None
+) -> Rebuild:
+    """`figure` over the repeats of `rep`, with the guards of the document's version (rebuild.Guards)."""
+    values = [figure.value(r.metrics) for r in rep.runs]
+    within = [figure.interval(r.metrics) for r in rep.runs] if guards.widen else None
     sources = [r.pointer for r in rep.runs]
     busy = sum(r.busy for r in rep.runs)
-    return rebuild.summary(of, values, sources, rep.isolation, passed=passed, busy=busy, floor=floor)
+    return rebuild.summary(of, values, sources, rep.isolation, passed=passed, busy=busy, floor=guards.floor,
+                           within=within, share=figure.share)  # fmt: skip
 
 
 def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, str]:
@@ -165,7 +200,7 @@ def p99_verdict(m: LoadMetrics, metric: str) -> Verdict:
     return "sufficient" if suff.sufficient else "insufficient"
 
 
-def _run_figures(sheet: Factsheet, run: Run | None, floor: bool) -> list[Figure]:
+def _run_figures(sheet: Factsheet, run: Run | None, guards: rebuild.Guards) -> list[Figure]:
     labels = [(f"{k}.p99", f"p99 {LATENCY_LABELS.get(k, k)}", "ms") for k in LATENCIES]
     labels += [("goodput", "Goodput", "req/s"), ("slo_attainment", "SLO attainment", "fraction")]
     if run is None:
@@ -177,9 +212,7 @@ def _run_figures(sheet: Factsheet, run: Run | None, floor: bool) -> list[Figure]
     if rep is None or rep.runs[0].pointer != run.pointer:
         return out
     # The figures' run was repeated: each figure over the repeats, with its rebuild interval.
-    values = {f"{k}.p99": (lambda m, k=k: getattr(m, k).p(99)) for k in LATENCIES}
-    values |= {"goodput": lambda m: m.goodput, "slo_attainment": lambda m: m.slo_attainment}
-    return [f.model_copy(update={"rebuild": _rebuild(rep, "the figure", values[f.id], floor)}) for f in out]
+    return [f.model_copy(update={"rebuild": _rebuild(rep, "the figure", _OF_RUN[f.id], guards)}) for f in out]
 
 
 RULE_HEADLINE_WORDS = "the capacity's run (see the capacity's rule), else the headline load point"

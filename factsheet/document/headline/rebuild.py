@@ -5,16 +5,25 @@ independent draws from one normal distribution, within x̄ ± t(k − 1, 0.975) 
 probability 95 %: the normal-theory prediction interval for one new observation (its √(1 + 1/k): the new
 run's own spread plus the uncertainty of x̄). A nonparametric interval needs more runs: the range of k runs
 covers a next one with probability (k − 1)/(k + 1) only, 50 % at k = 3, 95 % from k = 39.
+
+Two guards (schema >= 1.9.0, WIDEN_METHOD). k = 3 runs can agree by chance, most often for a figure that takes
+few values (an attainment of 432 of 459 in each of three runs: s = 0, an interval of zero width), yet a next
+build's value still carries its own run's sampling noise. So the half-width is no less than the repeats' mean
+within-run 95 % half-width × √(1 + 1/k): the same prediction form, with the within-run interval standing for
+t · s. And a share (attainment) cannot exceed 1, so its upper end is no more than 1, as no figure's lower end
+is less than 0 (FLOOR_METHOD, from 1.8.0).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 
 from scipy.stats import t as student_t
 
 from factsheet.document.headline.model import Interval, Rebuild
+from factsheet.document.versions import FLOORS_REBUILD, WIDENS_REBUILD, at_least
 
 CONFIDENCE = 0.95
 MIN_REPEATS = 3  # two runs give one degree of freedom: t(1, 0.975) = 12.7, an interval that says nothing
@@ -27,6 +36,24 @@ REBUILD_METHOD = (
 # A figure that cannot be negative (a latency, a rate, a share) gets no negative lower end (schema >= 1.8.0:
 # before, the normal interval of a widely spread figure could state one, e.g. −302 ms for a p99 E2EL).
 FLOOR_METHOD = f"{REBUILD_METHOD}; its lower end no less than 0, as the figure cannot be negative"
+WIDEN_METHOD = (
+    f"{FLOOR_METHOD}; its half-width no less than the repeats' mean within-run {CONFIDENCE:.0%} half-width × "
+    "√(1 + 1/k), as a next build carries its own run's sampling noise however closely k runs agreed"
+)
+SHARE_METHOD = f"{WIDEN_METHOD}; its upper end no more than 1, as the figure is a share"
+
+
+@dataclass(frozen=True)
+class Guards:
+    """Which guards a document's rebuild intervals carry, by its schema version: `floor` (1.8.0), `widen`
+    (1.9.0, with a share's ceiling). Read once per document, so the build and `validate` apply the same."""
+
+    floor: bool
+    widen: bool
+
+    @classmethod
+    def of(cls, schema_version: str) -> Guards:
+        return cls(at_least(schema_version, FLOORS_REBUILD), at_least(schema_version, WIDENS_REBUILD))
 
 
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
@@ -47,17 +74,32 @@ def rebuild_interval(
     return mean, sd, mean - half, mean + half
 
 
+def within_half(intervals: list[tuple[float, float] | None]) -> float | None:
+    """The repeats' mean within-run half-width, over those whose interval has both ends (None: none has)."""
+    halves = [(b[1] - b[0]) / 2 for b in intervals if b is not None]
+    return statistics.fmean(halves) if halves else None
+
+
 def summary(of: str, values: list[float | None], sources: list[str], isolation: str, *, passed: int | None = None,
-            busy: int = 0, floor: bool = False) -> Rebuild:  # fmt: skip
+            busy: int = 0, floor: bool = False, within: list[tuple[float, float] | None] | None = None,
+            share: bool = False) -> Rebuild:  # fmt: skip
     """A figure over its k repeats (`values` in run order, None where a run gave none): spread and rebuild
     interval over those with a value, none when fewer than MIN_REPEATS have one; `floor`: the lower end is no
-    less than 0 (FLOOR_METHOD)."""
+    less than 0 (FLOOR_METHOD); `within` (schema >= 1.9.0): each repeat's own interval, the half-width's least
+    (WIDEN_METHOD); `share` (with `within`): the upper end no more than 1 (SHARE_METHOD)."""
     known = [v for v in values if v is not None]
     mean = sd = interval = None
     if len(known) >= MIN_REPEATS:
         mean, sd, lower, upper = rebuild_interval(known)
+        method = FLOOR_METHOD if floor else REBUILD_METHOD
+        if within is not None:
+            least = (within_half(within) or 0.0) * math.sqrt(1 + 1 / len(known))
+            lower, upper = min(lower, mean - least), max(upper, mean + least)
+            method = SHARE_METHOD if share else WIDEN_METHOD
+            if share:
+                upper = min(upper, 1.0)
         if floor:
             lower = max(lower, 0.0)
-        interval = Interval(lower=lower, upper=upper, method=FLOOR_METHOD if floor else REBUILD_METHOD)
+        interval = Interval(lower=lower, upper=upper, method=method)
     return Rebuild(of=of, k=len(values), values=values, sources=sources, mean=mean, sd=sd, interval=interval,
                    isolation=isolation, passed=passed, busy=busy)  # fmt: skip
