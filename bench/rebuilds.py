@@ -143,6 +143,38 @@ def _fmt(x: float | None, digits: int = 1) -> str:
     return "—" if x is None else f"{x:,.{digits}f}"
 
 
+def _against(first: Build, later: list[Build], out: list[str], every: bool = True) -> tuple[int, int]:
+    """How many of the later builds' values at first's load lie inside first's rebuild intervals, of how
+    many were at that load. Each comparison is written to `out`; with every=False only the comparable ones,
+    on one line each."""
+    inside = total = 0
+    for id, f in first.figures.items():
+        if f.rebuild is None or f.rebuild.interval is None:
+            continue
+        rb, at = f.rebuild, first.values.get(id)
+        lo, hi = rb.interval.lower, rb.interval.upper
+        if every:
+            out.append(f"{id} ({rb.of}) at {at if at is not None else '—'}: {first.name} repeats "
+                       f"{', '.join(_fmt(v) for v in rb.values)}; interval [{_fmt(lo)}, {_fmt(hi)}]")  # fmt: skip
+        for b in later:
+            g = b.figures.get(id)
+            if g is None or b.values.get(id) != at:
+                if every:
+                    out.append(f"  {b.name}: not comparable (its run is at {b.values.get(id)}, not {at})")
+                continue
+            v = g.rebuild.values[0] if g.rebuild else g.value
+            ok = v is not None and lo is not None and hi is not None and lo <= v <= hi
+            inside, total = inside + ok, total + 1
+            verdict = "inside" if ok else "OUTSIDE"
+            if every:
+                out.append(f"  {b.name}: {_fmt(v)} {verdict}")
+            else:
+                out.append(
+                    f"{first.name} → {b.name}, {id} at {at:g}: {_fmt(v)} {verdict} [{_fmt(lo)}, {_fmt(hi)}]"
+                )
+    return inside, total
+
+
 def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
     out: list[str] = []
     first = builds[0]
@@ -175,24 +207,17 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
         out.append(f"{id}: {runs}{spread}")
     out.append("")
     out.append("## figures with a rebuild interval: build 1's interval against the later builds")
-    inside = total = 0
-    for id, f in first.figures.items():
-        if f.rebuild is None or f.rebuild.interval is None:
-            continue
-        rb, at = f.rebuild, first.values.get(id)
-        lo, hi = rb.interval.lower, rb.interval.upper
-        out.append(f"{id} ({rb.of}) at {at if at is not None else '—'}: build 1 repeats "
-                   f"{', '.join(_fmt(v) for v in rb.values)}; interval [{_fmt(lo)}, {_fmt(hi)}]")  # fmt: skip
-        for b in builds[1:]:
-            g = b.figures.get(id)
-            if g is None or b.values.get(id) != at:
-                out.append(f"  {b.name}: not comparable (its run is at {b.values.get(id)}, not {at})")
-                continue
-            v = g.rebuild.values[0] if g.rebuild else g.value
-            ok = v is not None and lo is not None and hi is not None and lo <= v <= hi
-            inside, total = inside + ok, total + 1
-            out.append(f"  {b.name}: {_fmt(v)} {'inside' if ok else 'OUTSIDE'}")
+    inside, total = _against(builds[0], builds[1:], out)
     out.append(f"inside build 1's rebuild interval: {inside} of {total} comparable values")
+    out.append("")
+    # Build 1's repeated run is often at another load than a later build's (their answers differ), so
+    # every earlier build's interval is tried too: each pair at one load is one more test of the interval.
+    out.append("## every earlier build's interval against each later build at the same load")
+    inside = total = 0
+    for i, earlier in enumerate(builds[:-1]):
+        got, of = _against(earlier, builds[i + 1 :], out, every=False)
+        inside, total = inside + got, total + of
+    out.append(f"inside the earlier build's rebuild interval: {inside} of {total} comparable pairs")
     out.append("")
     out.append("## factsheet diff, every pair (old → new)")
     verdicts: dict[str, int] = {}
@@ -226,11 +251,26 @@ def main() -> None:
     ap.add_argument("--analyse-only", action="store_true", help="read WORK/b1 … WORK/bN built before")
     ap.add_argument("--results", type=Path, default=ROOT / "bench" / "rebuilds_results.txt")
     args = ap.parse_args()
+
+    def refuse(why: str) -> None:  # bad input: one line, exit 2
+        ap.exit(2, f"rebuilds.py: {why}\n")
+
     if args.n < 2:
-        raise SystemExit("-n: at least 2 builds")
+        refuse("-n: at least 2 builds")
+    if args.repeats < 3:
+        refuse(f"--repeats: {args.repeats}: at least 3 (a rebuild interval needs k >= 3 runs)")
+    if not args.analyse_only and not args.spec.is_file():
+        refuse(f"--spec: {args.spec.name}: no such file")
+    if args.analyse_only and args.work is None:
+        refuse("--analyse-only: needs --work DIR, the folder of the builds made before")
     work = args.work or Path(tempfile.mkdtemp(prefix="rebuilds-"))
+    if work.exists() and not work.is_dir():
+        refuse(f"--work: {work.name}: not a folder")
     work.mkdir(parents=True, exist_ok=True)
     folders = [work / f"b{k}" for k in range(1, args.n + 1)]
+    missing = [f.name for f in folders if args.analyse_only and not (f / "factsheet.json").is_file()]
+    if missing:
+        refuse(f"--analyse-only: no factsheet.json in {', '.join(missing)} of --work")
     if not args.analyse_only:
         spec = _spec_with_repeats(args.spec, args.repeats, work)
         for folder in folders:
