@@ -42,8 +42,9 @@ from pathlib import Path
 
 import yaml
 
+from factsheet.document.headline.figures import headline
 from factsheet.document.headline.model import Figure
-from factsheet.document.schema import Factsheet
+from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTSHEET = Path(sys.executable).parent / "factsheet"
@@ -56,6 +57,7 @@ class Build:
     name: str
     seconds: float | None
     figures: dict[str, Figure]
+    restated: dict[str, Figure]  # page 1 as this tool states it (its schema's rules), from the same runs
     values: dict[str, float | None]  # each figure's run's knob value (None: not a capacity run)
     busy_runs: int
     runs: int
@@ -104,13 +106,15 @@ def _read(folder: Path) -> Build:
     text = (folder / "factsheet.json").read_text()
     doc, sheet = json.loads(text), Factsheet.model_validate_json(text)
     figures = {f.id: f for f in sheet.headline.figures}
+    now = sheet.model_copy(update={"schema_version": SCHEMA_VERSION})
+    restated = {f.id: f for f in headline(now).figures}
     # A figure with a rebuild interval is of its repeated run: the value that run was at.
     values = {
         id: _run_value(doc, f.rebuild.sources[0] if f.rebuild else f.source) for id, f in figures.items()
     }
     loads = [h for h in _host_loads(doc)]
     seconds = folder.parent / f"{folder.name}.seconds"
-    return Build(folder.name, float(seconds.read_text()) if seconds.exists() else None, figures, values,
+    return Build(folder.name, float(seconds.read_text()) if seconds.exists() else None, figures, restated, values,
                  sum(1 for h in loads if h.get("busy")), len(loads))  # fmt: skip
 
 
@@ -139,16 +143,21 @@ def _diff(a: Path, b: Path) -> tuple[int, dict]:
         return rc, json.loads((Path(out) / "diff.json").read_text())
 
 
-def _fmt(x: float | None, digits: int = 1) -> str:
-    return "—" if x is None else f"{x:,.{digits}f}"
+def _fmt(x: float | None, digits: int | None = None) -> str:
+    """A value for the results; by default 1 decimal, 3 below 10 (a rate, a share: 0.9 says nothing)."""
+    if x is None:
+        return "—"
+    return f"{x:,.{digits if digits is not None else (3 if abs(x) < 10 else 1)}f}"
 
 
-def _against(first: Build, later: list[Build], out: list[str], every: bool = True) -> tuple[int, int]:
+def _against(
+    first: Build, later: list[Build], out: list[str], every: bool = True, restated: bool = False
+) -> tuple[int, int]:
     """How many of the later builds' values at first's load lie inside first's rebuild intervals, of how
     many were at that load. Each comparison is written to `out`; with every=False only the comparable ones,
-    on one line each."""
+    on one line each. `restated`: first's intervals as this tool states them, not as the build did."""
     inside = total = 0
-    for id, f in first.figures.items():
+    for id, f in (first.restated if restated else first.figures).items():
         if f.rebuild is None or f.rebuild.interval is None:
             continue
         rb, at = f.rebuild, first.values.get(id)
@@ -216,6 +225,17 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
     inside = total = 0
     for i, earlier in enumerate(builds[:-1]):
         got, of = _against(earlier, builds[i + 1 :], out, every=False)
+        inside, total = inside + got, total + of
+    out.append(f"inside the earlier build's rebuild interval: {inside} of {total} comparable pairs")
+    out.append("")
+    # The builds state the intervals of their own schema; the same runs under this tool's rules (e.g. 1.9.0's
+    # guards) show what the change does to the same evidence.
+    out.append(
+        f"## the same, with the intervals this tool states from the same runs (schema {SCHEMA_VERSION})"
+    )
+    inside = total = 0
+    for i, earlier in enumerate(builds[:-1]):
+        got, of = _against(earlier, builds[i + 1 :], out, every=False, restated=True)
         inside, total = inside + got, total + of
     out.append(f"inside the earlier build's rebuild interval: {inside} of {total} comparable pairs")
     out.append("")
