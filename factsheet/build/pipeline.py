@@ -189,7 +189,12 @@ def _preflight(spec: BuildSpec) -> None:
     )
     workers = _workers_of(spec)
     for point in points:
-        check_split(point, plan, workers, "load.workers")
+        if plan.sessions is not None and workers > 1:
+            # a chat-sessions point is split by whole sessions: how many its count makes is that plan's
+            ctx = BuildContext(point.num_requests, point.seed, point.input_len, point.output_len)
+            check_split(point, build_plan(_profile(spec), ctx), workers, "load.workers")
+        else:
+            check_split(point, plan, workers, "load.workers")
     if spec.load.executor == "ray" and spec.load.ray_address:
         check_address(spec.load.ray_address)
 

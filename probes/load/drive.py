@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import tempfile
 import time
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 from probes.core.digests import prefixed
 from probes.load.client import Endpoint, begin_body, request_body
@@ -67,15 +71,22 @@ class RunState:
 
 
 class WorkItem:
-    """The plan's requests as bytes, built when each is sent. Only chat sessions keep the bodies they sent
-    (their replies are in them); for independent requests (`keep_bodies=False`) the requests digest is of
-    the bodies rebuilt from the plan for the records' indexes (`digest_of`), so memory does not grow with
-    the run's length."""
+    """The plan's requests as bytes, built when each is sent. For independent requests (`keep_bodies=False`)
+    the requests digest is of the bodies rebuilt from the plan for the records' indexes (`digest_of`), so
+    memory does not grow with the run's length. Chat sessions' bodies carry the server's replies and cannot
+    be rebuilt: each is appended to `log` as it is sent (SentBodies; a temporary file when none is given)."""
 
-    def __init__(self, endpoint: Endpoint, plan: Plan, output_len: int, keep_bodies: bool = True):
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        plan: Plan,
+        output_len: int,
+        keep_bodies: bool = True,
+        log: IO[bytes] | None = None,
+    ):
         self.endpoint, self.plan, self.output_len = endpoint, plan, output_len
-        self.sent: dict[int, bytes] = {}
         self.keep_bodies = keep_bodies
+        self.sent = SentBodies(log if log is not None else tempfile.TemporaryFile()) if keep_bodies else None
 
     def body(self, i: int) -> bytes:
         prompts, lens = self.plan.prompts, self.plan.output_lens
@@ -83,16 +94,52 @@ class WorkItem:
         return self.keep(i, request_body(self.endpoint, prompts[i % len(prompts)], max_tokens))
 
     def keep(self, i: int, body: bytes) -> bytes:
-        if self.keep_bodies:
-            self.sent[i] = body
+        if self.sent is not None:
+            self.sent.add(i, body)
         return body
 
-    def digest(self) -> str:
-        return _digest(self.sent[i] for i in sorted(self.sent))
-
     def digest_of(self, indexes: list[int]) -> str:
-        """The digest `digest()` gives had these requests' bodies been kept (independent requests only)."""
+        """The digest of these requests' bodies, in index order: as logged when kept, else rebuilt."""
+        if self.sent is not None:
+            return bodies_digest([self.sent.out], indexes)
         return _digest(self.body(i) for i in sorted(indexes))
+
+
+class SentBodies:
+    """Bodies appended to a file as each is sent, each after a line "index length": a turn's body holds the
+    whole conversation so far, so a run's bodies are held on disk, never in memory, until their digest."""
+
+    def __init__(self, out: IO[bytes]):
+        self.out = out
+
+    def add(self, i: int, body: bytes) -> None:
+        self.out.write(b"%d %d\n" % (i, len(body)) + body)  # one write: a worker that dies leaves whole ones
+
+
+def bodies_digest(files: list[IO[bytes]], indexes: Iterable[int]) -> str:
+    """The requests digest of the bodies logged in `files` (SentBodies) for `indexes`, in index order, read
+    back one at a time. Only the records' requests count: a worker that died may have logged a body whose
+    request it never finished, and a body its death cut short is not read."""
+    wanted, places = set(indexes), []
+    for k, f in enumerate(files):
+        f.flush()
+        size = f.seek(0, os.SEEK_END)
+        f.seek(0)
+        while (head := f.readline()).endswith(b"\n"):
+            i, n = (int(x) for x in head.split())
+            at = f.tell()
+            if at + n > size:
+                break
+            if i in wanted:
+                places.append((i, k, at, n))
+            f.seek(n, os.SEEK_CUR)
+
+    def bodies() -> Iterator[bytes]:
+        for _, k, at, n in sorted(places):
+            files[k].seek(at)
+            yield files[k].read(n)
+
+    return _digest(bodies())
 
 
 def _digest(bodies) -> str:
@@ -107,5 +154,16 @@ async def send_request(client, endpoint, work: WorkItem, rec: RequestRecord, run
     # Stamped once the body is built (a trace's prompt is generated now): sent_s is when its bytes begin
     # to leave, and building it is the client's time, never the server's (it lands in send lag, not TTFT).
     rec.sent_s = run.now()
+    await begin_body(client, endpoint, body, rec, run.t0)
+    run.observe(rec)
+
+
+async def send_turn(
+    client, endpoint, work: WorkItem, rec: RequestRecord, messages: list[dict[str, str]], max_tokens: int, run
+) -> None:
+    """A chat session's turn: its body (the conversation so far, with the server's replies) kept for the
+    requests digest, then sent and read."""
+    body = work.keep(rec.index, request_body(endpoint, messages, max_tokens))
+    rec.sent_s = run.now()  # as send_request: once the body (the whole conversation so far) is built
     await begin_body(client, endpoint, body, rec, run.t0)
     run.observe(rec)

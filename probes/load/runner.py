@@ -16,13 +16,13 @@ from probes.core.measurement import DEFAULT_PERCENTILES, Distribution, Model, No
 from probes.core.progress import Update
 from probes.hostload import HostLoad, HostLoadMeter
 from probes.load.arrivals import arrival_offsets
-from probes.load.client import Endpoint, begin_body, new_client, request_body, warm
+from probes.load.client import Endpoint, begin_body, new_client, warm
 from probes.load.drive import WAKE_S as WAKE_S  # re-exported: callers read the wake interval here
-from probes.load.drive import RunState, WorkItem, send_request
+from probes.load.drive import RunState, WorkItem, send_request, send_turn
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.sessions import closed_sessions, open_sessions
+from probes.load.sessions import closed_sessions, open_sessions, session_starts
 from probes.load.turns import TurnFigures, turn_figures
 from probes.load.workers import ClientCheck, Executor, Fleet, Outcome, WorkerCheck, check_split
 from probes.load.workers.check import running_event_loop, sample_loop_lag
@@ -250,8 +250,9 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
         if scraper:
             watch.run = run
             scraper.start(run.t0)
-        # Sessions' bodies carry the server's replies, so they are kept for the digest; independent requests'
-        # bodies are rebuilt from the plan for it after the run, so memory does not grow with the run's length.
+        # Sessions' bodies carry the server's replies, so they are logged (to a temporary file) for the digest;
+        # independent requests' bodies are rebuilt from the plan for it after the run: either way memory does
+        # not grow with the run's length.
         sessions = plan.sessions is not None
         work = WorkItem(endpoint, plan, point.output_len, keep_bodies=sessions)
         # The client's own delay, sampled as each of many workers samples its own: a closed loop has no
@@ -267,7 +268,7 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
         finally:
             sampler.cancel()
             scrapes = scraper.stop() if scraper else missing
-    digest = work.digest() if sessions else work.digest_of([r.index for r in records])
+    digest = work.digest_of([r.index for r in records])
     workload = plan.workload.model_copy(update={"requests_digest": digest})
     result = _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
     alone = WorkerReport(worker=0, sent=len(records), loop_lag_ms=lags.tolist())
@@ -310,10 +311,12 @@ async def _drive_workers(
     run.aborted = "; ".join(aborts + lost) or None
     run.deadline_hit = any(r.deadline_hit for r in outcome.reports)
     records = outcome.records
-    work = WorkItem(endpoint, plan, point.output_len, keep_bodies=False)
-    workload = plan.workload.model_copy(
-        update={"requests_digest": work.digest_of([r.index for r in records])}
-    )
+    digest = outcome.bodies_digest  # chat sessions: of the bodies the workers logged
+    if digest is None:
+        digest = WorkItem(endpoint, plan, point.output_len, keep_bodies=False).digest_of(
+            [r.index for r in records]
+        )
+    workload = plan.workload.model_copy(update={"requests_digest": digest})
     result = _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
     result.client = client_check(records, point, result.metrics, result.arrivals, outcome)
     if lost and not aborts:
@@ -403,18 +406,23 @@ def _scraper(base_url: str, endpoint: Endpoint, view: ServerViewSpec, watch: _Wa
 
 
 async def _sessions(client, endpoint, point, work: WorkItem, run: RunState, progress) -> list[RequestRecord]:
-    sent: list[int] = []
+    records: list[RequestRecord] = []
+    done = [0]
 
     async def send(rec: RequestRecord, messages: list[dict[str, str]], max_tokens: int) -> None:
-        body = work.keep(rec.index, request_body(endpoint, messages, max_tokens))
-        await begin_body(client, endpoint, body, rec, run.t0)
-        run.observe(rec)
-        sent.append(rec.index)
+        records.append(rec)
+        await send_turn(client, endpoint, work, rec, messages, max_tokens, run)
+        done[0] += 1
         if progress:
-            progress(len(sent), work.plan.count)
+            progress(done[0], work.plan.count)
 
-    drive = closed_sessions if point.mode == "closed" else open_sessions
-    return await drive(work.plan.sessions or [], point, run, send)
+    scripts = work.plan.sessions or []
+    if point.mode == "closed":
+        counter = iter(range(len(scripts)))
+        await closed_sessions(scripts, point.concurrency or 1, run, send, lambda: next(counter, None))
+    else:
+        await open_sessions(scripts, session_starts(len(scripts), point), range(len(scripts)), run, send)
+    return sorted(records, key=lambda r: r.index)
 
 
 async def _finish(pending, rec: RequestRecord, run: RunState, progress, records, point) -> None:

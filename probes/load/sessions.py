@@ -9,17 +9,18 @@ session (the later turns would carry a history the server never produced): those
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from probes.load.arrivals import arrival_offsets
 from probes.load.records import RequestRecord
 from probes.load.workloads.plan import SessionScript
 
-# (record, messages, max_tokens) → the request, sent and answered (the runner's send).
+# (record, messages, max_tokens) → the request, sent and answered (the runner's or a worker's send, which
+# also keeps the record: in a list, or streamed to the worker's records file).
 Send = Callable[[RequestRecord, list[dict[str, str]], int], Awaitable[None]]
 
 
-async def _session(script: SessionScript, start_s: float | None, run, send: Send, records: list) -> None:
+async def _session(script: SessionScript, start_s: float | None, run, send: Send) -> None:
     history: list[dict[str, str]] = [{"role": "system", "content": script.system}] if script.system else []
     due = start_s
     for k, turn in enumerate(script.turns, 1):
@@ -33,7 +34,6 @@ async def _session(script: SessionScript, start_s: float | None, run, send: Send
         rec = RequestRecord(
             index=turn.index, scheduled_s=due, sent_s=run.now(), session=script.session, turn=k
         )
-        records.append(rec)
         await send(rec, messages, turn.max_tokens)
         if not rec.ok:
             return
@@ -42,28 +42,42 @@ async def _session(script: SessionScript, start_s: float | None, run, send: Send
             due = run.now() + script.turns[k].think_s
 
 
-async def closed_sessions(scripts: list[SessionScript], point, run, send: Send) -> list[RequestRecord]:
-    records: list[RequestRecord] = []
-    queue = iter(scripts)
+async def closed_sessions(
+    scripts: Sequence[SessionScript], users: int, run, send: Send, take: Callable[[], int | None]
+) -> None:
+    """`users` users, each running whole sessions one after another: the next session is `take()`'s (one
+    counter for one process; across worker processes, one counter they share, so the population of users
+    is one, whichever worker holds them). A session's turns stay with its user."""
 
     async def user() -> None:
-        for script in queue:
-            if not run.may_send():
+        while run.may_send():
+            s = take()
+            if s is None:
                 return
-            await _session(script, None, run, send, records)
+            await _session(scripts[s], None, run, send)
 
-    await asyncio.gather(*(user() for _ in range(point.concurrency or 1)))
-    return sorted(records, key=lambda r: r.index)
+    await asyncio.gather(*(user() for _ in range(users)))
 
 
-async def open_sessions(scripts: list[SessionScript], point, run, send: Send) -> list[RequestRecord]:
-    records: list[RequestRecord] = []
-    offsets = arrival_offsets(len(scripts), point.rate, point.burstiness, point.seed)
+def session_starts(sessions: int, point) -> list[float]:
+    """The open loop's one absolute schedule of session starts (s from the run's t0), checked against the
+    point's bounds before anything is sent."""
+    offsets = arrival_offsets(sessions, point.rate, point.burstiness, point.seed)
     point.check_schedule(float(offsets[-1]) if len(offsets) else 0.0, "the sessions' start schedule")
-    tasks = []
-    for script, offset in zip(scripts, offsets, strict=True):
-        if not await run.wait_until(offset):  # absolute schedule, as for single requests
+    return offsets.tolist()
+
+
+async def open_sessions(
+    scripts: Sequence[SessionScript], starts: list[float], mine: range, run, send: Send
+) -> None:
+    """The sessions in `mine` (all of them, or a worker's every W-th) started at their time in `starts`;
+    only the sessions in flight are held."""
+    in_flight: set[asyncio.Task] = set()
+    for s in mine:
+        script = scripts[s]  # drawn before its start: drawing it is not in its send lag
+        if not await run.wait_until(starts[s]):  # absolute schedule, as for single requests
             break
-        tasks.append(asyncio.create_task(_session(script, float(offset), run, send, records)))
-    await asyncio.gather(*tasks)
-    return sorted(records, key=lambda r: r.index)
+        task = asyncio.create_task(_session(script, starts[s], run, send))
+        in_flight.add(task)
+        task.add_done_callback(in_flight.discard)
+    await asyncio.gather(*in_flight)

@@ -19,10 +19,14 @@ from probes.core.measurement import summarize
 from probes.load.metrics import compute_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord, load_records
-from probes.load.runner import client_check, run_point
+from probes.load.runner import client_check, run_point, steady_records
+from probes.load.turns import turn_figures
 from probes.load.workers import WorkersError, host_cores, resolve_workers
 from probes.load.workers.child import WorkerReport
 from probes.load.workers.fleet import Outcome
+from probes.load.workloads.chat_sessions import scripts
+from probes.load.workloads.context import BuildContext
+from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.targets.mock_fleet import read_timing, running_fleet
 from probes.targets.mock_server import MockServerConfig, Received, running
 
@@ -112,7 +116,9 @@ def test_more_workers_than_cores_is_refused_and_auto_is_the_cores():
 @pytest.mark.parametrize(
     ("workers", "extra", "needle"),
     [("0", [], "--workers"), ("99999", [], "more than this host"), ("two", [], "workers"),
-     ("2", ["--concurrency", "1"], "concurrency 1")],
+     ("2", ["--concurrency", "1"], "concurrency 1"),
+     ("2", ["--request-rate", "5", "--endpoint", "chat", "--num-prompts", "3", "--workload", "chat-sessions",
+            "--workload-option", "turns_min=3", "--workload-option", "turns_max=3"], "for 1 chat sessions")],
 )  # fmt: skip
 def test_probe_load_bad_workers_is_one_line_exit_2_before_anything_is_sent(tmp_path, workers, extra, needle):
     if workers == "2" and host_cores() < 2:
@@ -179,3 +185,61 @@ def test_a_worker_killed_mid_run_is_named_and_its_requests_not_sent():
     assert r.sent == len(r.records) < 40 and r.not_sent == 40 - r.sent
     assert {x.worker for x in r.records} == {0, 1}  # what the killed worker finished is kept
     assert all(x.ok for x in r.records)
+
+
+CHAT = ChatSessionsProfile(system_prompt_len=8, turns_min=2, turns_max=4, user_turn_len=6, output_len=2)
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        LoadPoint.at(concurrency=4, num_requests=40, output_len=2, endpoint="chat"),
+        LoadPoint.at(rate=25, num_requests=40, output_len=2, endpoint="chat", burstiness=float("inf")),
+    ],
+    ids=["closed", "open"],
+)
+def test_chat_sessions_split_across_two_workers_are_the_one_worker_run(point):
+    """Sessions are split whole across the workers (a turn waits for the previous reply): the same turns,
+    each session's turns in order in one worker, each turn carrying its own session's history, the same
+    bodies (the mock's replies are fixed: the requests digest, from the workers' logs, is the one-worker
+    run's), and the figures by turn computed from the merged records by the same code."""
+    seen: list[Received] = []
+    with running(MockServerConfig(ttft_ms=5, itl_ms=1), recorder=seen) as url:
+        one = asyncio.run(run_point(url, "mock-model", point, SLO(), profile=CHAT, workers=1))
+        first = len(seen)
+        two = asyncio.run(run_point(url, "mock-model", point, SLO(), profile=CHAT, workers=2))
+    script = scripts(CHAT, BuildContext(40, point.seed, point.input_len, 2))
+    assert (first, len(seen) - first) == (40, 40) and one.metrics.completed == two.metrics.completed == 40
+    assert [r.index for r in two.records] == list(range(40))
+    structure = lambda r: [(x.index, x.session, x.turn) for x in r.records]  # noqa: E731
+    assert (
+        structure(two)
+        == structure(one)
+        == [(t.index, s.session, k) for s in script for k, t in enumerate(s.turns, 1)]
+    )
+    by_session: dict[int, list[RequestRecord]] = {}
+    for r in two.records:
+        by_session.setdefault(r.session, []).append(r)
+    assert {r.worker for r in two.records} == {0, 1}
+    for s, turns in by_session.items():
+        assert len({r.worker for r in turns}) == 1, f"session {s} split across workers"
+        # in order: each turn sent once the reply before it had ended
+        assert all(b.sent_s >= a.end_s for a, b in zip(turns, turns[1:], strict=False))
+    if point.mode == "open":  # one schedule of session starts, every other session a worker's
+        assert all(turns[0].worker == s % 2 for s, turns in by_session.items())
+        starts = lambda r: [x.scheduled_s for x in r.records if x.turn == 1]  # noqa: E731
+        assert starts(two) == starts(one)
+    # each turn the server received carried its session's earlier turns (and fixed replies), then its own
+    where = {t.user: (s, k) for s in script for k, t in enumerate(s.turns, 1)}
+    for body in (r.body for r in seen[first:]):
+        s, k = where[body["messages"][-1]["content"]]
+        users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        assert body["messages"][0] == {"role": "system", "content": s.system}
+        assert users == [t.user for t in s.turns[:k]] and len(body["messages"]) == 2 * k
+    assert two.workload.requests_digest == one.workload.requests_digest
+    # the figures by turn: present, from the merged records by the one code, the one-worker run's turns
+    assert two.turns is not None and two.turns == turn_figures(steady_records(two.records, point))
+    assert [(t.turn, t.sent, t.completed) for t in two.turns] == [
+        (t.turn, t.sent, t.completed) for t in one.turns
+    ]
+    assert two.client is not None and sum(w.sent for w in two.client.per_worker) == 40

@@ -15,8 +15,11 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
 from probes.load.workers import WorkersError
 from probes.load.workers.ray_fleet import check_address
+from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.targets.mock_server import MockServerConfig, Received, running
 from probes.targets.ports import free_port
+
+CHAT = ChatSessionsProfile(system_prompt_len=8, turns_min=2, turns_max=3, user_turn_len=6, output_len=2)
 
 
 def test_an_unreachable_ray_address_is_refused_in_seconds():
@@ -37,8 +40,14 @@ def test_two_actors_on_two_nodes_one_measurement(monkeypatch):
         cluster.add_node(num_cpus=1)
         ray.init(address=cluster.address, log_to_driver=False)
         point = LoadPoint.at(concurrency=4, num_requests=16, output_len=4)
+        chat = LoadPoint.at(concurrency=2, num_requests=16, output_len=2, endpoint="chat")
         with running(MockServerConfig(ttft_ms=50, itl_ms=5)) as url:
             r = asyncio.run(run_point(url, "mock-model", point, SLO(), workers=2, executor="ray"))
+            # chat sessions on the nodes: no counter is shared, each actor runs every other session, whole
+            sessions = asyncio.run(
+                run_point(url, "mock-model", chat, SLO(), profile=CHAT, workers=2, executor="ray")
+            )
+            alone = asyncio.run(run_point(url, "mock-model", chat, SLO(), profile=CHAT))
     finally:
         ray.shutdown()
         cluster.shutdown()
@@ -49,6 +58,12 @@ def test_two_actors_on_two_nodes_one_measurement(monkeypatch):
     for o in c.clock_offsets:
         assert abs(o.offset_ms) <= o.uncertainty_ms + 1.0, o
     assert 50.0 <= r.metrics.ttft_ms.p(50) < 50.0 + 25.0
+    assert [(x.index, x.session, x.turn) for x in sessions.records] == [
+        (x.index, x.session, x.turn) for x in alone.records
+    ]
+    assert all(x.worker == x.session % 2 for x in sessions.records) and sessions.metrics.completed == 16
+    assert sessions.workload.requests_digest == alone.workload.requests_digest  # the actors' logged bodies
+    assert sessions.turns is not None and len(sessions.turns) == len(alone.turns)
 
 
 @pytest.mark.parametrize(

@@ -53,3 +53,27 @@ def test_drawing_a_long_context_point_holds_a_state_per_checkpoint_not_the_text(
     # known truth: the text is ~5 MB; held as a list (version 1), the peak was above it
     assert text > 4 * 2**20
     assert peak < 1.5 * 2**20, f"peak {peak / 2**20:.2f} MiB"
+
+
+@pytest.mark.parametrize(("profile", "digest", "start_613"), PINNED, ids=["long-context", "shared-prefix"])
+def test_a_prompt_drawn_after_skipping_is_the_one_drawn_in_order(profile, digest, start_613):
+    """The prompts between a checkpoint and the one asked for are skipped (their random draws only, no
+    words made), as a worker that sends every W-th request passes over the others: the prompt is the one
+    drawn in order, and none of those between was made."""
+    prompts = build_plan(profile, CTX).prompts
+    in_order = list(pickle.loads(pickle.dumps(prompts)))
+    made, skipped = [], []
+    fresh = pickle.loads(pickle.dumps(prompts))  # a worker's copy: the checkpoints, no stream in use
+    draw, skip = fresh.draw, fresh.skip
+    fresh.draw = lambda rng, i: made.append(i) or draw(rng, i)
+    fresh.skip = lambda rng, i: skipped.append(i) or skip(rng, i)
+    k = drawn.CHECKPOINT + 200
+    assert fresh[k] == in_order[k]
+    assert made == [k] and skipped == list(range(drawn.CHECKPOINT, k))
+    # as worker 2 of 3 draws its share: every third prompt, the two between each skipped
+    made.clear()
+    worker = fresh
+    worker._rng = None  # as sent to a worker process: no stream in use
+    assert [worker[i] for i in range(2, len(in_order), 3)] == in_order[2::3]
+    assert made == list(range(2, len(in_order), 3))
+    assert in_order[613][:60] == start_613

@@ -2,7 +2,10 @@
 run's one clock origin, and streams each finished request's record to its own file (nothing is held
 after it is written). Closed loop: its users take request indexes from one counter shared by every
 worker (one population of users). Open loop: every `workers`-th request of the one absolute schedule,
-from index `worker` on."""
+from index `worker` on. Chat sessions are split whole (a turn waits for the previous reply, so a
+session's turns stay in one worker): closed loop, its users take session indexes from the shared counter;
+open loop, it starts every `workers`-th session of the one schedule of session starts. Their bodies, which
+carry the server's replies, go to a second file for the requests digest (drive.SentBodies)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import asyncio
 import gc
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
@@ -18,9 +22,10 @@ from pydantic import Field
 
 from probes.core.measurement import Model
 from probes.load.client import Endpoint, begin_body, new_client, warm
-from probes.load.drive import RunState, WorkItem, send_request
+from probes.load.drive import RunState, WorkItem, send_request, send_turn
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord, record_line
+from probes.load.sessions import closed_sessions, open_sessions
 from probes.load.workers.check import EventLoop, sample_loop_lag
 from probes.load.workloads.plan import Plan
 
@@ -40,9 +45,12 @@ class WorkerJob:
     endpoint: Endpoint
     point: LoadPoint
     plan: Plan
-    offsets: list[float] | None  # open loop: the whole schedule (s from the run's start)
+    offsets: (
+        list[float] | None
+    )  # open loop: the whole schedule (s from the run's start); sessions: their starts
     share: int  # closed loop: this worker's users; open loop: its max_concurrency share (0: uncapped)
     records_path: str
+    bodies_path: str  # chat sessions: the bodies sent (drive.SentBodies)
 
 
 class WorkerReport(Model):
@@ -123,14 +131,17 @@ class _NoWait:
 class LocalShared:
     """What `Shared` gives a worker, for a worker alone on its node (a Ray actor): its t0 is set before it
     starts, `stop` is set by the coordinator through the actor, and a closed loop's users take this
-    worker's share of the request indexes (worker, worker + workers, …): nodes share no counter."""
+    worker's share of the request (or session) indexes (worker, worker + workers, …): nodes share no counter."""
 
     def __init__(self, job: WorkerJob, start_at: float):
         self.ready, self.start_at, self.stop = _NoWait(), _Value(start_at), _Flag()
         self.done = [0] * job.workers
-        self._mine = iter(range(job.worker, job.point.num_requests, job.workers))
+        self.worker, self.workers = job.worker, job.workers
+        self._mine: Iterator[int] | None = None
 
     def take(self, n: int) -> int | None:
+        if self._mine is None:
+            self._mine = iter(range(self.worker, n, self.workers))
         return next(self._mine, None)
 
 
@@ -156,7 +167,8 @@ async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
     point, endpoint = job.point, job.endpoint
     report = WorkerReport(worker=job.worker)
     lags = array.array("d")
-    with open(job.records_path, "wb", buffering=0) as out:
+    sessions = job.plan.sessions is not None
+    with open(job.records_path, "wb", buffering=0) as out, open(job.bodies_path, "wb", buffering=0) as bodies:
         pool = new_client(job.base_url, point.request_timeout_s, endpoint.headers())
         async with pool as client:
             await warm(client, time.perf_counter())
@@ -168,10 +180,12 @@ async def _main(job: WorkerJob, shared: Shared) -> WorkerReport:
             await asyncio.sleep(max(0.0, t0 - time.perf_counter()))
             run = _SharedRun(point, t0, shared)
             sampler = asyncio.create_task(sample_loop_lag(lags))
-            work = WorkItem(endpoint, job.plan, point.output_len, keep_bodies=False)
+            work = WorkItem(endpoint, job.plan, point.output_len, keep_bodies=sessions, log=bodies)
             sink = _Sink(out, shared, job.worker)
             try:
-                if point.mode == "closed":
+                if sessions:
+                    await _sessions(client, job, work, run, sink, shared)
+                elif point.mode == "closed":
                     await _closed(client, job, work, run, sink, shared)
                 else:
                     await _open(client, job, work, run, sink)
@@ -193,6 +207,23 @@ class _Sink:
         self.out.write(record_line(rec))
         self.count += 1
         self.shared.done[self.worker] = self.count
+
+
+async def _sessions(
+    client, job: WorkerJob, work: WorkItem, run: RunState, sink: _Sink, shared: Shared
+) -> None:
+    scripts = job.plan.sessions or []
+
+    async def send(rec: RequestRecord, messages: list[dict[str, str]], max_tokens: int) -> None:
+        rec.worker = job.worker
+        await send_turn(client, job.endpoint, work, rec, messages, max_tokens, run)
+        sink(rec)
+
+    if job.point.mode == "closed":
+        await closed_sessions(scripts, job.share, run, send, lambda: shared.take(len(scripts)))
+    else:
+        mine = range(job.worker, len(scripts), job.workers)
+        await open_sessions(scripts, job.offsets or [], mine, run, send)
 
 
 async def _closed(client, job: WorkerJob, work: WorkItem, run: RunState, sink: _Sink, shared: Shared) -> None:

@@ -8,6 +8,7 @@ every record's times are relative to the same t0 as in a single-process run."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing as mp
 import os
 import tempfile
@@ -20,8 +21,10 @@ from probes.core.errors import InputError
 from probes.core.progress import Update
 from probes.load.arrivals import arrival_offsets
 from probes.load.client import Endpoint
+from probes.load.drive import bodies_digest
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
+from probes.load.sessions import session_starts
 from probes.load.workers.check import ClockOffset, EventLoop
 from probes.load.workers.child import EVENT_LOOP, Shared, WorkerJob, WorkerReport, main
 from probes.load.workloads.plan import Plan
@@ -65,12 +68,27 @@ def check_split(point: LoadPoint, plan: Plan, workers: int, what: str = "workers
     """What a split across workers cannot carry, refused before anything is sent."""
     if workers == 1:
         return
-    if plan.sessions is not None:
-        raise WorkersError(f"{what}: {workers}: chat-sessions run in one worker (sessions are not split yet)")
+    if plan.sessions is not None and len(plan.sessions) < workers:
+        # sessions are split whole (a turn waits for the previous reply): a worker without one would idle
+        raise WorkersError(
+            f"{what}: {workers} workers for {len(plan.sessions)} chat sessions: each worker needs at least one"
+        )
     users = point.concurrency if point.mode == "closed" else point.max_concurrency
     if users is not None and users < workers:
         name = "concurrency" if point.mode == "closed" else "max_concurrency"
         raise WorkersError(f"{what}: {workers} workers for {name} {users}: each worker needs at least one")
+
+
+def _schedule(point: LoadPoint, plan: Plan) -> list[float]:
+    """The open loop's one absolute schedule every worker takes its share of: the requests' send times (a
+    trace's own, or drawn as a single process draws them), or for chat sessions the sessions' starts."""
+    if plan.sessions is not None:
+        return session_starts(len(plan.sessions), point)
+    offsets = plan.offsets
+    if offsets is None:
+        offsets = arrival_offsets(point.num_requests, point.rate, point.burstiness, point.seed).tolist()
+    point.check_schedule(float(offsets[-1]) if len(offsets) else 0.0, "the open loop's schedule")
+    return offsets
 
 
 def _shares(total: int | None, workers: int) -> list[int]:
@@ -89,6 +107,9 @@ class Outcome:
     lost: list[str] = field(default_factory=list)  # workers that ended without a report, and why
     executor: Executor = "processes"
     clock_offsets: list[ClockOffset] | None = None  # executor ray: each node's clock against ours
+    # chat sessions: the requests digest of the bodies the workers logged (they carry the server's
+    # replies, so they cannot be rebuilt from the plan as independent requests' are)
+    bodies_digest: str | None = None
 
 
 class Fleet:
@@ -99,18 +120,24 @@ class Fleet:
         self.ctx = mp.get_context("spawn")
         self.shared = Shared(self.ctx, workers)
         self.dir = tempfile.TemporaryDirectory(prefix="factsheet-load-")
-        offsets = None
-        if point.mode == "open":
-            offsets = plan.offsets
-            if offsets is None:
-                offsets = arrival_offsets(
-                    point.num_requests, point.rate, point.burstiness, point.seed
-                ).tolist()
-            point.check_schedule(float(offsets[-1]) if len(offsets) else 0.0, "the open loop's schedule")
+        self.sessions = plan.sessions is not None
+        offsets = _schedule(point, plan) if point.mode == "open" else None
         shares = _shares(point.concurrency if point.mode == "closed" else point.max_concurrency, workers)
         self.paths = [Path(self.dir.name) / f"worker-{w}.jsonl" for w in range(workers)]
+        self.bodies = [Path(self.dir.name) / f"worker-{w}-bodies.bin" for w in range(workers)]
         self.jobs = [
-            WorkerJob(w, workers, base_url, endpoint, point, plan, offsets, shares[w], str(self.paths[w]))
+            WorkerJob(
+                w,
+                workers,
+                base_url,
+                endpoint,
+                point,
+                plan,
+                offsets,
+                shares[w],
+                str(self.paths[w]),
+                str(self.bodies[w]),
+            )
             for w in range(workers)
         ]
         self.procs: list = []
@@ -182,7 +209,17 @@ class Fleet:
                     lost.append(f"worker {w} lost (exit code {self.procs[w].exitcode})")
         records = self._merge()
         ordered = [reports.get(w, WorkerReport(worker=w, error="no report")) for w in range(self.workers)]
-        return Outcome(records, ordered, self.t0, self.started_at, lost=lost)
+        outcome = Outcome(records, ordered, self.t0, self.started_at, lost=lost)
+        outcome.bodies_digest = self._bodies_digest(records)
+        return outcome
+
+    def _bodies_digest(self, records: list[RequestRecord]) -> str | None:
+        """Chat sessions: the digest of the merged records' bodies, from every worker's log, in index order."""
+        if not self.sessions:
+            return None
+        with contextlib.ExitStack() as stack:
+            files = [stack.enter_context(open(p, "rb")) for p in self.bodies if p.exists()]
+            return bodies_digest(files, [r.index for r in records])
 
     def _merge(self) -> list[RequestRecord]:
         """Every worker's records, in request order. A worker that died leaves what it wrote: whole lines

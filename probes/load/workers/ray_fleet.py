@@ -42,13 +42,20 @@ class _LoadActor:
 
         return ray.get_runtime_context().get_node_id()
 
-    def run(self, job: WorkerJob, start_epoch: float) -> tuple[str, bytes]:
+    def run(self, job: WorkerJob, start_epoch: float) -> tuple[str, bytes, bytes]:
+        """Its report, its records file and (chat sessions) the bodies it sent, as bytes."""
         with tempfile.TemporaryDirectory(prefix="factsheet-load-") as d:
-            job = replace(job, records_path=str(Path(d) / "records.jsonl"))
+            job = replace(
+                job, records_path=str(Path(d) / "records.jsonl"), bodies_path=str(Path(d) / "bodies")
+            )
             self.shared = LocalShared(job, time.perf_counter() + (start_epoch - time.time()))
             report = run_job(job, self.shared)
-            path = Path(job.records_path)
-            return report.model_dump_json(), path.read_bytes() if path.exists() else b""
+            path, bodies = Path(job.records_path), Path(job.bodies_path)
+            return (
+                report.model_dump_json(),
+                path.read_bytes() if path.exists() else b"",
+                bodies.read_bytes() if bodies.exists() else b"",
+            )
 
     def stop(self) -> None:
         if self.shared is not None:
@@ -141,17 +148,19 @@ class RayFleet(Fleet):
             for ref in done:
                 w = pending.pop(ref)
                 try:
-                    report, data = ray.get(ref)
+                    report, data, bodies = ray.get(ref)
                 except Exception as exc:  # the actor or its node died: named, its requests not sent
                     lost.append(f"worker {w} on node {self.offsets[w].node[:12]} lost: {type(exc).__name__}")
                     reports.append(WorkerReport(worker=w, error="lost"))
                     continue
                 reports.append(WorkerReport.model_validate_json(report))
                 records += [RequestRecord.model_validate_json(line) for line in data.splitlines() if line]
+                self.bodies[w].write_bytes(bodies)  # where the coordinator's digest reads a worker's bodies
         reports.sort(key=lambda r: r.worker)
+        records.sort(key=lambda r: r.index)
         return Outcome(
-            sorted(records, key=lambda r: r.index), reports, self.t0, self.started_at, lost=lost,
-            executor="ray", clock_offsets=self.offsets,
+            records, reports, self.t0, self.started_at, lost=lost, executor="ray", clock_offsets=self.offsets,
+            bodies_digest=self._bodies_digest(records),
         )  # fmt: skip
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Generic, TypeVar
 
 import numpy as np
 
 from probes.core.digests import prefixed
 
+T = TypeVar("T")
 CHECKPOINT = 256  # prompts between two kept states (a state is ~0.3 kB; redrawing to i costs < this many)
 
 # (stream, request index) → the request's prompt, drawing from the stream what it needs
@@ -30,11 +32,12 @@ Draw = Callable[[np.random.Generator, int], str]
 Skip = Callable[[np.random.Generator, int], None]
 
 
-def streamed_digest(prompts: Iterable[str]) -> str:
-    """digest_json(list(prompts)), one prompt at a time: json.dumps spells a list of strings as its items'
-    spellings joined by ", " in brackets, so the digest is the one a materialised list gives."""
+def streamed_digest(items: Iterable[object]) -> str:
+    """digest_json(list(items)), one item at a time: json.dumps spells a list as its items' spellings
+    (each as json.dumps spells it alone, with the same separators) joined by ", " in brackets, so the
+    digest is the one a materialised list gives (of prompts; of a chat-sessions script's sessions)."""
     h = hashlib.sha256(b"[")
-    for i, p in enumerate(prompts):
+    for i, p in enumerate(items):
         h.update((", " if i else "").encode() + json.dumps(p).encode())
     h.update(b"]")
     return prefixed(h.hexdigest())
@@ -73,7 +76,52 @@ class LazyPrompts(Sequence[str]):
         return self._prompt(i)
 
 
-class DrawnPrompts(LazyPrompts):
+class Checkpointed(Generic[T]):
+    """Items drawn one after another from one random stream, each from where the one before left the
+    stream and a cursor it moved on (a prompt: its index; a chat session: its first request's index). The
+    stream's state and the cursor are kept every CHECKPOINT items (`states`), so item k is redrawn from the
+    checkpoint before it, the items between passed over by `_step(make=False)`, which costs their random
+    draws only; the next item in order is drawn from where the last one ended."""
+
+    states: list[tuple[dict, int]]
+    _rng: np.random.Generator | None = None
+    _next = -1  # the item the kept stream would draw next
+    _cursor = 0  # the cursor before that item
+
+    def _step(self, rng: np.random.Generator, k: int, cursor: int, make: bool) -> tuple[T | None, int]:
+        """Item k drawn from `rng` (or, make=False, only the stream moved past it) and the cursor after it."""
+        raise NotImplementedError
+
+    def _first_draw(
+        self, rng: np.random.Generator, cursor: int, more: Callable[[int, int], bool]
+    ) -> Iterator[T]:
+        """Every item, in order, while `more(k, cursor)`; the checkpoints are kept on the way."""
+        self.states, k = [], 0
+        while more(k, cursor):
+            if k % CHECKPOINT == 0:
+                self.states.append((rng.bit_generator.state, cursor))
+            item, cursor = self._step(rng, k, cursor, True)
+            k += 1
+            yield item  # type: ignore[misc]  # make=True: an item
+
+    def __getstate__(self) -> dict:  # a worker process is sent the states, not the stream in use
+        return {**self.__dict__, "_rng": None, "_next": -1, "_cursor": 0}
+
+    def _redraw(self, k: int) -> T:
+        if self._rng is None or not self._next <= k < self._next + CHECKPOINT:
+            state, self._cursor = self.states[k // CHECKPOINT]
+            self._rng = np.random.default_rng()
+            self._rng.bit_generator.state = state
+            self._next = k - k % CHECKPOINT
+        while self._next < k:  # the items between, passed over
+            _, self._cursor = self._step(self._rng, self._next, self._cursor, False)
+            self._next += 1
+        item, self._cursor = self._step(self._rng, k, self._cursor, True)
+        self._next += 1
+        return item  # type: ignore[return-value]  # make=True: an item
+
+
+class DrawnPrompts(LazyPrompts, Checkpointed[str]):
     """`count` prompts drawn by `draw` from `rng` in index order. Building it draws every prompt once
     (for `digest`) and leaves `rng` after the last, as a list would. `skip`, when given, moves the stream
     past a prompt without making its text: the prompts between a checkpoint and the one asked for (a worker
@@ -82,31 +130,16 @@ class DrawnPrompts(LazyPrompts):
 
     def __init__(self, rng: np.random.Generator, count: int, draw: Draw, skip: Skip | None = None):
         self.draw, self.skip, self.count = draw, skip, count
-        self.states: list[dict] = []
-        self.digest = streamed_digest(self._first_draw(rng))
-        self._rng: np.random.Generator | None = None
-        self._next = -1  # the index the kept stream would draw next
+        self.digest = streamed_digest(self._first_draw(rng, 0, lambda k, _: k < count))
 
-    def _first_draw(self, rng: np.random.Generator) -> Iterator[str]:
-        for i in range(self.count):
-            if i % CHECKPOINT == 0:
-                self.states.append(rng.bit_generator.state)
-            yield self.draw(rng, i)
-
-    def __getstate__(self) -> dict:  # a worker process is sent the states, not the stream in use
-        return {**self.__dict__, "_rng": None, "_next": -1}
+    def _step(self, rng: np.random.Generator, k: int, cursor: int, make: bool) -> tuple[str | None, int]:
+        if make:
+            return self.draw(rng, k), k + 1
+        (self.skip or self.draw)(rng, k)
+        return None, k + 1
 
     def _prompt(self, i: int) -> str:
-        if self._rng is None or not self._next <= i < self._next + CHECKPOINT:
-            self._rng = np.random.default_rng()
-            self._rng.bit_generator.state = self.states[i // CHECKPOINT]
-            self._next = i - i % CHECKPOINT
-        past = self.skip or self.draw
-        while self._next < i:  # the prompts between, drawn and let go
-            past(self._rng, self._next)
-            self._next += 1
-        self._next += 1
-        return self.draw(self._rng, i)
+        return self._redraw(i)
 
 
 class CycledPrompts(LazyPrompts):

@@ -22,7 +22,9 @@ def build(profile: LongContextProfile, ctx: BuildContext) -> Plan:
     d, q = profile.document_len, profile.question_len
     # Every document distinct: a long-context point measures prefill, not the prefix cache. Each is drawn
     # when its request is due (DrawnPrompts), never all held.
-    prompts = DrawnPrompts(rng, ctx.count, partial(_prompt, vocab.words, d, q))
+    prompts = DrawnPrompts(
+        rng, ctx.count, partial(_prompt, vocab.words, d, q), partial(_skip, len(vocab.words), d, q)
+    )
     out_len = profile.output_len or ctx.output_len
     workload = Workload(
         prompts_digest=prompts.digest,
@@ -38,3 +40,10 @@ def build(profile: LongContextProfile, ctx: BuildContext) -> Plan:
 
 def _prompt(words: list[str], d: int, q: int, rng: np.random.Generator, i: int) -> str:
     return join(draw_words(words, rng, d), draw_words(words, rng, q))
+
+
+def _skip(words: int, d: int, q: int, rng: np.random.Generator, i: int) -> None:
+    # _prompt's two draws from the stream (draw_words's), without their words: a worker passes over the
+    # other workers' prompts between a checkpoint and its own at the cost of the draws alone
+    rng.integers(0, words, size=d)
+    rng.integers(0, words, size=q)

@@ -26,13 +26,21 @@ class SessionScript:
     turns: list[ScriptTurn]
 
 
+class SessionScripts(Sequence[SessionScript]):
+    """A chat-sessions point's scripts, session i made when it is asked for (workloads/chat_sessions.py).
+    `systems`: each distinct system prompt and how many sessions carry it, counted when the scripts were
+    first drawn (so naming them does not draw every script again)."""
+
+    systems: dict[str, int]
+
+
 @dataclass
 class Plan:
     prompts: Sequence[str]  # made when each is asked for (workloads/drawn.py, trace); a caller's list
     output_lens: list[int] | None
     workload: Workload
     offsets: list[float] | None = None  # trace: send times (s from the run's start)
-    sessions: list[SessionScript] | None = None  # chat-sessions
+    sessions: SessionScripts | None = None  # chat-sessions
     count: int = field(default=0)  # requests the plan holds
 
     def __post_init__(self) -> None:
@@ -49,10 +57,7 @@ def digest_json(obj) -> str:
 def system_prompts(plan: Plan) -> list[SystemPrompt]:
     """The distinct system prompts `plan` sends, in the order first sent: only session scripts carry one
     (every other request is sent as its prompt alone, probes/load/client.py)."""
-    seen: dict[str, int] = {}
-    for script in plan.sessions or []:
-        if script.system:
-            seen[script.system] = seen.get(script.system, 0) + 1
+    seen = plan.sessions.systems if plan.sessions is not None else {}
     return [
         SystemPrompt(sha256=sha256_bytes(text.encode()), size_bytes=len(text.encode()), sessions=n)
         for text, n in seen.items()

@@ -26,7 +26,10 @@ def build(profile: SharedPrefixProfile, ctx: BuildContext) -> Plan:
     groups = rng.permutation(np.arange(ctx.count) % profile.num_prefixes)
     # each prompt drawn when its request is due (DrawnPrompts): the prefixes and the groups are held, not the text
     prompts = DrawnPrompts(
-        rng, ctx.count, partial(_prompt, vocab.words, prefixes, groups, profile.suffix_len)
+        rng,
+        ctx.count,
+        partial(_prompt, vocab.words, prefixes, groups, profile.suffix_len),
+        partial(_skip, len(vocab.words), profile.suffix_len),
     )
     out_len = profile.output_len or ctx.output_len
     p, s = profile.prefix_len, profile.suffix_len
@@ -47,3 +50,7 @@ def build(profile: SharedPrefixProfile, ctx: BuildContext) -> Plan:
 
 def _prompt(words: list[str], prefixes: list, groups: np.ndarray, suffix_len: int, rng, i: int) -> str:
     return join(prefixes[groups[i]], draw_words(words, rng, suffix_len))
+
+
+def _skip(words: int, suffix_len: int, rng: np.random.Generator, i: int) -> None:
+    rng.integers(0, words, size=suffix_len)  # _prompt's one draw from the stream (the suffix), no words made
