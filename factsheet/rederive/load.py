@@ -308,12 +308,21 @@ def _capacity(
         # The repeats' own verdicts are re-derived from their records by factsheet/rederive/repeats.py.
         repeats = [r.point for r in section.repeats.runs] if settle and section.repeats else []
         return out + _replay(cap, replayed, base, ", ".join(r.path for r in section.records), repeats)
+    return out + _judged_alone(cap, replayed, base, [r.path for r in section.records])
+
+
+def _judged_alone(
+    cap: CapacityResult, replayed: list[_Replayed], base: str, paths: list[str]
+) -> list[Discrepancy]:
+    """A search without its parameters (1.0.0): each verdict through the probe's own judge, and the answer
+    through the probe's own `answer`."""
+    out: list[Discrepancy] = []
     judged = [
         judge_point(p.value, r, cap.min_attainment, confirmation=p.confirmation)
         for p, r in zip(cap.points, replayed, strict=True)
     ]
     for i, (stated, again) in enumerate(zip(cap.points, judged, strict=True)):
-        out += differences(stated, again, f"{base}.points[{i}]", section.records[i].path)
+        out += differences(stated, again, f"{base}.points[{i}]", paths[i])
     highest, lowest_fail = answer(judged)
     at = answer_point(judged, highest)
     sources = "the probed points' verdicts"
