@@ -32,6 +32,7 @@ from probes.load.runner import (
     SEND_LAG,
     SEND_LAG_BEFORE_1_8,
     Arrivals,
+    loop_lag_reasons,
     point_figures,
     steady_records,
 )
@@ -170,18 +171,26 @@ class _Replayed:
 
 
 def attested_client(
-    stated: CapacityPoint, by_check: bool, at: str, src: str
+    stated: CapacityPoint, metrics: LoadMetrics, by_check: bool, at: str, src: str
 ) -> tuple[ClientCheck | None, list[Discrepancy]]:
     """The client check a probe's verdict is replayed with: as the point states it (its loop lag is not in
     the records, as the host's load is not), from schema 1.9.0 (`by_check`), where every run states one, so
     a point without one is a discrepancy (dropping it would let a client-bound point pass); before, none: the
-    verdict read the arrivals rule alone."""
+    verdict read the arrivals rule alone. Its verdict must follow from its own lag: a worker whose stated
+    lag breaks the rule against the re-derived latencies makes the check client-bound."""
     if not by_check:
         return None, []
-    if stated.client is None:
+    c = stated.client
+    if c is None:
         missing = "a client check (every run states one, schema >= 1.9.0)"
         return None, [Discrepancy(figure=f"{at}.client", stated=None, recomputed=missing, source=src)]
-    return stated.client, []
+    late = [
+        f"worker {w.worker}: {why}" for w in c.per_worker for why in loop_lag_reasons(w.loop_lag_ms, metrics)
+    ]
+    if late and not c.client_bound:
+        why = f"client-bound by its own stated loop lag ({'; '.join(late)})"
+        return c, [Discrepancy(figure=f"{at}.client.client_bound", stated=False, recomputed=why, source=src)]
+    return c, []
 
 
 def capacity(
@@ -301,7 +310,7 @@ def _capacity(
         )  # fmt: skip
         out += seen.problems
         stop = ("saturated", stated.stopped_early) if stated.stopped_early else (None, None)
-        client, missing = attested_client(stated, client_check, f"{base}.points[{i}]", rec.path)
+        client, missing = attested_client(stated, metrics, client_check, f"{base}.points[{i}]", rec.path)
         out += missing
         replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop, client))
     if cap.search is not None:

@@ -97,8 +97,10 @@ def test_an_edited_pass_or_client_check_is_caught(stalled):
     edits = [
         # a failed probe's pass flipped by hand: the replay fails it again
         (lambda p: p.update(passed=True, reasons=[]), f"load.capacity.result.points[{i}].passed"),
-        # its client check edited to valid while its verdict is kept: the replay passes 4 and doubles to 8,
-        # where the build bisected to 3
+        # its client check edited to valid while its verdict is kept: its own stated lag says otherwise, and
+        # the replay passes 4 and doubles to 8, where the build bisected to 3
+        (lambda p: p["client"].update(client_bound=False, client_bound_reasons=[]),
+         f"load.capacity.result.points[{i}].client.client_bound"),
         (lambda p: p["client"].update(client_bound=False, client_bound_reasons=[]),
          "load.capacity.result.points[3].value"),
         # its client check dropped (1.9.0 has no older rule to hide behind)
