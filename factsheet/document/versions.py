@@ -60,13 +60,17 @@ JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
 # validate re-derives every figure from the records as stated, so no gate.
 
 # 1.9.0: a one-worker load point states its client check too (`result.client`, `workers` 1): attested like a
-# many-worker one's (the loop lag is not in the records), and nothing older changes, so no gate.
+# many-worker one's (the loop lag is not in the records), and nothing older changes, so no gate for the point.
+# Its capacity probes do gate (JUDGES_BY_CLIENT_CHECK): each states its client check (`points[].client`) and the
+# pass rule reads that verdict whole (loop lag and arrivals); an older probe was judged by arrivals alone, and
+# states none, so it is replayed that way.
 # 1.9.0 also: a rebuild interval is no narrower than its repeats' own within-run intervals allow, and a share's
 # no higher than 1 (WIDENS_REBUILD, headline/rebuild.py): three repeats that agree by chance stated [0.941,
 # 0.941] for an attainment, and a widely spread one stated an upper end of 1.08.
 
 SETTLES_ON_REPEATS = Version(1, 8, 0)  # the capacity's answer applies its repeats (REPEATS_RULE)
 FLOORS_REBUILD = Version(1, 8, 0)  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
+JUDGES_BY_CLIENT_CHECK = Version(1, 9, 0)  # a capacity probe passes only with a valid client check
 WIDENS_REBUILD = Version(1, 9, 0)  # ... no narrower than its runs' own intervals, a share's at most 1 (rebuild.py)
 
 

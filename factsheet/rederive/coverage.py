@@ -40,6 +40,8 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
         (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
+        (f"{c}.points[].client", "attested only", "the probe's client check as it stated it (>= 1.9.0): its "
+         "loop lag is not in the records; the verdict and the answer are re-derived from it as stated"),
         (c, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
         (f"{c}.points[].value", "re-derived", "bound: part of the capacity step's context"),
         (f"{c}.points[].confirmation", "re-derived", "bound: part of the capacity step's context"),
@@ -68,6 +70,8 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
          "as found"),
         (f"{section}.repeats.runs[].point.stopped_early", "attested only", "why the run stopped before its "
          "count, as it reported"),
+        (f"{section}.repeats.runs[].point.client", "attested only", "the repeat's client check as it stated it "
+         "(>= 1.9.0): its loop lag is not in the records; its verdict is re-derived from it as stated"),
     )  # fmt: skip
 
 

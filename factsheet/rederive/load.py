@@ -32,10 +32,12 @@ from probes.load.runner import (
     SEND_LAG,
     SEND_LAG_BEFORE_1_8,
     Arrivals,
+    loop_lag_reasons,
     point_figures,
     steady_records,
 )
 from probes.load.turns import turn_figures
+from probes.load.workers.check import ClientCheck
 from probes.load.workloads.profiles import WorkloadProfile
 
 
@@ -165,6 +167,30 @@ class _Replayed:
     saturation: object = None
     stop_reason: str | None = None  # attested: as the run reported (a point stopped when saturated)
     aborted: str | None = None
+    client: ClientCheck | None = None  # attested: the run's client check as stated (schema >= 1.9.0)
+
+
+def attested_client(
+    stated: CapacityPoint, metrics: LoadMetrics, by_check: bool, at: str, src: str
+) -> tuple[ClientCheck | None, list[Discrepancy]]:
+    """The client check a probe's verdict is replayed with: as the point states it (its loop lag is not in
+    the records, as the host's load is not), from schema 1.9.0 (`by_check`), where every run states one, so
+    a point without one is a discrepancy (dropping it would let a client-bound point pass); before, none: the
+    verdict read the arrivals rule alone. Its verdict must follow from its own lag: a worker whose stated
+    lag breaks the rule against the re-derived latencies makes the check client-bound."""
+    if not by_check:
+        return None, []
+    c = stated.client
+    if c is None:
+        missing = "a client check (every run states one, schema >= 1.9.0)"
+        return None, [Discrepancy(figure=f"{at}.client", stated=None, recomputed=missing, source=src)]
+    late = [
+        f"worker {w.worker}: {why}" for w in c.per_worker for why in loop_lag_reasons(w.loop_lag_ms, metrics)
+    ]
+    if late and not c.client_bound:
+        why = f"client-bound by its own stated loop lag ({'; '.join(late)})"
+        return c, [Discrepancy(figure=f"{at}.client.client_bound", stated=False, recomputed=why, source=src)]
+    return c, []
 
 
 def capacity(
@@ -174,10 +200,12 @@ def capacity(
     *,
     last_byte_rule: bool = True,
     settle: bool = False,
+    client_check: bool = False,
 ) -> list[Discrepancy]:
     """The load section's capacity search and each compared workload's, recomputed from their records
     (`last_byte_rule`: as `load_points`; `settle`, schema >= 1.8.0: the answer applies its repeats,
-    probes.load.capacity.REPEATS_RULE)."""
+    probes.load.capacity.REPEATS_RULE; `client_check`, schema >= 1.9.0: each verdict reads the run's stated
+    client check, `attested_client`)."""
     out: list[Discrepancy] = []
     if not isinstance(load.capacity, NotMeasured):
         if not load.points:
@@ -196,6 +224,7 @@ def capacity(
             binding,
             last_byte_rule,
             settle,
+            client_check,
         )
     for k, compared in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
@@ -205,7 +234,7 @@ def capacity(
             out.append(Discrepancy(figure=f"{path}.capacity.result.search", stated="none",
                                    recomputed="the search's parameters (a compared workload keeps them)"))  # fmt: skip
             continue
-        out += _capacity(searched, folder, binding, last_byte_rule, settle)
+        out += _capacity(searched, folder, binding, last_byte_rule, settle, client_check)
     return out
 
 
@@ -223,7 +252,12 @@ class _Searched:
 
 
 def _capacity(
-    searched: _Searched, folder: Path, binding: Binding | None, last_byte_rule: bool, settle: bool
+    searched: _Searched,
+    folder: Path,
+    binding: Binding | None,
+    last_byte_rule: bool,
+    settle: bool,
+    client_check: bool = False,
 ) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
@@ -276,17 +310,28 @@ def _capacity(
         )  # fmt: skip
         out += seen.problems
         stop = ("saturated", stated.stopped_early) if stated.stopped_early else (None, None)
-        replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop))
+        client, missing = attested_client(stated, metrics, client_check, f"{base}.points[{i}]", rec.path)
+        out += missing
+        replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop, client))
     if cap.search is not None:
         # The repeats' own verdicts are re-derived from their records by factsheet/rederive/repeats.py.
         repeats = [r.point for r in section.repeats.runs] if settle and section.repeats else []
         return out + _replay(cap, replayed, base, ", ".join(r.path for r in section.records), repeats)
+    return out + _judged_alone(cap, replayed, base, [r.path for r in section.records])
+
+
+def _judged_alone(
+    cap: CapacityResult, replayed: list[_Replayed], base: str, paths: list[str]
+) -> list[Discrepancy]:
+    """A search without its parameters (1.0.0): each verdict through the probe's own judge, and the answer
+    through the probe's own `answer`."""
+    out: list[Discrepancy] = []
     judged = [
         judge_point(p.value, r, cap.min_attainment, confirmation=p.confirmation)
         for p, r in zip(cap.points, replayed, strict=True)
     ]
     for i, (stated, again) in enumerate(zip(cap.points, judged, strict=True)):
-        out += differences(stated, again, f"{base}.points[{i}]", section.records[i].path)
+        out += differences(stated, again, f"{base}.points[{i}]", paths[i])
     highest, lowest_fail = answer(judged)
     at = answer_point(judged, highest)
     sources = "the probed points' verdicts"

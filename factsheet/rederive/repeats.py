@@ -11,7 +11,7 @@ from factsheet.document.repeats import SEED_RULE, run_seed, search_block
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.load import percentiles_of, seed_named
+from factsheet.rederive.load import attested_client, percentiles_of, seed_named
 from factsheet.rederive.records import Binding, Expected, read_records
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import judge_point, knob_point
@@ -51,24 +51,30 @@ def seeds(load: LoadSection) -> list[Discrepancy]:
 
 
 def capacity_repeats(
-    load: LoadSection, folder: Path, binding: Binding | None, *, last_byte_rule: bool = True
+    load: LoadSection,
+    folder: Path,
+    binding: Binding | None,
+    *,
+    last_byte_rule: bool = True,
+    client_check: bool = False,
 ) -> list[Discrepancy]:
     """The repeats of the load section's capacity search and of each compared workload's (`last_byte_rule`
-    False: verdicts of a document older than 1.8.0, judged by sent_s alone)."""
+    False: verdicts of a document older than 1.8.0, judged by sent_s alone; `client_check`, >= 1.9.0: each
+    verdict reads the run's stated client check)."""
     out: list[Discrepancy] = []
     if not isinstance(load.capacity, NotMeasured) and load.points:
         template = load.points[0].result.point  # every probe (and repeat) takes the first point's shape
         out += _repeats(load.capacity, template, "load.capacity", "load.points[0].result.point", None, folder,
-                        binding, last_byte_rule)  # fmt: skip
+                        binding, last_byte_rule, client_check)  # fmt: skip
     for k, c in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
         out += _repeats(c.capacity, c.template, f"{path}.capacity", f"{path}.template", c.workload, folder,
-                        binding, last_byte_rule)  # fmt: skip
+                        binding, last_byte_rule, client_check)  # fmt: skip
     return out
 
 
 def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_path: str, workload, folder: Path,
-            binding: Binding | None, last_byte_rule: bool = True) -> list[Discrepancy]:  # fmt: skip
+            binding: Binding | None, last_byte_rule: bool = True, client_check: bool = False) -> list[Discrepancy]:  # fmt: skip
     """The repeats of one search: the run repeated (its last confirmation), their number, and each one's
     figures and verdict from its records."""
     rep, cap = section.repeats, section.result
@@ -106,7 +112,9 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
             (f"{at}.server_records", f"{at}.point"), binding,
         )  # fmt: skip
         out += seen.problems
-        again = judge_point(run.point.value, _Replayed(metrics, arrivals, seen.server_view, seen.saturation),
+        client, missing = attested_client(run.point, metrics, client_check, f"{at}.point", src)
+        out += missing
+        again = judge_point(run.point.value, _Replayed(metrics, arrivals, seen.server_view, seen.saturation, client),
                             cap.min_attainment, confirmation=True)  # fmt: skip
         stated = run.point.model_copy(update={"stopped_early": None})  # attested: as the run reported
         out += differences(stated, again, f"{at}.point", src)
@@ -116,6 +124,6 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
 class _Replayed:
     """A repeat's figures as recomputed, in the shape the pass rule judges."""
 
-    def __init__(self, metrics, arrivals, server_view, saturation):
+    def __init__(self, metrics, arrivals, server_view, saturation, client=None):
         self.metrics, self.arrivals = metrics, arrivals
-        self.server_view, self.saturation = server_view, saturation
+        self.server_view, self.saturation, self.client = server_view, saturation, client

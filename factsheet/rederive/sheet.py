@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.document.schema import Factsheet
-from factsheet.document.versions import BINDS_RECORDS, JUDGES_BY_LAST_BYTE, SETTLES_ON_REPEATS, at_least
+from factsheet.document.versions import (
+    BINDS_RECORDS,
+    JUDGES_BY_CLIENT_CHECK,
+    JUDGES_BY_LAST_BYTE,
+    SETTLES_ON_REPEATS,
+    at_least,
+)
 from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.deployment import deployment_differences
@@ -65,9 +71,12 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     if not isinstance(sheet.load, NotMeasured):
         last_byte = at_least(sheet.schema_version, JUDGES_BY_LAST_BYTE)
         settle = at_least(sheet.schema_version, SETTLES_ON_REPEATS)
+        by_check = at_least(sheet.schema_version, JUDGES_BY_CLIENT_CHECK)
         out += load_points(sheet.load, folder, binding, last_byte_rule=last_byte)
-        out += capacity(sheet.load, folder, binding, last_byte_rule=last_byte, settle=settle)
-        out += capacity_repeats(sheet.load, folder, binding, last_byte_rule=last_byte)
+        out += capacity(
+            sheet.load, folder, binding, last_byte_rule=last_byte, settle=settle, client_check=by_check
+        )
+        out += capacity_repeats(sheet.load, folder, binding, last_byte_rule=last_byte, client_check=by_check)
         out += seeds(sheet.load)
     if not isinstance(sheet.accuracy, NotMeasured):
         out += accuracy(sheet.accuracy, folder, binding)

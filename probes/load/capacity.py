@@ -26,6 +26,7 @@ from probes.core.measurement import Model, NotMeasured
 from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult, Progress, run_point
+from probes.load.workers.check import ClientCheck
 from probes.server_view import Saturation, ServerView
 
 Knob = Literal["rate", "concurrency"]
@@ -63,8 +64,10 @@ REPEATS_RULE = (
 )
 PASS_RULE = (
     f"p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ {MAX_FAILED_FRACTION * 100:g} % of measured "
-    "(a failure is a violation), attainment ≥ min_attainment when given, the run not client-bound, and not "
-    "over-saturated (its waiting queue or TTFT growing without bound: probes/server_view/saturation.py)"
+    "(a failure is a violation), attainment ≥ min_attainment when given, the run not client-bound (by its "
+    "client check, the point's `client`: every worker's event-loop lag and, in an open loop, the arrivals rule; "
+    "schema < 1.9.0: by the arrivals rule alone), and not over-saturated (its waiting queue or TTFT growing "
+    "without bound: probes/server_view/saturation.py)"
 )
 
 
@@ -90,6 +93,11 @@ class CapacityPoint(Model):
     server_view: ServerView | NotMeasured | None = Field(None, description="schema >= 1.3.0")
     saturation: Saturation | None = Field(None, description="schema >= 1.3.0")
     stopped_early: str | None = Field(None, description="why the run stopped before its count (saturated)")
+    client: ClientCheck | None = Field(
+        None,
+        description="the run's client check as it stated it (schema >= 1.9.0; attested: the loop lag is not in "
+        "the records): the pass rule reads its verdict",
+    )
 
 
 class CapacitySearch(Model):
@@ -186,9 +194,10 @@ def judge_point(
     """One probed point with its verdict (the search and `factsheet validate` both judge through this)."""
     m = result.metrics
     arrivals = getattr(result, "arrivals", None)
+    client = getattr(result, "client", None)
     saturation = getattr(result, "saturation", None)
     saturated = bool(saturation and saturation.over_saturated)
-    reasons = judge(m, min_attainment, bool(arrivals and arrivals.client_bound), saturated)
+    reasons = judge(m, min_attainment, bool(arrivals and arrivals.client_bound), saturated, client)
     check = m.p99_check
     return CapacityPoint(
         value=value,
@@ -204,13 +213,20 @@ def judge_point(
         stopped_early=getattr(result, "aborted", None)
         if getattr(result, "stop_reason", None) == "saturated"
         else None,
+        client=client,
     )
 
 
 def judge(
-    metrics: LoadMetrics, min_attainment: float | None, client_bound: bool = False, saturated: bool = False
+    metrics: LoadMetrics,
+    min_attainment: float | None,
+    client_bound: bool = False,
+    saturated: bool = False,
+    client: ClientCheck | None = None,
 ) -> list[str]:
-    """Reasons a point fails the SLO (empty: it passes)."""
+    """Reasons a point fails the SLO (empty: it passes). `client_bound`: the arrivals rule's verdict;
+    `client`, when the run states its client check, is judged whole (its verdict holds the arrivals rule
+    and every worker's loop lag), its reasons named."""
     reasons = []
     check = metrics.p99_check
     if check is None or check.met is None:
@@ -221,7 +237,9 @@ def judge(
         reasons.append(f"{metrics.failed} of {metrics.measured} requests failed")
     if min_attainment is not None and (metrics.slo_attainment or 0.0) < min_attainment:
         reasons.append(f"attainment {metrics.slo_attainment} < {min_attainment:g}")
-    if client_bound:
+    if client is not None and client.client_bound:
+        reasons.append(f"client-bound: {'; '.join(client.client_bound_reasons)}")
+    elif client_bound:
         reasons.append("client-bound: the client's own delay could move the figures")
     if saturated:
         reasons.append("over-saturated: its waiting queue or TTFT grows without bound over the run")

@@ -347,7 +347,7 @@ def client_check(
         by_worker.setdefault(r.worker if r.worker is not None else -1, []).append(r)
     for report in outcome.reports:
         lag = summarize(report.loop_lag_ms, unit="ms", definition=_LOOP_LAG)
-        reasons = _client_delay_reasons(lag, metrics, "loop lag")
+        reasons = loop_lag_reasons(lag, metrics)
         arrivals = _arrivals(records if alone else by_worker.get(report.worker, []), point, metrics)
         if arrivals is not None:
             reasons += arrivals.client_bound_reasons
@@ -579,6 +579,12 @@ def _by_last_byte(records: list[RequestRecord], metrics: LoadMetrics | None) -> 
         )
     reasons += _client_delay_reasons(lag, metrics, "write-lag")
     return _LastByte(rate, fraction, lag, tuple(reasons))
+
+
+def loop_lag_reasons(lag: Distribution, metrics: LoadMetrics | None) -> list[str]:
+    """A worker's event-loop lag by the client-bound rule (LOOP_RULE): the run judges each worker by it, and
+    `validate` holds a stated client check's verdict to its stated lag."""
+    return _client_delay_reasons(lag, metrics, "loop lag")
 
 
 def _client_delay_reasons(

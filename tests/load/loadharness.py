@@ -1,5 +1,6 @@
 import asyncio
 import sys
+import time
 
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult, run_point
@@ -30,3 +31,16 @@ def point(**kw) -> LoadPoint:
     kw.setdefault("output_len", OUT)
     kw.setdefault("input_len", 16)
     return LoadPoint(**kw)
+
+
+# A client whose event loop falls behind: blocked STALL_S of every EVERY_S by a coroutine sharing it. A timer
+# due while it is blocked fires when it ends, so about one lag sample in EVERY_S / LAG_INTERVAL_S reads up to
+# STALL_S late: more than 1 % of them, so the lag's p99 is the stall.
+STALL_S, EVERY_S = 0.100, 0.200
+
+
+async def block_the_loop() -> None:
+    """Until cancelled: holds the loop STALL_S of every EVERY_S."""
+    while True:
+        await asyncio.sleep(EVERY_S - STALL_S)
+        time.sleep(STALL_S)  # holds the loop (not the GIL: the mock server's thread serves on time)

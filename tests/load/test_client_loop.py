@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 
 import pytest
 
@@ -19,21 +18,11 @@ from probes.load.workers.check import LAG_INTERVAL_S
 from probes.load.workers.child import WorkerReport
 from probes.load.workers.fleet import Outcome
 from probes.targets.mock_server import MockServerConfig, running
-from tests.load.loadharness import point
+from tests.load.loadharness import STALL_S, block_the_loop, point
 
 # TTFT 500 ms: the rule's resolution is 5 % of it, 25 ms, far above what a quiet loop's 10 ms timer is late by
 # (well under 1 ms; a few ms on the 2-core host at load 3) and far below the stall.
 TTFT_MS, ITL_MS = 500.0, 5.0
-# The stall: the client's loop is blocked STALL_S of every EVERY_S. A timer due while it is blocked fires when
-# it ends, so about one lag sample in EVERY_S / LAG_INTERVAL_S reads up to STALL_S late: more than 1 % of
-# them, so the lag's p99 is the stall.
-STALL_S, EVERY_S = 0.100, 0.200
-
-
-async def _block_the_loop() -> None:
-    while True:
-        await asyncio.sleep(EVERY_S - STALL_S)
-        time.sleep(STALL_S)  # holds the loop (not the GIL: the mock server's thread serves on time)
 
 
 def _closed_loop(stalled: bool):
@@ -41,7 +30,7 @@ def _closed_loop(stalled: bool):
     lp = point(mode="closed", concurrency=8, num_requests=16)
 
     async def main():
-        stall = asyncio.create_task(_block_the_loop()) if stalled else None
+        stall = asyncio.create_task(block_the_loop()) if stalled else None
         try:
             return await run_point(url, cfg.model, lp, SLO())
         finally:
