@@ -71,7 +71,9 @@ JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
 SETTLES_ON_REPEATS = Version(1, 8, 0)  # the capacity's answer applies its repeats (REPEATS_RULE)
 FLOORS_REBUILD = Version(1, 8, 0)  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
 JUDGES_BY_CLIENT_CHECK = Version(1, 9, 0)  # a capacity probe passes only with a valid client check
-WIDENS_REBUILD = Version(1, 9, 0)  # ... no narrower than its runs' own intervals, a share's at most 1 (rebuild.py)
+WIDENS_REBUILD = Version(
+    1, 9, 0
+)  # ... no narrower than its runs' own intervals, a share's at most 1 (rebuild.py)
 
 
 def at_least(stated: str, version: Version) -> bool:
