@@ -161,18 +161,40 @@ def _signed(x: float | None) -> str:
     return "    —  " if x is None else f"{x:+7.2f}"
 
 
+def listen_overflows() -> int | None:
+    """The kernel's count of connections it dropped because a listen queue was full (Linux, host-wide;
+    None where not readable). The client's connect then waits for a SYN retry (1 s, then more), which its
+    TTFT counts (as vLLM's does) and the server's log cannot see: the request arrives only once accepted."""
+    try:
+        rows = [
+            r.split() for r in Path("/proc/net/netstat").read_text().splitlines() if r.startswith("TcpExt:")
+        ]
+    except OSError:
+        return None
+    if len(rows) != 2 or "ListenOverflows" not in rows[0]:
+        return None
+    return int(rows[1][rows[0].index("ListenOverflows")])
+
+
 class _Case:
-    """How long a case took and the host's load average (1 min) before and after it."""
+    """How long a case took, the host's load average (1 min) before and after it, and the listen-queue
+    overflows (host-wide) during it."""
 
     def __enter__(self) -> _Case:
-        self.load, self.t = os.getloadavg()[0], time.perf_counter()
+        self.load, self.t, self.dropped = os.getloadavg()[0], time.perf_counter(), listen_overflows()
         return self
 
     def __exit__(self, *_) -> None:
         self.took, self.after = time.perf_counter() - self.t, os.getloadavg()[0]
+        now = listen_overflows()
+        self.dropped = None if now is None or self.dropped is None else now - self.dropped
 
     def line(self) -> str:
-        return f"took {self.took:.1f} s, load average {self.load:.2f} → {self.after:.2f}"
+        dropped = "not read" if self.dropped is None else str(self.dropped)
+        return (
+            f"took {self.took:.1f} s, load average {self.load:.2f} → {self.after:.2f}, connections dropped "
+            f"at a full listen queue (host-wide): {dropped}"
+        )
 
 
 class ServerRun(NamedTuple):
@@ -285,11 +307,14 @@ def find_vllm(opt: Options) -> tuple[VllmClient | None, str]:
         return None, f"vllm bench serve: skipped: no tokenizer folder (give --tokenizer): {e}"
     probe = subprocess.run([str(exe), "bench", "serve", "--help"], capture_output=True, text=True,
                            env=_vllm_env(), timeout=600)  # fmt: skip
+    named = f"tokenizer {Path(tokenizer).name}{'' if opt.tokenizer else ' (the embedded model)'}, offline"
     if probe.returncode == 0:
-        return VllmClient([str(exe), "bench", "serve"], tokenizer), "vllm bench serve: its console script"
+        return VllmClient(
+            [str(exe), "bench", "serve"], tokenizer
+        ), f"vllm bench serve: its console script; {named}"
     last = (probe.stderr.strip().splitlines() or ["(no output)"])[-1]
     how = (f"vllm bench serve: its console script does not start here ({last[:200]}); calling its entry "
-           "point vllm.benchmarks.serve.main in the same environment")  # fmt: skip
+           f"point vllm.benchmarks.serve.main (what the subcommand runs) in the same environment; {named}")  # fmt: skip
     return VllmClient([str(python), "-c", _VLLM_MAIN], tokenizer), how
 
 
@@ -353,7 +378,7 @@ def open_case(url: str, logs: Path, rate: float, w: int, seconds: float) -> bool
         f"{_fmt(a.send_lag_ms.p(50))} p99 {_fmt(a.send_lag_ms.p(99))}, write lag p50 "
         f"{_fmt(wl.p(50) if wl else None)} p99 {_fmt(wl.p(99) if wl else None)} ms | TTFT p50 client "
         f"{_fmt(m.ttft_ms.p(50))} server {_fmt(server.ttft_ms.p(50))} error "
-        f"{_signed(_diff(m.ttft_ms.p(50), server.ttft_ms.p(50)))} ms | server late {server.late}/{server.requests}"
+        f"{_signed(_diff(m.ttft_ms.p(50), server.ttft_ms.p(50)))} ms | server late {server.late}/{server.requests} (max {server.max_late_ms:.1f} ms)"
     )
     print(f"    {'CLIENT-BOUND: ' + '; '.join(reasons) if bound else 'valid'}; {case.line()}", flush=True)
     return bound
