@@ -309,9 +309,8 @@ def find_vllm(opt: Options) -> tuple[VllmClient | None, str]:
                            env=_vllm_env(), timeout=600)  # fmt: skip
     named = f"tokenizer {Path(tokenizer).name}{'' if opt.tokenizer else ' (the embedded model)'}, offline"
     if probe.returncode == 0:
-        return VllmClient(
-            [str(exe), "bench", "serve"], tokenizer
-        ), f"vllm bench serve: its console script; {named}"
+        how = f"vllm bench serve: its console script; {named}"
+        return VllmClient([str(exe), "bench", "serve"], tokenizer), how
     last = (probe.stderr.strip().splitlines() or ["(no output)"])[-1]
     how = (f"vllm bench serve: its console script does not start here ({last[:200]}); calling its entry "
            f"point vllm.benchmarks.serve.main (what the subcommand runs) in the same environment; {named}")  # fmt: skip
