@@ -10,7 +10,7 @@ client sends first is left out).
 - Closed loop at `--concurrency` streams (64 / 256 / 1,024), `--rounds` × C requests of 16 → 64 tokens, for
   each worker count (`--workers`) and for `vllm bench serve` (random dataset, the same lengths,
   `--max-concurrency C`): TTFT p50/p99 against the server's, the workers' event-loop lag and write delay,
-  and the client-bound verdict where the result states one.
+  and the client-bound verdict (`result.client`, one worker too).
 - Open loop at rising `--rates` (constant spacing, `--seconds` of schedule each, 16 → 8 tokens), for each
   worker count: achieved vs requested rate by when each request began to leave (sent_s) and by when its
   last byte left (written_s), send lag and write lag, TTFT p50 against the server's, and the client-bound
@@ -254,16 +254,16 @@ def _closed_line(c: int, who: str, ok: int, n: int, p50, p99, server: ServerRun)
 
 
 def _client_verdict(r: PointResult) -> bool | None:
-    """Print the workers' check where the result states one; its verdict (None: not stated)."""
-    if r.client is not None:
-        cl = r.client
-        verdict = "CLIENT-BOUND: " + "; ".join(cl.client_bound_reasons) if cl.client_bound else "valid"
-        print(f"    loop lag p50 {_fmt(cl.loop_lag_ms.p(50))} p99 {_fmt(cl.loop_lag_ms.p(99))} ms, "
-              f"write delay p50 {_fmt(cl.write_delay_ms.p(50))} p99 {_fmt(cl.write_delay_ms.p(99))} ms, "
-              f"{cl.event_loop}; {verdict}")  # fmt: skip
-        return cl.client_bound
-    print("    one worker, closed loop: no client verdict (none before this issue either)")
-    return None
+    """Print the client check the result states (every point since schema 1.9.0); its verdict."""
+    cl = r.client
+    if cl is None:  # a tool older than 1.9.0: a one-worker closed loop had none
+        print("    no client check in the result")
+        return None
+    verdict = "CLIENT-BOUND: " + "; ".join(cl.client_bound_reasons) if cl.client_bound else "valid"
+    print(f"    loop lag p50 {_fmt(cl.loop_lag_ms.p(50))} p99 {_fmt(cl.loop_lag_ms.p(99))} ms, "
+          f"write delay p50 {_fmt(cl.write_delay_ms.p(50))} p99 {_fmt(cl.write_delay_ms.p(99))} ms, "
+          f"{cl.event_loop}; {verdict}")  # fmt: skip
+    return cl.client_bound
 
 
 def closed_case(url: str, logs: Path, c: int, w: int, rounds: int, summary: Summary) -> None:
@@ -364,11 +364,9 @@ def open_case(url: str, logs: Path, rate: float, w: int, seconds: float) -> bool
         before = time.perf_counter()
         r = asyncio.run(run_point(url, MODEL, point, SLO(), workers=w))
         server = server_run(logs, before, n)
-    a, m = r.arrivals, r.metrics
+    a, m, cl = r.arrivals, r.metrics, r.client
     bound, reasons = (
-        (r.client.client_bound, r.client.client_bound_reasons)
-        if r.client
-        else (a.client_bound, a.client_bound_reasons)
+        (cl.client_bound, cl.client_bound_reasons) if cl else (a.client_bound, a.client_bound_reasons)
     )
     wl = a.write_lag_ms
     print(
@@ -379,7 +377,10 @@ def open_case(url: str, logs: Path, rate: float, w: int, seconds: float) -> bool
         f"{_fmt(m.ttft_ms.p(50))} server {_fmt(server.ttft_ms.p(50))} error "
         f"{_signed(_diff(m.ttft_ms.p(50), server.ttft_ms.p(50)))} ms | server late {server.late}/{server.requests} (max {server.max_late_ms:.1f} ms)"
     )
-    print(f"    {'CLIENT-BOUND: ' + '; '.join(reasons) if bound else 'valid'}; {case.line()}", flush=True)
+    lag = f"loop lag p99 {_fmt(cl.loop_lag_ms.p(99)).strip()} ms; " if cl else ""
+    print(
+        f"    {lag}{'CLIENT-BOUND: ' + '; '.join(reasons) if bound else 'valid'}; {case.line()}", flush=True
+    )
     return bound
 
 
@@ -395,7 +396,7 @@ def open_ladder(url: str, logs: Path, opt: Options, summary: Summary) -> None:
     print(
         f"\n## open loop: {OPEN_TOKENS}-token replies, {opt.seconds:g} s of schedule per rate (≥ 100 requests)"
     )
-    print(f"# rule, one worker: {CLIENT_BOUND_RULE}\n# rule, more workers: {LOOP_RULE}")
+    print(f"# rule (result.client): {LOOP_RULE}\n# arrivals rule: {CLIENT_BOUND_RULE}")
     streak = dict.fromkeys(opt.workers, 0)
     for rate in opt.rates:
         for w in opt.workers:
