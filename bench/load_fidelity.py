@@ -8,7 +8,8 @@ the same rate ladder against the same server in the same run; the figures and th
 
 Achieved rate, both clients alike: completed / (run duration − median e2el), i.e. the request
 throughput with the last requests' tail removed (vLLM reports completed / run duration, which
-undercounts short runs by e2el / duration). Ours also reports the exact send rate from its records.
+undercounts short runs by e2el / duration). Ours also reports the exact send rate from its records, and
+by the last byte (written_s: when each request's bytes had all left) its achieved rate and write lag.
 
 Other jobs on the shared cores add latency; each client gets the same number of tries per rate and
 the best counts. The load average before and after is printed with the figures.
@@ -101,6 +102,10 @@ def _ours_once(url: str, rate: float, n: int) -> dict:
         "itl_p50_ms": m.itl_ms.p(50),
         "send_rate": a.achieved_rate,
         "send_lag_p99_ms": a.send_lag_ms.p(99),
+        # by when each request's last byte left (written_s): what the server can see
+        "send_rate_written": a.achieved_rate_written,
+        "fraction_written": a.achieved_fraction_written,
+        "write_lag_p99_ms": a.write_lag_ms.p(99) if a.write_lag_ms else None,
         "client_bound": a.client_bound,
     }
 
@@ -118,14 +123,15 @@ def _run_ours(url: str, rate: float, n: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def embedded_tokenizer_dir() -> str:
+def embedded_tokenizer_dir(serving_python: str = str(VLLM_PY)) -> str:
     """The embedded model's folder (tokenizer.json + config) from the converted-model cache, as a build
-    of specs/smollm2-cpu.yaml resolves it (converting the GGUF once with .venv-vllm when not cached)."""
-    from factsheet.build.spec import load_spec
+    of specs/smollm2-cpu.yaml resolves it (converting the GGUF once with the serving environment's python,
+    .venv-vllm by default, when not cached). Nothing is fetched."""
+    from factsheet.build.spec import load_spec  # deferred: only the vLLM client needs the spec machinery
     from probes.targets.model_source import prepare
 
     spec, _ = load_spec(EMBEDDED_SPEC)
-    return prepare(spec.target.model, str(VLLM_PY)).served_path
+    return prepare(spec.target.model, serving_python).served_path
 
 
 def _run_vllm(url: str, rate: float, n: int, tokenizer: str) -> dict:
@@ -172,9 +178,15 @@ def _judge(row: dict, rate: float) -> dict:
     }
 
 
+def _maybe(x: float | None, spec: str) -> str:
+    return "—" if x is None else format(x, spec)
+
+
 def _print(name: str, row: dict) -> None:
     extra = (
-        f"  send {row['send_rate']:.1f}/s lag p99 {row['send_lag_p99_ms']:.2f} ms"
+        f"  send {row['send_rate']:.1f}/s lag p99 {row['send_lag_p99_ms']:.2f} ms, by the last byte "
+        f"{_maybe(row['send_rate_written'], '.1f')}/s ({_maybe(row['fraction_written'], '.1%')}) write lag p99 "
+        f"{_maybe(row['write_lag_p99_ms'], '.2f')} ms"
         if "send_rate" in row
         else ""
     )
