@@ -21,7 +21,7 @@ from aiohttp import web
 from pydantic import Field
 
 from probes.core.measurement import Distribution, Model, summarize
-from probes.targets.mock_server import MockServerConfig, build_app
+from probes.targets.mock_server import BACKLOG, MockServerConfig, build_app
 from probes.targets.ports import free_port
 
 # A chunk later than this against its deadline means the server, not the client, moved the timing by
@@ -63,7 +63,7 @@ def _child(cfg: MockServerConfig, port: int, log: str, ready, stop) -> None:
         async def main() -> None:
             runner = web.AppRunner(build_app(cfg, timing=out.write), access_log=None, shutdown_timeout=1.0)
             await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", port, reuse_port=True).start()
+            await web.TCPSite(runner, "127.0.0.1", port, reuse_port=True, backlog=BACKLOG).start()
             ready.release()
             while not stop.is_set():
                 await asyncio.sleep(0.05)

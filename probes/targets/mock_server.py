@@ -113,6 +113,12 @@ class _Metrics:
         ).labels("0", "mock")
 
 
+# A reference server must not drop what it is sent: aiohttp's default listen backlog (128) overflowed at 1,024
+# new connections, and each dropped SYN came back 1 s later in the client's TTFT, where the server's own log
+# cannot see it (bench/load_scale.py). The kernel caps it at net.core.somaxconn.
+BACKLOG = 4096
+
+
 def _chunk(kind: str, text: str, model: str) -> bytes:
     choice = {"index": 0, "delta": {"content": text}} if kind == "chat" else {"index": 0, "text": text}
     return b"data: " + json.dumps({"object": "chunk", "model": model, "choices": [choice]}).encode() + b"\n\n"
@@ -327,7 +333,7 @@ def running(
 
     async def start() -> None:
         await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        await web.TCPSite(runner, "127.0.0.1", port, backlog=BACKLOG).start()
         ready.set()
 
     thread = threading.Thread(
