@@ -14,7 +14,7 @@ import numpy as np
 
 from probes.load.workload import Workload
 from probes.load.workloads.context import BuildContext, stamped
-from probes.load.workloads.drawn import Checkpointed, streamed_digest
+from probes.load.workloads.drawn import Checkpointed, Lazy, streamed_digest
 from probes.load.workloads.plan import Plan, ScriptTurn, SessionScript, SessionScripts
 from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.load.workloads.vocabulary import Vocabulary, draw_words, join
@@ -34,7 +34,7 @@ def _think_s(rng: np.random.Generator, p: ChatSessionsProfile) -> float:
     return p.think_time_ms / 1000
 
 
-class DrawnSessions(SessionScripts, Checkpointed[SessionScript]):
+class DrawnSessions(SessionScripts, Checkpointed[SessionScript], Lazy[SessionScript]):
     """Sessions until `ctx.count` turns in all (the last one cut short if it would exceed it), drawn from one
     stream seeded by `ctx.seed`: the shared system prompt first, then each session's turn count and, turn by
     turn, its think time, user-turn length and words. Session i is redrawn from the checkpoint before it
@@ -74,16 +74,7 @@ class DrawnSessions(SessionScripts, Checkpointed[SessionScript]):
                 rng.integers(0, len(self.words), size=length)
         return (SessionScript(k, self.system, turns) if make else None), first + n
 
-    def __len__(self) -> int:
-        return self.count
-
-    def __getitem__(self, i):  # an int: one session (Sequence's iteration and slicing build on it)
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(self.count))]
-        if i < 0:
-            i += self.count
-        if not 0 <= i < self.count:
-            raise IndexError(i)
+    def _item(self, i: int) -> SessionScript:
         return self._redraw(i)
 
     # Equal to another drawing of the same scripts (the digest covers every session, in order): build_plan's

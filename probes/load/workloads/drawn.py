@@ -43,17 +43,37 @@ def streamed_digest(items: Iterable[object]) -> str:
     return prefixed(h.hexdigest())
 
 
-class LazyPrompts(Sequence[str]):
-    """`count` prompts, prompt i made by `_prompt(i)` when asked for; `digest` covers all of them in order."""
+class Lazy(Sequence[T]):
+    """`count` items, item i made by `_item(i)` when asked for: prompts, chat sessions' scripts."""
 
     count: int
+
+    def _item(self, i: int) -> T:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i):  # an int: one item (Sequence's iteration and slicing build on it)
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.count))]
+        if i < 0:
+            i += self.count
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        return self._item(i)
+
+
+class LazyPrompts(Lazy[str]):
+    """`count` prompts, prompt i made by `_prompt(i)` when asked for; `digest` covers all of them in order."""
+
     digest: str
 
     def _prompt(self, i: int) -> str:
         raise NotImplementedError
 
-    def __len__(self) -> int:
-        return self.count
+    def _item(self, i: int) -> str:
+        return self._prompt(i)
 
     # Equal to other lazy prompts with the same prompts (the digest covers every one, in order), and to a
     # list holding them: build_plan's result is compared, and a Sequence has no equality of its own.
@@ -65,15 +85,6 @@ class LazyPrompts(Sequence[str]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # mutable read position; equality by content
-
-    def __getitem__(self, i):  # an int: one prompt (Sequence's iteration and slicing build on it)
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(self.count))]
-        if i < 0:
-            i += self.count
-        if not 0 <= i < self.count:
-            raise IndexError(i)
-        return self._prompt(i)
 
 
 class Checkpointed(Generic[T]):
