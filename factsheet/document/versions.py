@@ -59,11 +59,11 @@ JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
 # so TTFT and E2EL no longer carry the client's building of the body; the records' fields are unchanged, and
 # validate re-derives every figure from the records as stated, so no gate.
 
-# 1.9.0: a one-worker load point states its client check too (`result.client`, `workers` 1): attested like a
-# many-worker one's (the loop lag is not in the records), and nothing older changes, so no gate for the point.
-# Its capacity probes do gate (JUDGES_BY_CLIENT_CHECK): each states its client check (`points[].client`) and the
-# pass rule reads that verdict whole (loop lag and arrivals); an older probe was judged by arrivals alone, and
-# states none, so it is replayed that way.
+# 1.9.0: every run states its client check, a one-worker load point too (`result.client`, `workers` 1), and its
+# capacity probes and repeats (`points[].client`), whose pass rule reads that verdict whole (loop lag and
+# arrivals). validate recomputes each check from the records but for each worker's loop lag (not in the records,
+# so attested, as the host's load is), and a run without one is a discrepancy (JUDGES_BY_CLIENT_CHECK). Before,
+# a probe was judged by arrivals alone and states none, and a many-worker point's check was attested whole.
 # 1.9.0 also: a rebuild interval is no narrower than its repeats' own within-run intervals allow, and a share's
 # no higher than 1 (WIDENS_REBUILD, headline/rebuild.py): three repeats that agree by chance stated [0.941,
 # 0.941] for an attainment, and a widely spread one stated an upper end of 1.08.

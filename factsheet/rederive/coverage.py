@@ -26,6 +26,23 @@ P = "load.points[].result"
 A = "accuracy.result"
 
 
+def _client_rules(at: str, whose: str) -> tuple[tuple[str, Class, str], ...]:
+    """A run's client check (every run >= 1.9.0; a many-worker point's >= 1.6.0): recomputed from the records
+    but for what they do not keep, each worker's event-loop lag and count and how the workers ran."""
+    lag = "sampled during the run and not kept in the records: the verdict is re-derived with it as stated"
+    return (
+        (at, "re-derived", f"{whose} client check from its records (>= 1.9.0; before: attested whole): each "
+         "worker's share of the arrivals, the write delay, every verdict and reason"),
+        (f"{at}.loop_lag_ms", "attested only", f"every worker's event-loop lag pooled, {lag}"),
+        (f"{at}.loop_lag_interval_ms", "attested only", "the lag sampler's timer, as the run set it"),
+        (f"{at}.per_worker[].loop_lag_ms", "attested only", f"the worker's event-loop lag, {lag}"),
+        (f"{at}.per_worker[].sent", "attested only", "requests the worker reported sending"),
+        (f"{at}.executor", "attested only", "how the workers ran (processes, Ray), as the run reported"),
+        (f"{at}.event_loop", "attested only", "the workers' event loop (uvloop, asyncio), as found"),
+        (f"{at}.clock_offsets", "attested only", "Ray: each node's clock offset, measured by round trips"),
+    )  # fmt: skip
+
+
 def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
     """The rules of a capacity section at `section` (the load section's own, or a compared workload's)."""
     c = f"{section}.result"
@@ -40,8 +57,7 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
         (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
-        (f"{c}.points[].client", "attested only", "the probe's client check as it stated it (>= 1.9.0): its "
-         "loop lag is not in the records; the verdict and the answer are re-derived from it as stated"),
+        *_client_rules(f"{c}.points[].client", "the probe's"),
         (c, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
         (f"{c}.points[].value", "re-derived", "bound: part of the capacity step's context"),
         (f"{c}.points[].confirmation", "re-derived", "bound: part of the capacity step's context"),
@@ -70,8 +86,7 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
          "as found"),
         (f"{section}.repeats.runs[].point.stopped_early", "attested only", "why the run stopped before its "
          "count, as it reported"),
-        (f"{section}.repeats.runs[].point.client", "attested only", "the repeat's client check as it stated it "
-         "(>= 1.9.0): its loop lag is not in the records; its verdict is re-derived from it as stated"),
+        *_client_rules(f"{section}.repeats.runs[].point.client", "the repeat's"),
     )  # fmt: skip
 
 
@@ -143,8 +158,7 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     (f"{P}.host_load", "attested only", "never written (the run's host load is load.points[].host_load)"),
     ("load.points[].host_load", "attested only", "the host's CPU over the run from /proc as found (>= 1.6.0): "
      "no record keeps it"),
-    (f"{P}.client", "attested only", "the workers' event-loop lag, sampled during the run and not kept in the "
-     "records, and the verdict resting on it (>= 1.6.0 with load.workers > 1; every point >= 1.9.0)"),
+    *_client_rules(f"{P}.client", "the point's"),
     # Capacity: the load section's search, and each compared workload's (below).
     *_capacity_rules("load.capacity"),
     # Compared workloads (schema >= 1.4.0).

@@ -32,8 +32,8 @@ from probes.load.runner import (
     SEND_LAG,
     SEND_LAG_BEFORE_1_8,
     Arrivals,
-    loop_lag_reasons,
     point_figures,
+    rejudged_client,
     steady_records,
 )
 from probes.load.turns import turn_figures
@@ -48,10 +48,16 @@ def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
 
 
 def load_points(
-    load: LoadSection, folder: Path, binding: Binding | None = None, *, last_byte_rule: bool = True
+    load: LoadSection,
+    folder: Path,
+    binding: Binding | None = None,
+    *,
+    last_byte_rule: bool = True,
+    client_check: bool = False,
 ) -> list[Discrepancy]:
     """Each load point's figures from its records; `last_byte_rule` False: a document older than 1.8.0,
-    whose client-bound verdicts were judged by sent_s alone."""
+    whose client-bound verdicts were judged by sent_s alone; `client_check` (schema >= 1.9.0): its client
+    check recomputed but for the loop lag (`attested_client`)."""
     out: list[Discrepancy] = []
     for i, entry in enumerate(load.points):
         path, res, src = f"load.points[{i}]", entry.result, entry.records.path
@@ -88,6 +94,9 @@ def load_points(
             res.not_sent, res.point.num_requests - len(records), f"{path}.result.not_sent", src
         )
         out += _in_flight_within_cap(res.point, records, path, src)
+        out += attested_client(
+            res.client, records, res.point, (metrics, arrivals), client_check, f"{path}.result", src
+        )[1]
         seen = server_view.recompute(
             res.server_view, res.saturation, entry.server_records, load_point_context(res), records, metrics,
             folder, (f"{path}.server_records", f"{path}.result"), binding,
@@ -171,26 +180,30 @@ class _Replayed:
 
 
 def attested_client(
-    stated: CapacityPoint, metrics: LoadMetrics, by_check: bool, at: str, src: str
+    stated: ClientCheck | None,
+    records: list[RequestRecord],
+    point: LoadPoint,
+    figures: tuple[LoadMetrics, Arrivals | None],
+    by_check: bool,
+    at: str,
+    src: str,
 ) -> tuple[ClientCheck | None, list[Discrepancy]]:
-    """The client check a probe's verdict is replayed with: as the point states it (its loop lag is not in
-    the records, as the host's load is not), from schema 1.9.0 (`by_check`), where every run states one, so
-    a point without one is a discrepancy (dropping it would let a client-bound point pass); before, none: the
-    verdict read the arrivals rule alone. Its verdict must follow from its own lag: a worker whose stated
-    lag breaks the rule against the re-derived latencies makes the check client-bound."""
+    """A run's client check as stated, and where it differs from the one recomputed (schema >= 1.9.0,
+    `by_check`, where every run states one): each worker's loop lag as stated (not in the records, as the
+    host's load is not), everything else from the records (`rejudged_client`), so a verdict edited against
+    its own lag or against the records is named. A run without one is a discrepancy (dropping it would let a
+    client-bound point pass). Before 1.9.0, none: a verdict read the arrivals rule alone, and a many-worker
+    check was attested whole."""
     if not by_check:
         return None, []
-    c = stated.client
-    if c is None:
+    if stated is None:
         missing = "a client check (every run states one, schema >= 1.9.0)"
         return None, [Discrepancy(figure=f"{at}.client", stated=None, recomputed=missing, source=src)]
-    late = [
-        f"worker {w.worker}: {why}" for w in c.per_worker for why in loop_lag_reasons(w.loop_lag_ms, metrics)
-    ]
-    if late and not c.client_bound:
-        why = f"client-bound by its own stated loop lag ({'; '.join(late)})"
-        return c, [Discrepancy(figure=f"{at}.client.client_bound", stated=False, recomputed=why, source=src)]
-    return c, []
+    metrics, arrivals = figures
+    again = rejudged_client(stated, records, point, metrics, arrivals)
+    # The verdicts are replayed with the check as stated: an edited one is named here, and where it would
+    # have changed a verdict, the replay drifts off the stated search too.
+    return stated, differences(stated, again, f"{at}.client", src)
 
 
 def capacity(
@@ -310,7 +323,9 @@ def _capacity(
         )  # fmt: skip
         out += seen.problems
         stop = ("saturated", stated.stopped_early) if stated.stopped_early else (None, None)
-        client, missing = attested_client(stated, metrics, client_check, f"{base}.points[{i}]", rec.path)
+        client, missing = attested_client(
+            stated.client, records, point, (metrics, arrivals), client_check, f"{base}.points[{i}]", rec.path
+        )
         out += missing
         replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop, client))
     if cap.search is not None:

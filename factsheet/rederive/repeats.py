@@ -112,7 +112,9 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
             (f"{at}.server_records", f"{at}.point"), binding,
         )  # fmt: skip
         out += seen.problems
-        client, missing = attested_client(run.point, metrics, client_check, f"{at}.point", src)
+        client, missing = attested_client(
+            run.point.client, records, point, (metrics, arrivals), client_check, f"{at}.point", src
+        )
         out += missing
         again = judge_point(run.point.value, _Replayed(metrics, arrivals, seen.server_view, seen.saturation, client),
                             cap.min_attainment, confirmation=True)  # fmt: skip

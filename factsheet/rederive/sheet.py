@@ -72,7 +72,7 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
         last_byte = at_least(sheet.schema_version, JUDGES_BY_LAST_BYTE)
         settle = at_least(sheet.schema_version, SETTLES_ON_REPEATS)
         by_check = at_least(sheet.schema_version, JUDGES_BY_CLIENT_CHECK)
-        out += load_points(sheet.load, folder, binding, last_byte_rule=last_byte)
+        out += load_points(sheet.load, folder, binding, last_byte_rule=last_byte, client_check=by_check)
         out += capacity(
             sheet.load, folder, binding, last_byte_rule=last_byte, settle=settle, client_check=by_check
         )

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import gc
 import time
+from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from pydantic import Field
@@ -25,7 +26,7 @@ from probes.load.records import RequestRecord
 from probes.load.sessions import closed_sessions, open_sessions, session_starts
 from probes.load.turns import TurnFigures, turn_figures
 from probes.load.workers import ClientCheck, Executor, Fleet, Outcome, WorkerCheck, check_split
-from probes.load.workers.check import running_event_loop, sample_loop_lag
+from probes.load.workers.check import ClockOffset, EventLoop, running_event_loop, sample_loop_lag
 from probes.load.workers.child import WorkerReport
 from probes.load.workers.ray_fleet import RayFleet
 from probes.load.workload import Workload, synthetic_prompts
@@ -340,22 +341,72 @@ def client_check(
     """The client-bound rule per worker (its loop lag; open loop: its share's arrivals too) and for the
     whole, each reason naming its worker. One worker (the single-process run, whose records name none) is
     judged by the same rule: its share is every record, so the whole run's arrivals are its own."""
+    lags = [
+        WorkerLag(r.worker, r.sent, summarize(r.loop_lag_ms, unit="ms", definition=_LOOP_LAG))
+        for r in outcome.reports
+    ]
+    pooled = summarize([x for r in outcome.reports for x in r.loop_lag_ms], unit="ms", definition=_LOOP_LAG)
+    return judged_client(
+        records, point, metrics, whole, lags, pooled,
+        executor=outcome.executor, event_loop=outcome.event_loop, clock_offsets=outcome.clock_offsets,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WorkerLag:
+    """What the records do not hold of a worker: how many it sent, and its event loop's lag as sampled."""
+
+    worker: int
+    sent: int
+    lag: Distribution
+
+
+def rejudged_client(
+    stated: ClientCheck,
+    records: list[RequestRecord],
+    point: LoadPoint,
+    metrics: LoadMetrics,
+    whole: Arrivals | None,
+) -> ClientCheck:
+    """The client check `factsheet validate` recomputes: each worker's loop lag and count as stated (attested:
+    not in the records, as the host's load is not), everything else (its share's arrivals, the write delay,
+    every verdict and reason) from the records by the rule the run applied."""
+    lags = [WorkerLag(w.worker, w.sent, w.loop_lag_ms) for w in stated.per_worker]
+    return judged_client(
+        records, point, metrics, whole, lags, stated.loop_lag_ms,
+        executor=stated.executor, event_loop=stated.event_loop, clock_offsets=stated.clock_offsets,
+    )  # fmt: skip
+
+
+def judged_client(
+    records: list[RequestRecord],
+    point: LoadPoint,
+    metrics: LoadMetrics,
+    whole: Arrivals | None,
+    lags: list[WorkerLag],
+    pooled: Distribution,
+    *,
+    executor: Executor,
+    event_loop: EventLoop,
+    clock_offsets: list[ClockOffset] | None,
+) -> ClientCheck:
+    """The client check from the records and each worker's lag, with the executor, event loop and clock
+    offsets it states (the run's own, or as a document states them)."""
     per: list[WorkerCheck] = []
     by_worker: dict[int, list[RequestRecord]] = {}
-    alone = len(outcome.reports) == 1
+    alone = len(lags) == 1
     for r in records:
         by_worker.setdefault(r.worker if r.worker is not None else -1, []).append(r)
-    for report in outcome.reports:
-        lag = summarize(report.loop_lag_ms, unit="ms", definition=_LOOP_LAG)
-        reasons = loop_lag_reasons(lag, metrics)
-        arrivals = _arrivals(records if alone else by_worker.get(report.worker, []), point, metrics)
+    for w in lags:
+        reasons = loop_lag_reasons(w.lag, metrics)
+        arrivals = _arrivals(records if alone else by_worker.get(w.worker, []), point, metrics)
         if arrivals is not None:
             reasons += arrivals.client_bound_reasons
         per.append(
             WorkerCheck(
-                worker=report.worker,
-                sent=report.sent,
-                loop_lag_ms=lag,
+                worker=w.worker,
+                sent=w.sent,
+                loop_lag_ms=w.lag,
                 send_lag_ms=arrivals.send_lag_ms if arrivals else None,
                 achieved_fraction=arrivals.achieved_fraction if arrivals else None,
                 write_lag_ms=arrivals.write_lag_ms if arrivals else None,
@@ -369,13 +420,11 @@ def client_check(
         reasons += [f"whole run: {why}" for why in (whole.client_bound_reasons if whole else [])]
     written = [1000 * (r.written_s - r.sent_s) for r in records if r.written_s is not None]
     return ClientCheck(
-        workers=len(outcome.reports),
-        executor=outcome.executor,
-        clock_offsets=outcome.clock_offsets,
-        event_loop=outcome.event_loop,
-        loop_lag_ms=summarize(
-            [x for r in outcome.reports for x in r.loop_lag_ms], unit="ms", definition=_LOOP_LAG
-        ),
+        workers=len(lags),
+        executor=executor,
+        clock_offsets=clock_offsets,
+        event_loop=event_loop,
+        loop_lag_ms=pooled,
         write_delay_ms=summarize(written, unit="ms", definition="written_s − sent_s"),
         per_worker=per,
         client_bound=bool(reasons),

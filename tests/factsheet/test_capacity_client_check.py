@@ -142,3 +142,37 @@ def test_a_quiet_client_passes_every_value_at_1_8_0_as_at_1_9_0(tmp_path, endpoi
         p.pop("client")
     code, output = _validate(path, doc)
     assert code == 0, output
+
+
+def test_a_load_points_client_check_is_recomputed_but_for_its_loop_lag(stalled):
+    """Every run states its client check from 1.9.0, a one-worker sweep point too: validate recomputes it from
+    the records (the write delay, the verdict and its reasons), holding each worker's loop lag as stated."""
+    original = stalled.read_text()
+    doc = json.loads(original)
+    client = doc["load"]["points"][0]["result"]["client"]
+    assert client["workers"] == 1 and not client["client_bound"]
+    assert client["write_delay_ms"]["n"] == doc["load"]["points"][0]["result"]["sent"]
+    at = "load.points[0].result.client"
+    edits = [
+        (lambda c: c["write_delay_ms"].update(mean=c["write_delay_ms"]["mean"] + 50), f"{at}.write_delay_ms"),
+        (
+            lambda c: c.update(client_bound=True, client_bound_reasons=["worker 0: made up"]),
+            f"{at}.client_bound",
+        ),
+        (lambda c: c["per_worker"][0].update(client_bound=True), f"{at}.per_worker[0].client_bound"),
+        # a lag edited past the rule while the verdict is kept: the verdict follows the lag as stated
+        (
+            lambda c: c["per_worker"][0]["loop_lag_ms"]["percentiles"].update(p99=10_000.0),
+            f"{at}.client_bound",
+        ),
+    ]
+    for edit, name in edits:
+        doc = json.loads(original)
+        edit(doc["load"]["points"][0]["result"]["client"])
+        code, output = _validate(stalled, doc)
+        assert code == 1 and name in output, f"{name}: {output}"
+    doc = json.loads(original)
+    doc["load"]["points"][0]["result"].pop("client")
+    code, output = _validate(stalled, doc)
+    assert code == 1 and f"{at}:" in output, output
+    stalled.write_text(original)
