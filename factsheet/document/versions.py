@@ -60,17 +60,17 @@ JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
 # validate re-derives every figure from the records as stated, so no gate.
 
 # 1.9.0: every run states its client check, a one-worker load point too (`result.client`, `workers` 1), and its
-# capacity probes and repeats (`points[].client`), whose pass rule reads that verdict whole (loop lag and
-# arrivals). validate recomputes each check from the records but for each worker's loop lag (not in the records,
-# so attested, as the host's load is), and a run without one is a discrepancy (JUDGES_BY_CLIENT_CHECK). Before,
-# a probe was judged by arrivals alone and states none, and a many-worker point's check was attested whole.
+# capacity probes and repeats (`points[].client`), each stated and flagged beside the verdict, not judged by the
+# pass rule (probes/load/capacity.py says why). validate recomputes each check from the records but for each
+# worker's loop lag (not in the records, so attested, as the host's load is), and a run without one is a
+# discrepancy (JUDGES_BY_CLIENT_CHECK). Before, a many-worker point's check was attested whole.
 # 1.9.0 also: a rebuild interval is no narrower than its repeats' own within-run intervals allow, and a share's
 # no higher than 1 (WIDENS_REBUILD, headline/rebuild.py): three repeats that agree by chance stated [0.941,
 # 0.941] for an attainment, and a widely spread one stated an upper end of 1.08.
 
 SETTLES_ON_REPEATS = Version(1, 8, 0)  # the capacity's answer applies its repeats (REPEATS_RULE)
 FLOORS_REBUILD = Version(1, 8, 0)  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
-JUDGES_BY_CLIENT_CHECK = Version(1, 9, 0)  # a capacity probe passes only with a valid client check
+JUDGES_BY_CLIENT_CHECK = Version(1, 9, 0)  # every run states its client check, recomputed but for the lag
 WIDENS_REBUILD = Version(
     1, 9, 0
 )  # ... no narrower than its runs' own intervals, a share's at most 1 (rebuild.py)

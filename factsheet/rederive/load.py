@@ -191,9 +191,9 @@ def attested_client(
     """A run's client check as stated, and where it differs from the one recomputed (schema >= 1.9.0,
     `by_check`, where every run states one): each worker's loop lag as stated (not in the records, as the
     host's load is not), everything else from the records (`rejudged_client`), so a verdict edited against
-    its own lag or against the records is named. A run without one is a discrepancy (dropping it would let a
-    client-bound point pass). Before 1.9.0, none: a verdict read the arrivals rule alone, and a many-worker
-    check was attested whole."""
+    its own lag or against the records is named. A run without one is a discrepancy (every run states one,
+    and a dropped one would hide a flag). Before 1.9.0, none: a many-worker point's check was attested
+    whole."""
     if not by_check:
         return None, []
     if stated is None:
@@ -201,8 +201,8 @@ def attested_client(
         return None, [Discrepancy(figure=f"{at}.client", stated=None, recomputed=missing, source=src)]
     metrics, arrivals = figures
     again = rejudged_client(stated, records, point, metrics, arrivals)
-    # The verdicts are replayed with the check as stated: an edited one is named here, and where it would
-    # have changed a verdict, the replay drifts off the stated search too.
+    # The check is stated beside a probe's verdict, not judged (capacity.PASS_RULE): an edited one is named
+    # here, the replay keeps it as stated.
     return stated, differences(stated, again, f"{at}.client", src)
 
 

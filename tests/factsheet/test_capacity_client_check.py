@@ -1,9 +1,10 @@
-"""A capacity probe passes only when its client check is valid (schema 1.9.0, issue 31 item 1): a closed loop
-whose client fell behind by its event loop's lag is client-bound, though the arrivals rule (an open loop's)
-says nothing of it. Known truth: a build's search against the mock server, the client's event loop blocked
-100 ms of every 200 ms at concurrency 4 and above and left quiet below; validate replays the verdicts from
-the client checks the probes state, and an edited verdict or check is caught; a 1.8.0 document, whose probes
-state no check, is judged by the arrivals rule alone, as before."""
+"""Every capacity run states its client check (schema 1.9.0, issue 31 item 1), beside its verdict and not
+judged by it (probes.load.capacity.PASS_RULE says why: the lag rule's resolution is 5 % of a fast server's
+TTFT, below a sampler's own noise). Known truth: a build's search against the mock server, the client's event
+loop blocked 100 ms of every 200 ms at concurrency 4 and above and left quiet below: the stalled probes are
+flagged client-bound by their loop lag, the verdicts are the arrivals rule's, as before; validate recomputes
+each check from the records but for the lag, and an edited verdict or check is caught; a 1.8.0 document,
+whose probes state no check, is asked for none."""
 
 from __future__ import annotations
 
@@ -26,8 +27,7 @@ from tests.support.mock_spec import e2el_slo
 # above any run's E2EL (300 + 7 x 5 ms, the stall adding at most 100 ms), so only the client check fails one.
 TTFT_MS, ITL_MS = 300.0, 5.0
 STALLED_FROM = 4  # the client's loop is blocked at this concurrency and above
-# Doubling from 1 passes 1 and 2 and fails 4 (stalled); bisection passes 3: the capacity is 3, the bracket
-# (3, 4). Without the stall every value up to 8 passes.
+# Doubling from 1 passes 1, 2, 4 (stalled: flagged, not failed) and 8: the capacity is 8, as without the stall.
 CAPACITY = {"knob": "concurrency", "start": 1, "max_value": 8, "num_requests": 8}
 
 
@@ -66,45 +66,41 @@ def stalled(tmp_path_factory, endpoint_spec):
         return _build(tmp_path_factory.mktemp("stalled"), endpoint_spec, mp, stalled=True)
 
 
-def test_a_probe_whose_loop_fell_behind_does_not_pass_and_validate_agrees(stalled):
+def test_a_probe_whose_loop_fell_behind_is_flagged_beside_its_verdict(stalled):
     doc = json.loads(stalled.read_text())
     assert doc["schema_version"] == "1.9.0"
     cap = doc["load"]["capacity"]["result"]
-    assert cap["pass_rule"] == PASS_RULE and "loop lag" in PASS_RULE
-    by_value = {p["value"]: p for p in cap["points"]}
-    assert [p["value"] for p in cap["points"]] == [1, 2, 4, 3]
-    for value, p in by_value.items():
+    assert cap["pass_rule"] == PASS_RULE and "arrivals rule" in PASS_RULE and "not judged" in PASS_RULE
+    assert [p["value"] for p in cap["points"]] == [1, 2, 4, 8]
+    for p in cap["points"]:
         client = p["client"]
         assert client["workers"] == 1 and client["per_worker"][0]["worker"] == 0
-        if value < STALLED_FROM:
-            assert p["passed"] and not client["client_bound"], (value, p["reasons"])
+        assert p["passed"] and p["reasons"] == [], (p["value"], p["reasons"])  # the latency held everywhere
+        if p["value"] < STALLED_FROM:
+            assert not client["client_bound"], (p["value"], client["client_bound_reasons"])
         else:
             # the stall, read back: the lag's p99 is a timer that waited out a stall (less up to two ticks)
             assert client["loop_lag_ms"]["percentiles"]["p99"] >= 80, client["loop_lag_ms"]
-            assert not p["passed"] and client["client_bound"]
-            # failed by its client alone: the latency held, and a closed loop has no arrivals rule
-            assert p["p99_ms"] < 2000 and len(p["reasons"]) == 1, p["reasons"]
-            assert p["reasons"][0].startswith("client-bound: worker 0: loop lag p99 "), p["reasons"]
-    assert cap["capacity"] == 3 and cap["bracket"] == [3, 4]
-    assert cap["stop_reason"] == "bracket narrowed to the tolerance"
+            assert client["client_bound"]
+            assert client["client_bound_reasons"][0].startswith("worker 0: loop lag p99 "), client
+    assert cap["capacity"] == 8
     code, output = _validate(stalled, doc)
     assert code == 0, output
 
 
 def test_an_edited_pass_or_client_check_is_caught(stalled):
     original = stalled.read_text()
-    i = 2  # the probe at 4, failed by its client
+    i = 2  # the probe at 4, flagged client-bound
+    at = f"load.capacity.result.points[{i}]"
     edits = [
-        # a failed probe's pass flipped by hand: the replay fails it again
-        (lambda p: p.update(passed=True, reasons=[]), f"load.capacity.result.points[{i}].passed"),
-        # its client check edited to valid while its verdict is kept: its own stated lag says otherwise, and
-        # the replay passes 4 and doubles to 8, where the build bisected to 3
-        (lambda p: p["client"].update(client_bound=False, client_bound_reasons=[]),
-         f"load.capacity.result.points[{i}].client.client_bound"),
-        (lambda p: p["client"].update(client_bound=False, client_bound_reasons=[]),
-         "load.capacity.result.points[3].value"),
-        # its client check dropped (1.9.0 has no older rule to hide behind)
-        (lambda p: p.pop("client"), f"load.capacity.result.points[{i}].client:"),
+        # a probe's verdict edited by hand: the replay judges it again
+        (lambda p: p.update(passed=False, reasons=["made up"]), f"{at}.passed"),
+        # its client check edited to valid: its own stated lag says otherwise
+        (lambda p: p["client"].update(client_bound=False, client_bound_reasons=[]), f"{at}.client.client_bound"),
+        # the write delay is the records': edited, it is named
+        (lambda p: p["client"]["write_delay_ms"].update(mean=1e4), f"{at}.client.write_delay_ms"),
+        # its client check dropped (1.9.0: every run states one)
+        (lambda p: p.pop("client"), f"{at}.client:"),
     ]  # fmt: skip
     for edit, name in edits:
         doc = json.loads(original)
@@ -114,18 +110,16 @@ def test_an_edited_pass_or_client_check_is_caught(stalled):
     stalled.write_text(original)
 
 
-def test_a_1_8_0_document_is_judged_by_the_arrivals_rule_alone(stalled):
-    """Relabelled 1.8.0 without the checks its probes could not state: the probe at 4 is replayed by the
-    arrivals rule alone (a closed loop has none), so it passes and the replay doubles to 8 where the build
-    bisected to 3: 1.8.0's rule, unchanged; no probe is asked for a check."""
+def test_a_1_8_0_document_is_asked_for_no_check(stalled):
+    """Relabelled 1.8.0 without the checks its probes could not state: the verdicts replay as they are, and
+    no probe or point is asked for a check."""
     original = stalled.read_text()
     doc = json.loads(original)
     doc["schema_version"] = "1.8.0"
     for p in doc["load"]["capacity"]["result"]["points"]:
         p.pop("client")
     code, output = _validate(stalled, doc)
-    assert code == 1 and "load.capacity.result.points[3].value" in output, output
-    assert "client:" not in output  # no check asked of a 1.8.0 probe
+    assert code == 0, output
     stalled.write_text(original)
 
 

@@ -91,15 +91,14 @@ def test_each_load_point_states_its_client_check(shown):
     assert f"resolution ({WHY}); this point partly measures the client" in text
 
 
-def test_the_capacity_search_shows_each_runs_client_check_and_why_a_probe_failed(shown):
+def test_the_capacity_search_shows_each_runs_client_check_beside_its_verdict(shown):
     load = shown[0].section("load")
     runs = [r for t in load.tables() for r in t if len(r) == 9 and r[2] in ("probe", "confirmation")]
-    # doubling from 1: 1 and 2 pass, 4 fails by its client alone; bisection passes 3
-    assert [(r[1], r[3]) for r in runs] == [("1", "pass"), ("2", "pass"), ("4", "fail"), ("3", "pass")]
-    assert runs[2][7] == f"client-bound: {WHY}"
+    # doubling from 1: every value passes (the check is stated beside the verdict, not judged), 4 and 8 flagged
+    assert [(r[1], r[3]) for r in runs] == [("1", "pass"), ("2", "pass"), ("4", "pass"), ("8", "pass")]
     assert (
-        "Client check of each run (the pass rule reads its verdict: every worker's event-loop lag and, in an "
-        "open loop, the arrivals rule): #1 valid, 1 worker, loop lag p99 0.50 ms; #2 valid, 1 worker, loop lag "
-        "p99 0.50 ms; #3 client-bound, 1 worker, loop lag p99 100.00 ms; #4 valid, 1 worker, loop lag p99 "
-        "0.50 ms." in load.text
+        "Client check of each run (stated beside its verdict, not judged by the pass rule: a client-bound run's "
+        "latencies may be inflated by its client's own delay): #1 valid, 1 worker, loop lag p99 0.50 ms; #2 "
+        "valid, 1 worker, loop lag p99 0.50 ms; #3 client-bound, 1 worker, loop lag p99 100.00 ms; #4 client-bound, 1 "
+        "worker, loop lag p99 100.00 ms." in load.text
     )
