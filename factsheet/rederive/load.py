@@ -194,8 +194,8 @@ def attested_client(
     its own lag or against the records is named. A run without one is a discrepancy (every run states one,
     and a dropped one would hide a flag). Before 1.9.0, none: a many-worker point's check was attested
     whole."""
-    if not by_check:
-        return None, []
+    if not by_check:  # attested whole, as stated (the replay states it back on each probe)
+        return stated, []
     if stated is None:
         missing = "a client check (every run states one, schema >= 1.9.0)"
         return None, [Discrepancy(figure=f"{at}.client", stated=None, recomputed=missing, source=src)]
