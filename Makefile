@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 SERVE := .venv-vllm
-SPEC ?= specs/smollm2-cpu.yaml
+SPEC ?= models/smollm2-cpu.yaml
 # A rerun replaces the previous demo output; `make demo BUILD_FLAGS=--resume` continues an interrupted one.
 BUILD_FLAGS ?= --overwrite
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 libfontconfig1 fonts-dejavu-core

@@ -21,7 +21,7 @@ TTFT p50 reads 204 ms): ratio 2.0. Client CPU per request: ours 0.48–0.65 ms, 
 Usage: .venv/bin/python bench/load_fidelity.py [--rates 100,200,...] [--seconds 4] [--tries 2] [--skip-vllm]
        [--tokenizer DIR]
 vLLM's client needs a Hugging Face tokenizer folder: --tokenizer, else the embedded spec's model
-(specs/smollm2-cpu.yaml) resolved as the build does: the converted-model cache, converted once if absent.
+(models/smollm2-cpu.yaml) resolved as the build does: the converted-model cache, converted once if absent.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PY = ROOT / ".venv-vllm/bin/python"
-EMBEDDED_SPEC = ROOT / "specs/smollm2-cpu.yaml"
+EMBEDDED_SPEC = ROOT / "models/smollm2-cpu.yaml"
 TTFT_MS, ITL_MS, OUT_TOKENS, IN_TOKENS = 100.0, 10.0, 16, 32
 SERVER_CORE, CLIENT_CORE = 0, 1
 
@@ -125,9 +125,9 @@ def _run_ours(url: str, rate: float, n: int) -> dict:
 
 def embedded_tokenizer_dir(serving_python: str = str(VLLM_PY)) -> str:
     """The embedded model's folder (tokenizer.json + config) from the converted-model cache, as a build
-    of specs/smollm2-cpu.yaml resolves it (converting the GGUF once with the serving environment's python,
+    of models/smollm2-cpu.yaml resolves it (converting the GGUF once with the serving environment's python,
     .venv-vllm by default, when not cached). Nothing is fetched."""
-    from factsheet.build.spec import load_spec  # deferred: only the vLLM client needs the spec machinery
+    from factsheet.spec.build import load_spec  # deferred: only the vLLM client needs the spec machinery
     from probes.targets.model_source import prepare
 
     spec, _ = load_spec(EMBEDDED_SPEC)

@@ -82,7 +82,7 @@ def campaign_spec(args, uvl: Path) -> CampaignSpec:
     if args.fake:
         options["command"] = [sys.executable, str(ROOT / "tests" / "campaign" / "fake_hf_worker.py")]
     else:
-        options.update({"spec": str(ROOT / "specs" / "smollm2-cpu.yaml"), "threads": args.threads})
+        options.update({"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "threads": args.threads})
     return CampaignSpec.model_validate(
         {
             "feature_model": str(uvl),
@@ -130,7 +130,7 @@ def restore(out: Path) -> None:
         n = len(plan["configs"])
         plan["ordering"] = "rounds" if all(i.endswith("-r0") for i in plan["order"][:n]) else "shuffled"
     plan["feature_model"] = str(uvl)
-    plan["options"]["spec"] = str(ROOT / "specs" / "smollm2-cpu.yaml")
+    plan["options"]["spec"] = str(ROOT / "models" / "smollm2-cpu.yaml")
     store = CampaignStore(out)
     store.mdir.mkdir(parents=True, exist_ok=True)
     top = ("config_id", "repetition", "node", "seconds")

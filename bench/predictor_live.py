@@ -70,7 +70,7 @@ def main() -> None:
     command = "python bench/predictor_live.py " + " ".join(sys.argv[1:])
     suffix = f"-acc{args.accuracy_tasks}" if args.accuracy_tasks else ""
     out_dir = ROOT / "out" / f"bench-predictor-live{suffix}"
-    options = {"spec": str(ROOT / "specs" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 32}
+    options = {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 32}
     if args.accuracy_tasks:
         options["accuracy"] = {
             "tasks": args.accuracy_tasks,

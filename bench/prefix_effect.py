@@ -37,7 +37,7 @@ from prometheus_client.parser import text_string_to_metric_families
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factsheet.build.spec import load_spec  # noqa: E402
+from factsheet.spec.build import load_spec  # noqa: E402
 from probes.core.files import write_atomic  # noqa: E402
 from probes.load.capacity import CapacitySearch, find_capacity, point_runner  # noqa: E402
 from probes.load.point import SLO, LoadPoint  # noqa: E402
@@ -45,7 +45,7 @@ from probes.load.runner import run_point  # noqa: E402
 from probes.load.workloads.profiles import ChatSessionsProfile, SharedPrefixProfile  # noqa: E402
 from probes.targets import open_target  # noqa: E402
 
-EMBEDDED_SPEC = ROOT / "specs/smollm2-cpu.yaml"
+EMBEDDED_SPEC = ROOT / "models/smollm2-cpu.yaml"
 RESULTS = ROOT / "bench/prefix_effect_results.txt"
 OUT = 8
 FRACTIONS = (0.0, 0.5, 0.9)

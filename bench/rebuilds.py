@@ -5,7 +5,7 @@ builds, how many later builds fall inside the first build's rebuild interval (th
 page 1 states beside a repeated figure), and how many `factsheet diff`s between builds of one deployment
 call a regression (the aim: none beyond the stated false-alarm rate, 5 % of diffs).
 
-How: the spec (default: the demo's, specs/smollm2-cpu.yaml) is built N times, one after another, with
+How: the spec (default: the demo's, models/smollm2-cpu.yaml) is built N times, one after another, with
 `repeats` set on every capacity search (default 3), by the installed `factsheet build`, each into its own
 folder; then every pair (i < j) is diffed with `factsheet diff`. Nothing else should run on the host: each
 build records the host's load and a run measured on a busy host is flagged, and a flagged row never decides
@@ -18,7 +18,7 @@ Compared figures:
   build, and whether build j's value lies inside build 1's interval. Only builds whose repeated run is at
   the same load (the same knob value) are compared: at another value the figure measures another load.
 
-Usage: .venv/bin/python bench/rebuilds.py [--spec specs/smollm2-cpu.yaml] [-n 5] [--repeats 3]
+Usage: .venv/bin/python bench/rebuilds.py [--spec models/smollm2-cpu.yaml] [-n 5] [--repeats 3]
        [--work DIR] [--analyse-only] [--results bench/rebuilds_results.txt]
 --analyse-only reads DIR/b1 … DIR/bN made before (their wall times from DIR/bK.seconds when present).
 A demo build with repeats 3 takes about 10 minutes on a 2-core host: N = 5 takes about an hour.
@@ -43,7 +43,7 @@ from pathlib import Path
 import yaml
 
 from factsheet.document.headline.figures import headline
-from factsheet.document.headline.model import Figure
+from factsheet.document.headline_model import Figure
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,7 +262,7 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--spec", type=Path, default=ROOT / "specs" / "smollm2-cpu.yaml")
+    ap.add_argument("--spec", type=Path, default=ROOT / "models" / "smollm2-cpu.yaml")
     ap.add_argument("-n", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument(

@@ -3,7 +3,7 @@
 measurer did before: one chunk taken for one token). With speculation a chunk can carry several accepted
 tokens, so counting chunks overstates TPOT by the mean tokens per chunk.
 
-    flock /tmp/vllm.lock python bench/speculation_tpot.py [--spec specs/smollm2-cpu.yaml] [--requests 8]
+    flock /tmp/vllm.lock python bench/speculation_tpot.py [--spec models/smollm2-cpu.yaml] [--requests 8]
         [--output-len 64] [--tokens 4] [--result FILE]
 
 Starts the spec's vLLM target with `--speculative-config` as the campaign does for the vLLM feature model's
@@ -41,7 +41,7 @@ def chunk_tpot_ms(r: RequestRecord) -> float | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--spec", default="specs/smollm2-cpu.yaml")
+    ap.add_argument("--spec", default="models/smollm2-cpu.yaml")
     ap.add_argument("--requests", type=int, default=8)
     ap.add_argument("--input-len", type=int, default=64)
     ap.add_argument("--output-len", type=int, default=64)

@@ -188,7 +188,7 @@ def grid(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--spec", default="specs/smollm2-cpu-tuned.yaml")
+    ap.add_argument("--spec", default="models/smollm2-cpu-tuned.yaml")
     sub = ap.add_subparsers(dest="cmd", required=True)
     ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
     e = sub.add_parser("explore")

@@ -12,14 +12,14 @@ from pydantic import Field
 from factsheet.api.results import Result
 from factsheet.attest.attestation import build_signer, key_id, results_path, sign_factsheet
 from factsheet.attest.plan import Plan
-from factsheet.build.pipeline import build
-from factsheet.build.spec import load_spec
+from factsheet.builder.pipeline import build
 from factsheet.compliance.gate import BuildGate, gate_failure
 from factsheet.compliance.report import ComplianceReport
 from factsheet.document.files import BUILD_ROOT, FACTSHEET_JSON, MEASUREMENTS_DIR
 from factsheet.document.schema import Factsheet
 from factsheet.publish.mlflow import PublishResult, check_reachable, publish_factsheet
 from factsheet.render import render_all
+from factsheet.spec.build import load_spec
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.progress import Bars, no_bars

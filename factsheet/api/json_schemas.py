@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.build.spec import SPEC_SCHEMA_VERSION, BuildSpec
 from factsheet.compliance.diff import DIFF_VERSION, DiffReport
 from factsheet.compliance.policy import POLICY_SCHEMA_VERSION, Policy
 from factsheet.compliance.report import REPORT_VERSION, ComplianceReport
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 from factsheet.document.versions import parse
+from factsheet.spec.build import SPEC_SCHEMA_VERSION, BuildSpec
 from probes.core.files import check_output, write_atomic
 
 BASE_URI = "https://llm-factsheet.dev/schemas"

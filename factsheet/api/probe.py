@@ -24,9 +24,9 @@ from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workers import resolve_workers
 from probes.load.workers.ray_fleet import check_address
-from probes.load.workload import WorkloadConfig, build_workload
 from probes.load.workloads.flags import probe_workload
 from probes.load.workloads.profiles import WorkloadProfile
+from probes.load.workloads.workload import WorkloadConfig, build_workload
 from probes.server_view import DEFAULT_INTERVAL_S, ServerViewSpec, scrapes_jsonl
 
 _GOODPUT = re.compile(r"^(ttft|tpot|e2el):(\d+(?:\.\d+)?)$")

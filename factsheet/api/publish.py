@@ -13,7 +13,7 @@ from factsheet.catalogue.site import CatalogueResult
 from factsheet.catalogue.site import build_catalogue as build
 from factsheet.publish.mlflow import PublishResult
 from factsheet.publish.mlflow import publish_factsheet as publish
-from factsheet.publish.spec import PublishSpec
+from factsheet.spec.publish import PublishSpec
 from probes.core.errors import InputError, describe_validation_error
 
 

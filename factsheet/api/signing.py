@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError
 from factsheet.api.results import Result
 from factsheet.attest import attestation as attest
 from factsheet.attest.attestation import generate
-from factsheet.attest.statement import ComplianceVerdict, verdict_of_report
+from factsheet.compliance.verdict import ComplianceVerdict, verdict_of_report
 from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_given

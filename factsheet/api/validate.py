@@ -8,9 +8,11 @@ from pathlib import Path
 from pydantic import Field
 
 from factsheet.api.results import Result
+from factsheet.compliance.recheck import rechecked
 from factsheet.rederive import Discrepancy
 from factsheet.rederive.coverage import explain as classes
-from factsheet.rederive.validate import FiguresDiffer, validate_file
+from factsheet.rederive.validate import FiguresDiffer, check_figures, check_records, load_factsheet
+from factsheet.spec.build import load_spec
 from probes.core.errors import CheckFailed
 
 
@@ -39,3 +41,15 @@ def validate_factsheet(path: Path, *, explain: bool = False) -> ValidateResult:
         found = tuple(exc.discrepancies) if isinstance(exc, FiguresDiffer) else ()
         return ValidateResult(failure=str(exc), discrepancies=found, explanation=explanation)
     return ValidateResult(kind=kind, notes=tuple(notes), explanation=explanation)
+
+
+def validate_file(path: Path) -> tuple[str, list[str]]:
+    """What `path` is and each check that held: a build spec loads; a factsheet's records, compliance summary
+    (its policies re-run on the sheet) and figures re-derive."""
+    if path.suffix in (".yaml", ".yml"):
+        load_spec(path)
+        return "build spec", []
+    sheet = load_factsheet(path)
+    notes = check_records(sheet, path.parent)
+    notes += rechecked(sheet, path)
+    return f"factsheet (schema {sheet.schema_version})", notes + check_figures(sheet, path.parent)

@@ -19,7 +19,6 @@ from factsheet.attest.predicates import (
     statement_label,
     test_result_statement,
 )
-from factsheet.attest.spec import SignSpec
 from factsheet.attest.statement import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -33,6 +32,7 @@ from factsheet.document.files import ATTESTATION_SUFFIX, RESULTS_SUFFIX
 from factsheet.document.schema import Factsheet
 from factsheet.rederive import validate as checks
 from factsheet.rederive.validate import load_factsheet
+from factsheet.spec.sign import SignSpec
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import confined, read_confined, read_given

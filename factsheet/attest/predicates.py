@@ -20,7 +20,7 @@ from pathlib import Path
 
 from factsheet.attest.statement import STATEMENT_TYPE, ComplianceVerdict, file_sha256
 from factsheet.document.headline.figures import stated_or_computed
-from factsheet.document.headline.model import Figure
+from factsheet.document.headline_model import Figure
 from factsheet.document.records_file import RecordsFile
 from factsheet.document.schema import Factsheet
 from factsheet.document.stamp import tool_version

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from factsheet.document.headline.figures import stated_or_computed
-from factsheet.document.headline.model import VERDICT_WORDS
+from factsheet.document.headline_model import VERDICT_WORDS
 from factsheet.document.schema import Factsheet
 from probes.core.measurement import Bounded, Model, NotMeasured
 

@@ -10,5 +10,5 @@
 - `recheck`: a factsheet's compliance summary re-run from the policies it names (`factsheet validate`);
 - `report`: the report model; `junit`, `render`: its outputs; `diff`: the regression gate between builds.
 
-Kept light: `factsheet.build.spec` and `factsheet.document.schema` import `spec` and `summary` from here.
+Kept light: `factsheet.spec.build` and `factsheet.document.schema` import `spec` and `summary` from here.
 """

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from factsheet.attest.statement import verdict_of_report
 from factsheet.compliance.evaluate import evaluate
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, load_policy
 from factsheet.compliance.render import write_report
 from factsheet.compliance.report import ComplianceReport
+from factsheet.compliance.verdict import verdict_of_report
 from factsheet.document.files import FACTSHEET_HTML, FACTSHEET_JSON
 from factsheet.document.schema import Factsheet
 from factsheet.rederive.validate import load_factsheet

@@ -14,7 +14,7 @@ from factsheet.document.records_file import RecordsFile
 from probes.core.measurement import Model, NotMeasured
 from probes.hostload import HostLoad
 from probes.load.capacity import CapacityPoint
-from probes.load.workload import SystemPrompt
+from probes.load.workloads.workload import SystemPrompt
 from probes.targets.isolation import Isolation
 
 # Runs per block of seeds: a search's probes, confirmations and repeats must number fewer (the spec checks).

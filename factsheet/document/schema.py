@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from factsheet.document.compliance_summary import ComplianceSummary
-from factsheet.document.headline.model import Headline
+from factsheet.document.headline_model import Headline
 from factsheet.document.predictor import PredictorSection
 from factsheet.document.records_file import RecordsFile
 from factsheet.document.repeats import Repeats
@@ -24,8 +24,8 @@ from probes.hostload import HostLoad
 from probes.load.capacity import CapacityResult
 from probes.load.point import LoadPoint
 from probes.load.runner import PointResult
-from probes.load.workload import SystemPrompt
 from probes.load.workloads.profiles import WorkloadProfile
+from probes.load.workloads.workload import SystemPrompt
 from probes.targets import DeploymentFacts, EngineInfo, PreparedModel
 from tuner import TuningResult
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.document.headline.figures import p99_verdict, stated_or_computed
-from factsheet.document.headline.model import VERDICT_WORDS
+from factsheet.document.headline_model import VERDICT_WORDS
 from factsheet.document.schema import Factsheet
 from factsheet.export.text import checked_name
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES

@@ -16,8 +16,8 @@ from factsheet.attest import dsse
 from factsheet.attest.attestation import attestation_path
 from factsheet.document.files import COMPLIANCE_JSON, COMPLIANCE_SUFFIXES, RENDERINGS
 from factsheet.document.headline.figures import stated_or_computed
-from factsheet.document.headline.model import VERDICT_WORDS, Figure
 from factsheet.document.headline.select import informative_run
+from factsheet.document.headline_model import VERDICT_WORDS, Figure
 from factsheet.document.schema import Factsheet, headline_index
 from factsheet.document.stamp import tool_version
 from factsheet.rederive.validate import check_outlet, load_factsheet

@@ -26,7 +26,7 @@ from factsheet.publish.contents import (
     PublishContents,
     collect,
 )
-from factsheet.publish.spec import PublishSpec, shown_uri
+from factsheet.spec.publish import PublishSpec, shown_uri
 from factsheet.untrusted.limits import MAX_MLFLOW_RESPONSE_BYTES, MAX_MLFLOW_RESPONSE_S
 from probes.core.errors import InputError
 

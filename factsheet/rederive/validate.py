@@ -6,8 +6,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from factsheet.build.spec import load_spec
-from factsheet.compliance.recheck import rechecked
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 from factsheet.document.stamp import tool_version
 from factsheet.document.versions import BINDS_RECORDS, check_readable
@@ -120,13 +118,3 @@ def check_outlet(sheet: Factsheet, path: Path) -> None:
     folder = Path(path).parent
     check_records(sheet, folder)
     check_figures(sheet, folder)
-
-
-def validate_file(path: Path) -> tuple[str, list[str]]:
-    if path.suffix in (".yaml", ".yml"):
-        load_spec(path)
-        return "build spec", []
-    sheet = load_factsheet(path)
-    notes = check_records(sheet, path.parent)
-    notes += rechecked(sheet, path)  # the compliance summary: its policies re-run on the sheet
-    return f"factsheet (schema {sheet.schema_version})", notes + check_figures(sheet, path.parent)

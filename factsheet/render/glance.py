@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from factsheet.document.headline.figures import stated_or_computed
-from factsheet.document.headline.model import Figure, Headline, Rebuild
 from factsheet.document.headline.select import Run, confirmation_run
+from factsheet.document.headline_model import Figure, Headline, Rebuild
 from factsheet.document.schema import CapacitySection, Factsheet
 from probes.core.measurement import MISSING, NotMeasured
 from probes.load.metrics import LATENCY_LABELS

@@ -3,7 +3,7 @@
 A factsheet, its raw records, its attestation and a policy may come from someone else, so each is
 checked against these sizes *before* it is parsed: the refusal is one line and exit 2, in milliseconds and
 a few megabytes, whatever the input. Each value leaves wide headroom over honest builds, measured on a
-build against the mock server with the demo's shape (`specs/smollm2-cpu.yaml`: 3 load points, a capacity
+build against the mock server with the demo's shape (`models/smollm2-cpu.yaml`: 3 load points, a capacity
 search of 3 probes and a 500-request confirmation, 64 output tokens a request) and on the built-in policy
 profiles; each is also small enough that the attacks of issue 20 are refused fast.
 """

@@ -15,7 +15,7 @@ from probes.load.stats import (
     quantile_ci,
     sample_sufficiency,
 )
-from probes.load.workload import (
+from probes.load.workloads.workload import (
     Prompts,
     Workload,
     WorkloadConfig,

@@ -29,11 +29,11 @@ from probes.load.workers import ClientCheck, Executor, Fleet, Outcome, WorkerChe
 from probes.load.workers.check import ClockOffset, EventLoop, running_event_loop, sample_loop_lag
 from probes.load.workers.child import WorkerReport
 from probes.load.workers.ray_fleet import RayFleet
-from probes.load.workload import Workload, synthetic_prompts
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import Plan, system_prompts
 from probes.load.workloads.profiles import WorkloadProfile
 from probes.load.workloads.registry import build_plan
+from probes.load.workloads.workload import Workload, synthetic_prompts
 from probes.server_view import (
     Saturation,
     Scraper,

@@ -72,7 +72,7 @@ def test_bad_spec_and_bad_constraint_are_one_line_exit_2(tmp_path):
 # --- the measurers' `accuracy` option is checked with the spec: before anything is measured or started ---
 
 ROOT = Path(__file__).resolve().parents[2]
-VLLM = f"measurer: tuner.campaign.vllm_measurer:from_options\noptions: {{spec: {ROOT / 'specs' / 'smollm2-cpu.yaml'}, "
+VLLM = f"measurer: tuner.campaign.vllm_measurer:from_options\noptions: {{spec: {ROOT / 'models' / 'smollm2-cpu.yaml'}, "
 NAMED = {"dataset": str(DATASET)}
 BAD_ACCURACY = [  # (accuracy option, environment, the field the one line names)
     ({"tasks": 0}, {}, "options.accuracy.tasks: Value error, needs at least one task"),
@@ -130,11 +130,11 @@ def test_bad_accuracy_option_is_refused_with_the_build_spec(tmp_path, monkeypatc
     campaign = {
         "feature_model": "vllm_serving",
         "measurer": "tuner.campaign.vllm_measurer:from_options",
-        "options": {"spec": str(ROOT / "specs" / "smollm2-cpu.yaml"), "accuracy": accuracy},
+        "options": {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "accuracy": accuracy},
     }
     spec = tmp_path / "b.yaml"
     spec.write_text(
-        (ROOT / "specs" / "endpoint-example.yaml").read_text()
+        (ROOT / "models" / "endpoint-example.yaml").read_text()
         + f"predictor: {json.dumps({'campaign': campaign})}\n"
     )
     res = runner.invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])

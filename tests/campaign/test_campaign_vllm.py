@@ -24,7 +24,7 @@ def test_tiny_live_campaign_measures_latency_and_cpu_proxy(tmp_path):
             "sample": {"method": "uniform", "n": 3, "seed": 0},
             "repetitions": 1,
             "measurer": "tuner.campaign.vllm_measurer:from_options",
-            "options": {"spec": str(ROOT / "specs" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 16},
+            "options": {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 16},
         }
     )
     run_campaign(spec, tmp_path / "c")
@@ -47,7 +47,7 @@ def test_tiny_live_campaign_measures_accuracy_per_configuration(tmp_path, monkey
             "repetitions": 1,
             "measurer": "tuner.campaign.vllm_measurer:from_options",
             "options": {
-                "spec": str(ROOT / "specs" / "smollm2-cpu.yaml"),
+                "spec": str(ROOT / "models" / "smollm2-cpu.yaml"),
                 "requests": 2,
                 "output_len": 8,
                 "accuracy": {"tasks": 2, "max_tokens": 128, "mode": "chat", "dataset": str(DATASET)},

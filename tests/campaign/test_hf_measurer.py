@@ -213,7 +213,7 @@ def test_options_are_checked():
     with pytest.raises(ValueError, match="options.accuracy: tasks"):
         from_options(command=["x"], accuracy={"mode": "chat"})
     with pytest.raises(ValueError, match="needs a 'target' of kind vllm"):
-        from_options(spec=str(ROOT / "specs" / "endpoint-example.yaml"))
+        from_options(spec=str(ROOT / "models" / "endpoint-example.yaml"))
 
 
 def test_campaign_with_the_runner_model_and_a_fake_worker(tmp_path):
@@ -311,7 +311,7 @@ def test_real_worker_measures_two_configurations_and_refuses_what_the_runner_exc
     )
     for kw in (greedy, beams):
         kw["request"]["max_new_tokens"] = 8  # short: the test measures the protocol, not the model
-    m = from_options(spec=str(ROOT / "specs" / "smollm2-cpu.yaml"), requests=1)
+    m = from_options(spec=str(ROOT / "models" / "smollm2-cpu.yaml"), requests=1)
     try:
         g = m.measure(greedy, seed=0)
         b = m.measure(beams, seed=0)

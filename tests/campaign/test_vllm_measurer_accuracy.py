@@ -16,7 +16,7 @@ from tuner.campaign.store import CampaignStore
 from tuner.campaign.vllm_measurer import from_options
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = ROOT / "specs" / "smollm2-cpu.yaml"
+SPEC = ROOT / "models" / "smollm2-cpu.yaml"
 
 
 class _Fake(FakeHandler):

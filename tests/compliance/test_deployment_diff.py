@@ -13,7 +13,7 @@ from factsheet.cli.commands import app
 from factsheet.compliance.deployment_diff import deployment_changes
 from factsheet.compliance.diff import workload_key
 from factsheet.rederive.validate import load_factsheet
-from probes.load.workload import SystemPrompt
+from probes.load.workloads.workload import SystemPrompt
 from tests.support.deployment import FIXTURE, TEMPLATE, sheet_with_template
 
 runner = CliRunner()

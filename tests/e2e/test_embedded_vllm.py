@@ -42,7 +42,7 @@ def _vllm_processes() -> list[int]:
 @pytest.fixture(scope="module")
 def sheet(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
-    spec = yaml.safe_load((REPO / "specs" / "smollm2-cpu.yaml").read_text())
+    spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
     spec["target"]["python"] = str(SERVING_PYTHON)
     spec["load"]["points"] = [{"concurrency": 1, "num_requests": 4}, {"concurrency": 8, "num_requests": 16}]
     spec["load"]["capacity"].update(num_requests=16, max_points=3, confirm_requests=24, max_confirmations=1)

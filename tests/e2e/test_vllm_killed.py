@@ -55,7 +55,7 @@ def _live(pids: set[int]) -> set[int]:
 
 
 def test_kill_9_during_load_leaves_no_vllm_process_and_resume_reuses(tmp_path):
-    spec = yaml.safe_load((REPO / "specs" / "smollm2-cpu.yaml").read_text())
+    spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
     spec["target"]["python"] = str(SERVING_PYTHON)
     spec["target"]["stop_grace_s"] = 5
     spec["load"]["points"] = [{"concurrency": 2, "num_requests": 6}, {"concurrency": 4, "num_requests": 400}]

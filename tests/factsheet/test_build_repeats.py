@@ -13,7 +13,6 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.build.spec import CapacitySpec
 from factsheet.cli.commands import app
 from factsheet.document.headline.rebuild import (
     FLOOR_METHOD,
@@ -26,6 +25,7 @@ from factsheet.document.headline.rebuild import (
 )
 from factsheet.document.repeats import SEED_BLOCK
 from factsheet.document.schema import SCHEMA_VERSION
+from factsheet.spec.build import CapacitySpec
 from probes.load.capacity import REPEATS_RULE
 from probes.targets.isolation import CACHE_RESET, reset_prefix_cache
 from probes.targets.mock_server import MockServerConfig, running

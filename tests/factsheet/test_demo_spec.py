@@ -1,15 +1,15 @@
-"""The demo (`make demo`, specs/smollm2-cpu.yaml): its headline rests on enough samples, and the
+"""The demo (`make demo`, models/smollm2-cpu.yaml): its headline rests on enough samples, and the
 factsheet says why the load is shaped as it is (load.rationale, spec → JSON → HTML)."""
 
 from pathlib import Path
 
-from factsheet.build.pipeline import build
-from factsheet.build.spec import load_spec
+from factsheet.builder.pipeline import build
 from factsheet.render import render_html
+from factsheet.spec.build import load_spec
 from probes.load.metrics import CLAIM_CONFIDENCE
 from probes.load.stats import min_samples
 
-DEMO = Path(__file__).resolve().parents[2] / "specs" / "smollm2-cpu.yaml"
+DEMO = Path(__file__).resolve().parents[2] / "models" / "smollm2-cpu.yaml"
 
 
 def test_the_demo_confirmation_measures_enough_samples_for_its_p99_claim():

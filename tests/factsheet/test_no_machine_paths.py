@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factsheet.build.provenance import recorded_engine
+from factsheet.builder.provenance import recorded_engine
 from probes.targets.mock_server import MockServerConfig, running
 from probes.targets.model_source import ModelSource, PreparedModel
 from probes.targets.vllm import VllmServer, VllmTarget
@@ -61,7 +61,7 @@ def test_factsheet_holds_no_machine_path(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("source", ["jsonl", "humaneval"])
 def test_a_workload_records_its_file_by_name(tmp_path, source):
-    from probes.load.workload import WorkloadConfig, build_workload
+    from probes.load.workloads.workload import WorkloadConfig, build_workload
 
     data = tmp_path / "prompts.jsonl"
     data.write_text('{"prompt": "the of and"}\n')
@@ -80,7 +80,7 @@ def test_the_humaneval_file_is_recorded_by_name(tmp_path):
 
 
 def test_served_weights_are_recorded_without_machine_folders(tmp_path, monkeypatch):
-    from factsheet.build.provenance import recorded_model
+    from factsheet.builder.provenance import recorded_model
     from probes.targets.model_source import PreparedModel
 
     cache = tmp_path / "home" / ".cache" / "llm-factsheet"

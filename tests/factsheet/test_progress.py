@@ -5,9 +5,9 @@ from io import StringIO
 
 from rich.console import Console
 
-from factsheet.build.pipeline import build
-from factsheet.build.spec import load_spec
+from factsheet.builder.pipeline import build
 from factsheet.cli.progress import bars, log_bars
+from factsheet.spec.build import load_spec
 from probes.core.progress import duration, time_left_s
 from tests.support.mock_spec import e2el_slo
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factsheet.build.spec import load_spec
+from factsheet.spec.build import load_spec
 from probes.core.errors import InputError
 from tests.support.mock_spec import endpoint_spec, endpoint_spec_dict
 from tests.support.spec_builder import DELETE, merged, write_spec

@@ -67,6 +67,6 @@ def test_missing_api_key_variable(tmp_path, mock_url, monkeypatch, endpoint_spec
 
 
 def test_validate_spec(tmp_path, repo):
-    for spec in (repo / "specs").glob("*.yaml"):
+    for spec in (repo / "models").glob("*.yaml"):
         result = runner.invoke(app, ["validate", str(spec)])
         assert result.exit_code == 0, result.output

@@ -3,7 +3,7 @@ naming the spec field and its maximum, exit 2, before anything runs (it was exit
 
 import pytest
 
-from factsheet.build.spec import load_spec
+from factsheet.spec.build import load_spec
 from probes.core.errors import InputError
 from tests.support import mock_spec
 

@@ -14,7 +14,7 @@ import pytest
 
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import LATENCY_RESOLUTION, MIN_ACHIEVED_FRACTION, point_figures, run_point
-from probes.load.workload import synthetic_prompts
+from probes.load.workloads.workload import synthetic_prompts
 from probes.targets.mock_server import MockServerConfig, serve_forever
 from probes.targets.ports import free_port
 from tests.support.fake_http import FakeHandler, serving

@@ -26,7 +26,7 @@ from probes.load.runner import (
     _arrivals,
     point_figures,
 )
-from probes.load.workload import synthetic_prompts
+from probes.load.workloads.workload import synthetic_prompts
 from tests.load.loadharness import point, run
 
 N, RATE, TTFT_S = 100, 100.0, 0.020  # 5 % of a 20 ms TTFT: the rule's limit is 1 ms

@@ -12,7 +12,7 @@ import pytest
 
 from probes.load.point import SLO
 from probes.load.runner import run_point
-from probes.load.workload import synthetic_prompts
+from probes.load.workloads.workload import synthetic_prompts
 from probes.targets.mock_server import MockServerConfig, running
 from tests.load.loadharness import ITL_MS, TTFT_MS, point
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from probes.load.workload import WorkloadConfig, WorkloadError, build_workload, synthetic_prompts
+from probes.load.workloads.workload import WorkloadConfig, WorkloadError, build_workload, synthetic_prompts
 
 REPO = Path(__file__).resolve().parents[2]
 HUMANEVAL = REPO.parent / "shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"

@@ -2,11 +2,11 @@
 
 import pytest
 
-from factsheet.build.predictor import build_predictor
-from factsheet.build.predictor_spec import PredictorSpec
+from factsheet.builder.predictor import build_predictor
 from factsheet.document.predictor import AccuracyStatement
 from factsheet.document.schema import Factsheet
 from factsheet.render import render_html
+from factsheet.spec.predictor import PredictorSpec
 from tests.support import sheet_fixture as fx
 from tuner.predictor.predict import accuracy_statement
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factsheet.build.predictor import build_predictor
-from factsheet.build.predictor_spec import PredictorSpec
+from factsheet.builder.predictor import build_predictor
 from factsheet.cli.commands import app
+from factsheet.spec.predictor import PredictorSpec
 from probes.core.digests import sha256_bytes
 
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"

@@ -104,7 +104,7 @@ def test_missing_records_are_a_failed_check_and_an_unsigned_sheet_says_so(full, 
 
 def test_without_mlflow_installed_publishing_names_the_extra(monkeypatch):
     from factsheet.publish.mlflow import PublishError, check_reachable
-    from factsheet.publish.spec import PublishSpec
+    from factsheet.spec.publish import PublishSpec
 
     monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow -> ImportError, as without the extra
     with pytest.raises(PublishError, match=r"llm-factsheet\[publish\]"):

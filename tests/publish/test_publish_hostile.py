@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from factsheet.publish import mlflow as publish_mlflow
-from factsheet.publish.spec import shown_uri
+from factsheet.spec.publish import shown_uri
 from factsheet.untrusted.limits import MAX_MLFLOW_RESPONSE_BYTES
 from probes.targets.ports import free_port
 from tests.publish.mlflow_server import serving
@@ -68,7 +68,7 @@ def test_a_uri_that_is_no_tracking_server_is_refused_and_nothing_is_written(
 def test_a_build_spec_publish_section_is_held_to_the_same_rule():
     from pydantic import ValidationError
 
-    from factsheet.publish.spec import PublishSpec
+    from factsheet.spec.publish import PublishSpec
 
     with pytest.raises(ValidationError, match="empty"):
         PublishSpec(mlflow_uri="")

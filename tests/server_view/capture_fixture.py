@@ -2,7 +2,7 @@
 
     flock /tmp/vllm.lock .venv/bin/python -m tests.server_view.capture_fixture
 
-It starts the embedded target of specs/smollm2-cpu.yaml, sends four completions that share a prefix (so the
+It starts the embedded target of models/smollm2-cpu.yaml, sends four completions that share a prefix (so the
 prefix-cache counters and the latency histograms are non-zero), and saves the server's `/metrics` page as is.
 """
 

@@ -14,7 +14,7 @@ from factsheet.cli.commands import app
 from probes.core.measurement import NotMeasured
 from probes.load import SLO, LoadPoint, run_point
 from probes.load.capacity import judge_point
-from probes.load.workload import synthetic_prompts
+from probes.load.workloads.workload import synthetic_prompts
 from probes.server_view import ServerView, ServerViewSpec
 from probes.targets.mock_server import MockServerConfig, running
 

@@ -1,4 +1,4 @@
-"""The embedded target of specs/smollm2-cpu.yaml, served by this checkout's vLLM CPU build (or
+"""The embedded target of models/smollm2-cpu.yaml, served by this checkout's vLLM CPU build (or
 $FACTSHEET_VLLM_PYTHON): what the slow test and the fixture capture start."""
 
 from __future__ import annotations
@@ -15,6 +15,6 @@ SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm
 
 
 def serving_target() -> VllmTarget:
-    spec = yaml.safe_load((REPO / "specs" / "smollm2-cpu.yaml").read_text())
+    spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
     spec["target"]["python"] = str(SERVING_PYTHON)
     return VllmTarget.model_validate(spec["target"])

@@ -26,7 +26,7 @@ pytestmark = [
 
 
 def test_run_tuning_on_the_embedded_vllm_target():
-    spec = yaml.safe_load((REPO / "specs" / "smollm2-cpu.yaml").read_text())
+    spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
     target = VllmTarget.model_validate(spec["target"])
     cfg = TunerSpec(
         slo_p99_ms=6000, penalty_lambda=2.0, min_samples=16, time_budget_s=300, max_evaluations=6,

@@ -1,3 +1,3 @@
 from pathlib import Path
 
-EXAMPLE_TRACE = Path(__file__).resolve().parents[2] / "specs/traces/example.jsonl"
+EXAMPLE_TRACE = Path(__file__).resolve().parents[2] / "models/traces/example.jsonl"

@@ -92,7 +92,7 @@ def test_probe_load_refuses_bad_workload_flags(tmp_path, args, needle):
 def test_spec_workload_errors_name_the_field(workload, points, needle):
     from pydantic import ValidationError
 
-    from factsheet.build.spec import LoadSpec
+    from factsheet.spec.build import LoadSpec
 
     with pytest.raises(ValidationError) as err:
         LoadSpec.model_validate({"workload": workload, "points": points})
@@ -100,7 +100,7 @@ def test_spec_workload_errors_name_the_field(workload, points, needle):
 
 
 def test_spec_trace_points_take_the_traces_rate(tmp_path):
-    from factsheet.build.spec import LoadSpec
+    from factsheet.spec.build import LoadSpec
 
     path = tmp_path / "t.jsonl"
     path.write_text(

@@ -13,7 +13,13 @@ import pytest
 from probes.core.digests import sha256_bytes, sha256_file
 from probes.load.client import Endpoint
 from probes.load.drive import WorkItem
-from probes.load.workload import (
+from probes.load.workloads.context import BuildContext
+from probes.load.workloads.drawn import CHECKPOINT, CycledPrompts, DrawnPrompts
+from probes.load.workloads.plan import Plan, digest_json
+from probes.load.workloads.profiles import CodeProfile, JsonlProfile, SyntheticProfile
+from probes.load.workloads.registry import build_plan
+from probes.load.workloads.synthetic import workload_config
+from probes.load.workloads.workload import (
     WORDS,
     WorkloadConfig,
     WorkloadError,
@@ -21,12 +27,6 @@ from probes.load.workload import (
     build_workload,
     load_tokenizer,
 )
-from probes.load.workloads.context import BuildContext
-from probes.load.workloads.drawn import CHECKPOINT, CycledPrompts, DrawnPrompts
-from probes.load.workloads.plan import Plan, digest_json
-from probes.load.workloads.profiles import CodeProfile, JsonlProfile, SyntheticProfile
-from probes.load.workloads.registry import build_plan
-from probes.load.workloads.synthetic import workload_config
 from tests.support.humaneval_path import DATASET as HUMANEVAL
 
 # (profile, context) → prompts digest, output lengths digest, as main at 0c879a4 built them

@@ -9,7 +9,6 @@ import tracemalloc
 
 import pytest
 
-from probes.load.workload import SystemPrompt
 from probes.load.workloads import chat_sessions
 from probes.load.workloads.chat_sessions import DrawnSessions
 from probes.load.workloads.context import BuildContext
@@ -17,6 +16,7 @@ from probes.load.workloads.drawn import CHECKPOINT
 from probes.load.workloads.plan import system_prompts
 from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.load.workloads.registry import build_plan
+from probes.load.workloads.workload import SystemPrompt
 
 SPREAD = ChatSessionsProfile(
     system_prompt_len=12,

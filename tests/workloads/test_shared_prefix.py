@@ -6,7 +6,6 @@ import json
 import pytest
 from tokenizers import Tokenizer
 
-from probes.load.workload import synthetic_prompts
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.profiles import (
     LongContextProfile,
@@ -16,6 +15,7 @@ from probes.load.workloads.profiles import (
 )
 from probes.load.workloads.registry import build_plan
 from probes.load.workloads.trace import read_trace
+from probes.load.workloads.workload import synthetic_prompts
 
 
 def _ids(tok: Tokenizer, text: str) -> list[int]:

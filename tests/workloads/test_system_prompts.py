@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 
-from probes.load.workload import SystemPrompt
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import merged_prompts, system_prompts
 from probes.load.workloads.profiles import ChatSessionsProfile, SyntheticProfile
 from probes.load.workloads.registry import build_plan
+from probes.load.workloads.workload import SystemPrompt
 
 
 def sha(text: str) -> str:

@@ -138,7 +138,7 @@ def test_an_honest_trace_still_reads(tmp_path):
     ],
 )  # fmt: skip
 def test_a_hostile_user_jsonl_line_is_one_line(tmp_path, text, needle):
-    from probes.load.workload import WorkloadConfig, build_workload
+    from probes.load.workloads.workload import WorkloadConfig, build_workload
 
     path = tmp_path / "w.jsonl"
     path.write_text(text)
@@ -150,7 +150,7 @@ def test_a_hostile_user_jsonl_line_is_one_line(tmp_path, text, needle):
 def test_a_gzip_bomb_is_refused_at_the_size_limit(tmp_path, monkeypatch):
     import gzip
 
-    from probes.load import workload
+    from probes.load.workloads import workload
 
     monkeypatch.setattr(workload, "MAX_TRACE_BYTES", 1 << 20)  # the rule, at a size a test can afford
     path = tmp_path / "bomb.jsonl.gz"

@@ -31,7 +31,7 @@ under "records", which the runner keeps in the measurement's file. These generat
 requests and after `cpu_s`: the latency figures and the proxy never include them.
 
     measurer: tuner.campaign.hf_measurer:from_options
-    options: {spec: specs/smollm2-cpu.yaml, requests: 2, fixed_length: true,
+    options: {spec: models/smollm2-cpu.yaml, requests: 2, fixed_length: true,
               accuracy: {tasks: 5, max_tokens: 256, mode: chat}}
 """
 

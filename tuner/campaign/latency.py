@@ -21,7 +21,7 @@ from probes.core.measurement import Model
 from probes.load.metrics import LoadMetrics, compute_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.workload import Workload
+from probes.load.workloads.workload import Workload
 
 LATENCY = "latency"  # key of the evidence in a measurer's result and in a measurement's file
 

@@ -17,7 +17,7 @@ sampling parameters, every one of them, through the same server, and judges them
 come after the latency requests and after `cpu_s` is read: the latency figures and the proxy never include them.
 
     measurer: tuner.campaign.vllm_measurer:from_options
-    options: {spec: specs/smollm2-cpu.yaml, requests: 4, input_len: 64, output_len: 32,
+    options: {spec: models/smollm2-cpu.yaml, requests: 4, input_len: 64, output_len: 32,
               accuracy: {tasks: 10, max_tokens: 256, mode: chat}}
 """
 
@@ -36,7 +36,7 @@ import yaml
 from probes.accuracy.generate import request_for
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
-from probes.load.workload import synthetic_prompts
+from probes.load.workloads.workload import synthetic_prompts
 from probes.targets.model_source import prepare
 from probes.targets.vllm import VllmServer, VllmTarget
 from tuner.campaign.accuracy import AccuracyOptions, AccuracySubset, judge_subset, load_subset

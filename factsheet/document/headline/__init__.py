@@ -3,5 +3,5 @@ JSON pointer of the run it comes from and the rule that chose it (`factsheet.doc
 
 One home for the choice of what page 1 states: page 1 (`factsheet.render.glance`), `validate` (which recomputes
 it from the rest of the sheet), `export` and `publish` all read it from here. This module imports nothing
-so that the schema can hold the model (`factsheet.document.headline.model`) without a cycle.
+so that the schema can hold the model (`factsheet.document.headline_model`) without a cycle.
 """

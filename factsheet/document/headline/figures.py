@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from factsheet.document.headline import rebuild
-from factsheet.document.headline.model import Figure, Headline, Interval, Rebuild, Verdict
 from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.headline.select import Run, answer_run, confirmation_run, informative_run
+from factsheet.document.headline_model import Figure, Headline, Interval, Rebuild, Verdict
 from factsheet.document.schema import CapacitySection, Factsheet
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import RANGE_METHOD

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from scipy.stats import t as student_t
 
-from factsheet.document.headline.model import Interval, Rebuild
+from factsheet.document.headline_model import Interval, Rebuild
 from factsheet.document.versions import FLOORS_REBUILD, WIDENS_REBUILD, at_least
 
 CONFIDENCE = 0.95

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from probes.load.workload import Workload
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.drawn import Checkpointed, Lazy, streamed_digest
 from probes.load.workloads.plan import Plan, ScriptTurn, SessionScript, SessionScripts
 from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.load.workloads.vocabulary import Vocabulary, draw_words, join
+from probes.load.workloads.workload import Workload
 
 GENERATOR_VERSION = "chat-sessions/1"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from probes.load.workload import WorkloadConfig, humaneval_prompts, jsonl_prompts
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.plan import Plan
 from probes.load.workloads.profiles import CodeProfile, JsonlProfile
+from probes.load.workloads.workload import WorkloadConfig, humaneval_prompts, jsonl_prompts
 
 GENERATOR_VERSION = "code/1"
 JSONL_GENERATOR_VERSION = "jsonl/1"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from probes.load.workload import Workload
+from probes.load.workloads.workload import Workload
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@ kept out of the CLI module (it only passes the flags through)."""
 
 from __future__ import annotations
 
-from probes.load.workload import WorkloadError
 from probes.load.workloads.profiles import TraceProfile, WorkloadProfile, nominal_lengths
 from probes.load.workloads.registry import parse_profile
 from probes.load.workloads.trace import trace_shape
+from probes.load.workloads.workload import WorkloadError
 
 
 def _options(items: list[str]) -> dict[str, str]:

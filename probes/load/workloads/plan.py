@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from probes.core.digests import sha256_bytes
-from probes.load.workload import SystemPrompt, Workload
+from probes.load.workloads.workload import SystemPrompt, Workload
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from typing import NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
-from probes.load.workload import WorkloadError
 from probes.load.workloads import chat_sessions, code, long_context, shared_prefix, synthetic, trace
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import Plan
 from probes.load.workloads.profiles import PROFILE_NAMES, WorkloadProfile
+from probes.load.workloads.workload import WorkloadError
 
 
 class Generator(NamedTuple):

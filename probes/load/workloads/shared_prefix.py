@@ -7,12 +7,12 @@ from functools import partial
 
 import numpy as np
 
-from probes.load.workload import Workload
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.drawn import DrawnPrompts
 from probes.load.workloads.plan import Plan, digest_json
 from probes.load.workloads.profiles import SharedPrefixProfile
 from probes.load.workloads.vocabulary import Vocabulary, draw_words, join
+from probes.load.workloads.workload import Workload
 
 GENERATOR_VERSION = "shared-prefix/1"
 

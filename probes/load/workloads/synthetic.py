@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from probes.load.workload import WorkloadConfig, synthetic_prompts, synthetic_workload
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.plan import Plan
 from probes.load.workloads.profiles import SyntheticProfile
+from probes.load.workloads.workload import WorkloadConfig, synthetic_prompts, synthetic_workload
 
-# 1: the generator of probes/load/workload.py as of schema 1.0 (its prompts digests stay comparable).
+# 1: the generator of probes/load/workloads/workload.py as of schema 1.0 (its prompts digests stay comparable).
 GENERATOR_VERSION = "synthetic/1"
 
 

@@ -30,12 +30,12 @@ from probes.core.untrusted.limits import (
 )
 from probes.core.untrusted.parsing import NotFinite, TooDeep, parse_json
 from probes.core.untrusted.reading import LineTooLong, given_lines, hash_given
-from probes.load.workload import Workload, WorkloadError
 from probes.load.workloads.context import BuildContext, stamped
 from probes.load.workloads.drawn import streamed_digest
 from probes.load.workloads.plan import Plan, digest_json
 from probes.load.workloads.profiles import TraceProfile
 from probes.load.workloads.vocabulary import Vocabulary, join
+from probes.load.workloads.workload import Workload, WorkloadError
 
 GENERATOR_VERSION = "trace/1"
 BLOCK_CACHE = 1024  # blocks (of 512 tokens by default: ~4 MiB of word references)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from probes.core.digests import sha256_bytes
-from probes.load.workload import WORDS, WorkloadError, load_tokenizer
+from probes.load.workloads.workload import WORDS, WorkloadError, load_tokenizer
 
 
 class Vocabulary:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.build.predictor_spec import PredictorSpec
-from factsheet.build.spec import NOT_REQUESTED
 from factsheet.document.files import PREDICTOR_RECORDS, RECORDS_DIR
 from factsheet.document.predictor import PredictorSection, parse_constraints
 from factsheet.document.records_file import RecordsFile
+from factsheet.spec.build import NOT_REQUESTED
+from factsheet.spec.predictor import PredictorSpec
 from probes.core.digests import sha256_bytes
 from probes.core.files import write_atomic
 from probes.core.measurement import NotMeasured

