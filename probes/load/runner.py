@@ -539,7 +539,7 @@ async def _open_loop(client, endpoint, point, work: WorkItem, run: RunState, pro
             # Uncapped: start the request right here, so no task start-up sits in the send lag.
             rec = RequestRecord(index=i, scheduled_s=float(offset), sent_s=run.now())
             records.append(rec)
-            pending = begin_body(client, endpoint, body, rec, run.t0)
+            pending = begin_body(client, endpoint, body, rec, run.t0, work.max_tokens(i))
             tasks.append(asyncio.ensure_future(_finish(pending, rec, run, progress, records, point)))
         else:
             tasks.append(asyncio.create_task(send(i, float(offset))))

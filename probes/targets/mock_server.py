@@ -68,6 +68,18 @@ class MockServerConfig(Model):
     prefix_cache_reset: bool = Field(
         True, description="answer POST /reset_prefix_cache with 200, as vLLM in development mode (else 404)"
     )
+    # Serving engines' stream shapes (docs/servers reference, issue 40), each known to a test.
+    done_event: bool = Field(
+        True,
+        description="end a stream with `data: [DONE]` (False: after the usage chunk, as transformers serve)",
+    )
+    usage_in_stream: bool = Field(True, description="send a usage chunk before the stream's end")
+    stream_honoured: bool = Field(True, description="False: answer plain JSON to stream: true")
+    interrupt_on_arrival: bool = Field(
+        False,
+        description="a new request cuts every running stream, which then ends with [DONE] and no "
+        "finish_reason (llama-cpp-python's default interrupt_requests)",
+    )
     itl_ms_after_reset: list[float] = Field(
         default_factory=list,
         description="after the k-th POST /reset_prefix_cache, tokens come itl_ms_after_reset[k − 1] apart (the "
@@ -119,8 +131,9 @@ class _Metrics:
 BACKLOG = 4096
 
 
-def _chunk(kind: str, text: str, model: str) -> bytes:
+def _chunk(kind: str, text: str, model: str, finish_reason: str | None = None) -> bytes:
     choice = {"index": 0, "delta": {"content": text}} if kind == "chat" else {"index": 0, "text": text}
+    choice["finish_reason"] = finish_reason
     return b"data: " + json.dumps({"object": "chunk", "model": model, "choices": [choice]}).encode() + b"\n\n"
 
 
@@ -137,6 +150,8 @@ class _App:
         self.metrics = _Metrics()
         self.in_slot = 0
         self.resets = 0  # POST /reset_prefix_cache answered
+        self.streaming: set[int] = set()  # arrival numbers of the streams running (interrupt_on_arrival)
+        self.interrupted: set[int] = set()
 
     async def metrics_page(self, _: web.Request) -> web.Response:
         if self.cfg.metrics_text is not None:
@@ -164,6 +179,8 @@ class _App:
             self.entries[n] = Received(n=n, at_s=time.perf_counter(), path=request.path, body=body)
             self.recorder.append(self.entries[n])
         kind = "chat" if request.path.endswith("/chat/completions") else "completions"
+        if self.cfg.interrupt_on_arrival:
+            self.interrupted |= self.streaming
         if self.cfg.fail_every and n % self.cfg.fail_every == 0:
             return web.json_response({"error": {"message": "injected failure"}}, status=500)
         if self.cfg.reset_every and n % self.cfg.reset_every == 0 and not self._dropped(n):
@@ -187,7 +204,7 @@ class _App:
             if self.cfg.preempt_every and n % self.cfg.preempt_every == 0:
                 m.preemptions.inc()
             try:
-                if not body.get("stream"):
+                if not body.get("stream") or not self.cfg.stream_honoured:
                     return await self._whole(kind, tokens, words)
                 return await self._stream(request, kind, tokens, words, n, arrived)
             finally:
@@ -222,10 +239,26 @@ class _App:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         start = time.perf_counter()
+        sent = _Sent(arrived, start) if self.timing is not None else None
+        self.streaming.add(n)
+        try:
+            return await self._stream_tokens(
+                request, resp, kind, (tokens, prompt_tokens), n, (arrived, start), sent
+            )
+        finally:
+            self.streaming.discard(n)
+            self.interrupted.discard(n)
+
+    async def _stream_tokens(self, request, resp, kind, lengths, n, times, sent):
+        (tokens, prompt_tokens), (arrived, start) = lengths, times
         cut = self.cfg.drop_every and n % self.cfg.drop_every == 0
         per = self.cfg.tokens_per_chunk
-        sent = _Sent(arrived, start) if self.timing is not None else None
         for i in range(0, tokens, per):
+            if n in self.interrupted:  # as llama-cpp-python: the cut stream still ends with [DONE]
+                await resp.write(b"data: [DONE]\n\n")
+                await resp.write_eof()
+                self._log(sent, n)
+                return resp
             due = start + (self.cfg.ttft_ms + i * self.itl_ms) / 1000
             delay = due - time.perf_counter()
             if delay > 0:
@@ -242,7 +275,8 @@ class _App:
                 if self.cfg.numbered_replies
                 else "tok " * count
             )
-            await resp.write(_chunk(kind, piece, self.cfg.model))
+            last = i + count >= tokens
+            await resp.write(_chunk(kind, piece, self.cfg.model, "length" if last else None))
             if n in self.entries:
                 self.entries[n].reply += piece
             if i == 0:
@@ -252,8 +286,10 @@ class _App:
             "completion_tokens": tokens,
             "total_tokens": prompt_tokens + tokens,
         }
-        await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
-        await resp.write(b"data: [DONE]\n\n")
+        if self.cfg.usage_in_stream:
+            await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        if self.cfg.done_event:
+            await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         self._log(sent, n)
         return resp
