@@ -13,6 +13,10 @@ one (`waiting`; an open loop above capacity grows it without bound), KV usage = 
 tokens (words) looked up and `prefix_hit_fraction` of them (floored, per request) found in the prefix cache,
 a preemption every `preempt_every`-th request, and each request's TTFT (arrival to first token) and E2EL in
 histograms with vLLM's bucket bounds. `metrics_text` serves that text verbatim instead (a broken page).
+
+With `serving`, a serving model with a real capacity (probes/targets/serving_model.py: continuous batching,
+a step time growing with the batch and the prompt tokens prefilled, a queue past `max_num_seqs`) times every
+request instead of `slots`, `ttft_ms` and `itl_ms`; `running` and `waiting` are then its batch and queue.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pydantic import Field
 
 from probes.core.measurement import Model
 from probes.targets.ports import free_port
+from probes.targets.serving_model import Engine, ServingModelConfig
 
 
 class MockServerConfig(Model):
@@ -72,6 +77,11 @@ class MockServerConfig(Model):
         default_factory=list,
         description="after the k-th POST /reset_prefix_cache, tokens come itl_ms_after_reset[k − 1] apart (the "
         "last entry on from there): a deployment that moves between runs, known to a test of repeats",
+    )
+    serving: ServingModelConfig | None = Field(
+        None,
+        description="a serving model with a real capacity (continuous batching, probes/targets/serving_model.py) "
+        "times every request instead of slots, ttft_ms and itl_ms; one engine per server process",
     )
 
 
@@ -137,6 +147,7 @@ class _App:
         self.metrics = _Metrics()
         self.in_slot = 0
         self.resets = 0  # POST /reset_prefix_cache answered
+        self.engine = Engine(cfg.serving, self._engine_state) if cfg.serving is not None else None
 
     async def metrics_page(self, _: web.Request) -> web.Response:
         if self.cfg.metrics_text is not None:
@@ -177,6 +188,8 @@ class _App:
         tokens = int(body.get("max_tokens") or self.cfg.default_max_tokens)
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
         arrived, words = time.perf_counter(), len(str(prompt).split())
+        if self.engine is not None:
+            return await self._served(request, kind, tokens, words, n, arrived, bool(body.get("stream")))
         m = self.metrics
         m.waiting.inc()
         async with self.slots:
@@ -199,6 +212,54 @@ class _App:
         self.metrics.running.set(self.in_slot)
         self.metrics.kv.set(self.in_slot / self.cfg.slots)
 
+    def _engine_state(self, running: int, waiting: int) -> None:
+        m, cfg = self.metrics, self.cfg.serving
+        m.running.set(running)
+        m.waiting.set(waiting)
+        m.kv.set(running / cfg.max_num_seqs)
+
+    async def _served(
+        self, request, kind: str, tokens: int, words: int, n: int, arrived: float, stream: bool
+    ):
+        """A request timed by the serving model: its tokens as the engine's steps produce them."""
+        m, engine = self.metrics, self.engine
+        m.queries.inc(words)
+        m.hits.inc(int(words * self.cfg.prefix_hit_fraction))
+        seq = engine.submit(words, tokens)
+        try:
+            if not stream:
+                async for _ in seq.chunks(tokens):
+                    pass
+                return self._reply(kind, tokens, words)
+            resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await resp.prepare(request)
+            sent = 0
+            async for count in seq.chunks(self.cfg.tokens_per_chunk):
+                if self._dropped(n) and sent >= self.cfg.drop_after:
+                    request.transport.close()  # abrupt: no terminating chunk, no [DONE]
+                    return resp
+                piece = self._piece(n, sent, count)
+                await resp.write(_chunk(kind, piece, self.cfg.model))
+                if n in self.entries:
+                    self.entries[n].reply += piece
+                if sent == 0:
+                    m.ttft.observe(time.perf_counter() - arrived)
+                sent += count
+            usage = {"prompt_tokens": words, "completion_tokens": tokens, "total_tokens": words + tokens}
+            await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+            await resp.write(b"data: [DONE]\n\n")
+            await resp.write_eof()
+            return resp
+        finally:
+            engine.abort(seq)  # a client gone before the end frees its slot, as vLLM aborts it
+            m.e2el.observe(time.perf_counter() - arrived)
+
+    def _piece(self, n: int, i: int, count: int) -> str:
+        """Tokens i .. i + count − 1 of request n's streamed reply."""
+        if self.cfg.numbered_replies:
+            return "".join(f"r{n}.{j} " for j in range(i, i + count))
+        return "tok " * count
+
     def _dropped(self, n: int) -> bool:
         return bool(self.cfg.drop_every and n % self.cfg.drop_every == 0)
 
@@ -207,6 +268,9 @@ class _App:
 
     async def _whole(self, kind: str, tokens: int, prompt_tokens: int) -> web.Response:
         await asyncio.sleep((self.cfg.ttft_ms + self.itl_ms * (tokens - 1)) / 1000)
+        return self._reply(kind, tokens, prompt_tokens)
+
+    def _reply(self, kind: str, tokens: int, prompt_tokens: int) -> web.Response:
         text = self._text(tokens)
         choice = (
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
@@ -236,12 +300,7 @@ class _App:
                 request.transport.close()  # abrupt: no terminating chunk, no [DONE]
                 self._log(sent, n)
                 return resp
-            count = min(per, tokens - i)
-            piece = (
-                "".join(f"r{n}.{j} " for j in range(i, i + count))
-                if self.cfg.numbered_replies
-                else "tok " * count
-            )
+            piece = self._piece(n, i, min(per, tokens - i))
             await resp.write(_chunk(kind, piece, self.cfg.model))
             if n in self.entries:
                 self.entries[n].reply += piece
