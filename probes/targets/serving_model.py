@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 from pydantic import Field
 
@@ -70,19 +70,12 @@ class Seq:
     def finished(self) -> bool:
         return self.emitted >= self.max_tokens
 
-    async def chunks(self, per: int) -> AsyncIterator[int]:
-        """The reply as it is generated: the token count of each chunk, `per` tokens a chunk (the last
-        may hold fewer); a handler that fell behind gets the chunks due back to back."""
-        sent = 0
-        while sent < self.max_tokens:
-            due = min(sent + per, self.max_tokens)
-            if self.emitted < due:
-                self.want = due
-                self.waiter = asyncio.get_running_loop().create_future()
-                await self.waiter
-            count = min(per, self.emitted - sent)
-            sent += count
-            yield count
+    async def until(self, tokens: int) -> None:
+        """Wait until the engine has generated `tokens` tokens of this reply (at most its max_tokens)."""
+        if self.emitted < tokens:
+            self.want = min(tokens, self.max_tokens)
+            self.waiter = asyncio.get_running_loop().create_future()
+            await self.waiter
 
     def _gain(self) -> None:
         self.emitted += 1
