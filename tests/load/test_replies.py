@@ -61,7 +61,7 @@ def test_the_outcome_rule(fields, ignore_eos, outcome):
 
 def test_a_stream_ending_after_its_finish_reason_without_done_is_complete():
     """transformers serve ends its stream after the finish_reason and usage chunks, without [DONE]."""
-    r = run(point(mode="closed", concurrency=2, num_requests=10), SLO_LOOSE, done_event=False)
+    r = run(point(mode="closed", concurrency=2, num_requests=10), SLO_LOOSE, send_done=False)
     m = r.metrics
     assert (m.completed, m.truncated, m.failed) == (10, 0, 0), m.errors
     assert m.finish_reasons == {"length": 10} and m.output_tokens_sources == {"usage": 10}
@@ -69,8 +69,8 @@ def test_a_stream_ending_after_its_finish_reason_without_done_is_complete():
 
 
 def test_without_usage_output_tokens_are_counted_from_chunks_and_named_so():
-    r = run(point(mode="closed", concurrency=1, num_requests=4), SLO_LOOSE, usage_in_stream=False,
-            done_event=False)  # fmt: skip
+    r = run(point(mode="closed", concurrency=1, num_requests=4), SLO_LOOSE, stream_usage="never",
+            send_done=False)  # fmt: skip
     m = r.metrics
     assert m.completed == 4 and m.output_tokens_sources == {"chunks": 4}
     assert m.total_output_tokens == 4 * OUT
@@ -80,7 +80,7 @@ def test_without_usage_output_tokens_are_counted_from_chunks_and_named_so():
 
 def test_interrupted_replies_are_truncated_and_never_good():
     """llama-cpp-python's default: a new request cuts the running stream, which still ends with [DONE]."""
-    r = run(point(mode="closed", concurrency=3, num_requests=12), SLO_LOOSE, interrupt_on_arrival=True)
+    r = run(point(mode="closed", concurrency=3, num_requests=12), SLO_LOOSE, interrupts=True)
     m = r.metrics
     assert m.truncated >= 8 and m.completed + m.truncated == 12 and m.failed == 0
     assert m.finish_reasons["none"] == m.truncated
@@ -90,13 +90,13 @@ def test_interrupted_replies_are_truncated_and_never_good():
 
 
 def test_a_server_that_ignores_stream_is_its_own_error():
-    r = run(point(mode="closed", concurrency=1, num_requests=3), SLO_LOOSE, stream_honoured=False)
+    r = run(point(mode="closed", concurrency=1, num_requests=3), SLO_LOOSE, ignores_stream=True)
     assert r.metrics.errors == {"not_streamed": 3}
     assert "does not stream" in r.records[0].error
 
 
 def test_a_stream_cut_mid_reply_is_still_cut():
-    r = run(point(mode="closed", concurrency=1, num_requests=4), SLO_LOOSE, drop_every=2, done_event=False)
+    r = run(point(mode="closed", concurrency=1, num_requests=4), SLO_LOOSE, drop_every=2, send_done=False)
     assert r.metrics.errors == {"stream_cut": 2} and r.metrics.completed == 2
 
 
