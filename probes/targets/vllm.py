@@ -20,6 +20,7 @@ import httpx
 from pydantic import Field
 
 from probes.core.measurement import Count, Model, Quantity
+from probes.core.settings import settings
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
 from probes.targets.model_source import ModelSource, PreparedModel
@@ -57,7 +58,7 @@ class VllmTarget(Model):
     def serving_python(self) -> str | None:
         if self.command is not None and self.python is None:
             return None
-        candidate = self.python or os.environ.get("FACTSHEET_VLLM_PYTHON") or ".venv-vllm/bin/python"
+        candidate = self.python or settings().vllm_python or ".venv-vllm/bin/python"
         found = shutil.which(candidate) if os.sep not in candidate else candidate
         if not found or not Path(found).exists():
             raise TargetError(f"target.python: serving environment's python not found: {candidate}")
