@@ -106,13 +106,12 @@ def build_factsheet(
     paths += gate.write(out_dir)
     attestation = None
     if signer is not None:
-        report = None if gate.report is None else gate.report.model_dump(mode="json")
         planned = None if plan is None else plan.write(out_dir / FACTSHEET_JSON)
         if planned is not None:
             paths.append(out_dir / planned["name"])
         attestation = sign_factsheet(
-            out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet, report=report, plan=planned
-        )
+            out_dir / FACTSHEET_JSON, signer, gate.report, gate.report_sha256, sheet=sheet, plan=planned
+        ).attestation
         results = results_path(out_dir / FACTSHEET_JSON)
         paths += [results, attestation] if results.exists() else [attestation]
     publication, error = None, None

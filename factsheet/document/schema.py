@@ -18,7 +18,7 @@ from factsheet.document.records_file import RecordsFile
 from factsheet.document.repeats import Repeats
 from factsheet.document.versions import same_major_pattern
 from probes.accuracy import AccuracyResult
-from probes.core.measurement import PERCENTILE_METHOD, Model, NotMeasured
+from probes.core.measurement import PERCENTILE_METHOD, Count, Model, NotMeasured
 from probes.energy import CarbonResult, EnergyResult
 from probes.hostload import HostLoad
 from probes.load.capacity import CapacityResult
@@ -92,7 +92,7 @@ class ModelIdentity(Model):
         None, description="where the weights come from (URL or package), descriptive only"
     )
     architecture: str | None = None
-    parameters: int | None = Field(None, ge=1, description="parameter count, if known")
+    parameters: Count | None = Field(None, ge=1, description="parameter count, if known")
     intended_use: str | None = None
     out_of_scope: str | None = None
 
