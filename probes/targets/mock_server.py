@@ -19,6 +19,10 @@ its /metrics names, its cache reset, how its streams end (`[DONE]` or not, usage
 ignore_eos, the /v1/models shape); each of those switches can also be set on its own. `ignores_stream` answers
 plain JSON to a streamed request; `eos_after` ends a reply at EOS after that many tokens unless `ignore_eos` is
 asked and honoured; `prompt_tokens_extra` makes the server count more prompt tokens than the words it got.
+
+With `serving`, a serving model with a real capacity (probes/targets/serving_model.py: continuous batching,
+a step time growing with the batch and the prompt tokens prefilled, a queue past `max_num_seqs`) times every
+request instead of `slots`, `ttft_ms` and `itl_ms`; `running` and `waiting` are then its batch and queue.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from probes.targets.mock_engines import (
     models_body,
 )
 from probes.targets.ports import free_port
+from probes.targets.serving_model import Engine, Seq, ServingModelConfig
 
 
 class MockServerConfig(Model):
@@ -110,6 +115,11 @@ class MockServerConfig(Model):
         description="the model ends its reply at EOS after this many tokens unless ignore_eos holds",
     )
     prompt_tokens_extra: int = Field(0, ge=0, description="prompt tokens the server counts beyond the words")
+    serving: ServingModelConfig | None = Field(
+        None,
+        description="a serving model with a real capacity (continuous batching, probes/targets/serving_model.py) "
+        "times every request instead of slots, ttft_ms and itl_ms; one engine per server process",
+    )
 
     def behaviour(self) -> Behaviour:
         """The engine's documented behaviour with the switches set here laid over it."""
@@ -205,6 +215,7 @@ class _App:
         self.asked: dict[int, int] = {}  # max_tokens asked, by arrival number
         self.options: dict[int, dict] = {}  # stream_options, by arrival number
         self.resets = 0  # POST /reset_prefix_cache answered (or the engine's own cache reset)
+        self.serving = Engine(cfg.serving, self._serving_state) if cfg.serving is not None else None
 
     async def metrics_page(self, _: web.Request) -> web.Response:
         if self.cfg.metrics_text is not None:
@@ -256,6 +267,8 @@ class _App:
         self.options[n] = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
         arrived, words = time.perf_counter(), len(str(prompt).split()) + self.cfg.prompt_tokens_extra
+        if self.serving is not None:
+            return await self._served(request, body, kind, tokens, words, n, arrived)
         m = self.metrics
         m.waiting.inc()
         async with self.slots:
@@ -278,6 +291,27 @@ class _App:
         self.metrics.running.set(self.in_slot)
         self.metrics.kv.set(self.in_slot / self.cfg.slots)
 
+    def _serving_state(self, running: int, waiting: int) -> None:
+        m = self.metrics
+        m.running.set(running)
+        m.waiting.set(waiting)
+        m.kv.set(running / self.cfg.serving.max_num_seqs)
+
+    async def _served(self, request, body: dict, kind: str, tokens: int, words: int, n: int, arrived: float):
+        """A request timed by the serving model: its tokens as the engine's steps produce them."""
+        m, engine = self.metrics, self.serving
+        m.queries.inc(words)
+        m.hits.inc(int(words * self.cfg.prefix_hit_fraction))
+        seq = engine.submit(words, tokens)
+        try:
+            if not body.get("stream") or self.cfg.ignores_stream:
+                await seq.until(tokens)
+                return self._reply(kind, tokens, words, self._finish(n, tokens))
+            return await self._stream(request, kind, tokens, words, n, arrived, seq)
+        finally:
+            engine.abort(seq)  # a client gone before the end frees its slot, as vLLM aborts it
+            m.e2el.observe(time.perf_counter() - arrived)
+
     def _dropped(self, n: int) -> bool:
         return bool(self.cfg.drop_every and n % self.cfg.drop_every == 0)
 
@@ -289,6 +323,9 @@ class _App:
 
     async def _whole(self, kind: str, tokens: int, prompt_tokens: int, finish: str = "stop") -> web.Response:
         await asyncio.sleep((self.cfg.ttft_ms + self.itl_ms * (tokens - 1)) / 1000)
+        return self._reply(kind, tokens, prompt_tokens, finish)
+
+    def _reply(self, kind: str, tokens: int, prompt_tokens: int, finish: str) -> web.Response:
         text = self._text(tokens)
         choice = (
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
@@ -300,13 +337,24 @@ class _App:
             {"object": kind, "model": self.cfg.model, "choices": [choice], "usage": usage}
         )
 
-    async def _stream(self, request, kind: str, tokens: int, prompt_tokens: int, n: int, arrived: float):
+    async def _stream(
+        self,
+        request,
+        kind: str,
+        tokens: int,
+        prompt_tokens: int,
+        n: int,
+        arrived: float,
+        seq: Seq | None = None,
+    ):
+        """Stream `tokens` tokens, `tokens_per_chunk` a chunk: on deadlines from ttft_ms and itl_ms, or as the
+        serving model's `seq` produces them."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         start = time.perf_counter()
         cut = self.cfg.drop_every and n % self.cfg.drop_every == 0
         per = self.cfg.tokens_per_chunk
-        sent = _Sent(arrived, start) if self.timing is not None else None
+        sent = _Sent(arrived, start) if self.timing is not None and seq is None else None
         how = self.behaviour
         for i in range(0, tokens, per):
             if how.interrupts and self.count > n:  # a newer request arrived: this stream is cancelled
@@ -315,9 +363,11 @@ class _App:
                 await resp.write_eof()
                 self._log(sent, n)
                 return resp
+            if seq is not None:
+                await seq.until(min(i + per, tokens))
             due = start + (self.cfg.ttft_ms + i * self.itl_ms) / 1000
             delay = due - time.perf_counter()
-            if delay > 0:
+            if delay > 0 and seq is None:
                 await asyncio.sleep(delay)
             if sent is not None:
                 sent.chunk(due, time.perf_counter())
