@@ -34,6 +34,7 @@ from probes.load.runner import (
     Arrivals,
     point_figures,
     rejudged_client,
+    request_counts,
     steady_records,
 )
 from probes.load.turns import turn_figures
@@ -96,6 +97,9 @@ def load_points(
         out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
         out += differences(_judged_alike(res.arrivals, arrivals), arrivals, f"{path}.result.arrivals", src)
         out += differences(res.sent, len(records), f"{path}.result.sent", src)
+        if judges_replies or res.requests is not None:  # every point states them from 1.10.0
+            counts = request_counts(res.point, records)
+            out += differences(res.requests, counts, f"{path}.result.requests", src)
         turns = turn_figures(steady_records(records, res.point), percentiles_of(res.metrics))
         out += differences(res.turns, turns, f"{path}.result.turns", src)
         out += differences(
