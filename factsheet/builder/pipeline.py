@@ -168,7 +168,8 @@ def _check_metrics_page(run: _Run) -> None:
             live.base_url, {"Authorization": f"Bearer {live.api_key}"} if live.api_key else {}
         )
         if missing is not None:
-            run.log(f"server view: not measured: {missing.reason}")
+            offer = f" ({live.identity.metrics})" if live.identity is not None else ""
+            run.log(f"server view: not measured: {missing.reason}{offer}")
 
 
 def _conformance(run: _Run) -> ConformanceSection:
