@@ -43,7 +43,9 @@ SPEC_VERSION = 1
 # 1.7.0: `capacity.confirm_step` (one, or bisect: how a failed confirmation steps down).
 # 1.7.0 also: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
 # prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
-SPEC_SCHEMA_VERSION = "1.7.0"
+# 1.8.0: `target.check_model` (model listing optional) and `target.engine` (the serving engine, else found from
+# the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
+SPEC_SCHEMA_VERSION = "1.8.0"
 MAX_REPEATS = 50
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
