@@ -601,7 +601,11 @@ def _system(run: _Run, spec_dir: Path) -> SystemSection:
     return SystemSection(
         target_kind=live.kind,
         base_url=live.base_url if live.kind == "endpoint" else None,
-        engine=engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),
+        engine=engine
+        or NotMeasured(
+            reason="an external endpoint's engine process is not the tool's: its command and environment are not "
+            "visible (the engine found from its answers: the conformance section)"
+        ),
         host=run.host,
         python=prov.python_version(),
         libraries=prov.library_versions(),
