@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from probes.hostload.meter import PROC, processes, process_tree
+from probes.hostload.meter import PROC, process_tree, processes
 
 LISTEN = "0A"  # the TCP state /proc/net/tcp writes for a listening socket
 
