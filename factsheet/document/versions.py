@@ -67,6 +67,10 @@ JUDGES_BY_LAST_BYTE = Version("1.8.0")
 # without one is a discrepancy (JUDGES_REPLIES). Output tokens name their source (usage, tokenizer, chunks);
 # total_input_tokens is None, never 0, where the server did not count every prompt.
 JUDGES_REPLIES = Version("1.10.0")
+# 1.10.0 also: a policy's `load.points[headline].result.metrics…` is the run page 1 states (the capacity's last
+# confirmation run when there is one; factsheet.compliance.paths.page_one_path), one headline for page 1 and
+# every gate; an older document's gate judged the headline load point, and its re-check still does.
+GATES_PAGE_ONE = Version("1.10.0")
 # 1.10.0 also: the conformance section (the serving engine found, its version, the model id sent, each preflight
 # check's verdict: probes/targets/conformance.py), attested and optional; a local endpoint's server process is
 # found by its port and its CPU stated as the server's (host_load.server), no longer under other processes; the
