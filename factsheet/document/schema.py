@@ -75,7 +75,12 @@ from tuner import TuningResult
 # single-process run samples its event-loop lag as each of many workers does and is judged by the same rule
 # (`client.workers` may be 1), so a closed loop sent by one process has a validity verdict; an open loop's
 # arrivals rule is unchanged and enters the check's verdict.
-SCHEMA_VERSION = "1.9.0"
+# 1.10.0: a capacity search states its rule (`result.search.rule`: capped, as before, or bracketing): bracketing
+# doubles until a clear fail with `max_value` an optional cap (None: none), and confirms in steps of
+# `search.confirm_runs` runs (the spec's repeats), a failed run stepping down (its runs stay among the points,
+# each further one stating its `isolation`); `repeats.runs` are the step that held. validate replays the rule
+# the document states (a document without one ran capped).
+SCHEMA_VERSION = "1.10.0"
 
 
 class ModelIdentity(Model):

@@ -68,6 +68,8 @@ JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
 # no higher than 1 (WIDENS_REBUILD, headline/rebuild.py): three repeats that agree by chance stated [0.941,
 # 0.941] for an attainment, and a widely spread one stated an upper end of 1.08.
 
+# 1.10.0: the capacity search's rule is a search parameter (`search.rule`, probes/load/capacity.py SEARCH_METHODS):
+# validate replays whichever rule a document states, so no gate; one without it ran "capped".
 SETTLES_ON_REPEATS = Version(1, 8, 0)  # the capacity's answer applies its repeats (REPEATS_RULE)
 FLOORS_REBUILD = Version(1, 8, 0)  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
 JUDGES_BY_CLIENT_CHECK = Version(1, 9, 0)  # every run states its client check, recomputed but for the lag
