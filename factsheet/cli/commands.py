@@ -155,15 +155,24 @@ def mock_server(
     fail_every: int = 0,
     drop_every: int = 0,
     model: str = "mock-model",
+    serving: Annotated[
+        str | None,
+        typer.Option(
+            help="a serving model with a real capacity, by profile name (probes/targets/serving_model.py)"
+        ),
+    ] = None,
 ) -> None:
     """Serve an OpenAI-compatible streaming API with known timing on 127.0.0.1 (to calibrate clients)."""
     # deferred: aiohttp and the mock server (~0.1 s) serve only this command
     from probes.targets.mock_server import MockServerConfig, serve_forever
+    from probes.targets.serving_model import PROFILES
 
+    if serving is not None and serving not in PROFILES:
+        raise InputError(f"--serving: no profile {serving!r}; one of {', '.join(sorted(PROFILES))}")
     try:
         cfg = MockServerConfig(
             model=model, ttft_ms=ttft_ms, itl_ms=itl_ms, slots=slots, fail_every=fail_every,
-            drop_every=drop_every,
+            drop_every=drop_every, serving=PROFILES[serving] if serving else None, metrics=serving is not None,
         )  # fmt: skip
     except ValidationError as exc:
         raise InputError(describe_validation_error(exc)) from None

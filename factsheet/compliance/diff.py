@@ -78,7 +78,8 @@ from probes.load.stats import min_samples, quantile_ci
 # are named, never decide the verdict).
 # 1.3.0 also: between-run noise from the repeats (Welch, Bonferroni over the figures so decided: Noise.alpha,
 # FigureDiff.k_old/k_new); a worse row on a busy host is "not decided: busy host" (FigureDiff.busy_host).
-DIFF_VERSION = "1.3.0"
+# 1.4.0: the baseline held to its records as the candidate is (either side unsupported: verdict unsupported).
+DIFF_VERSION = "1.4.0"
 NOISE_CONFIDENCE = 0.95
 # Each side's percentile interval: two 97.5 % intervals make a ≥ 95 % interval of their difference.
 SIDE_CONFIDENCE = 1 - (1 - NOISE_CONFIDENCE) / 2
@@ -230,20 +231,21 @@ Verdict = Literal["no_regression", "regression", "unsupported", "inconclusive"]
 HEADS: dict[str, str] = {
     "no_regression": "No regression",
     "regression": "**Regression**",
-    "unsupported": "**Not supported**: the candidate's figures do not re-derive from its raw records",
+    "unsupported": "**Not supported**: a factsheet's figures do not re-derive from its raw records",
     "inconclusive": "**Inconclusive**",
 }
 
 
 class DiffReport(Model):
-    diff_version: Literal["1.1.0", "1.2.0", "1.3.0"] = DIFF_VERSION
+    diff_version: Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0"] = DIFF_VERSION
     kind: Literal["llm-factsheet-diff"] = "llm-factsheet-diff"
     old: str
     new: str
     old_sha256: str
     new_sha256: str
     verdict: Verdict = Field(
-        description="regression; unsupported (the candidate's figures do not re-derive from its records); "
+        description="regression; unsupported (either side's figures do not re-derive from its records: the "
+        "baseline's as the candidate's, diff >= 1.4.0); "
         "inconclusive (no figure was comparable); no_regression. Only no_regression exits 0."
     )
     verdict_reason: str = Field(description="the verdict in words")
@@ -375,7 +377,7 @@ def compare(
     between = _between_run_alpha(figures)
     for f in figures:
         _judge(f, applied.get(f.figure))
-    verdict, why = _verdict(figures, sides["new"])
+    verdict, why = _verdict(figures, sides)
     return DiffReport(
         old=str(old_path),
         new=str(new_path),
@@ -431,7 +433,15 @@ def _between_run_alpha(figures: list[FigureDiff]) -> int:
     return len(rows)
 
 
-def _verdict(figures: list[FigureDiff], new: Support) -> tuple[Verdict, str]:
+SIDES = {"old": "baseline", "new": "candidate"}
+
+
+def _verdict(figures: list[FigureDiff], sides: dict[str, Support]) -> tuple[Verdict, str]:
+    # A side whose figures its records do not give is no evidence either way: a forged baseline would make
+    # any candidate look as good as the forgery (issue 42), so the baseline is held to what the candidate is.
+    forged = [f"the {SIDES[w]}'s figures are {reasons(s.problems)}" for w, s in sides.items() if s.problems]
+    if forged:
+        return "unsupported", "; ".join(forged)
     compared = [f for f in figures if f.status == "compared"]
     deciding = [f for f in compared if not f.indicative]
     regressed = [f"{f.figure} ({f.scope})" for f in figures if f.regression]
@@ -442,12 +452,8 @@ def _verdict(figures: list[FigureDiff], new: Support) -> tuple[Verdict, str]:
         return "inconclusive", (
             f"worse beyond noise and threshold but not decided, measured on a busy host: {', '.join(held)}"
         )
-    unsupported = f"the candidate's figures are {reasons(new.problems)}" if new.problems else ""
     if not compared:
-        why = f"nothing was comparable: all {len(figures)} figure(s) not comparable"
-        return "inconclusive", f"{why}; {unsupported}" if unsupported else why
-    if unsupported:
-        return "unsupported", unsupported
+        return "inconclusive", f"nothing was comparable: all {len(figures)} figure(s) not comparable"
     indicative = len(compared) - len(deciding)
     why = f"{len(deciding)} of {len(figures)} figure(s) compared, none regressed"
     if indicative:

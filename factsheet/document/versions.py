@@ -8,43 +8,36 @@ major would need `factsheet migrate` (none exists: 1 is the first major).
 
 from __future__ import annotations
 
-import re
-from typing import NamedTuple
+from packaging.version import InvalidVersion, Version
 
 from probes.core.errors import InputError
-
-SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 
 class SchemaVersionError(InputError):
     """A document whose schema version this tool cannot read (names the versions and what to do)."""
 
 
-class Version(NamedTuple):
-    major: int
-    minor: int
-    patch: int
-
-    def __str__(self) -> str:
-        return f"{self.major}.{self.minor}.{self.patch}"
-
-
 def parse(text: object, what: str = "schema_version") -> Version:
-    match = SEMVER.match(text) if isinstance(text, str) else None
-    if match is None:
+    """`packaging`'s reading of `text`, held to semver's MAJOR.MINOR.PATCH: packaging also reads "v1.2",
+    "1.02.0", "1.2.0rc1" or "1.2.0+x", none of which a factsheet states, so its plain release (no pre, post, dev or local part) must be the text."""
+    try:
+        version = Version(text) if isinstance(text, str) else None
+    except InvalidVersion:
+        version = None
+    if version is None or len(version.release) != 3 or version.base_version != text:
         raise SchemaVersionError(f"{what}: {text!r} is not a semantic version (MAJOR.MINOR.PATCH)")
-    return Version(*(int(g) for g in match.groups()))
+    return version
 
 
 # What each minor of factsheet schema 1 added that `validate` relies on: a document of an older minor is held
 # to the evidence its version could carry, and says so in validate's notes.
-KEEPS_ENERGY_SAMPLES_AND_SEARCH = Version(1, 1, 0)  # energy.records, load.capacity.result.search
-BINDS_RECORDS = Version(1, 2, 0)  # every raw-records file starts with its context's digest
-KEEPS_PREDICTOR_RECORDS = Version(1, 3, 0)  # predictor.records: the campaign's measurements and their records
+KEEPS_ENERGY_SAMPLES_AND_SEARCH = Version("1.1.0")  # energy.records, load.capacity.result.search
+BINDS_RECORDS = Version("1.2.0")  # every raw-records file starts with its context's digest
+KEEPS_PREDICTOR_RECORDS = Version("1.3.0")  # predictor.records: the campaign's measurements and their records
 # 1.8.0: every load record carries `written_s` (before, only a worker's), and the open loop's client-bound rule
 # reads the last byte too (achieved rate by written_s, write lag): an older document's verdicts are replayed
 # by the rule it was judged by (sent_s alone), its last-byte figures, which it does not state, left aside.
-JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
+JUDGES_BY_LAST_BYTE = Version("1.8.0")
 # 1.3.0: each run's /metrics scrapes (`server_records`), its server view and saturation test; validate checks
 # them whenever a document states them, so no version gate is needed.
 # 1.6.0: each load run's host load (CPU of other processes and steal, from /proc): attested, optional, so no
@@ -68,13 +61,19 @@ JUDGES_BY_LAST_BYTE = Version(1, 8, 0)
 # no higher than 1 (WIDENS_REBUILD, headline/rebuild.py): three repeats that agree by chance stated [0.941,
 # 0.941] for an attainment, and a widely spread one stated an upper end of 1.08.
 
-# 1.10.0: the capacity search's rule is a search parameter (`search.rule`, probes/load/capacity.py SEARCH_METHODS):
-# validate replays whichever rule a document states, so no gate; one without it ran "capped".
-SETTLES_ON_REPEATS = Version(1, 8, 0)  # the capacity's answer applies its repeats (REPEATS_RULE)
-FLOORS_REBUILD = Version(1, 8, 0)  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
-JUDGES_BY_CLIENT_CHECK = Version(1, 9, 0)  # every run states its client check, recomputed but for the lag
+# 1.10.0: every load record states the length it asked for (`max_tokens`), the reply's `finish_reason` and its
+# `outcome` (completed, truncated, failed: probes/load/records.OUTCOME_RULE); a truncated reply counts in no
+# latency, throughput, goodput or capacity pass. validate re-derives every outcome from its record, and a record
+# without one is a discrepancy (JUDGES_REPLIES). Output tokens name their source (usage, tokenizer, chunks);
+# total_input_tokens is None, never 0, where the server did not count every prompt.
+# 1.10.0 also: the capacity search's rule is a search parameter (`search.rule`: probes/load/capacity.py
+# SEARCH_METHODS): validate replays whichever rule a document states, so no gate; one without it ran "capped".
+JUDGES_REPLIES = Version("1.10.0")
+SETTLES_ON_REPEATS = Version("1.8.0")  # the capacity's answer applies its repeats (REPEATS_RULE)
+FLOORS_REBUILD = Version("1.8.0")  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
+JUDGES_BY_CLIENT_CHECK = Version("1.9.0")  # every run states its client check, recomputed but for the lag
 WIDENS_REBUILD = Version(
-    1, 9, 0
+    "1.9.0"
 )  # ... no narrower than its runs' own intervals, a share's at most 1 (rebuild.py)
 
 

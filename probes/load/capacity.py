@@ -91,7 +91,7 @@ STEP_REPEATS_RULE = (
 # threshold); a stall long enough to hold back a closed loop's load is flagged on the run it happened in.
 PASS_RULE = (
     f"p99 of the SLO's p99 metric ≤ its threshold, failed requests ≤ {MAX_FAILED_FRACTION * 100:g} % of measured "
-    "(a failure is a violation), attainment ≥ min_attainment when given, the run not client-bound by the "
+    f"(a failure is a violation), truncated replies ≤ {MAX_FAILED_FRACTION * 100:g} % of measured, attainment ≥ min_attainment when given, the run not client-bound by the "
     "arrivals rule (an open loop's sends kept to its schedule), and not over-saturated (its waiting queue or "
     "TTFT growing without bound: probes/server_view/saturation.py); each run's client check, with its "
     "event-loop lag, is stated beside the verdict (`client`) and flagged where client-bound, not judged"
@@ -281,6 +281,9 @@ def judge(
         reasons.append(f"{check.metric} p99 {check.p99_ms:.4g} ms > {check.threshold_ms:g} ms")
     if metrics.measured and metrics.failed > MAX_FAILED_FRACTION * metrics.measured:
         reasons.append(f"{metrics.failed} of {metrics.measured} requests failed")
+    # A reply cut short is no pass either (records.OUTCOME_RULE; schema >= 1.10.0, 0 before).
+    if metrics.measured and metrics.truncated > MAX_FAILED_FRACTION * metrics.measured:
+        reasons.append(f"{metrics.truncated} of {metrics.measured} replies truncated")
     if min_attainment is not None and (metrics.slo_attainment or 0.0) < min_attainment:
         reasons.append(f"attainment {metrics.slo_attainment} < {min_attainment:g}")
     if client_bound:

@@ -112,6 +112,32 @@ class Arrivals(Model):
     client_bound_reasons: list[str] = Field(default_factory=list)
 
 
+class RequestCounts(Model):
+    """What became of every request a point planned, warm-up and cool-down included (schema >= 1.10.0):
+    planned = sent + never_sent, sent = completed + truncated + failed (records.OUTCOME_RULE)."""
+
+    planned: int
+    sent: int
+    completed: int
+    truncated: int
+    failed: int
+    never_sent: int = Field(description="planned but not sent: the duration reached, or the run aborted")
+
+
+def request_counts(point: LoadPoint, records: list[RequestRecord]) -> RequestCounts:
+    """The point's request counts from its records (the run and `validate` both call this)."""
+    completed = sum(1 for r in records if r.ok)
+    truncated = sum(1 for r in records if r.truncated)
+    return RequestCounts(
+        planned=point.num_requests,
+        sent=len(records),
+        completed=completed,
+        truncated=truncated,
+        failed=len(records) - completed - truncated,
+        never_sent=point.num_requests - len(records),
+    )
+
+
 StopReason = Literal["count", "duration", "target_unreachable", "saturated", "worker_lost"]
 
 
@@ -123,6 +149,9 @@ class PointResult(Model):
     not_sent: int = Field(0, description="requests of the point never sent (duration reached or run aborted)")
     stop_reason: StopReason = Field("count", description="what ended sending")
     aborted: str | None = Field(None, description="why the run stopped early; None when it ran its course")
+    requests: RequestCounts | None = Field(
+        None, description="what became of every planned request (schema >= 1.10.0; None: an older point)"
+    )
     metrics: LoadMetrics
     window_epoch: tuple[float, float] | None = Field(description="steady window in epoch seconds")
     arrivals: Arrivals | None
@@ -539,7 +568,7 @@ async def _open_loop(client, endpoint, point, work: WorkItem, run: RunState, pro
             # Uncapped: start the request right here, so no task start-up sits in the send lag.
             rec = RequestRecord(index=i, scheduled_s=float(offset), sent_s=run.now())
             records.append(rec)
-            pending = begin_body(client, endpoint, body, rec, run.t0)
+            pending = begin_body(client, endpoint, body, rec, run.t0, work.max_tokens(i))
             tasks.append(asyncio.ensure_future(_finish(pending, rec, run, progress, records, point)))
         else:
             tasks.append(asyncio.create_task(send(i, float(offset))))
@@ -718,6 +747,7 @@ def _result(
         not_sent=point.num_requests - len(records),
         stop_reason=_stop_reason(run),
         aborted=run.aborted or run.saturated,
+        requests=request_counts(point, records),
         metrics=metrics,
         window_epoch=window,
         arrivals=arrivals,

@@ -20,6 +20,10 @@ from probes.server_view.records import ScrapeRecord
 
 PERCENTILES = (50.0, 90.0, 99.0)
 SOURCE = "the target's Prometheus /metrics page (vLLM V1 metric names), parsed with prometheus-client"
+FOREIGN_SOURCE = (
+    "the target's Prometheus /metrics page ({engine}'s metric names, read as the server view's: "
+    "docs/servers.md), parsed with prometheus-client"
+)
 DEFINITIONS = {
     "prefix_cache_hit_rate": "Δ vllm:prefix_cache_hits_total / Δ vllm:prefix_cache_queries_total over the run "
     "(prompt tokens found in the prefix cache / prompt tokens looked up)",
@@ -94,12 +98,78 @@ class ServerView(Model):
 
 
 def total(scrape: ScrapeRecord, name: str) -> float | None:
-    """A sample summed over its label sets; None when the page has none."""
-    values = [s.value for s in scrape.samples if s.name == name]
-    return float(sum(values)) if values else None
+    """A sample summed over its label sets; None when the page has none. A family of the view's vocabulary
+    (page.ALIASES) is read by the first of its engines' names the page holds."""
+    for alias in page.ALIASES.get(name, (name,)) if name in page.ALIASES else (name,):
+        values = [s.value for s in scrape.samples if s.name == alias]
+        if values:
+            return float(sum(values))
+    return None
+
+
+# What each figure is, in words, for "<engine> offers no ..." (by the vocabulary's family).
+NOUNS = {
+    page.RUNNING: "gauge of running requests",
+    page.WAITING: "gauge of queued requests",
+    page.KV_USAGE: "KV-cache usage gauge",
+    page.PREFIX_QUERIES: "prefix-cache token counters",
+    page.PREFIX_HITS: "prefix-cache token counters",
+    page.PREEMPTIONS: "preemption counter",
+    page.TTFT: "server-side TTFT histogram",
+    page.E2EL: "server-side end-to-end latency histogram",
+}
+SUFFIX = {page.PREFIX_QUERIES: "_total", page.PREFIX_HITS: "_total", page.PREEMPTIONS: "_total"}
+
+
+class Names:
+    """The family each figure is read from on these pages (a run's pages come from one server): the first of
+    its engines' names any page holds, else vLLM's; and whose names they are."""
+
+    def __init__(self, scrapes: list[ScrapeRecord]):
+        held = {s.name for scrape in scrapes for s in scrape.samples}
+        self.engine = next((page.engine_of(n) for n in sorted(held) if page.engine_of(n)), None)
+        self.family: dict[str, str] = {}
+        for family, aliases in page.ALIASES.items():
+            ends = ("_total",) if family in SUFFIX else ("", "_count")
+            found = [a for a in aliases if any(a + end in held for end in ends)]
+            self.family[family] = found[0] if found else family
+
+    def foreign(self) -> bool:
+        return self.engine not in (None, "vLLM")
+
+    def lacks(self, family: str) -> bool:
+        """The page's engine names no family for this figure at all."""
+        engine = self.engine
+        return self.foreign() and not any(page.engine_of(a) == engine for a in page.ALIASES[family])
+
+    def __getitem__(self, family: str) -> str:
+        return self.family[family]
+
+
+def _offered(names: Names, family: str, figure):
+    """A figure the page's engine offers no family for says so, by name, rather than "no vllm:... on /metrics"."""
+    if isinstance(figure, NotMeasured) and names.lacks(family):
+        return NotMeasured(reason=f"not measured: {names.engine} offers no {NOUNS[family]} on /metrics")
+    return figure
+
+
+def _definition(key: str, name: str) -> str:
+    """vLLM's names keep their words; another engine's family is named in the same words."""
+    if page.engine_of(name) in (None, "vLLM"):
+        return DEFINITIONS[key]
+    generic = {
+        "kv_cache_usage": f"{name} (fraction of the KV cache in use, 0–1) at each scrape while requests were in "
+        "flight",
+        "running": f"{name} (requests being generated) at each scrape while requests were in flight",
+        "waiting": f"{name} (requests queued) at each scrape while requests were in flight",
+        "ttft_ms": f"server TTFT: {name}, requests finished during the run",
+        "e2el_ms": f"server end-to-end latency: {name}, requests finished during the run",
+    }
+    return generic[key]
 
 
 def _buckets(scrape: ScrapeRecord, family: str) -> dict[float, float]:
+    """`family`: the name the page holds it by (Names)."""
     out: dict[float, float] = defaultdict(float)
     for s in scrape.samples:
         if s.name == family + "_bucket" and "le" in s.labels:
@@ -122,17 +192,30 @@ def _gauge(scrapes: list[ScrapeRecord], name: str, key: str, unit: str) -> Gauge
         why = f"no {name} on /metrics" if scrapes else "no scrape while requests were in flight"
         return NotMeasured(reason=why)
     return GaugeSummary(
-        unit=unit, definition=DEFINITIONS[key], n=len(values), mean=float(np.mean(values)), max=max(values)
+        unit=unit,
+        definition=_definition(key, name),
+        n=len(values),
+        mean=float(np.mean(values)),
+        max=max(values),
     )
 
 
-def _hit_rate(first: ScrapeRecord, last: ScrapeRecord) -> HitRate | NotMeasured:
-    hits = _increase(first, last, page.PREFIX_HITS + "_total")
-    queries = _increase(first, last, page.PREFIX_QUERIES + "_total")
+def _hit_rate(first: ScrapeRecord, last: ScrapeRecord, names: Names) -> HitRate | NotMeasured:
+    hit_name, query_name = names[page.PREFIX_HITS] + "_total", names[page.PREFIX_QUERIES] + "_total"
+    hits = _increase(first, last, hit_name)
+    queries = _increase(first, last, query_name)
     for x in (hits, queries):
         if isinstance(x, NotMeasured):
-            return x
-    return HitRate(hits=hits, queries=queries, value=hits / queries if queries > 0 else None)
+            return _offered(names, page.PREFIX_HITS, x)
+    words = (
+        DEFINITIONS["prefix_cache_hit_rate"]
+        if not names.foreign()
+        else f"Δ {hit_name} / Δ {query_name} over the run (prompt tokens found in the prefix cache / prompt "
+        "tokens processed)"
+    )
+    return HitRate(
+        definition=words, hits=hits, queries=queries, value=hits / queries if queries > 0 else None
+    )
 
 
 def _histogram(
@@ -147,7 +230,7 @@ def _histogram(
     buckets = sorted((b, after[b] - before.get(b, 0.0)) for b in after)
     if count == 0:
         return NotMeasured(reason=f"{family}: no request finished during the run")
-    return histogram_quantiles(DEFINITIONS[key], buckets, count, PERCENTILES)
+    return histogram_quantiles(_definition(key, family), buckets, count, PERCENTILES)
 
 
 def _overhead(
@@ -183,21 +266,28 @@ def server_view(
         return NotMeasured(reason=f"{len(ok)} /metrics page(s) read: a run's increase needs two{why}")
     first, last = ok[0], ok[-1]
     during = [s for s in ok if in_flight and in_flight[0] <= s.t_s <= in_flight[1]]
-    ttft = _histogram(first, last, page.TTFT, "ttft_ms")
-    preempted = _increase(first, last, page.PREEMPTIONS + "_total")
+    names = Names(ok)
+    ttft = _offered(names, page.TTFT, _histogram(first, last, names[page.TTFT], "ttft_ms"))
+    preempted = _offered(names, page.PREEMPTIONS, _increase(first, last, names[page.PREEMPTIONS] + "_total"))
     return ServerView(
+        source=SOURCE if not names.foreign() else FOREIGN_SOURCE.format(engine=names.engine),
         interval_s=interval_s,
         scrapes=len(ok),
         failed_scrapes=len(scrapes) - len(ok),
-        prefix_cache_hit_rate=_hit_rate(first, last),
-        kv_cache_usage=_gauge(during, page.KV_USAGE, "kv_cache_usage", "fraction"),
-        running=_gauge(during, page.RUNNING, "running", "requests"),
-        waiting=_gauge(during, page.WAITING, "waiting", "requests"),
+        prefix_cache_hit_rate=_hit_rate(first, last, names),
+        **{
+            key: _offered(names, family, _gauge(during, names[family], key, unit))
+            for key, family, unit in (
+                ("kv_cache_usage", page.KV_USAGE, "fraction"),
+                ("running", page.RUNNING, "requests"),
+                ("waiting", page.WAITING, "requests"),
+            )
+        },
         preemptions=preempted
         if isinstance(preempted, NotMeasured)
         else CounterIncrease(unit="preemptions", definition=DEFINITIONS["preemptions"], value=preempted),
         ttft_ms=ttft,
-        e2el_ms=_histogram(first, last, page.E2EL, "e2el_ms"),
+        e2el_ms=_offered(names, page.E2EL, _histogram(first, last, names[page.E2EL], "e2el_ms")),
         client_overhead_ms=_overhead(ttft, client_ttft_p50_ms),
         series=[
             SeriesPoint(

@@ -1,5 +1,5 @@
-"""One `/metrics` page: Prometheus text parsed with `prometheus-client`'s parser, kept to the vLLM families the
-server view reads, as the samples that go into the scrape records (the figures are re-derived from them)."""
+"""One `/metrics` page: Prometheus text parsed with `prometheus-client`'s parser, kept to the families the
+server view reads (vLLM's, and the other engines' names for them), as the samples that go into the scrape records (the figures are re-derived from them)."""
 
 from __future__ import annotations
 
@@ -27,13 +27,50 @@ GAUGES = (RUNNING, WAITING, KV_USAGE)
 COUNTERS = (PREFIX_QUERIES, PREFIX_HITS, PREEMPTIONS)
 HISTOGRAMS = (TTFT, E2EL)
 FAMILIES = GAUGES + COUNTERS + HISTOGRAMS
-SAMPLE_NAMES = frozenset(
-    [
-        *GAUGES,
-        *(c + "_total" for c in COUNTERS),
-        *(h + end for h in HISTOGRAMS for end in ("_bucket", "_count")),
-    ]
+
+# The server view's vocabulary is vLLM's names; each figure's family in the other engines' own names
+# (docs/servers.md, their documentation): SGLang (`--enable-metrics`), TGI, llama.cpp's `llama-server`
+# (`--metrics`). A page holds one engine's names; the first family of the list a page holds is read. A figure
+# whose list names no family of the page's engine is "not measured: <engine> offers no ...".
+ALIASES: dict[str, tuple[str, ...]] = {
+    RUNNING: (RUNNING, "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"),
+    WAITING: (WAITING, "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"),
+    KV_USAGE: (KV_USAGE, "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"),
+    # SGLang counts every prefill token and, apart, those found in its radix (prefix) cache.
+    PREFIX_QUERIES: (PREFIX_QUERIES, "sglang:prompt_tokens"),
+    PREFIX_HITS: (PREFIX_HITS, "sglang:cached_tokens"),
+    PREEMPTIONS: (PREEMPTIONS,),
+    TTFT: (TTFT, "sglang:time_to_first_token_seconds"),
+    E2EL: (E2EL, "sglang:e2e_request_latency_seconds", "tgi_request_duration"),
+}
+# Which engine a family's prefix names (the page's own names say whose page it is).
+ENGINE_PREFIXES = (
+    ("vllm:", "vLLM"),
+    ("sglang:", "SGLang"),
+    ("tgi_", "TGI"),
+    ("llamacpp:", "llama.cpp server"),
 )
+
+
+def engine_of(name: str) -> str | None:
+    """The engine whose names `name` (a family or sample name) is one of; None: none the view knows."""
+    return next((engine for prefix, engine in ENGINE_PREFIXES if name.startswith(prefix)), None)
+
+
+def _sample_names() -> frozenset[str]:
+    names = []
+    for family, aliases in ALIASES.items():
+        for alias in aliases:
+            if family in GAUGES:
+                names.append(alias)
+            elif family in COUNTERS:
+                names.append(alias + "_total")
+            else:
+                names += [alias + "_bucket", alias + "_count"]
+    return frozenset(names)
+
+
+SAMPLE_NAMES = _sample_names()
 
 
 class PageError(InputError):

@@ -21,7 +21,7 @@ from probes.core.digests import sha256_bytes
 from probes.core.measurement import NotMeasured
 from probes.core.untrusted.limits import MAX_METRICS_HELD_BYTES, MAX_METRICS_PAGE_BYTES, MAX_METRICS_READ_S
 from probes.core.untrusted.text import printable
-from probes.server_view.page import WAITING, PageError, parse_page
+from probes.server_view.page import ALIASES, WAITING, PageError, parse_page
 from probes.server_view.records import ScrapeRecord
 
 NO_ENDPOINT = "no /metrics endpoint"
@@ -158,10 +158,19 @@ class Scraper:
 
 
 def waiting_total(page: bytes) -> float | None:
-    """`vllm:num_requests_waiting` summed over its label sets, read from the page's lines without the full
-    parser (the interim check only); None when the page has no such sample or it does not read as a number."""
+    """The queue gauge (`vllm:num_requests_waiting`, or the page's engine's name for it: page.ALIASES) summed
+    over its label sets, read from the page's lines without the full parser (the interim check only); None
+    when the page has no such sample or it does not read as a number."""
+    for name in ALIASES[WAITING]:
+        found = _summed(page, name.encode())
+        if found != ():
+            return found
+    return None
+
+
+def _summed(page: bytes, name: bytes) -> float | None | tuple:
+    """The sample `name` summed; () when the page has no line of it, None when a value is no finite number."""
     total, seen = 0.0, False
-    name = WAITING.encode()
     for line in page.splitlines():
         if not line.startswith(name) or line[len(name) : len(name) + 1] not in (b"{", b" "):
             continue
@@ -174,4 +183,4 @@ def waiting_total(page: bytes) -> float | None:
             return None
         total += value
         seen = True
-    return total if seen else None
+    return total if seen else ()

@@ -13,6 +13,16 @@ one (`waiting`; an open loop above capacity grows it without bound), KV usage = 
 tokens (words) looked up and `prefix_hit_fraction` of them (floored, per request) found in the prefix cache,
 a preemption every `preempt_every`-th request, and each request's TTFT (arrival to first token) and E2EL in
 histograms with vLLM's bucket bounds. `metrics_text` serves that text verbatim instead (a broken page).
+
+`engine` answers as that serving engine documents (probes/targets/mock_engines.py): its identity endpoints,
+its /metrics names, its cache reset, how its streams end (`[DONE]` or not, usage, finish_reason, interrupts,
+ignore_eos, the /v1/models shape); each of those switches can also be set on its own. `ignores_stream` answers
+plain JSON to a streamed request; `eos_after` ends a reply at EOS after that many tokens unless `ignore_eos` is
+asked and honoured; `prompt_tokens_extra` makes the server count more prompt tokens than the words it got.
+
+With `serving`, a serving model with a real capacity (probes/targets/serving_model.py: continuous batching,
+a step time growing with the batch and the prompt tokens prefilled, a queue past `max_num_seqs`) times every
+request instead of `slots`, `ttft_ms` and `itl_ms`; `running` and `waiting` are then its batch and queue.
 """
 
 from __future__ import annotations
@@ -24,13 +34,23 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Literal
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from pydantic import Field
 
 from probes.core.measurement import Model
+from probes.targets.mock_engines import (
+    BEHAVIOURS,
+    Behaviour,
+    MockEngine,
+    identity_routes,
+    metric_names,
+    models_body,
+)
 from probes.targets.ports import free_port
+from probes.targets.serving_model import Engine, Seq, ServingModelConfig
 
 
 class MockServerConfig(Model):
@@ -73,6 +93,43 @@ class MockServerConfig(Model):
         description="after the k-th POST /reset_prefix_cache, tokens come itl_ms_after_reset[k − 1] apart (the "
         "last entry on from there): a deployment that moves between runs, known to a test of repeats",
     )
+    engine: MockEngine = Field("vllm", description="answer as this engine documents (mock_engines.py)")
+    send_done: bool | None = Field(None, description="end streams with [DONE] (None: the engine's way)")
+    stream_usage: Literal["on_request", "always", "never"] | None = Field(
+        None, description="usage in the stream (None: the engine's way)"
+    )
+    finish_reason: bool | None = Field(
+        None, description="the last chunk carries finish_reason (None: engine's)"
+    )
+    interrupts: bool | None = Field(None, description="a new request cuts running streams (None: engine's)")
+    honours_ignore_eos: bool | None = Field(
+        None, description="ignore_eos runs to max_tokens (None: engine's)"
+    )
+    models_listing: Literal["object", "bare_list", "empty"] | None = Field(
+        None, description="/v1/models shape (None: the engine's)"
+    )
+    ignores_stream: bool = Field(False, description="answer a streamed request with one plain JSON reply")
+    eos_after: int | None = Field(
+        None,
+        ge=1,
+        description="the model ends its reply at EOS after this many tokens unless ignore_eos holds",
+    )
+    prompt_tokens_extra: int = Field(0, ge=0, description="prompt tokens the server counts beyond the words")
+    serving: ServingModelConfig | None = Field(
+        None,
+        description="a serving model with a real capacity (continuous batching, probes/targets/serving_model.py) "
+        "times every request instead of slots, ttft_ms and itl_ms; one engine per server process",
+    )
+
+    def behaviour(self) -> Behaviour:
+        """The engine's documented behaviour with the switches set here laid over it."""
+        base = BEHAVIOURS[self.engine]
+        given = {
+            "send_done": self.send_done, "usage": self.stream_usage, "finish_reason": self.finish_reason,
+            "interrupts": self.interrupts, "honours_ignore_eos": self.honours_ignore_eos,
+            "models_listing": self.models_listing,
+        }  # fmt: skip
+        return base.model_copy(update={k: v for k, v in given.items() if v is not None})
 
 
 class Received(Model):
@@ -93,24 +150,40 @@ E2EL_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 
                 480.0, 960.0, 1920.0, 7680.0)  # fmt: skip
 
 
-class _Metrics:
-    """The server's state in vLLM's names, in a registry of its own (one per app)."""
+class _Absent:
+    """A family the engine does not have: updates go nowhere."""
 
-    def __init__(self) -> None:
+    def inc(self, *_: object) -> None: ...
+    def dec(self, *_: object) -> None: ...
+    def set(self, *_: object) -> None: ...
+    def observe(self, *_: object) -> None: ...
+
+
+class _Metrics:
+    """The server's state in the engine's names (vLLM's by default), in a registry of its own (one per app)."""
+
+    def __init__(self, engine: str = "vllm") -> None:
         r = self.registry = CollectorRegistry()
         labels = ["engine", "model_name"]
-        self.running = Gauge("vllm:num_requests_running", "running", labels, registry=r).labels("0", "mock")
-        self.waiting = Gauge("vllm:num_requests_waiting", "waiting", labels, registry=r).labels("0", "mock")
-        self.kv = Gauge("vllm:kv_cache_usage_perc", "kv usage", labels, registry=r).labels("0", "mock")
-        self.queries = Counter("vllm:prefix_cache_queries", "q", labels, registry=r).labels("0", "mock")
-        self.hits = Counter("vllm:prefix_cache_hits", "h", labels, registry=r).labels("0", "mock")
-        self.preemptions = Counter("vllm:num_preemptions", "p", labels, registry=r).labels("0", "mock")
-        self.ttft = Histogram(
-            "vllm:time_to_first_token_seconds", "ttft", labels, registry=r, buckets=TTFT_BUCKETS
-        ).labels("0", "mock")
-        self.e2el = Histogram(
-            "vllm:e2e_request_latency_seconds", "e2el", labels, registry=r, buckets=E2EL_BUCKETS
-        ).labels("0", "mock")
+        names = metric_names(engine)
+
+        def make(key: str, kind, *extra, **kw):
+            name = names[key]
+            return (
+                _Absent()
+                if name is None
+                else kind(name, key, labels, *extra, registry=r, **kw).labels("0", "mock")
+            )
+
+        self.running, self.waiting, self.kv = (
+            make("running", Gauge),
+            make("waiting", Gauge),
+            make("kv", Gauge),
+        )
+        self.queries, self.hits = make("queries", Counter), make("hits", Counter)
+        self.preemptions = make("preemptions", Counter)
+        self.ttft = make("ttft", Histogram, buckets=TTFT_BUCKETS)
+        self.e2el = make("e2el", Histogram, buckets=E2EL_BUCKETS)
 
 
 # A reference server must not drop what it is sent: aiohttp's default listen backlog (128) overflowed at 1,024
@@ -119,8 +192,10 @@ class _Metrics:
 BACKLOG = 4096
 
 
-def _chunk(kind: str, text: str, model: str) -> bytes:
+def _chunk(kind: str, text: str, model: str, finish: str | None = None) -> bytes:
     choice = {"index": 0, "delta": {"content": text}} if kind == "chat" else {"index": 0, "text": text}
+    if finish is not None:
+        choice["finish_reason"] = finish
     return b"data: " + json.dumps({"object": "chunk", "model": model, "choices": [choice]}).encode() + b"\n\n"
 
 
@@ -134,9 +209,13 @@ class _App:
         self.entries: dict[int, Received] = {}  # by arrival number: the reply is appended as it streams
         self.count = 0
         self.slots = asyncio.Semaphore(cfg.slots)
-        self.metrics = _Metrics()
+        self.metrics = _Metrics(cfg.engine)
+        self.behaviour = cfg.behaviour()
         self.in_slot = 0
-        self.resets = 0  # POST /reset_prefix_cache answered
+        self.asked: dict[int, int] = {}  # max_tokens asked, by arrival number
+        self.options: dict[int, dict] = {}  # stream_options, by arrival number
+        self.resets = 0  # POST /reset_prefix_cache answered (or the engine's own cache reset)
+        self.serving = Engine(cfg.serving, self._serving_state) if cfg.serving is not None else None
 
     async def metrics_page(self, _: web.Request) -> web.Response:
         if self.cfg.metrics_text is not None:
@@ -147,6 +226,9 @@ class _App:
         self.resets += 1
         return web.Response(status=200)
 
+    def count_reset(self) -> None:
+        self.resets += 1
+
     @property
     def itl_ms(self) -> float:
         """The time between tokens now: the configured one, or the one for the resets so far."""
@@ -154,7 +236,8 @@ class _App:
         return after[min(self.resets, len(after)) - 1] if after and self.resets else self.cfg.itl_ms
 
     async def models(self, _: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": self.cfg.model, "object": "model"}]})
+        body = models_body(self.cfg.engine, self.behaviour.models_listing, self.cfg.model)
+        return web.json_response(body)
 
     async def generate(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -175,8 +258,17 @@ class _App:
             await asyncio.sleep(3600)
             return resp
         tokens = int(body.get("max_tokens") or self.cfg.default_max_tokens)
+        asked = tokens
+        if self.cfg.eos_after is not None and not (
+            body.get("ignore_eos") and self.behaviour.honours_ignore_eos
+        ):
+            tokens = min(tokens, self.cfg.eos_after)  # the model stopped at its EOS token
+        self.asked[n] = asked
+        self.options[n] = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body.get("messages", []))
-        arrived, words = time.perf_counter(), len(str(prompt).split())
+        arrived, words = time.perf_counter(), len(str(prompt).split()) + self.cfg.prompt_tokens_extra
+        if self.serving is not None:
+            return await self._served(request, body, kind, tokens, words, n, arrived)
         m = self.metrics
         m.waiting.inc()
         async with self.slots:
@@ -187,8 +279,8 @@ class _App:
             if self.cfg.preempt_every and n % self.cfg.preempt_every == 0:
                 m.preemptions.inc()
             try:
-                if not body.get("stream"):
-                    return await self._whole(kind, tokens, words)
+                if not body.get("stream") or self.cfg.ignores_stream:
+                    return await self._whole(kind, tokens, words, self._finish(n, tokens))
                 return await self._stream(request, kind, tokens, words, n, arrived)
             finally:
                 self._occupy(-1)
@@ -199,36 +291,83 @@ class _App:
         self.metrics.running.set(self.in_slot)
         self.metrics.kv.set(self.in_slot / self.cfg.slots)
 
+    def _serving_state(self, running: int, waiting: int) -> None:
+        m = self.metrics
+        m.running.set(running)
+        m.waiting.set(waiting)
+        m.kv.set(running / self.cfg.serving.max_num_seqs)
+
+    async def _served(self, request, body: dict, kind: str, tokens: int, words: int, n: int, arrived: float):
+        """A request timed by the serving model: its tokens as the engine's steps produce them."""
+        m, engine = self.metrics, self.serving
+        m.queries.inc(words)
+        m.hits.inc(int(words * self.cfg.prefix_hit_fraction))
+        seq = engine.submit(words, tokens)
+        try:
+            if not body.get("stream") or self.cfg.ignores_stream:
+                await seq.until(tokens)
+                return self._reply(kind, tokens, words, self._finish(n, tokens))
+            return await self._stream(request, kind, tokens, words, n, arrived, seq)
+        finally:
+            engine.abort(seq)  # a client gone before the end frees its slot, as vLLM aborts it
+            m.e2el.observe(time.perf_counter() - arrived)
+
     def _dropped(self, n: int) -> bool:
         return bool(self.cfg.drop_every and n % self.cfg.drop_every == 0)
 
     def _text(self, tokens: int) -> str:
         return self.cfg.reply_text if self.cfg.reply_text is not None else "tok " * tokens
 
-    async def _whole(self, kind: str, tokens: int, prompt_tokens: int) -> web.Response:
+    def _finish(self, n: int, tokens: int) -> str:
+        return "length" if tokens >= self.asked.get(n, tokens) else "stop"
+
+    async def _whole(self, kind: str, tokens: int, prompt_tokens: int, finish: str = "stop") -> web.Response:
         await asyncio.sleep((self.cfg.ttft_ms + self.itl_ms * (tokens - 1)) / 1000)
+        return self._reply(kind, tokens, prompt_tokens, finish)
+
+    def _reply(self, kind: str, tokens: int, prompt_tokens: int, finish: str) -> web.Response:
         text = self._text(tokens)
         choice = (
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             if kind == "chat"
-            else {"index": 0, "text": text, "finish_reason": "stop"}
+            else {"index": 0, "text": text, "finish_reason": finish}
         )
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": tokens}
         return web.json_response(
             {"object": kind, "model": self.cfg.model, "choices": [choice], "usage": usage}
         )
 
-    async def _stream(self, request, kind: str, tokens: int, prompt_tokens: int, n: int, arrived: float):
+    async def _stream(
+        self,
+        request,
+        kind: str,
+        tokens: int,
+        prompt_tokens: int,
+        n: int,
+        arrived: float,
+        seq: Seq | None = None,
+    ):
+        """Stream `tokens` tokens, `tokens_per_chunk` a chunk: on deadlines from ttft_ms and itl_ms, or as the
+        serving model's `seq` produces them."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         start = time.perf_counter()
         cut = self.cfg.drop_every and n % self.cfg.drop_every == 0
         per = self.cfg.tokens_per_chunk
-        sent = _Sent(arrived, start) if self.timing is not None else None
+        sent = _Sent(arrived, start) if self.timing is not None and seq is None else None
+        how = self.behaviour
         for i in range(0, tokens, per):
+            if how.interrupts and self.count > n:  # a newer request arrived: this stream is cancelled
+                if how.send_done:
+                    await resp.write(b"data: [DONE]\n\n")
+                await resp.write_eof()
+                self._log(sent, n)
+                return resp
+            if seq is not None:
+                await seq.until(min(i + per, tokens))
             due = start + (self.cfg.ttft_ms + i * self.itl_ms) / 1000
             delay = due - time.perf_counter()
-            if delay > 0:
+            if delay > 0 and seq is None:
                 await asyncio.sleep(delay)
             if sent is not None:
                 sent.chunk(due, time.perf_counter())
@@ -242,7 +381,9 @@ class _App:
                 if self.cfg.numbered_replies
                 else "tok " * count
             )
-            await resp.write(_chunk(kind, piece, self.cfg.model))
+            last = i + count >= tokens
+            finish = self._finish(n, tokens) if last and how.finish_reason else None
+            await resp.write(_chunk(kind, piece, self.cfg.model, finish))
             if n in self.entries:
                 self.entries[n].reply += piece
             if i == 0:
@@ -252,8 +393,11 @@ class _App:
             "completion_tokens": tokens,
             "total_tokens": prompt_tokens + tokens,
         }
-        await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
-        await resp.write(b"data: [DONE]\n\n")
+        asked = bool(self.options.pop(n, {}).get("include_usage"))
+        if how.usage == "always" or (how.usage == "on_request" and asked):
+            await resp.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        if how.send_done:
+            await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         self._log(sent, n)
         return resp
@@ -299,6 +443,9 @@ def build_app(
 ) -> web.Application:
     handlers = _App(cfg, recorder, timing)
     app = web.Application()
+    if cfg.engine in ("transformers-serve", "llama-cpp-python"):
+        app.on_response_prepare.append(_uvicorn_headers(cfg.engine))
+    app.add_routes(identity_routes(cfg.engine, cfg.model, cfg.slots, handlers.count_reset))
     app.add_routes(
         [
             web.get("/v1/models", handlers.models),
@@ -311,12 +458,23 @@ def build_app(
             web.post("/v1/chat/completions", handlers.generate),
             *(
                 [web.post("/reset_prefix_cache", handlers.reset_prefix_cache)]
-                if cfg.prefix_cache_reset
+                if cfg.prefix_cache_reset and cfg.engine == "vllm"
                 else []
             ),
         ]
     )
     return app
+
+
+def _uvicorn_headers(engine: str):
+    """FastAPI servers answer as uvicorn; transformers serve also names every request (x-request-id)."""
+
+    async def stamp(_: web.Request, resp: web.StreamResponse) -> None:
+        resp.headers["server"] = "uvicorn"
+        if engine == "transformers-serve":
+            resp.headers["x-request-id"] = "00000000-0000-4000-8000-000000000000"
+
+    return stamp
 
 
 @contextlib.contextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from pydantic import Field, model_validator
 
 from probes.core.digests import bare, sha256_file
 from probes.core.measurement import Model
+from probes.core.settings import settings
 from probes.targets.errors import TargetError
 
 _CONVERTER = Path(__file__).with_name("gguf_convert.py")
@@ -72,10 +72,7 @@ class PreparedModel(Model):
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("FACTSHEET_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "llm-factsheet"
-    )
-    return Path(root)
+    return settings().cache_root()
 
 
 def prepare(source: ModelSource, serving_python: str | None) -> PreparedModel:

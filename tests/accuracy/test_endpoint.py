@@ -97,10 +97,9 @@ def test_download_with_wrong_digest_is_rejected(monkeypatch, tmp_path):
 def test_a_subset_computes_only_its_own_tasks_expected_outputs(small_dataset, tmp_path, monkeypatch):
     """A first run on a fresh host computes the canonical outputs it judges against: for a subset, those
     of its tasks only (the whole dataset's would take minutes a 10-task demo has no use for)."""
-    from probes.accuracy.dataset import ENV_CACHE
     from probes.accuracy.harness import _read_expected
 
-    monkeypatch.setenv(ENV_CACHE, str(tmp_path))
+    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path))
     config = HumanEvalSpec(mode="chat", dataset=str(small_dataset), subset=SubsetSpec(first=2))
     with serving(_FakeLLM) as url:
         result = asyncio.run(run_humaneval(f"{url}/v1", "fake", config))

@@ -36,7 +36,7 @@ def test_a_changed_template_is_named_and_decides_nothing(tmp_path):
     assert rows["chat template"]["status"] == "changed"
     assert (rows["chat template"]["old"], rows["chat template"]["new"]) == (sha(TEMPLATE), sha(CHANGED))
     assert rows["generation defaults"]["status"] == "unchanged"
-    assert report["verdict"] == "no_regression" and report["diff_version"] == "1.3.0"
+    assert report["verdict"] == "no_regression" and report["diff_version"] == "1.4.0"
     assert f"| chat template | deployment | {sha(TEMPLATE)} | {sha(CHANGED)} | **changed** |" in result.output
     html = (tmp_path / "diff" / "diff.html").read_text()
     assert "chat template" in html and sha(CHANGED) in html

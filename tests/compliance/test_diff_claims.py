@@ -66,7 +66,7 @@ def test_two_copies_of_the_same_records_are_no_regression(builds, tmp_path):
     shutil.copytree(builds["eight"].parent, tmp_path / "copy")
     result, report = _diff(builds["eight"], tmp_path / "copy" / "factsheet.json", tmp_path / "d")
     assert result.exit_code == 0, result.output
-    assert report["verdict"] == "no_regression" and report["diff_version"] == "1.3.0"
+    assert report["verdict"] == "no_regression" and report["diff_version"] == "1.4.0"
     cap = _row(report, CAPACITY, "capacity (synthetic)")
     assert cap["old"] == cap["new"] == 8 and cap["beyond_noise"] is False and not cap["indicative"]
     # The confirmation run (24 requests) supports its p50, not its p99 (459 needed).

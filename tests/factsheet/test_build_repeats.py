@@ -154,7 +154,7 @@ def test_diff_decides_a_repeated_run_by_its_between_run_spread(tmp_path, endpoin
     assert same.exit_code == 0, same.output
     result = CliRunner().invoke(app, ["diff", str(old), str(new), "-o", str(tmp_path / "d")])
     report = json.loads((tmp_path / "d" / "diff.json").read_text())
-    assert report["diff_version"] == "1.3.0" and "between-run" in report["noise_scope"]
+    assert report["diff_version"] == "1.4.0" and "between-run" in report["noise_scope"]
     row = next(f for f in report["figures"] if f["figure"] == "e2el_ms.p50" and f["old_repeats"] is not None)
     assert len(row["old_repeats"]) == 3 and len(row["new_repeats"]) == 3
     assert "Welch" in row["noise"]["method"] and row["noise"]["alpha"] < 0.05

@@ -365,6 +365,7 @@ NOT_A_PATH = {
         "--fail-every",
         "--drop-every",
         "--model",
+        "--serving",
     },
     ("probe", "load"): {
         "--base-url",

@@ -58,9 +58,18 @@ def test_unreadable_version_is_explained_exit_2(tmp_path, version, says):
 
 
 def test_older_minor_and_other_patch_are_read():
-    assert check_readable("1.0.0", "1.3.0") == (1, 0, 0)
-    assert check_readable("1.3.7", "1.3.0") == (1, 3, 7)  # a patch changes descriptions only
+    assert check_readable("1.0.0", "1.3.0").release == (1, 0, 0)
+    assert check_readable("1.3.7", "1.3.0").release == (1, 3, 7)  # a patch changes descriptions only
     with pytest.raises(SchemaVersionError, match="newer"):
         check_readable("1.4.0", "1.3.0")
     with pytest.raises(SchemaVersionError, match="newer major"):
         check_readable("2.0.0", "1.3.0")
+
+
+@pytest.mark.parametrize(
+    "text", ["v1.2.0", "1.02.0", "1.2", "1.2.0rc1", "1.2.0+local", "1.2.0.post1", "1.2.0.0", ""]
+)
+def test_only_plain_semver_is_a_schema_version(text):
+    # packaging reads each of these; a factsheet states none of them
+    with pytest.raises(SchemaVersionError):
+        check_readable(text, "1.3.0")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from tests.hostile.decisions_builds import (
     GOODPUT,
     NO_SLO_POLICY,
@@ -108,17 +110,41 @@ def test_honest_fixture_keeps_its_outcomes(tmp_path):
 
 
 def test_diff_against_a_candidate_without_records_is_not_no_regression(tmp_path):
+    """Its records missing, nothing of the candidate is vouched for: every row not comparable, and the
+    verdict says whose records are missing (diff 1.4.0; was `inconclusive`, "nothing was comparable")."""
     base = copy_fixture(tmp_path / "base")
     bare = copy_fixture(tmp_path / "bare")
     shutil.rmtree(bare.parent / "records")
     result, report = diff(base, bare, tmp_path / "out")
     assert result.exit_code == 1, result.output
-    assert report["verdict"] == "inconclusive"
+    assert report["verdict"] == "unsupported"
     assert all(f["status"] == "not_comparable" for f in report["figures"])
-    assert report["verdict_reason"].startswith("nothing was comparable")
+    assert report["verdict_reason"].startswith(f"the candidate's figures are {NOT_SUPPORTED}")
+    assert "missing" in report["verdict_reason"]
     md = (tmp_path / "out" / "diff.md").read_text()
-    assert "No regression" not in md and "nothing was comparable" in md
-    assert "nothing was comparable" in (tmp_path / "out" / "diff.html").read_text()
+    assert "No regression" not in md and "**Not supported**" in md
+    assert "Not supported" in (tmp_path / "out" / "diff.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [(GOODPUT, 999.0), ("load/points/1/result/metrics/e2el_ms/percentiles/p99", 1.0)],
+)
+def test_diff_against_a_forged_baseline_is_refused(tmp_path, path, value):
+    """Issue 42: one figure of the *old* factsheet edited (records untouched) made every row resting on it
+    not comparable and the verdict "No regression", exit 0 ("0 of 21 figure(s) compared"), whatever the
+    candidate. The baseline is held to its records as the candidate is: `unsupported`, exit 1, one line
+    naming the forged figure."""
+    old = copy_fixture(tmp_path / "old")
+    edit(old, path, value)
+    result, report = diff(old, copy_fixture(tmp_path / "new"), tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "unsupported" and report["new_unsupported"] == []
+    figure = path.replace("/", ".").replace(".0.", "[0].").replace(".1.", "[1].")
+    assert report["verdict_reason"].startswith(f"the baseline's figures are {NOT_SUPPORTED}: {figure}")
+    assert {d["figure"] for d in report["old_unsupported"]} >= {figure}
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("check failed: the baseline's figures") and figure in last
 
 
 def test_diff_against_a_candidate_with_an_altered_figure_fails(tmp_path):

@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import random
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
+from probes.core.settings import settings
 from tuner.features.configs import BUNDLED, kwargs_of, library_of
 from tuner.features.space import FeatureSpace
 from tuner.features.uvl import FeatureModel, parse_uvl
@@ -33,7 +33,7 @@ MARKER = "    // derived"
 
 def serving_python(explicit: str | None = None) -> str | None:
     """The serving environment's python (which has torch/transformers/vLLM), or None when absent."""
-    cand = explicit or os.environ.get("FACTSHEET_VLLM_PYTHON") or ".venv-vllm/bin/python"
+    cand = explicit or settings().vllm_python or ".venv-vllm/bin/python"
     return str(Path(cand).absolute()) if Path(cand).exists() else None
 
 
