@@ -94,11 +94,15 @@ $(SERVE)/.installed:
 # target, where it is absent.
 LLAMA_CPP_VENV ?= $(HOME)/.cache/llm-factsheet/llama-cpp-venv
 LLAMA_CPP_PIN := llama-cpp-python[server]==0.3.36
+# Not -march=native: on a VM whose CPU reports AMX without the kernel enabling its tile state, the native
+# build's AMX weight repacking dies with a general protection fault on the first request (found here).
+LLAMA_CPP_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 peers: $(LLAMA_CPP_VENV)/.installed
 $(LLAMA_CPP_VENV)/.installed:
 	$(PYTHON) -m venv $(LLAMA_CPP_VENV)
 	$(LLAMA_CPP_VENV)/bin/pip install -q --upgrade pip
-	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 10 $(LLAMA_CPP_VENV)/bin/pip install -q '$(LLAMA_CPP_PIN)'
+	CMAKE_ARGS="$(LLAMA_CPP_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 10 \
+	  $(LLAMA_CPP_VENV)/bin/pip install -q --no-cache-dir --force-reinstall '$(LLAMA_CPP_PIN)'
 	touch $@
 
 clean:

@@ -22,6 +22,7 @@ from factsheet.builder import provenance as prov
 from factsheet.builder.checkpoint import Checkpoints, Key
 from factsheet.builder.output_folder import OutputDir, prepare_output
 from factsheet.builder.predictor import build_predictor
+from factsheet.document.conformance import ConformanceSection
 from factsheet.document.files import SCRAPES_SUFFIX
 from factsheet.document.headline.figures import headline
 from factsheet.document.repeats import SEED_RULE, RepeatRun, Repeats, run_seed, search_block
@@ -49,6 +50,7 @@ from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.hostload import HostLoad
 from probes.load.capacity import STEP_REPEATS_RULE, point_runner, search_capacity
+from probes.load.client import Endpoint
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
 from probes.load.runner import PointResult, run_point
@@ -61,6 +63,7 @@ from probes.load.workloads.registry import build_plan
 from probes.load.workloads.workload import SystemPrompt
 from probes.server_view import check_endpoint, scrapes_jsonl
 from probes.targets import LiveTarget, VllmTarget, open_target
+from probes.targets.conformance import check as preflight
 from probes.targets.isolation import Isolation
 from tuner import TuningResult, run_tuning
 
@@ -106,6 +109,7 @@ def build(
         run.target_id = sha256_json([spec.target, live.prepared_model])
         log(f"target up at {live.base_url} (model {live.model})")
         _check_metrics_page(run)
+        conformance = _conformance(run)  # before the first measured request: refused here (exit 2) when void
         # The workload joins the key only when the spec names one: older builds' checkpoints keep resuming.
         shape = [spec.load.slo, spec.load.server_view, *_workload_key(spec), *_workers_key(spec)]
         point_keys = [_key(run, p, *shape) for p in spec.load.load_points(live.supports_ignore_eos)]
@@ -132,6 +136,7 @@ def build(
             **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
         ),
         system=system,
+        conformance=conformance,
         load=LoadSection(
             points=points,
             capacity=capacity,
@@ -158,6 +163,25 @@ def _check_metrics_page(run: _Run) -> None:
         )
         if missing is not None:
             run.log(f"server view: not measured: {missing.reason}")
+
+
+def _conformance(run: _Run) -> ConformanceSection:
+    """The conformance preflight on the load's endpoint: a server that would void the measurement is refused
+    with the remedy (exit 2); a milder deviation is measured, logged and stated in the factsheet."""
+    live = run.live
+    endpoint = Endpoint(
+        live.base_url, live.model, run.spec.load.endpoint, live.api_key, live.supports_ignore_eos
+    )
+    identity = live.identity
+    found = preflight(endpoint, identity, live.tokenizer_path, live.supports_ignore_eos)
+    run.log(
+        f"engine: {identity.label} {identity.version or '(no version stated)'}; model id sent: {live.model}"
+    )
+    for note in identity.notes:
+        run.log(f"target: {note}")
+    for c in found.deviations():
+        run.log(f"conformance: {c.name}: {c.detail}")
+    return found
 
 
 def _scrapes(run: _Run, records_name: str, result: PointResult, measured_in: Context):

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from factsheet.document.compliance_summary import ComplianceSummary
+from factsheet.document.conformance import ConformanceSection
 from factsheet.document.headline_model import Headline
 from factsheet.document.predictor import PredictorSection
 from factsheet.document.records_file import RecordsFile
@@ -331,6 +332,12 @@ class Factsheet(Model):
     )
     identity: Identity
     system: SystemSection
+    conformance: ConformanceSection | None = Field(
+        None,
+        description="the serving engine found (name, version, the model id sent) and how the server answered "
+        "the preflight before the first measured request, check by check (schema >= 1.10.0; None: an older "
+        "document, which does not state it)",
+    )
     load: LoadSection | NotMeasured
     accuracy: AccuracySection | NotMeasured
     energy: EnergySection | NotMeasured

@@ -110,6 +110,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
      "1.7.0; attested only where the text is over 16 KiB and not kept)"),
     ("system.deployment.chat_template.size_bytes", "re-checked", "recomputed from the kept template text "
      "(>= 1.7.0; attested only where the text is not kept)"),
+    ("conformance", "attested only", "the engine found and each preflight check's verdict, as the server "
+     "answered before the first measured request (>= 1.10.0): the preflight's requests are not kept"),
     ("provenance", "attested only", "tool version, commit, spec digest, command and times of the build"),
     ("tuning", "attested only", "the tuning trace: its evaluations ran against servers that are gone"),
     ("predictor", "attested only", "the performance predictor's section as stated (before schema 1.3.0 its "

@@ -43,7 +43,9 @@ SPEC_VERSION = 1
 # 1.7.0: `capacity.confirm_step` (one, or bisect: how a failed confirmation steps down).
 # 1.7.0 also: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
 # prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
-# 1.8.0: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
+# 1.8.0: `target.check_model` (model listing optional) and `target.engine` (the serving engine, else found from
+# the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
+# 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
 # each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
 SPEC_SCHEMA_VERSION = "1.8.0"
 MAX_REPEATS = 50

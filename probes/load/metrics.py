@@ -36,8 +36,9 @@ DEFINITIONS = {
     "output_throughput": "output tokens of completed requests / window duration; "
     f"{TOKEN_SOURCE_RULE} (output_tokens_sources counts them)",
     "outcome": OUTCOME_RULE,
-    "total_input_tokens": "prompt tokens of completed requests by the server's usage.prompt_tokens; None when "
-    "some completed request's count is missing (never 0 stated as a figure)",
+    "total_input_tokens": "prompt tokens of completed requests by the server's usage.prompt_tokens, else the "
+    "workload's tokenizer over the prompt sent (completions endpoint; each record names its source); None "
+    "when some completed request's count is missing (never 0 stated as a figure)",
     "goodput": "completed requests meeting every SLO threshold / window duration (failed and truncated "
     "requests never good)",
     "slo_attainment": "good requests / measured requests (failed and truncated requests count as not good)",

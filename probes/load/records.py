@@ -44,6 +44,12 @@ class RequestRecord(Model):
     chunk_s: list[float] = Field(default_factory=list, description="arrival of every chunk with content")
     end_s: float | None = None
     prompt_tokens: int | None = None
+    prompt_tokens_source: Literal["usage", "tokenizer"] | None = Field(
+        None,
+        description="where prompt_tokens comes from: the server's usage.prompt_tokens, else the workload's "
+        "tokenizer over the prompt sent (completions endpoint only: a chat template adds tokens) (schema >= "
+        "1.10.0)",
+    )
     output_tokens: int | None = None
     output_tokens_source: TokenSource | None = Field(None, description=TOKEN_SOURCE_RULE)
     max_tokens: int | None = Field(
@@ -117,10 +123,23 @@ def judge(rec: RequestRecord, ignore_eos: bool) -> Outcome:
     return "truncated"
 
 
+def counted_by_tokenizer(records: list[RequestRecord], count, ignore_eos: bool, prompt_of=None) -> None:
+    """Token counts the server did not send, from the workload's tokenizer (`count`: text → tokens), each
+    record's outcome judged again with them (TOKEN_SOURCE_RULE): output tokens over the streamed text (kept
+    only while the run runs, so a worker process's records keep their chunk count), prompt tokens over the
+    prompt sent (`prompt_of`: index → prompt text; None for chat, whose template adds tokens)."""
+    for r in records:
+        if r.output_tokens_source != "usage" and r.answered and r.reply:
+            r.output_tokens, r.output_tokens_source = count(r.reply), "tokenizer"
+            r.outcome = judge(r, ignore_eos)
+        if r.prompt_tokens is None and prompt_of is not None and r.answered:
+            r.prompt_tokens, r.prompt_tokens_source = count(prompt_of(r.index)), "tokenizer"
+
+
 _SESSION_FIELDS = frozenset({"session", "turn"})
 
 
-_JUDGED_FIELDS = frozenset({"max_tokens", "finish_reason", "outcome"})
+_JUDGED_FIELDS = frozenset({"max_tokens", "finish_reason", "outcome", "prompt_tokens_source"})
 
 
 def _left_out(r: RequestRecord) -> set[str]:

@@ -63,6 +63,7 @@ class SSEParser:
             usage = payload.get("usage")
             if usage:
                 rec.prompt_tokens = usage.get("prompt_tokens")
+                rec.prompt_tokens_source = "usage" if rec.prompt_tokens is not None else None
                 rec.output_tokens = usage.get("completion_tokens")
                 rec.output_tokens_source = "usage"
         return "more"
