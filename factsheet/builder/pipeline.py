@@ -45,6 +45,7 @@ from factsheet.spec.build import NOT_REQUESTED, BuildSpec, CapacitySpec
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.files import check_output
+from probes.core.isolation import Isolation
 from probes.core.measurement import Model, NotMeasured, shown
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
@@ -64,7 +65,6 @@ from probes.load.workloads.workload import SystemPrompt
 from probes.server_view import check_endpoint, scrapes_jsonl
 from probes.targets import LiveTarget, VllmTarget, open_target
 from probes.targets.conformance import check as preflight
-from probes.targets.isolation import Isolation
 from tuner import TuningResult, run_tuning
 
 Log = Callable[[str], None]

@@ -11,6 +11,7 @@ from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
+from probes.core.isolation import Isolation
 from probes.core.measurement import DEFAULT_PERCENTILES, NotMeasured
 from probes.load.capacity import (
     CapacityPoint,
@@ -40,7 +41,6 @@ from probes.load.runner import (
 from probes.load.turns import turn_figures
 from probes.load.workers.check import ClientCheck
 from probes.load.workloads.profiles import WorkloadProfile
-from probes.targets.isolation import Isolation
 
 
 def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:

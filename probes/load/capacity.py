@@ -22,13 +22,13 @@ from typing import Literal, Protocol
 from pydantic import ConfigDict, Field
 
 from probes.core.errors import InputError
+from probes.core.isolation import Isolation
 from probes.core.measurement import Model, NotMeasured
 from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult, Progress, run_point
 from probes.load.workers.check import ClientCheck
 from probes.server_view import Saturation, ServerView
-from probes.targets.isolation import Isolation
 
 Knob = Literal["rate", "concurrency"]
 # How the search finds its upper end and confirms (stated on every result's `search`, so validate replays the rule
