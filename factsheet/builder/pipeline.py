@@ -162,7 +162,8 @@ def _check_metrics_page(run: _Run) -> None:
             live.base_url, {"Authorization": f"Bearer {live.api_key}"} if live.api_key else {}
         )
         if missing is not None:
-            run.log(f"server view: not measured: {missing.reason}")
+            offer = f" ({live.identity.metrics})" if live.identity is not None else ""
+            run.log(f"server view: not measured: {missing.reason}{offer}")
 
 
 def _conformance(run: _Run) -> ConformanceSection:
@@ -626,7 +627,11 @@ def _system(run: _Run, spec_dir: Path) -> SystemSection:
     return SystemSection(
         target_kind=live.kind,
         base_url=live.base_url if live.kind == "endpoint" else None,
-        engine=engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),
+        engine=engine
+        or NotMeasured(
+            reason="an external endpoint's engine process is not the tool's: its command and environment are not "
+            "visible (the engine found from its answers: the conformance section)"
+        ),
         host=run.host,
         python=prov.python_version(),
         libraries=prov.library_versions(),
