@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,9 @@ KNOBS: dict[str, KnobInfo] = {
 class OperatingPoint(Model):
     """One value per logical knob: a configuration the tuner can evaluate."""
 
-    concurrency: int = Field(ge=1, description="requests in flight allowed by the client")
-    max_num_seqs: int = Field(ge=1, description="server batch limit (vLLM --max-num-seqs)")
-    spec_k: int = Field(ge=0, description="n-gram speculative tokens per step; 0 = speculation off")
+    concurrency: Count = Field(ge=1, description="requests in flight allowed by the client")
+    max_num_seqs: Count = Field(ge=1, description="server batch limit (vLLM --max-num-seqs)")
+    spec_k: Count = Field(ge=0, description="n-gram speculative tokens per step; 0 = speculation off")
 
     def key(self) -> tuple[int, int, int]:
         return (self.concurrency, self.max_num_seqs, self.spec_k)

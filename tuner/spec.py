@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from probes.core.errors import InputError
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model, Quantity
 from probes.load.point import LatencyMetric
 from tuner.knobs import KNOBS, OperatingPoint
 
@@ -29,10 +29,10 @@ SloMetric = Annotated[LatencyMetric | Literal["e2el", "ttft", "tpot"], BeforeVal
 class HwCost(Model):
     """Hardware cost, expressed in the score's unit (req/s) so that it can be subtracted from goodput."""
 
-    per_batch_slot_rps: float = Field(
+    per_batch_slot_rps: Quantity = Field(
         0.0, ge=0, description="score charged per unit of max_num_seqs (req/s per sequence slot)"
     )
-    per_spec_token_rps: float = Field(
+    per_spec_token_rps: Quantity = Field(
         0.0, ge=0, description="score charged per speculative token of width k (req/s per token)"
     )
 
@@ -49,9 +49,9 @@ class HwCost(Model):
 class KnobSpace(Model):
     """Values each logical knob may take, ascending; a knob with one value is held fixed."""
 
-    concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])
-    max_num_seqs: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64, 128, 256])
-    spec_k: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4, 5])
+    concurrency: list[Count] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])
+    max_num_seqs: list[Count] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64, 128, 256])
+    spec_k: list[Count] = Field(default_factory=lambda: [0, 1, 2, 3, 4, 5])
 
     @field_validator("concurrency", "max_num_seqs", "spec_k")
     @classmethod
@@ -92,11 +92,11 @@ class TuningLoad(Model):
         description="closed: `concurrency` clients send back to back; open: arrivals at `rate_rps`, "
         "at most `concurrency` in flight",
     )
-    rate_rps: float | None = Field(None, gt=0, description="open-loop arrival rate (req/s)")
-    burstiness: float = Field(1.0, gt=0, description="gamma shape of inter-arrival times; 1 = Poisson")
-    input_len: int = Field(128, ge=1, description="prompt tokens per request")
-    output_len: int = Field(64, ge=1, description="generated tokens per request (EOS ignored)")
-    num_requests: int = Field(64, ge=1, description="requests per evaluation run")
+    rate_rps: Quantity | None = Field(None, gt=0, description="open-loop arrival rate (req/s)")
+    burstiness: Quantity = Field(1.0, gt=0, description="gamma shape of inter-arrival times; 1 = Poisson")
+    input_len: Count = Field(128, ge=1, description="prompt tokens per request")
+    output_len: Count = Field(64, ge=1, description="generated tokens per request (EOS ignored)")
+    num_requests: Count = Field(64, ge=1, description="requests per evaluation run")
 
     @model_validator(mode="after")
     def _rate_for_open(self) -> TuningLoad:
@@ -111,8 +111,8 @@ class TunerSpec(Model):
     slo_metric: SloMetric = Field(
         "e2el_ms", description="latency the SLO is set on: e2el_ms, ttft_ms or tpot_ms (ms, vLLM definitions)"
     )
-    slo_p99_ms: float = Field(gt=0, description="SLO: p99 of `slo_metric` must stay at or below this (ms)")
-    penalty_lambda: float = Field(
+    slo_p99_ms: Quantity = Field(gt=0, description="SLO: p99 of `slo_metric` must stay at or below this (ms)")
+    penalty_lambda: Quantity = Field(
         10.0,
         ge=0,
         description="λ: score lost per second of p99 above the SLO, in (req/s)/s",
@@ -125,37 +125,37 @@ class TunerSpec(Model):
         "(vLLM's CPU API-server default max_num_seqs is 128; speculation off)",
     )
     workload: TuningLoad = Field(default_factory=TuningLoad)
-    max_evaluations: int = Field(30, ge=1, description="budget: measured evaluations (each may repeat)")
-    time_budget_s: float = Field(1800.0, gt=0, description="budget: wall time incl. restarts (s)")
-    repeats: int = Field(1, ge=1, description="runs per evaluation; figures pool their requests")
-    min_samples: int = Field(
+    max_evaluations: Count = Field(30, ge=1, description="budget: measured evaluations (each may repeat)")
+    time_budget_s: Quantity = Field(1800.0, gt=0, description="budget: wall time incl. restarts (s)")
+    repeats: Count = Field(1, ge=1, description="runs per evaluation; figures pool their requests")
+    min_samples: Count = Field(
         32, ge=1, description="least completed requests an evaluation needs to be scored"
     )
-    noise_z: float = Field(
+    noise_z: Quantity = Field(
         2.0, gt=0, description="a move is accepted only if its score gain exceeds z × SE of the gain"
     )
-    min_gain_rps: float = Field(0.0, ge=0, description="a move must also gain at least this (req/s)")
-    screen_top: int = Field(
+    min_gain_rps: Quantity = Field(0.0, ge=0, description="a move must also gain at least this (req/s)")
+    screen_top: Count = Field(
         2, ge=1, description="with a simulator: neighbours measured per round, best predicted first"
     )
-    restarts: int = Field(
+    restarts: Count = Field(
         2,
         ge=0,
         description="new climbs after a local optimum while budget remains: each starts at the unevaluated "
         "point with the best predicted score (with a simulator) or the one farthest from every evaluated "
         "point (without); 0 = a single climb from the default",
     )
-    confirm_runs: int = Field(
+    confirm_runs: Count = Field(
         3,
         ge=0,
         description="before recommending, fresh evaluations of the search's best point, the default and the "
         "contenders within noise of the best, in interleaved rounds (charged to the budget); the "
         "recommendation is chosen from these alone; 0 = recommend the search's best as measured",
     )
-    confirm_contenders: int = Field(
+    confirm_contenders: Count = Field(
         2, ge=0, description="measured points within noise of the best confirmed besides it and the default"
     )
-    slo_probability: float = Field(
+    slo_probability: Quantity = Field(
         0.9,
         gt=0,
         le=1,
@@ -163,7 +163,7 @@ class TunerSpec(Model):
         "(a lower confidence bound from its confirmation runs, see slo_confidence); if none does, the most "
         "likely one is chosen",
     )
-    slo_confidence: float = Field(
+    slo_confidence: Quantity = Field(
         0.9,
         gt=0,
         lt=1,
@@ -172,8 +172,8 @@ class TunerSpec(Model):
         "least that share of fresh runs (choosing among several confirmed points favours a lucky one; a "
         "bound, unlike the estimate, rarely lets a point on the SLO's edge pass)",
     )
-    bootstrap_resamples: int = Field(200, ge=20, description="resamples for SE and 95 % CI")
-    seed: int = 0
+    bootstrap_resamples: Count = Field(200, ge=20, description="resamples for SE and 95 % CI")
+    seed: Count = 0
 
     @model_validator(mode="after")
     def _consistent(self) -> TunerSpec:

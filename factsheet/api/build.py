@@ -106,13 +106,12 @@ def build_factsheet(
     paths += gate.write(out_dir)
     attestation = None
     if signer is not None:
-        report = None if gate.report is None else gate.report.model_dump(mode="json")
         planned = None if plan is None else plan.write(out_dir / FACTSHEET_JSON)
         if planned is not None:
             paths.append(out_dir / planned["name"])
         attestation = sign_factsheet(
-            out_dir / FACTSHEET_JSON, signer, gate.verdict(), sheet=sheet, report=report, plan=planned
-        )
+            out_dir / FACTSHEET_JSON, signer, gate.report, gate.report_sha256, sheet=sheet, plan=planned
+        ).attestation
         results = results_path(out_dir / FACTSHEET_JSON)
         paths += [results, attestation] if results.exists() else [attestation]
     publication, error = None, None
@@ -121,7 +120,9 @@ def build_factsheet(
             publication = publish_factsheet(out_dir / FACTSHEET_JSON, parsed.publish)
         except InputError as exc:  # the files stay written; the result says the publication failed
             error = str(exc)
-    failure = _gate_failure(gate)
+    void = sheet.headline.void if sheet.headline is not None else None
+    # A void measurement never exits 0: its files are written and page 1 says why (headline.void).
+    failure = f"the measurement is void: {void}" if void else _gate_failure(gate)
     return BuildResult(
         output=out_dir,
         factsheet=sheet,

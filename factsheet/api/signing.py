@@ -10,7 +10,8 @@ from pydantic import Field, ValidationError
 from factsheet.api.results import Result
 from factsheet.attest import attestation as attest
 from factsheet.attest.attestation import generate
-from factsheet.compliance.verdict import ComplianceVerdict, verdict_of_report
+from factsheet.compliance.report import ComplianceReport
+from factsheet.compliance.verdict import ComplianceVerdict
 from factsheet.untrusted.limits import MAX_COMPLIANCE_REPORT_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import read_given
@@ -37,7 +38,9 @@ class SignResult(Result):
     )
     oms: Path | None = Field(None, description="<name>.model.sig: the OMS bundle of the served weights")
     key_id: str
-    compliance: ComplianceVerdict | None = Field(None, description="the verdict carried in the predicate")
+    compliance: ComplianceVerdict | None = Field(
+        None, description="the verdict carried in the predicate: the report's policies re-run on the sheet"
+    )
 
 
 def sign_factsheet(
@@ -48,45 +51,52 @@ def sign_factsheet(
     oms_key: Path | None = None,
 ) -> SignResult:
     """Sign the factsheet and the files beside it with the private key at `key`: an in-toto Statement in a
-    DSSE envelope. `compliance`: a compliance.json (or a verdict JSON) whose verdict the signature carries.
+    DSSE envelope. `compliance`: the compliance.json `factsheet check` wrote; its policies are re-run on the
+    sheet and the signature carries the verdict they give (a verdict JSON alone is bad input; a report the
+    re-run contradicts, or of another factsheet, fails with `CheckFailed`).
     `model_folder` and `oms_key` (an EC P-256/P-384/P-521 key: model-signing's own-key method takes no
-    Ed25519): the served weights signed as an OpenSSF Model Signing bundle, bound by the attestation.
-    Records that no longer give the stated figures are refused (`CheckFailed`): nothing is signed."""
+    Ed25519): the files the served engine reads from the folder signed as an OpenSSF Model Signing bundle,
+    bound by the attestation. Records that no longer give the stated figures are refused (`CheckFailed`):
+    nothing is signed, and the files of an earlier signing stay as they were."""
     private = attest.load_private(Path(key))
-    verdict, report = (None, None) if compliance is None else _verdict(Path(compliance))
-    path = attest.sign_factsheet(
-        Path(factsheet_json), private, verdict, report=report, model_folder=model_folder, oms_key=oms_key
+    report, report_sha256 = (None, None) if compliance is None else _report(Path(compliance))
+    signed = attest.sign_factsheet(
+        Path(factsheet_json),
+        private,
+        report,
+        report_sha256,
+        model_folder=model_folder,
+        oms_key=oms_key,
     )
     kid = attest.key_id(private.public_key())
-    results = attest.results_path(Path(factsheet_json))
-    oms = attest.oms.oms_path(Path(factsheet_json)) if model_folder is not None else None
-    written = tuple(p for p in (results, oms) if p is not None and p.exists()) + (path,)
+    written = tuple(p for p in (signed.results, signed.oms) if p is not None) + (signed.attestation,)
     return SignResult(
-        attestation=path,
-        results=results if results.exists() else None,
-        oms=oms,
+        attestation=signed.attestation,
+        results=signed.results,
+        oms=signed.oms,
         key_id=kid,
-        compliance=verdict,
+        compliance=signed.compliance,
         written=written,
     )
 
 
-def _verdict(path: Path) -> tuple[ComplianceVerdict, dict | None]:
-    """The verdict of a compliance report or verdict JSON, read as hostile input (bounded, one line), and
-    the report itself when it is one (its rules' figures go into the Test Result)."""
+def _report(path: Path) -> tuple[ComplianceReport, str]:
+    """The compliance report at `path` and its digest, read as hostile input (bounded, one line). A verdict
+    alone (`{"policy": ..., "result": "PASSED"}`) is refused: nothing in it can be re-run."""
     try:
         raw = read_given(path, MAX_COMPLIANCE_REPORT_BYTES, "compliance report")
-        data = parse_json(raw, str(path))  # nesting and numbers bounded (exit 2, one line)
-        is_report = isinstance(data, dict) and data.get("kind") == "llm-factsheet-compliance"
-        verdict = verdict_of_report(data) if is_report else ComplianceVerdict.model_validate(data)
-        return verdict.model_copy(update={"report_sha256": sha256_bytes(raw)}), data if is_report else None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
-    except InputError:
-        raise
-    except (ValueError, AttributeError, TypeError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise InputError(f"{path}: not a compliance report or verdict: {detail}") from exc
+    data = parse_json(raw, str(path))  # nesting and numbers bounded (exit 2, one line)
+    if not (isinstance(data, dict) and data.get("kind") == "llm-factsheet-compliance"):
+        raise InputError(
+            f"{path}: not a compliance report: a verdict alone is never signed on faith (give the "
+            "compliance.json of `factsheet check`, whose policies are re-run on the sheet)"
+        )
+    try:
+        return ComplianceReport.model_validate(data), sha256_bytes(raw)
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a compliance report: {describe_validation_error(exc)}") from None
 
 
 class VerifyResult(Result):

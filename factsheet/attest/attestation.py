@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from pydantic import ValidationError
 
 from factsheet.attest import dsse, oms
 from factsheet.attest.keys import generate, key_id, load_private, load_public
 from factsheet.attest.plan import verify_plan
 from factsheet.attest.predicates import (
     PREDICATE_TYPES,
+    TEST_RESULT_TYPE,
     eval_result_statements,
     statement_label,
     test_result_statement,
@@ -22,12 +24,20 @@ from factsheet.attest.predicates import (
 from factsheet.attest.statement import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
-    ComplianceVerdict,
     file_sha256,
     statement,
     subject_names,
 )
 from factsheet.compliance.recheck import rechecked
+from factsheet.compliance.report import ComplianceReport, PolicyApplied
+from factsheet.compliance.verdict import (
+    ComplianceVerdict,
+    VerdictDiffers,
+    rechecked_verdict,
+    rerun,
+    verdict_mismatch,
+    verdict_of_report,
+)
 from factsheet.document.files import ATTESTATION_SUFFIX, RESULTS_SUFFIX
 from factsheet.document.schema import Factsheet
 from factsheet.rederive import validate as checks
@@ -36,8 +46,8 @@ from factsheet.spec.sign import SignSpec
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import confined, read_confined, read_given
-from probes.core.errors import CheckFailed, InputError
-from probes.core.files import write_atomic
+from probes.core.errors import CheckFailed, InputError, describe_validation_error
+from probes.core.files import write_group
 
 __all__ = [
     "ComplianceVerdict",
@@ -68,25 +78,39 @@ def results_path(json_path: Path) -> Path:
     return json_path.with_name(json_path.stem + RESULTS_SUFFIX)
 
 
+@dataclass
+class Signed:
+    """What `sign_factsheet` wrote, and the compliance verdict it carries (the policies re-run, never read)."""
+
+    attestation: Path
+    results: Path | None = None
+    oms: Path | None = None
+    compliance: ComplianceVerdict | None = None
+
+
 def sign_factsheet(
     json_path: Path,
     private: Ed25519PrivateKey,
-    compliance: ComplianceVerdict | None = None,
+    report: ComplianceReport | None = None,
+    report_sha256: str | None = None,
     sheet: Factsheet | None = None,
-    report: dict | None = None,
     model_folder: Path | None = None,
     oms_key: Path | None = None,
     plan: dict | None = None,
-) -> Path:
-    """Attest the factsheet at `json_path` and the files beside it; returns the attestation's path.
+) -> Signed:
+    """Attest the factsheet at `json_path` and the files beside it.
 
-    First the results bundle (the gate as an in-toto Test Result when `compliance` is given, with each
-    rule's figures when its full `report` is, and each headline figure as an eval result), then the
-    project's statement, which covers the bundle as a subject.
-    With `model_folder` and `oms_key` (an EC key), the served weights folder is signed as an OMS bundle
-    (`<stem>.model.sig`, factsheet/attest/oms.py) and the statement binds it.
+    First the results bundle (with a compliance `report`, the gate as an in-toto Test Result whose verdict is
+    the report's policies re-run on this sheet, each rule with its figures; and each headline figure as an
+    eval result), then the project's statement, which covers the bundle as a subject and carries the verdict
+    with the policies that give it, so `verify` re-runs them too. A report whose verdict the re-run does not
+    give, or of another factsheet, fails (VerdictDiffers, exit 1).
+    With `model_folder` and `oms_key` (an EC key), the files the served engine reads from the folder are
+    signed as an OMS bundle (`<stem>.model.sig`, factsheet/attest/oms.py) and the statement binds it.
     The raw records are checked against the factsheet first: a signature must never vouch for
-    records that no longer match the figures (CheckFailed, exit 1)."""
+    records that no longer match the figures (CheckFailed, exit 1).
+    All or nothing: every output is made in memory, then written to temporaries and renamed together; a
+    refused or failed signing leaves the files of an earlier one as they were."""
     json_path = Path(json_path)
     sheet = sheet or load_factsheet(json_path)
     folder = json_path.parent
@@ -104,37 +128,51 @@ def sign_factsheet(
         raise InputError("OMS signing needs both --model-folder and --oms-key")
     if oms_key is not None:
         oms.check_private(oms_key)  # a wrong key type is refused before anything is written
+    verdict, again = None, None
+    if report is not None:
+        verdict, again = rechecked_verdict(sheet, json_path, report, report_sha256, "compliance report")
     bundle = results_path(json_path)
     results = eval_result_statements(sheet, folder, json_path.name)
-    if compliance is not None:
-        results.insert(0, test_result_statement(sheet, folder, json_path.name, compliance, report))
+    if verdict is not None and again is not None:
+        results.insert(
+            0, test_result_statement(sheet, folder, json_path.name, verdict, again.model_dump(mode="json"))
+        )
     lines = [
         json.dumps(
             dsse.sign(json.dumps(st, sort_keys=True).encode(), private), separators=(",", ":")
         ).encode()
         for st in results
     ]
+    outputs: dict[Path, bytes] = {}
     bound = None
     if lines:
-        write_atomic(bundle, b"".join(line + b"\n" for line in lines))
+        outputs[bundle] = b"".join(line + b"\n" for line in lines)
         # each line's digest too, so that verify names the line that changed, whatever byte it was
         bound = {
             "name": bundle.name,
-            "digest": {"sha256": file_sha256(folder, bundle.name)},
+            "digest": {"sha256": hashlib.sha256(outputs[bundle]).hexdigest()},
             "lines": [hashlib.sha256(line).hexdigest() for line in lines],
         }
-    elif bundle.exists():  # a stale bundle of an earlier signing would be covered by nothing
-        bundle.unlink()
-    oms_binding = None
+    oms_binding, oms_out = None, None
     if model_folder is not None:
-        served = oms.served_files(sheet)
-        oms_binding = oms.sign_model(Path(model_folder), Path(oms_key), oms.oms_path(json_path), served)
-    st = statement(sheet, folder, json_path.name, compliance, bound, oms_binding, plan)
-    payload = json.dumps(st, sort_keys=True).encode()
-    envelope = dsse.sign(payload, private)
+        oms_out = oms.oms_path(json_path)
+        outputs[oms_out], oms_binding = oms.sign_model(
+            Path(model_folder), Path(oms_key), oms_out, oms.served_files(sheet), sheet
+        )
+    rerun_of = None
+    if again is not None:  # the policies as applied, so that verify re-runs them rather than trusting a word
+        rerun_of = {
+            "allowInsufficient": again.allow_insufficient,
+            "policies": [p.model_dump(mode="json") for p in again.policies],
+        }
+    st = statement(sheet, folder, json_path.name, verdict, bound, oms_binding, plan, rerun_of)
+    envelope = dsse.sign(json.dumps(st, sort_keys=True).encode(), private)
     out = attestation_path(json_path)
-    write_atomic(out, json.dumps(envelope, separators=(",", ":")).encode() + b"\n")
-    return out
+    outputs[out] = json.dumps(envelope, separators=(",", ":")).encode() + b"\n"
+    write_group(outputs)
+    if not lines and bundle.exists():  # a stale bundle of an earlier signing would be covered by nothing
+        bundle.unlink()
+    return Signed(out, bundle if lines else None, oms_out, verdict)
 
 
 def build_signer(
@@ -259,7 +297,7 @@ def verify_envelopes(
     st = _statement(signed.payload, att)
     folder = json_path.parent
     bound = st.get("predicate", {}).get("results") if isinstance(st.get("predicate"), dict) else None
-    results = [] if bound is None else _verify_results(folder, bound, public, att)
+    results, tests = ([], []) if bound is None else _verify_results(folder, bound, public, att)
     problems = []
     for s in st["subject"]:
         want = s["digest"].get("sha256")
@@ -282,6 +320,9 @@ def verify_envelopes(
         raise CheckFailed(f"{json_path}: not covered by the attestation: {', '.join(uncovered)}")
     # What was signed is intact; the records must also still give the figures the factsheet states.
     notes = consistency_checks(sheet, json_path)
+    pred = st.get("predicate") if isinstance(st.get("predicate"), dict) else {}
+    if pred.get("compliance") is not None or tests:
+        notes.append(_verdict_rerun(sheet, json_path, pred, tests))
     planned = st.get("predicate", {}).get("plan") if isinstance(st.get("predicate"), dict) else None
     if planned is not None:
         notes.append(verify_plan(folder, planned, public, sheet))
@@ -297,11 +338,13 @@ def _is_ours(payload: bytes) -> bool:
     return not (isinstance(st, dict) and st.get("predicateType") in PREDICATE_TYPES)
 
 
-def _verify_results(folder: Path, bound: object, public: Ed25519PublicKey, att: Path) -> list[str]:
+def _verify_results(
+    folder: Path, bound: object, public: Ed25519PublicKey, att: Path
+) -> tuple[list[str], list[dict]]:
     """The results bundle the signed predicate names: each line a DSSE envelope that verifies under the
     key, holding an in-toto Statement of a known predicate type whose subjects match their files, then
     the whole file against its signed digest. The bundle is signed, so anything wrong in it is tampering
-    (CheckFailed, exit 1) naming the line; returns the lines in words."""
+    (CheckFailed, exit 1) naming the line; returns the lines in words, and the Test Results' predicates."""
     ok = (
         isinstance(bound, dict)
         and isinstance(bound.get("name"), str)
@@ -317,7 +360,7 @@ def _verify_results(folder: Path, bound: object, public: Ed25519PublicKey, att: 
         raise CheckFailed(f"{name} is missing") from None
     except OSError as exc:
         raise CheckFailed(f"{name} cannot be read ({exc.strerror})") from None
-    out = []
+    out, tests = [], []
     line_sha256 = bound.get("lines") if isinstance(bound.get("lines"), list) else []
     for i, line in enumerate((t for t in text.splitlines() if t.strip()), 1):
         where = f"{name} line {i}"
@@ -355,8 +398,45 @@ def _verify_results(folder: Path, bound: object, public: Ed25519PublicKey, att: 
             if want is None or got != want:
                 raise CheckFailed(f"{where} ({label}): subject {s['name']} differs from its signed digest")
         out.append(label)
+        if st.get("predicateType") == TEST_RESULT_TYPE:
+            tests.append(st.get("predicate") if isinstance(st.get("predicate"), dict) else {})
     if not out:
         raise CheckFailed(f"{name} is empty")
     if file_sha256(folder, name) != bundle_sha256:  # a line added, dropped or reordered
         raise CheckFailed(f"{name} differs from its signed digest")
-    return out
+    return out, tests
+
+
+def _verdict_rerun(sheet: Factsheet, json_path: Path, pred: dict, tests: list[dict]) -> str:
+    """A signed compliance verdict (in the predicate, and as the results bundle's Test Result) is the
+    policies signed with it re-run on the sheet now: a verdict that cannot be re-run, or that the re-run does
+    not give, fails (exit 1) whoever signed it."""
+    where = "the signed compliance verdict"
+    try:
+        signed = ComplianceVerdict.model_validate(pred.get("compliance"))
+    except ValidationError:
+        raise VerdictDiffers(f"{where}: missing or malformed beside a signed Test Result") from None
+    run = pred.get("complianceRun")
+    if not isinstance(run, dict) or not isinstance(run.get("policies"), list):
+        raise VerdictDiffers(f"{where} carries no policies to re-run on the sheet, so it is not vouched for")
+    try:
+        policies = [PolicyApplied.model_validate(p) for p in run["policies"]]
+    except ValidationError as exc:
+        raise InputError(f"{where}: its policies are malformed: {describe_validation_error(exc)}") from None
+    again = rerun(sheet, json_path, policies, run.get("allowInsufficient") is True, where)
+    verdict = verdict_of_report(again.model_dump(mode="json"))
+    mismatch = verdict_mismatch(signed, verdict)
+    if mismatch:
+        raise VerdictDiffers(f"{where} is not what its policies give on the sheet: {mismatch}")
+    for test in tests:  # the Test Result says the same: its result, and each rule under the same heading
+        said = {k: [str(t).split(":")[0] for t in test.get(k) or []] for k in _TESTS}
+        if test.get("result") != verdict.result or said != {
+            k: getattr(verdict, f) for k, f in _TESTS.items()
+        }:
+            raise VerdictDiffers(
+                f"the signed Test Result is not what its policies give on the sheet ({verdict.result})"
+            )
+    return f"compliance: {verdict.policy} re-run on the sheet: {verdict.result}, as signed"
+
+
+_TESTS = {"passedTests": "passed_tests", "warnedTests": "warned_tests", "failedTests": "failed_tests"}

@@ -26,7 +26,6 @@ from factsheet.untrusted.parsing import parse_json
 from factsheet.untrusted.reading import hash_confined, read_given
 from probes.core.digests import bare
 from probes.core.errors import CheckFailed, InputError
-from probes.core.files import write_atomic
 
 OMS_PREDICATE_TYPE = "https://model_signing/signature/v1.0"
 OMS_SUFFIX = ".model.sig"
@@ -130,7 +129,9 @@ def _bundle_manifest(raw: bytes, where: str) -> tuple[str, dict[str, str]]:
     return manifest, files
 
 
-def sign_model(folder: Path, key: Path, out: Path, served: dict[str, str]) -> dict:
+def sign_model(
+    folder: Path, key: Path, out: Path, served: dict[str, str], sheet: Factsheet | None = None
+) -> tuple[bytes, dict]:
     """Sign the served weights folder as an OMS bundle at `out`; returns the binding the attestation carries
     (the bundle's digest, the manifest's digest, each file's). When the factsheet names the served files,
     the bundle covers exactly those: one missing from the folder is bad input (exit 2), one whose bytes differ
@@ -160,8 +161,7 @@ def sign_model(folder: Path, key: Path, out: Path, served: dict[str, str]) -> di
         )
         raw = sig.read_bytes()
     manifest, covered = _bundle_manifest(raw, out.name)
-    write_atomic(out, raw)
-    return {
+    return raw, {
         "bundle": {"name": out.name, "digest": {"sha256": hashlib.sha256(raw).hexdigest()}},
         "predicateType": OMS_PREDICATE_TYPE,
         "manifest": {"digest": {"sha256": manifest}},

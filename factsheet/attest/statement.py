@@ -42,6 +42,7 @@ def statement(
     results: dict | None = None,
     oms: dict | None = None,
     plan: dict | None = None,
+    compliance_run: dict | None = None,
 ) -> dict:
     """`results`: the results bundle's binding (its name, digest and each line's digest; signed before this
     statement), carried in the predicate (the subjects stay the factsheet's own files, as since 1.0)."""
@@ -58,6 +59,8 @@ def statement(
     }
     if compliance is not None:
         predicate["compliance"] = compliance.model_dump(mode="json", by_alias=True)
+    if compliance_run is not None:  # the policies as applied that give the verdict, for verify to re-run
+        predicate["complianceRun"] = compliance_run
     if results is not None:
         predicate["results"] = results
     if oms is not None:  # the OMS bundle of the served weights: its digest, the manifest's, each file's

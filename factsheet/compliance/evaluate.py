@@ -90,7 +90,9 @@ def evaluate(
         factsheet=FactsheetRef(
             name=sheet.name, path=factsheet_path, sha256=factsheet_sha256, schema_version=sheet.schema_version
         ),
-        policies=[PolicyApplied(**p.model_dump(exclude={"max_regression"})) for p in policies],
+        policies=[
+            PolicyApplied(**p.model_dump(exclude={"max_regression", "on_inconclusive"})) for p in policies
+        ],
         allow_insufficient=allow_insufficient,
         verdict="fail" if any(r.gating for r in results) else "pass",
         counts=count_outcomes(results),

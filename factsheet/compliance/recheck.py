@@ -129,7 +129,7 @@ def _policies(
         if applied is None or applied.rules is None:
             # A built-in profile applied as it ships needs no copy of its rules (a report before 1.1.0 kept
             # none; `factsheet check` with other policies may have replaced the build's report).
-            profile = _profile(named.id)
+            profile = builtin_profile(named.id)
             if profile is not None and profile.sha256 == named.sha256:
                 policies.append(profile)
                 continue
@@ -146,14 +146,14 @@ def _policies(
         if digest != named.sha256:
             found.append(_nd(f"{where}.sha256", named.sha256, f"{digest} (the rules in {summary.report})"))
             continue
-        bad = _bad_path(applied.rules)
+        bad = bad_rule_path(applied.rules)
         if bad is not None:  # the same check a policy gets when it is loaded, before any rule runs
             found.append(_nd(f"{where}.rules", "paths of the factsheet schema", bad))
             continue
         for key in ("version", "title"):
             if getattr(applied, key) != getattr(named, key):
                 found.append(_nd(f"{where}.{key}", getattr(named, key), getattr(applied, key)))
-        policies.append(_loaded(applied, applied.rules))
+        policies.append(as_loaded(applied, applied.rules))
     # The bounds `factsheet check` holds a policy file to, so re-running them costs what checking did.
     if len(summary.policies) > MAX_POLICIES or any(len(p.rules) > MAX_POLICY_RULES for p in policies):
         found.append(
@@ -166,7 +166,7 @@ def _policies(
     return policies, found
 
 
-def _bad_path(rules: list[Rule]) -> str | None:
+def bad_rule_path(rules: list[Rule]) -> str | None:
     for rule in rules:
         for path in rule.paths():
             try:
@@ -176,7 +176,7 @@ def _bad_path(rules: list[Rule]) -> str | None:
     return None
 
 
-def _profile(name: str) -> LoadedPolicy | None:
+def builtin_profile(name: str) -> LoadedPolicy | None:
     if name not in profile_names():
         return None
     try:
@@ -185,7 +185,7 @@ def _profile(name: str) -> LoadedPolicy | None:
         return None
 
 
-def _loaded(applied: PolicyApplied, rules: list[Rule]) -> LoadedPolicy:
+def as_loaded(applied: PolicyApplied, rules: list[Rule]) -> LoadedPolicy:
     return LoadedPolicy(**applied.model_dump(exclude={"rules"}), max_regression={}, rules=rules)
 
 

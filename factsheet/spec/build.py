@@ -16,7 +16,7 @@ from factsheet.spec.sign import SignSpec
 from probes.accuracy import HumanEvalSpec
 from probes.core.documents import parse_yaml_model
 from probes.core.errors import InputError
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model, Quantity
 from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_REQUESTS, MAX_RUN_S, MAX_TOKENS
 from probes.energy import EnergySpec
 from probes.load import capacity
@@ -43,7 +43,11 @@ SPEC_VERSION = 1
 # 1.7.0: `capacity.confirm_step` (one, or bisect: how a failed confirmation steps down).
 # 1.7.0 also: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
 # prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
-SPEC_SCHEMA_VERSION = "1.7.0"
+# 1.8.0: `target.check_model` (model listing optional) and `target.engine` (the serving engine, else found from
+# the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
+# 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
+# each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
+SPEC_SCHEMA_VERSION = "1.8.0"
 MAX_REPEATS = 50
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
@@ -53,14 +57,14 @@ class PointSpec(Model):
     """One load level: `concurrency` (closed loop) or `rate` (open loop, req/s); a trace point gives
     neither (the trace's timestamps are its schedule)."""
 
-    concurrency: int | None = Field(None, ge=1)
-    rate: float | None = Field(None, gt=0)
-    burstiness: float = Field(
+    concurrency: Count | None = Field(None, ge=1)
+    rate: Quantity | None = Field(None, gt=0)
+    burstiness: Quantity = Field(
         1.0, gt=0, description="gamma shape of gaps: 1 Poisson, <1 burstier, .inf constant"
     )
-    max_concurrency: int | None = Field(None, ge=1)
-    num_requests: int = Field(64, ge=1, le=MAX_REQUESTS)
-    duration_s: float | None = Field(None, gt=0, le=MAX_RUN_S)
+    max_concurrency: Count | None = Field(None, ge=1)
+    num_requests: Count = Field(64, ge=1, le=MAX_REQUESTS)
+    duration_s: Quantity | None = Field(None, gt=0, le=MAX_RUN_S)
 
     @model_validator(mode="after")
     def _one_load(self) -> PointSpec:
@@ -75,22 +79,27 @@ class CapacitySpec(Model):
     knob: Literal["rate", "concurrency"] = Field(
         "concurrency", description="open-loop rate or closed-loop users"
     )
-    start: float = Field(capacity.DEFAULT_START, gt=0, description="first value probed")
-    max_value: float = Field(capacity.DEFAULT_MAX_VALUE, gt=0, description="largest value probed")
-    min_attainment: float | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
-    tolerance: float = Field(
+    start: Quantity = Field(capacity.DEFAULT_START, gt=0, description="first value probed")
+    max_value: Quantity | None = Field(
+        None,
+        gt=0,
+        description="an optional cap: the largest value probed (the factsheet names it when it binds). None: "
+        "the search doubles until a clear fail (spec >= 1.8.0; before, 64 when not given)",
+    )
+    min_attainment: Quantity | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
+    tolerance: Quantity = Field(
         capacity.DEFAULT_TOLERANCE, gt=0, description="rate: stop when the bracket is this narrow (relative)"
     )
-    max_points: int = Field(capacity.DEFAULT_MAX_POINTS, ge=2, description="probed points at most")
-    num_requests: int = Field(32, ge=2, le=MAX_REQUESTS, description="requests per probed point")
-    confirm_requests: int | None = Field(
+    max_points: Count = Field(capacity.DEFAULT_MAX_POINTS, ge=2, description="probed points at most")
+    num_requests: Count = Field(32, ge=2, le=MAX_REQUESTS, description="requests per probed point")
+    confirm_requests: Count | None = Field(
         None,
         ge=2,
         le=MAX_REQUESTS,
         description="requests of a confirmation run of the answer, long enough for its p99 claim "
         "(≥ 459 measured for a p99 at 99 % confidence); none: the answer rests on its short probe",
     )
-    max_confirmations: int = Field(
+    max_confirmations: Count = Field(
         capacity.DEFAULT_MAX_CONFIRMATIONS,
         ge=1,
         description="confirmation runs at most (stepping down on a failure)",
@@ -101,7 +110,7 @@ class CapacitySpec(Model):
         "probe of a rate) or bisect (to the middle between the failed value and the highest value passing "
         "below it: a long run can hold far less than its short probe showed)",
     )
-    repeats: int = Field(
+    repeats: Count = Field(
         1,
         description="runs of the headline run (the last confirmation) in all: 1, as before 1.7.0, or k ≥ 3, "
         f"each further one after a fresh server start (a server the tool starts) or a prefix-cache reset (an "
@@ -125,13 +134,20 @@ class CapacitySpec(Model):
             raise ValueError(
                 "repeats: needs confirm_requests (what is repeated is the long confirmation run)"
             )
-        runs = self.max_points + self.max_confirmations + self.repeats - 1
+        runs = self.max_points + self.max_confirmations * self.repeats
         if runs >= SEED_BLOCK:
             raise ValueError(
-                f"max_points + max_confirmations + repeats − 1 = {runs} runs: at most {SEED_BLOCK - 1} (each "
+                f"max_points + max_confirmations × repeats = {runs} runs: at most {SEED_BLOCK - 1} (each "
                 "run of a search draws its own seed from a block of that many)"
             )
+        if self.max_value is not None and self.start > self.max_value:
+            raise ValueError(f"start {self.start:g} > max_value {self.max_value:g}")
         return self
+
+    def requests_at(self, requests: int, value: float, per_user: int) -> int:
+        """A run's requests at `value`: at least `per_user` per closed-loop user, so a search that reaches far
+        above its start still keeps every user busy (a rate's run keeps its count)."""
+        return max(requests, per_user * int(value)) if self.knob == "concurrency" else requests
 
     def search_parameters(self) -> capacity.CapacitySearch:
         """The search's parameters this spec asks for, as the result states them (its floor the default)."""
@@ -143,6 +159,8 @@ class CapacitySpec(Model):
             max_points=self.max_points,
             max_confirmations=self.max_confirmations,
             confirm_step=self.confirm_step,
+            rule="bracketing",
+            confirm_runs=self.repeats,
         )
 
 
@@ -158,7 +176,8 @@ def _enough_sessions(profile: ChatSessionsProfile, turns: int, users: int, where
 
 
 def _capacity_sessions(profile: ChatSessionsProfile, capacity: CapacitySpec, where: str) -> None:
-    users = int(capacity.max_value)
+    # Without a cap, a run above the start gets turns_max turns per user (CapacitySpec.requests_at).
+    users = int(capacity.max_value if capacity.max_value is not None else capacity.start)
     _enough_sessions(profile, capacity.num_requests, users, f"{where}.num_requests")
     if capacity.confirm_requests is not None:
         _enough_sessions(profile, capacity.confirm_requests, users, f"{where}.confirm_requests")
@@ -189,14 +208,14 @@ class LoadSpec(Model):
     """Streaming load test: the same workload shape at each point."""
 
     endpoint: Literal["completions", "chat"] = "completions"
-    input_len: int = Field(128, ge=1, le=MAX_TOKENS, description="prompt tokens")
-    output_len: int = Field(
+    input_len: Count = Field(128, ge=1, le=MAX_TOKENS, description="prompt tokens")
+    output_len: Count = Field(
         64, ge=1, le=MAX_TOKENS, description="output tokens asked for (ignore_eos where supported)"
     )
-    warmup_requests: int = Field(0, ge=0, description="per point, excluded from the steady window")
-    cooldown_requests: int = Field(0, ge=0)
-    seed: int = 0
-    request_timeout_s: float = Field(300.0, gt=0, le=MAX_REQUEST_S)
+    warmup_requests: Count = Field(0, ge=0, description="per point, excluded from the steady window")
+    cooldown_requests: Count = Field(0, ge=0)
+    seed: Count = 0
+    request_timeout_s: Quantity = Field(300.0, gt=0, le=MAX_REQUEST_S)
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
@@ -219,7 +238,7 @@ class LoadSpec(Model):
         description="capacity at SLO for further workload profiles, side by side with `capacity` (one per "
         "profile, each different from `workload`'s)",
     )
-    workers: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+    workers: Annotated[Count, Field(ge=1)] | Literal["auto"] = Field(
         1,
         description="worker processes the load is sent from, one event loop each ('auto': one per core of "
         "the host that builds; more than its cores is refused before anything is sent). 1: one process, as "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from factsheet.document.predictor import parse_constraints
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model
 from tuner.campaign.spec import CampaignSpec
 
 
@@ -22,7 +22,7 @@ class PredictorSpec(Model):
     constraints: dict[str, str] = Field(
         default_factory=dict, description="recommendation constraints, e.g. {pass_at_1: '>=0.05'}"
     )
-    verify_repetitions: int = Field(3, ge=0, description="live measurements of the recommendation")
+    verify_repetitions: Count = Field(3, ge=0, description="live measurements of the recommendation")
     confident: bool = Field(
         False, description="constraints must hold for the prediction's whole 95 % interval, not only its mean"
     )

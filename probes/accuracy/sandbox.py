@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model
 
 _RUNNER = Path(__file__).with_name("_runner.py")
 _READ_CHUNK = 1 << 16
@@ -32,17 +32,19 @@ class SandboxLimits(Model):
 
     # EvalPlus sets 4 GiB on its own worker, whose imports already map ~2.1 GiB (measured through the
     # parity bench), so a program gets ~1.9-2.0 GiB there; this runner maps 14 MiB.
-    address_space_bytes: int = Field(
+    address_space_bytes: Count = Field(
         2 << 30, gt=0, description="RLIMIT_AS per sandbox process (what EvalPlus leaves a program)"
     )
-    file_size_bytes: int = Field(1 << 20, ge=0, description="RLIMIT_FSIZE: largest file it may write")
-    open_files: int = Field(64, gt=8, description="RLIMIT_NOFILE")
-    processes: int = Field(
+    file_size_bytes: Count = Field(1 << 20, ge=0, description="RLIMIT_FSIZE: largest file it may write")
+    open_files: Count = Field(64, gt=8, description="RLIMIT_NOFILE")
+    processes: Count = Field(
         64,
         gt=1,
         description="RLIMIT_NPROC for the unprivileged sandbox user (shared by concurrent sandboxes)",
     )
-    output_bytes: int = Field(64 << 20, gt=0, description="cap on the bytes of one result line (one output)")
+    output_bytes: Count = Field(
+        64 << 20, gt=0, description="cap on the bytes of one result line (one output)"
+    )
     namespaces: bool = Field(True, description="use net/mount/pid namespaces where the kernel allows")
 
 

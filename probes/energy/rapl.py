@@ -26,6 +26,7 @@ class RaplChannel:
     def __init__(self, zone: Path, component: Component, max_range_uj: int) -> None:
         self.component = component
         self.resets = 0
+        self.zone = zone
         self._energy_file = zone / "energy_uj"
         self._max_range_uj = max_range_uj
         self._last_uj: int | None = None

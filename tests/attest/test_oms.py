@@ -128,3 +128,25 @@ def test_bad_oms_input_is_one_line(fresh, keys, model, tmp_path):
     assert swapped.returncode == 1 and "factsheet.model.sig differs from its signed digest" in swapped.stderr
     for out in (ed, other, differ, wrong, swapped):
         assert "PRIVATE KEY" not in out.stdout + out.stderr and str(tmp_path) not in out.stderr
+
+
+def test_a_refused_or_failed_sign_leaves_the_earlier_signature_verifying(fresh, keys, model, tmp_path):
+    """Signing is all or nothing (issue 42): the results bundle, the OMS bundle and the attestation are made in
+    memory and renamed together only when all succeeded."""
+    private, public = _ec_keys(tmp_path)
+    sheet = fresh / "factsheet.json"
+    assert run_cli("sign", sheet, "--key", keys[0]).returncode == 0
+    before = {p.name: p.read_bytes() for p in fresh.glob("factsheet*.jsonl")}
+    checked = run_cli("check", sheet, "-p", "release-gate", "-o", tmp_path / "check")
+    assert checked.returncode == 1, checked.stderr
+    report = tmp_path / "check" / "compliance.json"
+    (model / "tokenizer.json").unlink()  # fails after the Test Result is made: the OMS folder lacks a file
+    failed = run_cli(
+        "sign", sheet, "--key", keys[0], "--compliance", report, "--model-folder", model, "--oms-key", private
+    )
+    assert failed.returncode == 2 and "tokenizer.json" in failed.stderr
+    assert {p.name: p.read_bytes() for p in fresh.glob("factsheet*.jsonl")} == before
+    assert not (fresh / "factsheet.model.sig").exists()
+    assert not [p for p in fresh.iterdir() if p.name.startswith(".")]  # no temporaries left behind
+    ok = run_cli("verify", sheet, "--pubkey", keys[1])
+    assert ok.returncode == 0, ok.stderr

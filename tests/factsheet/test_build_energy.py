@@ -35,7 +35,7 @@ def test_energy_and_carbon_from_steady_window(tmp_path, mock_url, endpoint_spec,
     energy = sheet["energy"]["energy"]
     duration = energy["t_end"] - energy["t_start"]
     gross = energy["total"]["gross"]["energy_j"]["value"]
-    assert gross == pytest.approx(WATTS * duration, rel=0.1, abs=0.3)
+    assert gross == pytest.approx(WATTS * duration, rel=0.01)
     assert energy["total"]["net"]["energy_j"]["value"] == pytest.approx(0.0, abs=0.1 * gross + 0.3)
     assert energy["requests"] == sheet["load"]["points"][1]["result"]["metrics"]["completed"]
     per_token = energy["total"]["gross"]["j_per_output_token"]["value"]

@@ -1,14 +1,15 @@
 """A fake powercap sysfs tree: intel-rapl zones whose `energy_uj` counters follow a known energy in joules,
 wrapped at `max_energy_range_uj` like the hardware. Set by hand (`set_time`) for the energy probe's own
-tests, or advanced by wall-clock time (`wall_clock_counter`) under a real build."""
+tests, or at each read's own time stamp (`wall_clock_counter`) under a real build."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
+
+from probes.energy.rapl import RaplChannel
 
 EnergyOfTime = Callable[[float], float]
 
@@ -39,21 +40,18 @@ class FakePowercap:
 
 @contextmanager
 def wall_clock_counter(root: Path, watts: float) -> Iterator[Path]:
-    """A RAPL package counter (`intel-rapl:0`, package-0) under `root` advancing at `watts` of wall-clock
-    time, every 5 ms, while the block runs; yields `root` (a spec's `energy.powercap_root`)."""
+    """A RAPL package counter (`intel-rapl:0`, package-0) under `root` at `watts` of the energy monitor's own
+    clock while the block runs; yields `root` (a spec's `energy.powercap_root`). The counter is set to
+    watts × t at the very stamp t each read is made at, so the truth is this function of the monitor's clock,
+    not a writer thread that a busy host holds back."""
     powercap = FakePowercap(root)
-    powercap.add_zone("intel-rapl:0", "package-0", watts=watts)
-    t0, stop = time.time(), threading.Event()
+    zone = powercap.add_zone("intel-rapl:0", "package-0", watts=watts)
+    original = RaplChannel.read
 
-    def advance() -> None:
-        while not stop.is_set():
-            powercap.set_time(time.time() - t0)
-            time.sleep(0.005)
+    def read(channel: RaplChannel, t: float) -> float:
+        if channel.zone == zone:
+            powercap.set_time(t)
+        return original(channel, t)
 
-    thread = threading.Thread(target=advance, daemon=True)
-    thread.start()
-    try:
+    with mock.patch.object(RaplChannel, "read", read):
         yield root
-    finally:
-        stop.set()
-        thread.join()

@@ -6,15 +6,15 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model, Quantity
 from tuner.campaign.accuracy import AccuracyOptions
 
 
 class SampleSpec(Model):
     method: Literal["twise", "uniform"] = "twise"
-    t: int = Field(2, ge=1, le=3, description="strength of a t-wise sample")
-    n: int = Field(20, ge=1, description="size of a uniform sample")
-    seed: int = 0
+    t: Count = Field(2, ge=1, le=3, description="strength of a t-wise sample")
+    n: Count = Field(20, ge=1, description="size of a uniform sample")
+    seed: Count = 0
 
 
 class SharedOptions(Model):
@@ -40,14 +40,14 @@ class CampaignSpec(Model):
         description="bundled model name (generation_config, vllm_serving) or a .uvl path"
     )
     sample: SampleSpec = Field(default_factory=SampleSpec)
-    extra_uniform: int = Field(0, ge=0, description="uniform configurations added to the sample")
-    repetitions: int = Field(3, ge=1)
+    extra_uniform: Count = Field(0, ge=0, description="uniform configurations added to the sample")
+    repetitions: Count = Field(3, ge=1)
     order: Literal["shuffled", "rounds"] = Field(
         "shuffled",
         description="shuffled: all (configuration, repetition) pairs in one random order; rounds: every "
         "configuration once (random order) before any is repeated, so a campaign stopped early covers the most",
     )
-    seed: int = 0
+    seed: Count = 0
     measurer: str = Field(description="'module:factory' building the measurer")
     options: dict = Field(
         default_factory=dict,
@@ -58,12 +58,12 @@ class CampaignSpec(Model):
     )
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(None, description="join this Ray cluster; else start a local one")
-    task_cpus: float | None = Field(
+    task_cpus: Quantity | None = Field(
         None,
         gt=0,
         description="CPUs each Ray task declares; default: a whole node, so measurements never share it",
     )
-    max_configs: int | None = Field(None, ge=1, description="cap on configurations (tiny CI campaigns)")
+    max_configs: Count | None = Field(None, ge=1, description="cap on configurations (tiny CI campaigns)")
 
     @field_validator("options")
     @classmethod

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from probes.core.measurement import Model
+from probes.core.measurement import Count, Model, Quantity
 from probes.core.untrusted.limits import (
     MAX_REQUESTS,
     MAX_SESSION_TURNS,
@@ -26,7 +26,7 @@ class SyntheticProfile(Model):
     length_distribution: Literal["fixed", "uniform", "normal"] = Field(
         "fixed", description="spread of prompt and output lengths around the load section's input/output_len"
     )
-    length_spread: float = Field(0.0, ge=0, le=1, description="uniform range ratio or normal sd / mean")
+    length_spread: Quantity = Field(0.0, ge=0, le=1, description="uniform range ratio or normal sd / mean")
 
     @model_validator(mode="after")
     def _spread(self) -> SyntheticProfile:
@@ -40,7 +40,7 @@ class CodeProfile(Model):
 
     profile: Literal["code"] = "code"
     path: str | None = Field(None, description="HumanEval+ .jsonl.gz; none: the copy beside the checkout")
-    output_len: int | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
+    output_len: Count | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
 
 
 class JsonlProfile(Model):
@@ -48,7 +48,7 @@ class JsonlProfile(Model):
 
     profile: Literal["jsonl"] = "jsonl"
     path: str = Field(description="the .jsonl file")
-    output_len: int | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
+    output_len: Count | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
 
 
 class SharedPrefixProfile(Model):
@@ -56,10 +56,10 @@ class SharedPrefixProfile(Model):
     them plus a unique suffix of `suffix_len` tokens; prompts of a group are spread over the run (seed order)."""
 
     profile: Literal["shared-prefix"] = "shared-prefix"
-    num_prefixes: int = Field(4, ge=1, le=MAX_REQUESTS, description="G: groups, one shared prefix each")
-    prefix_len: int = Field(256, ge=0, le=MAX_TOKENS, description="P: shared prefix, tokens")
-    suffix_len: int = Field(256, ge=1, le=MAX_TOKENS, description="unique suffix, tokens")
-    output_len: int | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
+    num_prefixes: Count = Field(4, ge=1, le=MAX_REQUESTS, description="G: groups, one shared prefix each")
+    prefix_len: Count = Field(256, ge=0, le=MAX_TOKENS, description="P: shared prefix, tokens")
+    suffix_len: Count = Field(256, ge=1, le=MAX_TOKENS, description="unique suffix, tokens")
+    output_len: Count | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
 
     @property
     def shared_fraction(self) -> float:
@@ -70,11 +70,11 @@ class LongContextProfile(Model):
     """RAG-like: a long distinct document and a short question per prompt, a short answer."""
 
     profile: Literal["long-context"] = "long-context"
-    document_len: int = Field(
+    document_len: Count = Field(
         1536, ge=1, le=MAX_TOKENS, description="document tokens per prompt (distinct per prompt)"
     )
-    question_len: int = Field(32, ge=1, le=MAX_TOKENS, description="question tokens after the document")
-    output_len: int | None = Field(16, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
+    question_len: Count = Field(32, ge=1, le=MAX_TOKENS, description="question tokens after the document")
+    output_len: Count | None = Field(16, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
 
 
 class ChatSessionsProfile(Model):
@@ -83,19 +83,19 @@ class ChatSessionsProfile(Model):
     session after another; open loop: sessions start at `rate` sessions/s."""
 
     profile: Literal["chat-sessions"] = "chat-sessions"
-    system_prompt_len: int = Field(
+    system_prompt_len: Count = Field(
         128, ge=0, le=MAX_TOKENS, description="shared system prompt, tokens (0: none)"
     )
-    turns_min: int = Field(
+    turns_min: Count = Field(
         2, ge=1, le=MAX_SESSION_TURNS, description="turns per session: uniform integer in [min, max]"
     )
-    turns_max: int = Field(4, ge=1, le=MAX_SESSION_TURNS)
-    user_turn_len: int = Field(64, ge=1, le=MAX_TOKENS, description="user turn, tokens (mean)")
-    user_turn_spread: float = Field(
+    turns_max: Count = Field(4, ge=1, le=MAX_SESSION_TURNS)
+    user_turn_len: Count = Field(64, ge=1, le=MAX_TOKENS, description="user turn, tokens (mean)")
+    user_turn_spread: Quantity = Field(
         0.0, ge=0, le=1, description="user turn length uniform on mean·[1 − spread, 1 + spread]"
     )
-    output_len: int | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
-    think_time_ms: float = Field(
+    output_len: Count | None = Field(None, ge=1, le=MAX_TOKENS, description=OUTPUT_LEN)
+    think_time_ms: Quantity = Field(
         0.0, ge=0, le=MAX_THINK_MS, description="pause between a reply and the next turn (mean)"
     )
     think_time_distribution: Literal["fixed", "exponential"] = "fixed"
@@ -112,10 +112,12 @@ class TraceProfile(Model):
 
     profile: Literal["trace"] = "trace"
     path: str = Field(description="JSONL: timestamp (ms), input_length, output_length, optional hash_ids")
-    time_scale: float = Field(
+    time_scale: Quantity = Field(
         1.0, gt=0, le=MAX_TIME_SCALE, description="send time = timestamp × time_scale (0.5: twice as fast)"
     )
-    block_size: int = Field(512, ge=1, le=MAX_TOKENS, description="tokens per hash_ids block (Mooncake: 512)")
+    block_size: Count = Field(
+        512, ge=1, le=MAX_TOKENS, description="tokens per hash_ids block (Mooncake: 512)"
+    )
 
 
 WorkloadProfile = Annotated[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -38,12 +39,21 @@ def parse_profile(name: str, options: dict[str, str], where: str = "--workload")
     if name not in PROFILES:
         raise WorkloadError(f"{where}: unknown workload profile '{name}' (one of: {', '.join(PROFILES)})")
     try:
-        return _ADAPTER.validate_python({**options, "profile": name})
+        return _ADAPTER.validate_python({**{k: _number(v) for k, v in options.items()}, "profile": name})
     except ValidationError as exc:
         # The first location is the profile's tag (its name, already said): the parameter follows it.
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"][1:]) or "(parameters)"
         raise WorkloadError(f"{where} {name}: {field}: {first['msg']}") from None
+
+
+def _number(value: str) -> object:
+    """A flag's value as a spec would state it: a number where Python reads one (`-3`, `0.5`, `1e9`, `inf`),
+    else the text (the profile's numbers are strict: a spec's quoted "3" is refused, a flag's text is read)."""
+    for kind in (int, float):
+        with contextlib.suppress(ValueError):
+            return kind(value)
+    return value
 
 
 def build_plan(profile: WorkloadProfile, ctx: BuildContext) -> Plan:
