@@ -19,7 +19,7 @@ ifneq ($(HUMANEVAL),)
 export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
 endif
 
-.PHONY: demo test check docs bench lint schemas system test-system tool serving clean
+.PHONY: demo test check docs bench lint schemas system test-system tool serving peers clean
 
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
@@ -87,6 +87,22 @@ $(SERVE)/.installed:
 	$(SERVE)/bin/pip install -q $(VLLM_PINS) || \
 	  $(SERVE)/bin/pip install -q --extra-index-url https://download.pytorch.org/whl/cpu $(VLLM_PINS)
 	$(SERVE)/bin/pip uninstall -q -y torchvision torchaudio torchcodec triton || true
+	touch $@
+
+# Real peers for the slow-lane tests (issue 40): llama-cpp-python's server, built once from its sdist (about
+# 8 minutes on 2 cores) into a cache outside the checkout, reused by every checkout. Tests skip, naming this
+# target, where it is absent.
+LLAMA_CPP_VENV ?= $(HOME)/.cache/llm-factsheet/llama-cpp-venv
+LLAMA_CPP_PIN := llama-cpp-python[server]==0.3.36
+# Not -march=native: on a VM whose CPU reports AMX without the kernel enabling its tile state, the native
+# build's AMX weight repacking dies with a general protection fault on the first request (found here).
+LLAMA_CPP_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+peers: $(LLAMA_CPP_VENV)/.installed
+$(LLAMA_CPP_VENV)/.installed:
+	$(PYTHON) -m venv $(LLAMA_CPP_VENV)
+	$(LLAMA_CPP_VENV)/bin/pip install -q --upgrade pip
+	CMAKE_ARGS="$(LLAMA_CPP_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 10 \
+	  $(LLAMA_CPP_VENV)/bin/pip install -q --no-cache-dir --force-reinstall '$(LLAMA_CPP_PIN)'
 	touch $@
 
 clean:

@@ -120,7 +120,9 @@ def build_factsheet(
             publication = publish_factsheet(out_dir / FACTSHEET_JSON, parsed.publish)
         except InputError as exc:  # the files stay written; the result says the publication failed
             error = str(exc)
-    failure = _gate_failure(gate)
+    void = sheet.headline.void if sheet.headline is not None else None
+    # A void measurement never exits 0: its files are written and page 1 says why (headline.void).
+    failure = f"the measurement is void: {void}" if void else _gate_failure(gate)
     return BuildResult(
         output=out_dir,
         factsheet=sheet,

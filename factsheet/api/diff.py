@@ -6,14 +6,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from factsheet.api.results import Result
-from factsheet.compliance.diff import DiffError, DiffReport, compare, parse_limits, write_diff
+from factsheet.compliance.diff import (
+    DEFAULT_ON_INCONCLUSIVE,
+    DiffError,
+    DiffReport,
+    compare,
+    parse_limits,
+    write_diff,
+)
 from factsheet.compliance.policy import load_policy
 from factsheet.rederive.validate import load_factsheet
 
 
 class DiffResult(Result):
-    """The diff report and the files it was written to; `failure` is the verdict's reason unless it is
-    no_regression (a regression, an unsupported candidate, or nothing comparable)."""
+    """The diff report and the files it was written to; `failure` is the verdict's reason unless the gate
+    passes (no_regression; inconclusive where the policy's on_inconclusive is pass)."""
 
     report: DiffReport
 
@@ -35,16 +42,19 @@ def diff_factsheets(
     diff.json/.md/.html into `output` (default: the candidate's folder). Limits come from the policies'
     `max_regression`, then `max_regression` (a mapping METRIC -> LIMIT such as {"e2el_ms.p99": "10%"}, or the
     CLI's "METRIC=LIMIT" strings), each overriding the one before."""
-    limits = {}
+    limits, on_inconclusive = {}, (DEFAULT_ON_INCONCLUSIVE, "default")
     for ref in policies:
-        limits.update(parse_limits(load_policy(ref).max_regression, source=ref))
+        policy = load_policy(ref)
+        limits.update(parse_limits(policy.max_regression, source=ref))
+        if policy.on_inconclusive is not None:  # each policy given overrides the one before, as limits do
+            on_inconclusive = (policy.on_inconclusive, f"policy {policy.id}")
     given = max_regression if isinstance(max_regression, Mapping) else dict(map(_split, max_regression))
     limits.update(parse_limits(dict(given), source="--max-regression"))
     old, new = Path(old), Path(new)
     a, b = load_factsheet(old), load_factsheet(new)
-    report = compare(a, old, b, new, limits)
+    report = compare(a, old, b, new, limits, on_inconclusive=on_inconclusive)
     written = write_diff(report, output or new.parent)
-    failure = None if report.verdict == "no_regression" else report.verdict_reason
+    failure = None if report.gate == "pass" else report.verdict_reason
     return DiffResult(report=report, written=tuple(written), failure=failure)
 
 

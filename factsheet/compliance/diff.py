@@ -78,7 +78,10 @@ from probes.load.stats import min_samples, quantile_ci
 # are named, never decide the verdict).
 # 1.3.0 also: between-run noise from the repeats (Welch, Bonferroni over the figures so decided: Noise.alpha,
 # FigureDiff.k_old/k_new); a worse row on a busy host is "not decided: busy host" (FigureDiff.busy_host).
-# 1.4.0: the baseline held to its records as the candidate is (either side unsupported: verdict unsupported).
+# 1.4.0: the baseline held to its records as the candidate is (either side unsupported: verdict unsupported);
+# no_regression only when every row that decides was compared and decided; a row decides only on between-run
+# noise (FigureDiff.between_run; else not decided: no between-run noise); the policy's `on_inconclusive` and
+# the gate it gives (DiffReport.gate); the baseline's repeats alone decide a candidate run at the same load.
 DIFF_VERSION = "1.4.0"
 NOISE_CONFIDENCE = 0.95
 # Each side's percentile interval: two 97.5 % intervals make a ≥ 95 % interval of their difference.
@@ -116,7 +119,7 @@ CAPACITY_METHOD = (
 NOISE_SCOPE = (
     "within-run only: every interval is the noise of one run's own samples. Neither side repeated its "
     "headline runs (spec `repeats`), so no between-run variance is recorded, and a rebuild on the same host "
-    "can move a figure further than these intervals"
+    "can move a figure further than these intervals: no load figure is decided on them"
 )
 FAMILY_ALPHA = 1 - NOISE_CONFIDENCE  # the chance of any false alarm among the between-run rows of one diff
 WELCH_METHOD = (
@@ -126,10 +129,26 @@ WELCH_METHOD = (
     "False alarms: at most {family:.0%} of diffs between builds of one deployment (independent, normal repeats)"
 )
 NOISE_SCOPE_BETWEEN = (
-    "between-run where both sides repeated the confirmation run ({m} figure(s): Welch's t-test on the repeats, "
-    "at most {family:.0%} false alarms over them together); within-run (one run's own samples) for the rest"
+    "between-run where the baseline repeated the confirmation run ({m} figure(s): Welch's t-test on both "
+    "sides' repeats, or the candidate's one run against the baseline's prediction interval; at most "
+    "{family:.0%} false alarms over them together); within-run (one run's own samples) for the rest, which "
+    "decide nothing"
 )
 BUSY = "busy host"
+NO_BETWEEN = "no between-run noise"
+NotDecided = Literal["busy host", "no between-run noise"]
+OnInconclusive = Literal["pass", "fail"]
+DEFAULT_ON_INCONCLUSIVE: OnInconclusive = "fail"
+PREDICTION_METHOD = (
+    "between-run, the baseline's repeats alone: the candidate's one run against the normal-theory prediction "
+    "interval of the baseline's k repeats (mean ± t(k − 1, 1 − alpha/2) · s · √(1 + 1/k)), two-sided at alpha "
+    "(Bonferroni: {family:.0%} over the {m} figure(s) so decided in this diff); the interval is of "
+    "new − mean(old)"
+)
+SHARE_OVER_TASKS = (
+    "a share over a fixed task set: a rebuild's pass count varies by at most the binomial variance this test "
+    "assumes, so its noise covers a rebuild's"
+)
 INDICATIVE = "a sweep point: short, reported for information, never decides the verdict"
 
 
@@ -195,8 +214,18 @@ class FigureDiff(Model):
     busy_host: bool = Field(
         False, description="a run of the row was measured on a busy host, on either side (diff >= 1.3.0)"
     )
-    not_decided: str | None = Field(
-        None, description="worse beyond noise and limit, but not decided: why (busy host) (diff >= 1.3.0)"
+    not_decided: NotDecided | None = Field(
+        None,
+        description="a row that decides, not decided: why. 'busy host' (worse beyond noise and limit, diff >= "
+        "1.3.0); 'no between-run noise' (whatever its change: its noise is one run's own, diff >= 1.4.0)",
+    )
+    between_run: bool = Field(
+        False,
+        description="diff >= 1.4.0: the row's noise covers a rebuild's (both sides repeated the run, the "
+        "baseline's repeats, or a share over a fixed task set); only such a row decides",
+    )
+    too_few_samples: bool = Field(
+        False, description="not comparable within-run: a side's samples do not support the percentile"
     )
 
     @property
@@ -246,9 +275,20 @@ class DiffReport(Model):
     verdict: Verdict = Field(
         description="regression; unsupported (either side's figures do not re-derive from its records: the "
         "baseline's as the candidate's, diff >= 1.4.0); "
-        "inconclusive (no figure was comparable); no_regression. Only no_regression exits 0."
+        "inconclusive (a row that decides was not compared, or not decided: busy host, no between-run "
+        "noise; or no such row); no_regression (every row that decides compared and decided, none worse)."
     )
     verdict_reason: str = Field(description="the verdict in words")
+    on_inconclusive: OnInconclusive = Field(
+        DEFAULT_ON_INCONCLUSIVE,
+        description="diff >= 1.4.0: the gate an inconclusive verdict gives (the policy's `on_inconclusive`)",
+    )
+    on_inconclusive_source: str = Field("default", description="the policy that set it, or 'default'")
+    gate: Literal["pass", "fail"] = Field(
+        "fail",
+        description="diff >= 1.4.0: the exit code's verdict: pass (exit 0) on no_regression, and on "
+        "inconclusive where on_inconclusive is pass; fail (exit 1) otherwise",
+    )
     old_unsupported: list[Discrepancy] = Field(
         default_factory=list, description="figures of the old factsheet its raw records do not support"
     )
@@ -259,7 +299,10 @@ class DiffReport(Model):
         "a regression is a change for the worse that is beyond noise (the 95 % interval of new − old "
         "excludes 0; for shares, Fisher's exact p < 0.05) and beyond its limit, on a figure the factsheet "
         "claims: capacity at SLO, its confirmation run's figures, pass@1; sweep points are indicative; a row "
-        "measured on a busy host is never a regression (not decided: busy host)"
+        "measured on a busy host is never a regression (not decided: busy host); a row decides only on "
+        "between-run noise (both sides repeated, or the baseline's repeats; pass@1 over its fixed tasks), else "
+        "it is not decided: no between-run noise; no_regression needs every row that decides compared and "
+        "decided, else inconclusive, whose exit code the policy's on_inconclusive chooses"
     )
     noise_scope: str = Field(NOISE_SCOPE, description="what the noise intervals cover (diff >= 1.2.0)")
     limits: dict[str, Limit]
@@ -283,6 +326,8 @@ class DiffReport(Model):
             "",
             f"{t(self.verdict_reason)}.",
             "",
+            f"Gate: **{self.gate}** ({t(self.gate_words())}).",
+            "",
             f"Noise: {t(self.noise_scope)}.",
             "",
             "| figure | scope | old | new | change | 95 % CI of change | limit | verdict |",
@@ -303,6 +348,14 @@ class DiffReport(Model):
                 f"{_f(f.change)}{rel} | {ci} | {t(limit)} | {t(verdict)} |"
             )
         return "\n".join(lines + self._deployment_lines()) + "\n"
+
+    def gate_words(self) -> str:
+        """Why the gate passes or fails, naming the on_inconclusive that applied."""
+        if self.verdict == "no_regression":
+            return "no regression"
+        if self.verdict != "inconclusive":
+            return self.verdict.replace("_", " ")
+        return f"inconclusive, and on_inconclusive is {self.on_inconclusive} ({self.on_inconclusive_source})"
 
     def _deployment_lines(self) -> list[str]:
         if not self.deployment:
@@ -357,9 +410,11 @@ def compare(
     new_path: Path,
     limits: dict[str, Limit],
     supported: tuple[Support, Support] | None = None,
+    on_inconclusive: tuple[OnInconclusive, str] = (DEFAULT_ON_INCONCLUSIVE, "default"),
 ) -> DiffReport:
     """`supported`: what each side's records support, when the caller has already re-derived these very
-    sheets in their folders (the catalogue re-derives every build first; a diff would do it again)."""
+    sheets in their folders (the catalogue re-derives every build first; a diff would do it again).
+    `on_inconclusive`: the gate an inconclusive verdict gives, and the policy that said so."""
     applied = parse_limits(DEFAULT_LIMITS, "default") | limits
     # Re-derived first: no row is compared on a figure its records do not give.
     if supported is None:
@@ -378,6 +433,7 @@ def compare(
     for f in figures:
         _judge(f, applied.get(f.figure))
     verdict, why = _verdict(figures, sides)
+    passes = verdict == "no_regression" or (verdict == "inconclusive" and on_inconclusive[0] == "pass")
     return DiffReport(
         old=str(old_path),
         new=str(new_path),
@@ -385,6 +441,9 @@ def compare(
         new_sha256=_digest(new_path),
         verdict=verdict,
         verdict_reason=why,
+        on_inconclusive=on_inconclusive[0],
+        on_inconclusive_source=on_inconclusive[1],
+        gate="pass" if passes else "fail",
         old_unsupported=[u.discrepancy for u in sides["old"].problems],
         new_unsupported=[u.discrepancy for u in sides["new"].problems],
         noise_scope=_noise_scope(between, _repeated(old), _repeated(new)),
@@ -408,15 +467,16 @@ def _noise_scope(between: int, old: bool, new: bool) -> str:
     if not old and not new:
         return NOISE_SCOPE
     within = "within-run only: every interval is the noise of one run's own samples"
-    if old and new:
+    if old:
         why = (
-            "both factsheets repeated their headline runs, but no figure of a repeated run was compared (the "
-            "answers differ, or a side's repeated run is not its answer's)"
+            f"{'both factsheets' if new else 'the baseline'} repeated {'their' if new else 'its'} headline runs, "
+            "but no figure of a repeated run was compared (the answers differ, or a side's repeated run is not "
+            "its answer's)"
         )
     else:
         why = (
-            f"only the {'old' if old else 'new'} factsheet repeated its headline runs (spec `repeats`); "
-            "between-run variance needs repeats on both sides"
+            "only the new factsheet repeated its headline runs (spec `repeats`); between-run variance needs the "
+            "baseline's repeats"
         )
     return f"{within}. {why}, so a rebuild on the same host can move a figure further than these intervals"
 
@@ -429,7 +489,8 @@ def _between_run_alpha(figures: list[FigureDiff]) -> int:
     ]
     for f in rows:
         alpha = FAMILY_ALPHA / len(rows)
-        f.noise = _welch_noise(f, alpha, len(rows))
+        test = _welch_noise if f.new_repeats is not None else _prediction_noise
+        f.noise = test(f, alpha, len(rows))
     return len(rows)
 
 
@@ -442,23 +503,36 @@ def _verdict(figures: list[FigureDiff], sides: dict[str, Support]) -> tuple[Verd
     forged = [f"the {SIDES[w]}'s figures are {reasons(s.problems)}" for w, s in sides.items() if s.problems]
     if forged:
         return "unsupported", "; ".join(forged)
-    compared = [f for f in figures if f.status == "compared"]
-    deciding = [f for f in compared if not f.indicative]
-    regressed = [f"{f.figure} ({f.scope})" for f in figures if f.regression]
+    deciding = [f for f in figures if not f.indicative]
+    regressed = [f for f in deciding if f.regression]
     if regressed:
-        return "regression", f"regression beyond noise and threshold: {', '.join(regressed)}"
-    held = [f"{f.figure} ({f.scope})" for f in deciding if f.not_decided]
-    if held:
+        return "regression", f"regression beyond noise and threshold: {_names(regressed)}"
+    if not deciding:
         return "inconclusive", (
-            f"worse beyond noise and threshold but not decided, measured on a busy host: {', '.join(held)}"
+            f"no figure the gate decides on (capacity at SLO, its confirmation run, pass@1) in either factsheet; "
+            f"{len(figures)} indicative sweep figure(s) reported, which never decide"
         )
-    if not compared:
-        return "inconclusive", f"nothing was comparable: all {len(figures)} figure(s) not comparable"
-    indicative = len(compared) - len(deciding)
-    why = f"{len(deciding)} of {len(figures)} figure(s) compared, none regressed"
+    # no_regression only when every row that decides was compared and decided (issue 42 item 1, 41 item 1)
+    open_rows = [
+        (f"not decided, {why}", [f for f in deciding if f.not_decided == why]) for why in (BUSY, NO_BETWEEN)
+    ] + [("not compared", [f for f in deciding if f.status != "compared"])]
+    held = [f"{words}: {_names(rows)}" for words, rows in open_rows if rows]
+    if held:
+        n = sum(len(rows) for _, rows in open_rows)
+        return (
+            "inconclusive",
+            f"{n} of the {len(deciding)} figure(s) the gate decides on open: {'; '.join(held)}",
+        )
+    indicative = len(figures) - len(deciding)
+    why = f"all {len(deciding)} figure(s) the gate decides on compared and decided, none regressed"
     if indicative:
         why += f"; {indicative} indicative sweep figure(s) reported, which never decide"
     return "no_regression", why
+
+
+def _names(rows: list[FigureDiff], most: int = 8) -> str:
+    names = [f"{f.figure} ({f.scope})" for f in rows]
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _supported(row: _Row, sides: dict[str, Support]) -> FigureDiff:
@@ -502,8 +576,15 @@ def _judge(f: FigureDiff, limit: Limit | None) -> None:
 
 
 def _decide(f: FigureDiff, worse: bool) -> None:
-    """A row that decides regresses when worse; on a busy host it is not decided instead."""
-    if f.indicative or not worse:
+    """A row that decides regresses when worse; without between-run noise it is not decided whatever its
+    change (a rebuild moves a figure further than one run's own noise: issue 41); on a busy host a worse row
+    is not decided."""
+    if f.indicative:
+        return
+    if not f.between_run:
+        f.not_decided = NO_BETWEEN
+        return
+    if not worse:
         return
     if f.busy_host:
         f.not_decided = BUSY
@@ -606,6 +687,10 @@ def _capacity_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Pat
             out.append(_Row(_nc(CAPACITY, scope, why), None, None))
         else:
             row = _capacity_row(scope, o.section, n.section)
+            # each answer held over its k runs on both sides: a rebuild's noise, not one run's
+            row.between_run = (
+                repeated(o.section, o.path) is not None and repeated(n.section, n.path) is not None
+            )
             _host_notes([row], _loads(o.section, scope, o.path), _loads(n.section, scope, n.path))
             out.append(_Row(row, o.path, n.path))
             out += _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)
@@ -667,14 +752,20 @@ def _answer(section: CapacitySection) -> int | None:
 
 
 def _repeated_at_one_load(o: _Search, n: _Search) -> tuple[int, int] | None:
-    """The runs both sides repeated, when at the same load: (old index, new index) in result.points. They
-    are page 1's run on each side (the last confirmation) and carry between-run noise, whether or not their
-    value held as the answer (REPEATS_RULE)."""
-    a, b = repeated(o.section, o.path), repeated(n.section, n.path)
-    if a is None or b is None:
+    """The baseline's repeated run and the candidate's page-1 run (its repeated run, else its last
+    confirmation), when at the same load: (old index, new index) in result.points. The baseline's repeats
+    carry between-run noise (with the candidate's, Welch; alone, their prediction interval), whether or not
+    the value held as the answer (REPEATS_RULE)."""
+    a = repeated(o.section, o.path)
+    if a is None:
         return None
-    same = o.section.result.points[a.index].value == n.section.result.points[b.index].value
-    return (a.index, b.index) if same else None
+    b = repeated(n.section, n.path)
+    confirmations = [i for i, p in enumerate(n.section.result.points) if p.confirmation]
+    i_n = b.index if b is not None else (confirmations[-1] if confirmations else None)
+    if i_n is None:
+        return None
+    same = o.section.result.points[a.index].value == n.section.result.points[i_n].value
+    return (a.index, i_n) if same else None
 
 
 def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new_folder: Path) -> list[_Row]:
@@ -712,10 +803,12 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
     rep_o, rep_n = _repeats_of(o, io), _repeats_of(n, i_n)
     loads_o = search_loads(o.section, scope, o.path)[io : io + 1]
     loads_n = search_loads(n.section, scope, n.path)[i_n : i_n + 1]
-    if rep_o is not None and rep_n is not None:
-        figures = [_between(f, rep_o, rep_n) for f in figures]
+    if rep_o is not None:
+        one = None if rep_n is not None else rn.points[i_n].metrics
+        figures = [_between(f, rep_o, rep_n, one) for f in figures]
         loads_o += repeat_loads(o.section, scope, o.path)
-        loads_n += repeat_loads(n.section, scope, n.path)
+        if rep_n is not None:
+            loads_n += repeat_loads(n.section, scope, n.path)
     else:
         which = [w for w, r in (("old", rep_o), ("new", rep_n)) if r is None]
         for f in figures:
@@ -743,21 +836,52 @@ def _run_value(name: str, m: LoadMetrics) -> float | None:
     return getattr(m, metric).p(float(q))
 
 
-def _between(f: FigureDiff, old: Repeated, new: Repeated) -> FigureDiff:
-    """A confirmation row decided by between-run variance: old and new are the repeats' means, the noise
-    Welch's (its level is set once every such row is known: `_between_run_alpha`). A row the within-run rule
-    found not comparable (too few samples for its percentile) stays so."""
-    if f.status != "compared":
+def _between(f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetrics | None) -> FigureDiff:
+    """A confirmation row decided by between-run variance: old is the mean of the baseline's repeats; new the
+    mean of the candidate's (Welch) or, without them, its one run `one` (the baseline's prediction interval);
+    the level is set once every such row is known (`_between_run_alpha`). A percentile too few samples support
+    within one run is decided so too: the repeats' spread is that figure's rebuild noise, as page 1's rebuild
+    interval states it; a row not comparable for another reason stays so."""
+    if f.status != "compared" and not f.too_few_samples:
         return f
     a = [_run_value(f.figure, r.metrics) for r in old.runs]
-    b = [_run_value(f.figure, r.metrics) for r in new.runs]
+    b = (
+        [_run_value(f.figure, r.metrics) for r in new.runs]
+        if new is not None
+        else [_run_value(f.figure, one)]
+    )
     if any(v is None for v in a + b):
         return f
-    noise = Noise(method="between-run (Welch), level set below", lower=None, upper=None)
+    noise = Noise(method="between-run, level set below", lower=None, upper=None)
+    notes = [*f.notes]
+    if f.too_few_samples:
+        notes.append(f"each run's {f.figure} rests on fewer samples than bound it within one run: decided by "
+                     "the repeats' spread alone")  # fmt: skip
+    notes.append(
+        f"old and new: the mean of {len(a)} and {len(b)} repeats" if new is not None
+        else f"old: the mean of the baseline's {len(a)} repeats; new: the candidate's one run"
+    )  # fmt: skip
+    percentile = f.figure not in ("goodput", "slo_attainment")
+    unit = "ms" if percentile else ("req/s" if f.figure == "goodput" else "share")
     return f.model_copy(update={
-        "old": float(np.mean(a)), "new": float(np.mean(b)), "old_repeats": a, "new_repeats": b, "noise": noise,
-        "notes": [*f.notes, f"old and new: the mean of {len(a)} and {len(b)} repeats"],
+        "status": "compared", "reason": None, "unit": unit, "higher_is_better": not percentile,
+        "old": float(np.mean(a)), "new": float(np.mean(b)), "old_repeats": a,
+        "new_repeats": b if new is not None else None, "noise": noise, "notes": notes, "between_run": True,
     })  # fmt: skip
+
+
+def _prediction_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
+    """The candidate's one run against the baseline's repeats: the normal-theory prediction test at alpha, and
+    the (1 − alpha) interval of new − mean(old)."""
+    a, k = f.old_repeats, len(f.old_repeats)
+    d = float(f.new - np.mean(a))
+    scale = float(np.std(a, ddof=1)) * math.sqrt(1 + 1 / k)
+    method = PREDICTION_METHOD.format(family=FAMILY_ALPHA, m=m)
+    if scale == 0:  # k identical runs: any difference is beyond noise, none is within it
+        return Noise(method=method, lower=d, upper=d, p_value=0.0 if d != 0 else 1.0, alpha=alpha)
+    p = float(2 * student_t.sf(abs(d) / scale, k - 1))
+    half = float(student_t.ppf(1 - alpha / 2, k - 1)) * scale
+    return Noise(method=method, lower=d - half, upper=d + half, p_value=p, alpha=alpha)
 
 
 def _welch_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
@@ -853,7 +977,7 @@ def _percentile(name: str, scope: str, a: np.ndarray, b: np.ndarray, q: float) -
             f"too few samples ({a.size} old, {b.size} new; a p{q:g} needs ≥ {need}: MLPerf early stopping "
             f"at {SUFFICIENCY_CONFIDENCE:.0%})"
         )
-        return _nc(name, scope, why)
+        return _nc(name, scope, why).model_copy(update={"too_few_samples": True})
     ca, cb = quantile_ci(a, q, SIDE_CONFIDENCE), quantile_ci(b, q, SIDE_CONFIDENCE)
     lower = None if cb.lower is None or ca.upper is None else cb.lower - ca.upper
     upper = None if cb.upper is None or ca.lower is None else cb.upper - ca.lower
@@ -910,17 +1034,13 @@ def _accuracy_figures(old: Factsheet, new: Factsheet) -> list[FigureDiff]:
     if "pass@1" not in ra or "pass@1" not in rb:
         return [_nc("pass@1", "accuracy", "pass@1 not reported")]
     na, nb = a.pass_rates.n_tasks, b.pass_rates.n_tasks
-    return [
-        _two_proportion(
-            "pass@1",
-            "accuracy",
-            "fraction of tasks",
-            round(ra["pass@1"] * na),
-            na,
-            round(rb["pass@1"] * nb),
-            nb,
-        )
-    ]
+    row = _two_proportion(
+        "pass@1", "accuracy", "fraction of tasks", round(ra["pass@1"] * na), na, round(rb["pass@1"] * nb), nb
+    )
+    if row.status == "compared":
+        row.between_run = True
+        row.notes.append(SHARE_OVER_TASKS)
+    return [row]
 
 
 def write_diff(report: DiffReport, out_dir: Path) -> list[Path]:

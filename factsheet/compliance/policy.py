@@ -25,7 +25,9 @@ from probes.core.errors import InputError, describe_validation_error
 from probes.core.measurement import Model
 
 POLICY_VERSION = 1
-POLICY_SCHEMA_VERSION = "1.0.0"  # semver of the published policy schema; its major is POLICY_VERSION
+POLICY_SCHEMA_VERSION = (
+    "1.1.0"  # 1.1.0: on_inconclusive  # semver of the published policy schema; its major is POLICY_VERSION
+)
 PROFILES_PACKAGE = "factsheet.compliance.profiles"
 
 Op = Literal["<=", "<", ">=", ">", "==", "!=", "exists"]
@@ -165,6 +167,12 @@ class Policy(Model):
         default_factory=dict,
         description="`factsheet diff` thresholds: '<metric>.<stat>' -> '10%' (relative) or a number (absolute)",
     )
+    on_inconclusive: Literal["pass", "fail"] | None = Field(
+        None,
+        description="policy 1.1.0: the exit code of a `factsheet diff` whose verdict is inconclusive (a figure "
+        "it decides on not compared, or not decided: no between-run noise, busy host): fail (exit 1, the "
+        "default) or pass (exit 0); the diff report states which applied",
+    )
     rules: list[Rule] = Field(default_factory=list)
 
 
@@ -189,6 +197,9 @@ class LoadedPolicy(Model):
     sha256: str = Field(description="digest of the applied policy (rules after substitution)")
     parameters: list[AppliedParameter]
     max_regression: dict[str, str | float]
+    on_inconclusive: Literal["pass", "fail"] | None = Field(
+        None, description="`factsheet diff`'s gate on an inconclusive verdict (None: not set, the default)"
+    )
     disabled: dict[str, str] = Field(
         default_factory=dict, description="rule id -> the policy that disabled it"
     )
@@ -268,7 +279,9 @@ def _merge(chain: list[tuple[Policy, str]]) -> LoadedPolicy:
     declared: dict[str, tuple[Parameter, str]] = {}
     rules: dict[str, Rule] = {}
     max_regression: dict[str, str | float] = {}
+    on_inconclusive = None
     for policy, source in reversed(chain):  # base first, so nearer policies win
+        on_inconclusive = policy.on_inconclusive or on_inconclusive
         for name, p in policy.parameters.items():
             declared[name] = (p, f"default in {source}")
         for rule in policy.rules:
@@ -314,6 +327,7 @@ def _merge(chain: list[tuple[Policy, str]]) -> LoadedPolicy:
         sha256=digest,
         parameters=params,
         max_regression=max_regression,
+        on_inconclusive=on_inconclusive,
         disabled=disabled,
         rules=applied,
     )

@@ -128,6 +128,11 @@ class Headline(Model):
 
     method: str = METHOD
     figures: list[Figure]
+    void: str | None = Field(
+        None,
+        description="why the build's measurement is void, in one line for page 1 (schema >= 1.10.0): the "
+        "target lost mid-run, or no request of its load points completed; the build exits 1. None: not void",
+    )
 
     def figure(self, id: str) -> Figure | None:
         return next((f for f in self.figures if f.id == id), None)

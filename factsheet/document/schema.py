@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from factsheet.document.compliance_summary import ComplianceSummary
+from factsheet.document.conformance import ConformanceSection
 from factsheet.document.headline_model import Headline
 from factsheet.document.predictor import PredictorSection
 from factsheet.document.records_file import RecordsFile
@@ -75,7 +76,15 @@ from tuner import TuningResult
 # single-process run samples its event-loop lag as each of many workers does and is judged by the same rule
 # (`client.workers` may be 1), so a closed loop sent by one process has a validity verdict; an open loop's
 # arrivals rule is unchanged and enters the check's verdict.
-SCHEMA_VERSION = "1.9.0"
+# 1.10.0: every reply judged, not only timed (issue 40): each load record states max_tokens, finish_reason and
+# its outcome; the metrics count `truncated` apart and name where output tokens were counted from; a point
+# states what was planned, sent and never sent; a void build says so on page 1 (headline `void`).
+# 1.10.0 also: a capacity search states its rule (`result.search.rule`: capped, as before, or bracketing): bracketing
+# doubles until a clear fail with `max_value` an optional cap (None: none), and confirms in steps of
+# `search.confirm_runs` runs (the spec's repeats), a failed run stepping down (its runs stay among the points,
+# each further one stating its `isolation`); `repeats.runs` are the step that held. validate replays the rule
+# the document states (a document without one ran capped).
+SCHEMA_VERSION = "1.10.0"
 
 
 class ModelIdentity(Model):
@@ -323,6 +332,12 @@ class Factsheet(Model):
     )
     identity: Identity
     system: SystemSection
+    conformance: ConformanceSection | None = Field(
+        None,
+        description="the serving engine found (name, version, the model id sent) and how the server answered "
+        "the preflight before the first measured request, check by check (schema >= 1.10.0; None: an older "
+        "document, which does not state it)",
+    )
     load: LoadSection | NotMeasured
     accuracy: AccuracySection | NotMeasured
     energy: EnergySection | NotMeasured

@@ -57,6 +57,8 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
         (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
+        (f"{c}.points[].isolation", "attested only", "a confirmation step's further run (>= 1.10.0): what the "
+         "target answered to the fresh start or prefix-cache reset before it, as found: no record keeps it"),
         *_client_rules(f"{c}.points[].client", "the probe's"),
         (c, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
         (f"{c}.points[].value", "re-derived", "bound: part of the capacity step's context"),
@@ -108,6 +110,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
      "1.7.0; attested only where the text is over 16 KiB and not kept)"),
     ("system.deployment.chat_template.size_bytes", "re-checked", "recomputed from the kept template text "
      "(>= 1.7.0; attested only where the text is not kept)"),
+    ("conformance", "attested only", "the engine found and each preflight check's verdict, as the server "
+     "answered before the first measured request (>= 1.10.0): the preflight's requests are not kept"),
     ("provenance", "attested only", "tool version, commit, spec digest, command and times of the build"),
     ("tuning", "attested only", "the tuning trace: its evaluations ran against servers that are gone"),
     ("predictor", "attested only", "the performance predictor's section as stated (before schema 1.3.0 its "

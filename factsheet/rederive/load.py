@@ -11,6 +11,7 @@ from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
+from probes.core.isolation import Isolation
 from probes.core.measurement import DEFAULT_PERCENTILES, NotMeasured
 from probes.load.capacity import (
     CapacityPoint,
@@ -18,14 +19,14 @@ from probes.load.capacity import (
     answer,
     answer_point,
     capacity_range,
-    find_capacity,
     judge_point,
     knob_point,
+    search_capacity,
     settle_repeats,
 )
 from probes.load.metrics import LoadMetrics
 from probes.load.point import LoadPoint
-from probes.load.records import RequestRecord
+from probes.load.records import RequestRecord, judge
 from probes.load.runner import (
     CLIENT_BOUND_RULE,
     CLIENT_BOUND_RULE_BEFORE_1_8,
@@ -34,6 +35,7 @@ from probes.load.runner import (
     Arrivals,
     point_figures,
     rejudged_client,
+    request_counts,
     steady_records,
 )
 from probes.load.turns import turn_figures
@@ -54,10 +56,12 @@ def load_points(
     *,
     last_byte_rule: bool = True,
     client_check: bool = False,
+    judges_replies: bool = False,
 ) -> list[Discrepancy]:
     """Each load point's figures from its records; `last_byte_rule` False: a document older than 1.8.0,
     whose client-bound verdicts were judged by sent_s alone; `client_check` (schema >= 1.9.0): its client
-    check recomputed but for the loop lag (`attested_client`)."""
+    check recomputed but for the loop lag (`attested_client`); `judges_replies` (schema >= 1.10.0): every
+    record's outcome re-derived (`rejudged`)."""
     out: list[Discrepancy] = []
     for i, entry in enumerate(load.points):
         path, res, src = f"load.points[{i}]", entry.result, entry.records.path
@@ -80,14 +84,23 @@ def load_points(
         out += problems
         if records is None:
             continue
+        fixed = res.point.output_len if res.workload.output_lens_digest is None and not res.turns else None
+        records, wrong = rejudged(
+            records, res.point.ignore_eos, judges_replies, fixed, f"{path}.records", src
+        )
+        out += wrong
         metrics, window, arrivals = point_figures(
             res.point, res.metrics.slo, records, res.started_at, percentiles_of(res.metrics),
             last_byte_rule=_judged_by_last_byte(res.arrivals, last_byte_rule),
         )  # fmt: skip
+        metrics = worded_as(metrics, res.metrics, judges_replies)
         out += differences(res.metrics, metrics, f"{path}.result.metrics", src)
         out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
         out += differences(_judged_alike(res.arrivals, arrivals), arrivals, f"{path}.result.arrivals", src)
         out += differences(res.sent, len(records), f"{path}.result.sent", src)
+        if judges_replies or res.requests is not None:  # every point states them from 1.10.0
+            counts = request_counts(res.point, records)
+            out += differences(res.requests, counts, f"{path}.result.requests", src)
         turns = turn_figures(steady_records(records, res.point), percentiles_of(res.metrics))
         out += differences(res.turns, turns, f"{path}.result.turns", src)
         out += differences(
@@ -103,6 +116,54 @@ def load_points(
         )  # fmt: skip
         out += server_view.compare(res.server_view, res.saturation, seen, f"{path}.result", src)
     return out
+
+
+def worded_as(metrics: LoadMetrics, stated: LoadMetrics, judges_replies: bool) -> LoadMetrics:
+    """The recomputed metrics with the definitions' words of a document older than 1.10.0 (which defined
+    output tokens and goodput before replies were judged): the figures are compared, its words attested."""
+    return metrics if judges_replies else metrics.model_copy(update={"definitions": stated.definitions})
+
+
+def rejudged(
+    records: list[RequestRecord],
+    ignore_eos: bool,
+    required: bool,
+    fixed_len: int | None,
+    at: str,
+    src: str,
+) -> tuple[list[RequestRecord], list[Discrepancy]]:
+    """Each record's outcome re-derived from its own fields by the run's rule (records.judge), and the
+    records with those outcomes, which every figure is then computed from: an outcome edited in a records
+    file is named, never believed. `required` (schema >= 1.10.0): a record must state its outcome and the
+    length it asked for (a dropped one would count a cut reply as completed); `fixed_len`: the length every
+    request of the point asked for, where the workload sets one. Older records state none and are judged
+    as they were (`ok`)."""
+    again: list[RequestRecord] = []
+    wrong: list[tuple[RequestRecord, str]] = []
+    for r in records:
+        if r.outcome is None and not required:
+            again.append(r)
+            continue
+        if required and (r.max_tokens is None or (fixed_len is not None and r.max_tokens != fixed_len)):
+            asked = "no max_tokens" if r.max_tokens is None else f"max_tokens {r.max_tokens}"
+            wrong.append((r, f"{asked}, the request asked for {fixed_len or 'a length'}"))
+            r = r.model_copy(update={"max_tokens": fixed_len})
+        outcome = judge(r, ignore_eos)
+        if outcome != r.outcome:
+            wrong.append((r, f"outcome {outcome} by the outcome rule"))
+            r = r.model_copy(update={"outcome": outcome})
+        again.append(r)
+    if not wrong:
+        return again, []
+    first, why = wrong[0]
+    return again, [
+        Discrepancy(
+            figure=f"{at} (request {first.index})",
+            stated=first.outcome,
+            recomputed=f"{why}; {len(wrong)} such difference(s) in {len(records)} records",
+            source=src,
+        )
+    ]
 
 
 def _in_flight_within_cap(
@@ -177,6 +238,9 @@ class _Replayed:
     stop_reason: str | None = None  # attested: as the run reported (a point stopped when saturated)
     aborted: str | None = None
     client: ClientCheck | None = None  # attested: the run's client check as stated (schema >= 1.9.0)
+    isolation: Isolation | None = (
+        None  # attested: what separated a confirmation step's further run (>= 1.10.0)
+    )
 
 
 def attested_client(
@@ -214,6 +278,7 @@ def capacity(
     last_byte_rule: bool = True,
     settle: bool = False,
     client_check: bool = False,
+    judges_replies: bool = False,
 ) -> list[Discrepancy]:
     """The load section's capacity search and each compared workload's, recomputed from their records
     (`last_byte_rule`: as `load_points`; `settle`, schema >= 1.8.0: the answer applies its repeats,
@@ -238,6 +303,7 @@ def capacity(
             last_byte_rule,
             settle,
             client_check,
+            judges_replies,
         )
     for k, compared in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
@@ -247,7 +313,7 @@ def capacity(
             out.append(Discrepancy(figure=f"{path}.capacity.result.search", stated="none",
                                    recomputed="the search's parameters (a compared workload keeps them)"))  # fmt: skip
             continue
-        out += _capacity(searched, folder, binding, last_byte_rule, settle, client_check)
+        out += _capacity(searched, folder, binding, last_byte_rule, settle, client_check, judges_replies)
     return out
 
 
@@ -271,6 +337,7 @@ def _capacity(
     last_byte_rule: bool,
     settle: bool,
     client_check: bool = False,
+    judges_replies: bool = False,
 ) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
@@ -312,10 +379,15 @@ def _capacity(
         if records is None:
             return out
         point = knob_point(template, cap.knob, stated.value)
+        records, wrong = rejudged(
+            records, point.ignore_eos, judges_replies, None, f"{path}.records[{i}]", rec.path
+        )
+        out += wrong
         # A capacity point keeps no epoch window (0.0 origin: only the relative window is in its metrics).
         metrics, _, arrivals = point_figures(
             point, cap.slo, records, 0.0, percentiles_of(stated.metrics), last_byte_rule=last_byte_rule
         )
+        metrics = worded_as(metrics, stated.metrics, judges_replies)
         scrapes = section.server_records[i] if i < len(section.server_records) else None
         seen = server_view.recompute(
             stated.server_view, stated.saturation, scrapes, context, records, metrics, folder,
@@ -327,7 +399,9 @@ def _capacity(
             stated.client, records, point, (metrics, arrivals), client_check, f"{base}.points[{i}]", rec.path
         )
         out += missing
-        replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop, client))
+        replayed.append(
+            _Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop, client, stated.isolation)
+        )
     if cap.search is not None:
         # The repeats' own verdicts are re-derived from their records by factsheet/rederive/repeats.py.
         repeats = [r.point for r in section.repeats.runs] if settle and section.repeats else []
@@ -383,29 +457,39 @@ def _replay(
     cap: CapacityResult, replayed: list[_Replayed], base: str, src: str, repeats: list[CapacityPoint]
 ) -> list[Discrepancy]:
     """find_capacity itself, fed the recorded runs in order: it must ask for the values (and the kind of
-    run: search probe or confirmation) that were recorded; then the repeats applied, as the build did."""
+    run: search probe, confirmation, or a confirmation step's further run) that were recorded; then the
+    repeats applied, as the build did (rule capped), or fed to the search as its step's further runs (rule
+    bracketing: their own figures are re-derived by factsheet/rederive/repeats.py)."""
     asked: list[float] = []
+    n = len(cap.points)
 
-    def runner(confirmation: bool):
-        def run(value: float) -> _Replayed:
+    def runner(kind: str):
+        def run(value: float) -> _Replayed | CapacityPoint:
             i = len(asked)
             asked.append(float(value))
-            p = cap.points[i] if i < len(cap.points) else None
-            if p is None or p.value != float(value) or p.confirmation != confirmation:
-                raise _OffPath(i, float(value), confirmation)
+            if kind == "repeat" and i >= n and i - n < len(repeats) and repeats[i - n].value == float(value):
+                return repeats[i - n]
+            p = cap.points[i] if i < n else None
+            if p is None or p.value != float(value) or p.confirmation != (kind != "probe"):
+                raise _OffPath(i, float(value), kind != "probe")
+            if (p.isolation is not None) != (kind == "repeat"):
+                raise _OffPath(i, float(value), kind != "probe")
             return replayed[i]
 
         return run
 
+    bracketing = cap.search.rule == "bracketing"
+    confirmed = any(p.confirmation for p in cap.points)
     try:
-        again = find_capacity(
-            runner(False),
+        again, _ = search_capacity(
+            runner("probe"),
             cap.slo,
             cap.search,
             knob=cap.knob,
             min_attainment=cap.min_attainment,
             # Whether the build asked for confirmations shows only through the runs it made.
-            confirm=runner(True) if any(p.confirmation for p in cap.points) else None,
+            confirm=runner("confirmation") if confirmed else None,
+            repeat=runner("repeat") if bracketing and cap.search.confirm_runs > 1 else None,
         )
     except _OffPath as off:
         stated = cap.points[off.index].value if off.index < len(cap.points) else None
@@ -421,4 +505,5 @@ def _replay(
     # The rule's and the range method's words are attested (coverage.py): a document states the words of the
     # tool that built it, and a later tool's wording (1.9.0's PASS_RULE) must not fail an older build.
     words = {"pass_rule": cap.pass_rule, "range_method": cap.range_method}
-    return differences(cap, settle_repeats(again, repeats).model_copy(update=words), base, src)
+    settled = again if bracketing else settle_repeats(again, repeats)
+    return differences(cap, settled.model_copy(update=words), base, src)

@@ -11,7 +11,7 @@ from factsheet.document.repeats import SEED_RULE, run_seed, search_block
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.load import attested_client, percentiles_of, seed_named
+from factsheet.rederive.load import attested_client, percentiles_of, rejudged, seed_named, worded_as
 from factsheet.rederive.records import Binding, Expected, read_records
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import judge_point, knob_point
@@ -57,6 +57,7 @@ def capacity_repeats(
     *,
     last_byte_rule: bool = True,
     client_check: bool = False,
+    judges_replies: bool = False,
 ) -> list[Discrepancy]:
     """The repeats of the load section's capacity search and of each compared workload's (`last_byte_rule`
     False: verdicts of a document older than 1.8.0, judged by sent_s alone; `client_check`, >= 1.9.0: each
@@ -65,22 +66,25 @@ def capacity_repeats(
     if not isinstance(load.capacity, NotMeasured) and load.points:
         template = load.points[0].result.point  # every probe (and repeat) takes the first point's shape
         out += _repeats(load.capacity, template, "load.capacity", "load.points[0].result.point", None, folder,
-                        binding, last_byte_rule, client_check)  # fmt: skip
+                        binding, last_byte_rule, client_check, judges_replies)  # fmt: skip
     for k, c in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
         out += _repeats(c.capacity, c.template, f"{path}.capacity", f"{path}.template", c.workload, folder,
-                        binding, last_byte_rule, client_check)  # fmt: skip
+                        binding, last_byte_rule, client_check, judges_replies)  # fmt: skip
     return out
 
 
 def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_path: str, workload, folder: Path,
-            binding: Binding | None, last_byte_rule: bool = True, client_check: bool = False) -> list[Discrepancy]:  # fmt: skip
+            binding: Binding | None, last_byte_rule: bool = True, client_check: bool = False,
+            judges_replies: bool = False) -> list[Discrepancy]:  # fmt: skip
     """The repeats of one search: the run repeated (its last confirmation), their number, and each one's
     figures and verdict from its records."""
     rep, cap = section.repeats, section.result
     if rep is None:
         return []
     last = next((i for i in reversed(range(len(cap.points))) if cap.points[i].confirmation), None)
+    if cap.search is not None and cap.search.rule == "bracketing" and not cap.confirmed:
+        last = None  # the step's runs are the repeats only when the step held (STEP_REPEATS_RULE)
     out = differences(rep.of, last, f"{path}.repeats.of", "the search's last confirmation run")
     out += differences(len(rep.runs), rep.k - 1 if last is not None else 0, f"{path}.repeats.runs",
                        f"{path}.repeats.k: the runs beside the one repeated")  # fmt: skip
@@ -105,8 +109,11 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
         if records is None:
             continue
         point = knob_point(template, cap.knob, run.point.value)
+        records, wrong = rejudged(records, point.ignore_eos, judges_replies, None, f"{at}.records", src)
+        out += wrong
         metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(run.point.metrics),
                                              last_byte_rule=last_byte_rule)  # fmt: skip
+        metrics = worded_as(metrics, run.point.metrics, judges_replies)
         seen = server_view.recompute(
             run.point.server_view, run.point.saturation, run.server_records, context, records, metrics, folder,
             (f"{at}.server_records", f"{at}.point"), binding,
@@ -116,8 +123,10 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
             run.point.client, records, point, (metrics, arrivals), client_check, f"{at}.point", src
         )
         out += missing
-        again = judge_point(run.point.value, _Replayed(metrics, arrivals, seen.server_view, seen.saturation, client),
-                            cap.min_attainment, confirmation=True)  # fmt: skip
+        replayed = _Replayed(
+            metrics, arrivals, seen.server_view, seen.saturation, client, run.point.isolation
+        )
+        again = judge_point(run.point.value, replayed, cap.min_attainment, confirmation=True)
         stated = run.point.model_copy(update={"stopped_early": None})  # attested: as the run reported
         out += differences(stated, again, f"{at}.point", src)
     return out
@@ -126,6 +135,7 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
 class _Replayed:
     """A repeat's figures as recomputed, in the shape the pass rule judges."""
 
-    def __init__(self, metrics, arrivals, server_view, saturation, client=None):
+    def __init__(self, metrics, arrivals, server_view, saturation, client=None, isolation=None):
         self.metrics, self.arrivals = metrics, arrivals
         self.server_view, self.saturation, self.client = server_view, saturation, client
+        self.isolation = isolation  # attested: the point states it (bracketing) beside RepeatRun.isolation

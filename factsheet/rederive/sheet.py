@@ -10,6 +10,7 @@ from factsheet.document.versions import (
     BINDS_RECORDS,
     JUDGES_BY_CLIENT_CHECK,
     JUDGES_BY_LAST_BYTE,
+    JUDGES_REPLIES,
     SETTLES_ON_REPEATS,
     at_least,
 )
@@ -72,11 +73,11 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
         last_byte = at_least(sheet.schema_version, JUDGES_BY_LAST_BYTE)
         settle = at_least(sheet.schema_version, SETTLES_ON_REPEATS)
         by_check = at_least(sheet.schema_version, JUDGES_BY_CLIENT_CHECK)
-        out += load_points(sheet.load, folder, binding, last_byte_rule=last_byte, client_check=by_check)
-        out += capacity(
-            sheet.load, folder, binding, last_byte_rule=last_byte, settle=settle, client_check=by_check
-        )
-        out += capacity_repeats(sheet.load, folder, binding, last_byte_rule=last_byte, client_check=by_check)
+        rules = {"last_byte_rule": last_byte, "client_check": by_check}
+        rules["judges_replies"] = at_least(sheet.schema_version, JUDGES_REPLIES)
+        out += load_points(sheet.load, folder, binding, **rules)
+        out += capacity(sheet.load, folder, binding, settle=settle, **rules)
+        out += capacity_repeats(sheet.load, folder, binding, **rules)
         out += seeds(sheet.load)
     if not isinstance(sheet.accuracy, NotMeasured):
         out += accuracy(sheet.accuracy, folder, binding)

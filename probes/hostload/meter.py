@@ -4,9 +4,9 @@ Two snapshots, at the start and the end of a run, of:
 
 - /proc/stat's aggregate `cpu` line: ticks of every online CPU spent busy (user, nice, system, irq, softirq),
   idle (idle, iowait) and stolen by the hypervisor (steal);
-- the CPU ticks (utime + stime, and cutime + cstime of reaped children) of the tool's process tree and,
-  for an embedded target, of the server's process tree (the server is started by the tool, so it is taken
-  out of the tool's tree).
+- the CPU ticks (utime + stime, and cutime + cstime of reaped children) of the tool's process tree and of
+  the server's process tree: an embedded target's (started by the tool, so taken out of the tool's tree) or
+  a local endpoint's, found by the port it listens on (probes/hostload/listener.py).
 
 Between the two: the host's capacity is every CPU's ticks; "other processes" is the host's busy ticks less
 the tool's and the server's. A run is flagged as measured on a **busy host** when the host was nearly full
@@ -36,8 +36,8 @@ BUSY_OTHERS = 0.2
 BUSY_STEAL = 0.1
 HOST_LOAD_METHOD = (
     "/proc/stat aggregate cpu ticks at the run's start and end (busy: user, nice, system, irq, softirq; idle: "
-    "idle, iowait; steal), all online CPUs; the tool's and the embedded server's process trees from "
-    "/proc/<pid>/stat (utime + stime + cutime + cstime); other processes = busy − tool − server"
+    "idle, iowait; steal), all online CPUs; the tool's and the server's process trees (the embedded server, or "
+    "a local endpoint's found by its listening port) from /proc/<pid>/stat (utime + stime + cutime + cstime); other processes = busy − tool − server"
 )
 BUSY_RULE = (
     f"busy host: busy + steal ≥ {BUSY_UTILISATION:.0%} of the host's CPU capacity and other processes + "
@@ -57,8 +57,9 @@ class HostLoad(Model):
         description="the tool's process tree (client, in-process servers), fraction of capacity"
     )
     server: float | None = Field(
-        description="the embedded server's process tree, fraction of capacity; None: the target is an "
-        "endpoint, whose server (if on this host) counts under other processes"
+        description="the server's process tree, fraction of capacity: the embedded server's, or an endpoint's "
+        "on this host found by the port it listens on (schema >= 1.10.0); None: an endpoint not found on this "
+        "host (a server here that could not be found counts under other processes)"
     )
     other: float = Field(description="busy ticks of every other process, fraction of capacity")
     busy: bool = Field(description="measured on a busy host (`rule`)")
@@ -94,7 +95,7 @@ def _host(proc: Path) -> tuple[int, int, int, int]:
     return user + nice + system + irq + softirq, idle + iowait, steal, max(cpus, 1)
 
 
-def _processes(proc: Path) -> dict[int, tuple[int, int]]:
+def processes(proc: Path) -> dict[int, tuple[int, int]]:
     """pid → (parent pid, ticks of itself and its reaped children), for every readable process."""
     out = {}
     for entry in proc.iterdir():
@@ -110,7 +111,7 @@ def _processes(proc: Path) -> dict[int, tuple[int, int]]:
     return out
 
 
-def _tree(procs: dict[int, tuple[int, int]], root: int) -> set[int]:
+def process_tree(procs: dict[int, tuple[int, int]], root: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in procs.items():
         children.setdefault(ppid, []).append(pid)
@@ -130,9 +131,9 @@ def _ticks(procs: dict[int, tuple[int, int]], pids: set[int]) -> int:
 def snapshot(server_pid: int | None = None, proc: Path = PROC, at_s: float | None = None) -> Snapshot:
     """The counters now. Raises OSError where /proc/stat cannot be read (not Linux)."""
     busy, idle, steal, cpus = _host(proc)
-    procs = _processes(proc)
-    server = _tree(procs, server_pid) if server_pid is not None else set()
-    tool = _tree(procs, os.getpid()) - server
+    procs = processes(proc)
+    server = process_tree(procs, server_pid) if server_pid is not None else set()
+    tool = process_tree(procs, os.getpid()) - server
     return Snapshot(
         busy, idle, steal, cpus, _ticks(procs, tool), _ticks(procs, server) if server_pid is not None else None,
         at_s if at_s is not None else time.monotonic(),

@@ -6,7 +6,7 @@ import json
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
-from probes.load.records import RequestRecord
+from probes.load.records import RequestRecord, judge
 from probes.load.transport import Pool
 
 
@@ -71,7 +71,7 @@ def begin_request(
     pool: Pool, endpoint: Endpoint, prompt: str, max_tokens: int, record: RequestRecord, t0: float
 ) -> Awaitable[RequestRecord]:
     """Like `stream_request`, but the bytes leave now when a kept-alive connection is free."""
-    return begin_body(pool, endpoint, request_body(endpoint, prompt, max_tokens), record, t0)
+    return begin_body(pool, endpoint, request_body(endpoint, prompt, max_tokens), record, t0, max_tokens)
 
 
 def request_body(endpoint: Endpoint, prompt: str | list[dict[str, str]], max_tokens: int) -> bytes:
@@ -80,7 +80,19 @@ def request_body(endpoint: Endpoint, prompt: str | list[dict[str, str]], max_tok
 
 
 def begin_body(
-    pool: Pool, endpoint: Endpoint, body: bytes, record: RequestRecord, t0: float
+    pool: Pool, endpoint: Endpoint, body: bytes, record: RequestRecord, t0: float, max_tokens: int
 ) -> Awaitable[RequestRecord]:
-    """Send `body` now (see `begin_request`)."""
-    return pool.begin(record, t0, body, chat=endpoint.kind == "chat", path=endpoint.path)
+    """Send `body` (asking for `max_tokens`) now (see `begin_request`); once it is over, the record states
+    its outcome (records.judge)."""
+    record.max_tokens = max_tokens
+    pending = pool.begin(record, t0, body, chat=endpoint.kind == "chat", path=endpoint.path)
+    return _judged(pending, record, endpoint.ignore_eos)
+
+
+async def _judged(
+    pending: Awaitable[RequestRecord], record: RequestRecord, ignore_eos: bool
+) -> RequestRecord:
+    try:
+        return await pending
+    finally:  # a cancelled request too (failed)
+        record.outcome = judge(record, ignore_eos)

@@ -88,10 +88,14 @@ class WorkItem:
         self.keep_bodies = keep_bodies
         self.sent = SentBodies(log if log is not None else tempfile.TemporaryFile()) if keep_bodies else None
 
+    def max_tokens(self, i: int) -> int:
+        """The reply length request `i` asks for."""
+        lens = self.plan.output_lens
+        return lens[i % len(lens)] if lens else self.output_len
+
     def body(self, i: int) -> bytes:
-        prompts, lens = self.plan.prompts, self.plan.output_lens
-        max_tokens = lens[i % len(lens)] if lens else self.output_len
-        return self.keep(i, request_body(self.endpoint, prompts[i % len(prompts)], max_tokens))
+        prompts = self.plan.prompts
+        return self.keep(i, request_body(self.endpoint, prompts[i % len(prompts)], self.max_tokens(i)))
 
     def keep(self, i: int, body: bytes) -> bytes:
         if self.sent is not None:
@@ -154,7 +158,7 @@ async def send_request(client, endpoint, work: WorkItem, rec: RequestRecord, run
     # Stamped once the body is built (a trace's prompt is generated now): sent_s is when its bytes begin
     # to leave, and building it is the client's time, never the server's (it lands in send lag, not TTFT).
     rec.sent_s = run.now()
-    await begin_body(client, endpoint, body, rec, run.t0)
+    await begin_body(client, endpoint, body, rec, run.t0, work.max_tokens(rec.index))
     run.observe(rec)
 
 
@@ -165,5 +169,5 @@ async def send_turn(
     requests digest, then sent and read."""
     body = work.keep(rec.index, request_body(endpoint, messages, max_tokens))
     rec.sent_s = run.now()  # as send_request: once the body (the whole conversation so far) is built
-    await begin_body(client, endpoint, body, rec, run.t0)
+    await begin_body(client, endpoint, body, rec, run.t0, max_tokens)
     run.observe(rec)

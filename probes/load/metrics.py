@@ -6,7 +6,7 @@ from pydantic import Field
 
 from probes.core.measurement import DEFAULT_PERCENTILES, MS_PER_S, Bounded, Distribution, Model, summarize
 from probes.load.point import SLO
-from probes.load.records import RequestRecord
+from probes.load.records import OUTCOME_RULE, TOKEN_SOURCE_RULE, RequestRecord
 from probes.load.stats import (
     ProportionCI,
     QuantileCI,
@@ -33,9 +33,15 @@ DEFINITIONS = {
     "itl_ms": "inter-token latency: every gap between consecutive content chunks, pooled over all requests",
     "e2el_ms": "end-to-end latency: last content chunk − send time",
     "request_throughput": "completed requests / window duration",
-    "output_throughput": "output tokens (server usage.completion_tokens) of completed requests / window duration",
-    "goodput": "completed requests meeting every SLO threshold / window duration (failed requests never good)",
-    "slo_attainment": "good requests / measured requests (failed requests count as not good)",
+    "output_throughput": "output tokens of completed requests / window duration; "
+    f"{TOKEN_SOURCE_RULE} (output_tokens_sources counts them)",
+    "outcome": OUTCOME_RULE,
+    "total_input_tokens": "prompt tokens of completed requests by the server's usage.prompt_tokens, else the "
+    "workload's tokenizer over the prompt sent (completions endpoint; each record names its source); None "
+    "when some completed request's count is missing (never 0 stated as a figure)",
+    "goodput": "completed requests meeting every SLO threshold / window duration (failed and truncated "
+    "requests never good)",
+    "slo_attainment": "good requests / measured requests (failed and truncated requests count as not good)",
     "window": "steady window: first send to last completion among measured requests "
     "(warm-up and cool-down requests excluded); pooled repetitions: sum of their windows",
     "sample_sufficiency": "per p99 figure: samples n, samples required by MLPerf early stopping at 99 % "
@@ -69,14 +75,32 @@ class P99Check(Model):
 
 
 class LoadMetrics(Model):
-    measured: int = Field(description="requests in the steady window (completed + failed)")
+    measured: int = Field(description="requests in the steady window (completed + truncated + failed)")
     completed: int
+    truncated: int = Field(
+        0,
+        description="replies that ended short of what was asked (OUTCOME_RULE), excluded from every latency, "
+        "throughput and goodput figure (schema >= 1.10.0; an older document counted them completed)",
+    )
     failed: int
     errors: dict[str, int] = Field(default_factory=dict, description="failed requests by cause")
+    finish_reasons: dict[str, int] = Field(
+        default_factory=dict,
+        description="answered requests (completed or truncated) by the finish_reason the server sent, 'none' "
+        "where no chunk carried one (schema >= 1.10.0)",
+    )
+    output_tokens_sources: dict[str, int] = Field(
+        default_factory=dict,
+        description="completed requests by where their output tokens were counted from (TOKEN_SOURCE_RULE; "
+        "schema >= 1.10.0)",
+    )
     window_start_s: float | None
     window_end_s: float | None
     duration_s: float | None
-    total_input_tokens: int
+    total_input_tokens: int | None = Field(
+        description="prompt tokens of completed requests (server usage); None: not counted by the server "
+        "for every one (schema >= 1.10.0; before, 0 was stated)"
+    )
     total_output_tokens: int
     request_throughput: float | None = Field(description="req/s")
     output_throughput: float | None = Field(description="output tokens/s")
@@ -167,7 +191,12 @@ def pool_metrics(
     duration = sum(spans) if spans else None
     start, end = windows[0] if len(runs) == 1 and windows[0] else (None, None)
     out_tokens = sum(r.output_tokens or 0 for r in ok)
-    in_tokens = sum(r.prompt_tokens or 0 for r in ok)
+    counted = [r.prompt_tokens for r in ok if r.prompt_tokens is not None]
+    judged = any(r.outcome is not None for r in records)  # schema >= 1.10.0; an older one summed 0 for none
+    # A count missing for some completed request is no figure: 0 is never stated for "not counted".
+    in_tokens = sum(counted) if not judged or (ok and len(counted) == len(ok)) else None
+    truncated = sum(1 for r in records if r.truncated)
+    answered = [r for r in records if r.answered]
     good = sum(1 for lat in lats if is_good(lat, slo))
     thresholds = slo.thresholds()
 
@@ -190,8 +219,10 @@ def pool_metrics(
     return LoadMetrics(
         measured=len(records),
         completed=len(ok),
-        failed=len(records) - len(ok),
+        truncated=truncated,
+        failed=len(records) - len(ok) - truncated,
         errors=_error_counts(records),
+        **_judged_counts(answered, ok),
         window_start_s=start,
         window_end_s=end,
         duration_s=duration,
@@ -199,7 +230,7 @@ def pool_metrics(
         total_output_tokens=out_tokens,
         request_throughput=rate(len(ok)),
         output_throughput=rate(out_tokens),
-        total_token_throughput=rate(in_tokens + out_tokens),
+        total_token_throughput=rate(in_tokens + out_tokens) if in_tokens is not None else None,
         slo=slo,
         good=good,
         goodput=rate(good) if thresholds else None,
@@ -224,10 +255,25 @@ def _window(records: list[RequestRecord]) -> tuple[float, float] | None:
     return None if start is None or end is None else (start, end)
 
 
+def _judged_counts(answered: list[RequestRecord], ok: list[RequestRecord]) -> dict[str, dict[str, int]]:
+    """finish_reasons and output_tokens_sources; empty for records older than 1.10.0 (no outcome stated), so
+    an older document's metrics recompute as it stated them."""
+    if not any(r.outcome is not None for r in answered):
+        return {}
+    reasons: dict[str, int] = {}
+    for r in answered:
+        reasons[r.finish_reason or "none"] = reasons.get(r.finish_reason or "none", 0) + 1
+    sources: dict[str, int] = {}
+    for r in ok:
+        key = r.output_tokens_source or "none"
+        sources[key] = sources.get(key, 0) + 1
+    return {"finish_reasons": reasons, "output_tokens_sources": sources}
+
+
 def _error_counts(records: list[RequestRecord]) -> dict[str, int]:
     errors: dict[str, int] = {}
     for r in records:
-        if not r.ok:
+        if not r.answered:
             kind = r.error_kind or "no_content"
             errors[kind] = errors.get(kind, 0) + 1
     return errors

@@ -10,7 +10,27 @@ from pydantic import Field
 from probes.core.measurement import Model
 from probes.core.records_header import parse_record_line, split_header
 
-ErrorKind = Literal["http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled"]
+ErrorKind = Literal[
+    "http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled", "not_streamed"
+]
+# How a request ended (schema >= 1.10.0): `completed` only when the reply ended as asked (OUTCOME_RULE);
+# `truncated`: an answer that ended short of it (a stream cut by the server, a stop while EOS is ignored);
+# `failed`: no answer (an error, or no content at all).
+Outcome = Literal["completed", "truncated", "failed"]
+TokenSource = Literal["usage", "tokenizer", "chunks"]
+OUTCOME_RULE = (
+    "completed: no error, content received, and the reply ended as asked: its output tokens reached max_tokens "
+    "(by the server's usage.completion_tokens when sent; else by finish_reason 'length' or the count of its "
+    "source), or finish_reason 'stop' when the request did not ask to ignore EOS; truncated: content "
+    "received but ended otherwise (no finish_reason and short, 'stop' while EOS is ignored, any other "
+    "reason); failed: an error or no content. A stream that ends after a finish_reason without "
+    "`data: [DONE]` is whole; one that stops before any finish_reason and [DONE] is cut (failed, stream_cut)"
+)
+TOKEN_SOURCE_RULE = (
+    "output tokens by the best source available: the server's usage.completion_tokens ('usage'), else the "
+    "workload's tokenizer over the streamed text ('tokenizer'), else one per content chunk ('chunks'); each "
+    "record names its source"
+)
 
 
 class RequestRecord(Model):
@@ -24,8 +44,25 @@ class RequestRecord(Model):
     chunk_s: list[float] = Field(default_factory=list, description="arrival of every chunk with content")
     end_s: float | None = None
     prompt_tokens: int | None = None
+    prompt_tokens_source: Literal["usage", "tokenizer"] | None = Field(
+        None,
+        description="where prompt_tokens comes from: the server's usage.prompt_tokens, else the workload's "
+        "tokenizer over the prompt sent (completions endpoint only: a chat template adds tokens) (schema >= "
+        "1.10.0)",
+    )
     output_tokens: int | None = None
-    output_tokens_source: Literal["usage", "chunks"] | None = None
+    output_tokens_source: TokenSource | None = Field(None, description=TOKEN_SOURCE_RULE)
+    max_tokens: int | None = Field(
+        None, description="the reply length the request asked for (schema >= 1.10.0; None: an older record)"
+    )
+    finish_reason: str | None = Field(
+        None,
+        description="the reply's finish_reason as the server sent it; None when no chunk carried one "
+        "(schema >= 1.10.0)",
+    )
+    outcome: Outcome | None = Field(
+        None, description=f"schema >= 1.10.0 (None: an older record, judged by `ok`): {OUTCOME_RULE}"
+    )
     http_status: int | None = None
     error_kind: ErrorKind | None = None
     error: str | None = None
@@ -44,8 +81,18 @@ class RequestRecord(Model):
     reply: str | None = Field(None, exclude=True)
 
     @property
-    def ok(self) -> bool:
+    def answered(self) -> bool:
+        """Content received without an error: completed or truncated."""
         return self.error_kind is None and self.first_chunk_s is not None
+
+    @property
+    def ok(self) -> bool:
+        """Completed (OUTCOME_RULE); a record older than schema 1.10.0 states no outcome: answered."""
+        return self.answered if self.outcome is None else self.outcome == "completed"
+
+    @property
+    def truncated(self) -> bool:
+        return self.outcome == "truncated"
 
     @property
     def send_lag_s(self) -> float | None:
@@ -59,11 +106,46 @@ class RequestRecord(Model):
         return self.written_s - self.scheduled_s - self.queued_s
 
 
+def judge(rec: RequestRecord, ignore_eos: bool) -> Outcome:
+    """The request's outcome by OUTCOME_RULE from its own fields and whether EOS was to be ignored: the run
+    and `validate` both call this. A record without `max_tokens` (older than 1.10.0) is judged as it was."""
+    if not rec.answered:
+        return "failed"
+    if rec.max_tokens is None:
+        return "completed"
+    count = rec.output_tokens
+    if rec.output_tokens_source == "usage" and count is not None:
+        reached = count >= rec.max_tokens
+    else:  # a re-tokenized text or a chunk count is not exact: the server's finish_reason decides too
+        reached = rec.finish_reason == "length" or (count is not None and count >= rec.max_tokens)
+    if reached or (rec.finish_reason == "stop" and not ignore_eos):
+        return "completed"
+    return "truncated"
+
+
+def counted_by_tokenizer(records: list[RequestRecord], count, ignore_eos: bool, prompt_of=None) -> None:
+    """Token counts the server did not send, from the workload's tokenizer (`count`: text → tokens), each
+    record's outcome judged again with them (TOKEN_SOURCE_RULE): output tokens over the streamed text (kept
+    only while the run runs, so a worker process's records keep their chunk count), prompt tokens over the
+    prompt sent (`prompt_of`: index → prompt text; None for chat, whose template adds tokens)."""
+    for r in records:
+        if r.output_tokens_source != "usage" and r.answered and r.reply:
+            r.output_tokens, r.output_tokens_source = count(r.reply), "tokenizer"
+            r.outcome = judge(r, ignore_eos)
+        if r.prompt_tokens is None and prompt_of is not None and r.answered:
+            r.prompt_tokens, r.prompt_tokens_source = count(prompt_of(r.index)), "tokenizer"
+
+
 _SESSION_FIELDS = frozenset({"session", "turn"})
+
+
+_JUDGED_FIELDS = frozenset({"max_tokens", "finish_reason", "outcome", "prompt_tokens_source"})
 
 
 def _left_out(r: RequestRecord) -> set[str]:
     out = set(_SESSION_FIELDS if r.session is None else ())
+    if r.outcome is None:  # a record read from a file older than 1.10.0: written as it was, byte for byte
+        out |= _JUDGED_FIELDS
     if r.worker is None:
         out.add("worker")
         if r.written_s is None:  # a one-worker record without it: as written before 1.8.0

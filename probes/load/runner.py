@@ -22,7 +22,7 @@ from probes.load.drive import WAKE_S as WAKE_S  # re-exported: callers read the 
 from probes.load.drive import RunState, WorkItem, send_request, send_turn
 from probes.load.metrics import LoadMetrics, compute_metrics, pool_metrics, request_latencies
 from probes.load.point import SLO, LoadPoint
-from probes.load.records import RequestRecord
+from probes.load.records import RequestRecord, counted_by_tokenizer
 from probes.load.sessions import closed_sessions, open_sessions, session_starts
 from probes.load.turns import TurnFigures, turn_figures
 from probes.load.workers import ClientCheck, Executor, Fleet, Outcome, WorkerCheck, check_split
@@ -33,7 +33,7 @@ from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import Plan, system_prompts
 from probes.load.workloads.profiles import WorkloadProfile
 from probes.load.workloads.registry import build_plan
-from probes.load.workloads.workload import Workload, synthetic_prompts
+from probes.load.workloads.workload import Workload, load_tokenizer, synthetic_prompts
 from probes.server_view import (
     Saturation,
     Scraper,
@@ -112,6 +112,32 @@ class Arrivals(Model):
     client_bound_reasons: list[str] = Field(default_factory=list)
 
 
+class RequestCounts(Model):
+    """What became of every request a point planned, warm-up and cool-down included (schema >= 1.10.0):
+    planned = sent + never_sent, sent = completed + truncated + failed (records.OUTCOME_RULE)."""
+
+    planned: int
+    sent: int
+    completed: int
+    truncated: int
+    failed: int
+    never_sent: int = Field(description="planned but not sent: the duration reached, or the run aborted")
+
+
+def request_counts(point: LoadPoint, records: list[RequestRecord]) -> RequestCounts:
+    """The point's request counts from its records (the run and `validate` both call this)."""
+    completed = sum(1 for r in records if r.ok)
+    truncated = sum(1 for r in records if r.truncated)
+    return RequestCounts(
+        planned=point.num_requests,
+        sent=len(records),
+        completed=completed,
+        truncated=truncated,
+        failed=len(records) - completed - truncated,
+        never_sent=point.num_requests - len(records),
+    )
+
+
 StopReason = Literal["count", "duration", "target_unreachable", "saturated", "worker_lost"]
 
 
@@ -123,6 +149,12 @@ class PointResult(Model):
     not_sent: int = Field(0, description="requests of the point never sent (duration reached or run aborted)")
     stop_reason: StopReason = Field("count", description="what ended sending")
     aborted: str | None = Field(None, description="why the run stopped early; None when it ran its course")
+    model: str | None = Field(
+        None, description="the model id every request named (the body's `model`; schema >= 1.10.0)"
+    )
+    requests: RequestCounts | None = Field(
+        None, description="what became of every planned request (schema >= 1.10.0; None: an older point)"
+    )
     metrics: LoadMetrics
     window_epoch: tuple[float, float] | None = Field(description="steady window in epoch seconds")
     arrivals: Arrivals | None
@@ -181,7 +213,9 @@ async def run_point(
         ctx = BuildContext(point.num_requests, point.seed, point.input_len, point.output_len, tokenizer_path)
         plan = build_plan(profile, ctx)
     elif prompts is None:
-        prompts, workload = synthetic_prompts(point.num_requests, point.input_len, point.seed, tokenizer_path)
+        prompts, workload = synthetic_prompts(
+            point.num_requests, point.input_len, point.seed, tokenizer_path, point.output_len
+        )
     if profile is None:
         if workload is None:
             raise LoadProbeError("run_point: 'workload' must describe the prompts passed")
@@ -198,8 +232,12 @@ async def run_point(
         )
     else:
         with _fewer_gc_pauses():
-            result = await _drive(base_url, point, slo, endpoint, plan, progress, percentiles, server_view)
+            counter = _token_counter(tokenizer_path or _plan_tokenizer(plan))
+            result = await _drive(
+                base_url, point, slo, endpoint, plan, progress, percentiles, server_view, counter
+            )
     result.host_load = meter.stop()
+    result.model = model
     return result
 
 
@@ -240,7 +278,20 @@ def _fewer_gc_pauses():
 _GC_DEPTH = [0]
 
 
-async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentiles, view):
+def _plan_tokenizer(plan: Plan) -> str | None:
+    spec = plan.workload.spec
+    return spec.tokenizer_path if spec is not None else None
+
+
+def _token_counter(tokenizer_path: str | None):
+    """text → its token count by the workload's tokenizer, or None without one."""
+    tok = load_tokenizer(tokenizer_path)
+    if tok is None:
+        return None
+    return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
+
+
+async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentiles, view, counter=None):
     missing = check_endpoint(base_url, endpoint.headers()) if view and view.scrape else None
     async with new_client(base_url, point.request_timeout_s, endpoint.headers()) as client:
         await warm(client, time.perf_counter())
@@ -271,6 +322,10 @@ async def _drive(base_url, point, slo, endpoint, plan: Plan, progress, percentil
             scrapes = scraper.stop() if scraper else missing
     digest = work.digest_of([r.index for r in records])
     workload = plan.workload.model_copy(update={"requests_digest": digest})
+    if counter is not None:
+        prompts = plan.prompts
+        prompt_of = None if endpoint.kind == "chat" else (lambda i: prompts[i % len(prompts)])
+        counted_by_tokenizer(records, counter, endpoint.ignore_eos, prompt_of)
     result = _result(point, slo, records, started_at, workload, run, percentiles, view, scrapes)
     alone = WorkerReport(worker=0, sent=len(records), loop_lag_ms=lags.tolist())
     outcome = Outcome(records, [alone], run.t0, started_at, event_loop=running_event_loop())
@@ -539,7 +594,7 @@ async def _open_loop(client, endpoint, point, work: WorkItem, run: RunState, pro
             # Uncapped: start the request right here, so no task start-up sits in the send lag.
             rec = RequestRecord(index=i, scheduled_s=float(offset), sent_s=run.now())
             records.append(rec)
-            pending = begin_body(client, endpoint, body, rec, run.t0)
+            pending = begin_body(client, endpoint, body, rec, run.t0, work.max_tokens(i))
             tasks.append(asyncio.ensure_future(_finish(pending, rec, run, progress, records, point)))
         else:
             tasks.append(asyncio.create_task(send(i, float(offset))))
@@ -718,6 +773,7 @@ def _result(
         not_sent=point.num_requests - len(records),
         stop_reason=_stop_reason(run),
         aborted=run.aborted or run.saturated,
+        requests=request_counts(point, records),
         metrics=metrics,
         window_epoch=window,
         arrivals=arrivals,

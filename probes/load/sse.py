@@ -50,6 +50,10 @@ class SSEParser:
             if "error" in payload:
                 rec.error_kind, rec.error = "protocol", f"error event: {payload['error']}"
                 return "error"
+            choices = payload.get("choices") or []
+            reason = choices[0].get("finish_reason") if choices and isinstance(choices[0], dict) else None
+            if reason:
+                rec.finish_reason = str(reason)
             text = _chunk_text(payload, self.chat)
             if text:
                 self.text.append(text)
@@ -59,9 +63,16 @@ class SSEParser:
             usage = payload.get("usage")
             if usage:
                 rec.prompt_tokens = usage.get("prompt_tokens")
+                rec.prompt_tokens_source = "usage" if rec.prompt_tokens is not None else None
                 rec.output_tokens = usage.get("completion_tokens")
                 rec.output_tokens_source = "usage"
         return "more"
+
+    @property
+    def ended(self) -> bool:
+        """The reply ended as the server meant it to: [DONE], or a finish_reason (transformers serve ends
+        its stream after the chunk with finish_reason and usage, without [DONE])."""
+        return self.finished or self.record.finish_reason is not None
 
     def close(self) -> None:
         """Derive end time and (fallback) token count once the exchange is over."""

@@ -29,7 +29,7 @@ _ERROR_BODY_LIMIT = 300
 class _Exchange:
     """One request on one connection: feeds the record, resolves `done` exactly once."""
 
-    __slots__ = ("record", "parser", "t0", "done", "last", "began", "body", "is_stream", "conn")
+    __slots__ = ("record", "parser", "t0", "done", "last", "began", "body", "is_stream", "conn", "plain")
 
     def __init__(self, record: RequestRecord, chat: bool, t0: float, is_stream: bool = True):
         self.record, self.t0, self.is_stream = record, t0, is_stream
@@ -38,6 +38,7 @@ class _Exchange:
         self.last = self.began = time.perf_counter()
         self.body = b""
         self.conn: _Connection | None = None
+        self.plain: str | None = None  # the content type of a 200 that is not an event stream
 
     def fail(self, kind: str, message: str) -> None:
         if not self.done.done():
@@ -55,8 +56,10 @@ class _Exchange:
         if rec.http_status != 200:
             detail = self.body[:_ERROR_BODY_LIMIT].decode(errors="replace")
             self.fail("http", f"HTTP {rec.http_status}: {detail}")
-        elif self.is_stream and not self.parser.finished:
-            self.fail("stream_cut", "stream ended without [DONE]")
+        elif self.is_stream and self.plain:
+            self.fail("not_streamed", f"the server does not stream: it answered {self.plain} to stream: true")
+        elif self.is_stream and not self.parser.ended:
+            self.fail("stream_cut", "stream ended without a finish_reason or [DONE]")
         elif self.is_stream and rec.first_chunk_s is None:
             self.fail("protocol", "stream carried no content")
         else:
@@ -108,6 +111,12 @@ class _Connection(asyncio.Protocol):
             ex.fail("protocol", f"{type(cause).__name__}: {cause}")
             self.abort()
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        ex = self.exchange
+        if ex is not None and ex.is_stream and name.lower() == b"content-type":
+            kind = value.split(b";")[0].strip().lower()
+            ex.plain = None if kind == b"text/event-stream" else kind.decode("latin-1")
+
     def on_headers_complete(self) -> None:
         if self.exchange is not None:
             self.exchange.record.http_status = self.parser.get_status_code()
@@ -117,7 +126,7 @@ class _Connection(asyncio.Protocol):
         ex = self.exchange
         if ex is None or ex.done.done():
             return
-        if ex.record.http_status == 200 and ex.is_stream:
+        if ex.record.http_status == 200 and ex.is_stream and not ex.plain:
             if ex.parser.feed(body, self.now) == "error":
                 ex.fail(ex.record.error_kind or "protocol", ex.record.error or "error event")
                 self.abort()
@@ -141,8 +150,8 @@ class _Connection(asyncio.Protocol):
         if ex.record.http_status is None:
             ex.fail("reset", f"connection closed before any response ({exc or 'EOF'})")
         elif ex.is_stream and ex.record.http_status == 200:
-            # The server may close instead of ending the chunked body; [DONE] decides.
-            if ex.parser.finished:
+            # The server may close instead of ending the chunked body; [DONE] or a finish_reason decides.
+            if ex.parser.ended or ex.plain:
                 ex.finish()
             else:
                 ex.fail("stream_cut", f"connection closed mid-stream ({exc or 'EOF'})")

@@ -9,10 +9,12 @@ from typing import Annotated
 from pydantic import Field, PrivateAttr
 
 from probes.core.measurement import Model
+from probes.hostload.listener import local_server_pid
 from probes.targets.deployment import DeploymentFacts, endpoint_facts, served_facts
 from probes.targets.endpoint import EndpointTarget
+from probes.targets.engines import BY_NAME, Engine, EngineIdentity, identify
 from probes.targets.errors import TargetError
-from probes.targets.isolation import FRESH_START, Isolation, reset_prefix_cache
+from probes.targets.isolation import FRESH_START, Isolation
 from probes.targets.model_source import GGUFSource, ModelSource, PreparedModel, prepare
 from probes.targets.vllm import EngineInfo, VllmServer, VllmTarget
 
@@ -37,15 +39,23 @@ class LiveTarget(Model):
     server_pid: int | None = Field(
         None,
         exclude=True,
-        description="the embedded server's process (its CPU is measured apart from others)",
+        description="the server's process, the embedded one or an endpoint's on this host found by its port "
+        "(its CPU is measured apart from others)",
     )
+    identity: EngineIdentity | None = Field(None, description="the serving engine, found before measuring")
     _server: VllmServer | None = PrivateAttr(None)  # the server the tool started, if it did
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def adapter(self) -> Engine:
+        return BY_NAME[self.identity.engine if self.identity is not None else "vllm"]
 
     def isolate(self) -> Isolation:
         """Separate the next run from the last: a fresh start of a server the tool started (same port),
-        else a prefix-cache reset asked of the target (stated, whether or not it worked)."""
+        else the engine's prefix-cache reset (stated, whether or not it worked, or that it offers none)."""
         if self._server is None:
-            return reset_prefix_cache(self.base_url, self.api_key)
+            return self.adapter().reset_cache(self.base_url, self.api_key)
         self._server.restart()  # a failed start raises TargetError, as at the build's start
         self.server_pid = self._server.pid
         return Isolation(method=FRESH_START, done=True, detail="stopped, started again, /v1/models answered")
@@ -56,16 +66,21 @@ def open_target(
     config: EndpointTarget | VllmTarget, *, flags: list[str] | None = None
 ) -> Iterator[LiveTarget]:
     if isinstance(config, EndpointTarget):
-        listing = config.check_reachable()
+        listing, answer, notes = config.read_listing()
+        root, key = config.root()[0], config.api_key()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        identity, _ = identify(root, headers, config.model, stated=config.engine, listing=answer, notes=notes)
         yield LiveTarget(
             kind="endpoint",
-            base_url=config.base_url.rstrip("/"),
+            base_url=root,
             model=config.model,
-            api_key=config.api_key(),
+            api_key=key,
             supports_ignore_eos=config.supports_ignore_eos,
             tokenizer_path=config.tokenizer_path,
             server_listing=listing,
             deployment=endpoint_facts(),
+            identity=identity,
+            server_pid=local_server_pid(root),
         )
         return
     prepared = prepare(config.model, config.serving_python())
@@ -83,6 +98,7 @@ def open_target(
             prepared_model=prepared,
             deployment=deployment,
             server_pid=server.pid,
+            identity=identify(server.base_url, {}, config.served_model_name, stated="vllm")[0],
         )
         live._server = server
         yield live
@@ -91,6 +107,7 @@ def open_target(
 __all__ = [
     "DeploymentFacts",
     "EndpointTarget",
+    "EngineIdentity",
     "EngineInfo",
     "GGUFSource",
     "Isolation",

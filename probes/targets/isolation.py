@@ -4,40 +4,25 @@ whether it worked. A repeat that shares the server's cache with the run before i
 
 from __future__ import annotations
 
-from typing import Literal
-
 import httpx
-from pydantic import Field
 
-from probes.core.measurement import Model
+# The statement lives in probes/core (a capacity run states it, and load must not import targets).
+from probes.core.isolation import CACHE_RESET, FRESH_START, RESET_PATH, Isolation  # noqa: F401
 
-FRESH_START = "fresh server start"
-CACHE_RESET = "prefix cache reset"
-# vLLM serves the route only in its development mode (VLLM_SERVER_DEV_MODE=1); elsewhere it answers 404.
-RESET_PATH = "/reset_prefix_cache"
 RESET_TIMEOUT_S = 30.0
 
 
-class Isolation(Model):
-    """How a repeat was separated from the run before it, and whether that worked."""
-
-    method: Literal["fresh server start", "prefix cache reset"] = Field(
-        description="fresh server start: the tool stopped and started the server it runs; prefix cache reset: "
-        f"POST {RESET_PATH} to the target"
-    )
-    done: bool = Field(description="the start answered /v1/models, or the reset answered 2xx")
-    detail: str = Field(description="what the target answered, in words")
-
-
-def reset_prefix_cache(base_url: str, api_key: str | None) -> Isolation:
-    """POST /reset_prefix_cache to an endpoint: done when it answers 2xx. Any other answer (404: the target
+def reset_prefix_cache(base_url: str, api_key: str | None, path: str = RESET_PATH) -> Isolation:
+    """POST `path` (vLLM's /reset_prefix_cache unless an engine adapter names its own: SGLang's /flush_cache,
+    a llama.cpp slot's erase) to an endpoint: done when it answers 2xx. Any other answer (404: the target
     offers none, or not in this mode) or no answer is stated, never raised: the repeat then runs on a server
     that may still hold its prompts' prefixes (their seeds differ, so its own prompts are not among them)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    shown = "" if path == RESET_PATH else f"POST {path}: "  # vLLM's words as before 1.10.0
     try:
-        resp = httpx.post(base_url.rstrip("/") + RESET_PATH, headers=headers, timeout=RESET_TIMEOUT_S)
+        resp = httpx.post(base_url.rstrip("/") + path, headers=headers, timeout=RESET_TIMEOUT_S)
     except httpx.HTTPError as exc:
-        return Isolation(method=CACHE_RESET, done=False, detail=f"no answer: {type(exc).__name__}")
+        return Isolation(method=CACHE_RESET, done=False, detail=f"{shown}no answer: {type(exc).__name__}")
     done = 200 <= resp.status_code < 300
     words = "the cache was reset" if done else "the target offers no reset here (the cache is not reset)"
-    return Isolation(method=CACHE_RESET, done=done, detail=f"HTTP {resp.status_code}: {words}")
+    return Isolation(method=CACHE_RESET, done=done, detail=f"{shown}HTTP {resp.status_code}: {words}")

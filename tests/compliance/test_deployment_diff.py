@@ -28,15 +28,18 @@ def test_a_changed_template_is_named_and_decides_nothing(tmp_path):
     old = sheet_with_template(tmp_path / "old")
     new = sheet_with_template(tmp_path / "new", CHANGED)
     result = runner.invoke(app, ["diff", str(old), str(new), "-o", str(tmp_path / "diff")])
-    assert result.exit_code == 0, (
-        result.output
-    )  # the figures did not regress: a deployment change is no regression
+    # the figures did not regress: a deployment change is no regression (the fixture has no repeats, so its
+    # capacity is not decided and the verdict inconclusive, exit 1, as for an unchanged pair: diff 1.4.0)
+    assert result.exit_code == 1, result.output
     report = json.loads((tmp_path / "diff" / "diff.json").read_text())
     rows = {r["fact"]: r for r in report["deployment"]}
     assert rows["chat template"]["status"] == "changed"
     assert (rows["chat template"]["old"], rows["chat template"]["new"]) == (sha(TEMPLATE), sha(CHANGED))
     assert rows["generation defaults"]["status"] == "unchanged"
-    assert report["verdict"] == "no_regression" and report["diff_version"] == "1.4.0"
+    assert report["verdict"] == "inconclusive" and report["diff_version"] == "1.4.0"
+    assert "chat template" not in report["verdict_reason"] and not any(
+        f["regression"] for f in report["figures"]
+    )
     assert f"| chat template | deployment | {sha(TEMPLATE)} | {sha(CHANGED)} | **changed** |" in result.output
     html = (tmp_path / "diff" / "diff.html").read_text()
     assert "chat template" in html and sha(CHANGED) in html

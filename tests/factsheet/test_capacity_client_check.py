@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
+from factsheet.document.schema import SCHEMA_VERSION
 from probes.load import capacity as capacity_module
 from probes.load.capacity import PASS_RULE
 from probes.targets.mock_server import MockServerConfig, running
@@ -68,7 +69,7 @@ def stalled(tmp_path_factory, endpoint_spec):
 
 def test_a_probe_whose_loop_fell_behind_is_flagged_beside_its_verdict(stalled):
     doc = json.loads(stalled.read_text())
-    assert doc["schema_version"] == "1.9.0"
+    assert doc["schema_version"] == SCHEMA_VERSION
     cap = doc["load"]["capacity"]["result"]
     assert cap["pass_rule"] == PASS_RULE and "arrivals rule" in PASS_RULE and "not judged" in PASS_RULE
     assert [p["value"] for p in cap["points"]] == [1, 2, 4, 8]

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from factsheet.cli.commands import app
 from tests.hostile.decisions_builds import (
     GOODPUT,
     NO_SLO_POLICY,
@@ -21,6 +22,7 @@ from tests.hostile.decisions_builds import (
     forge_pass,
     gated_builds_fixture,  # noqa: F401 (the fixture `gated_builds`)
     made_up,
+    runner,
     validate,
     write_policy,
 )
@@ -163,16 +165,43 @@ def test_diff_against_a_candidate_with_an_altered_figure_fails(tmp_path):
     assert "No regression" not in (tmp_path / "out" / "diff.md").read_text()
 
 
-def test_diff_of_honest_sheets_is_no_regression(tmp_path):
+def test_diff_of_honest_sheets_without_repeats_decides_nothing(tmp_path):
+    """Two copies of one honest build without repeats: every row that decides either rests on one run's own
+    noise (capacity: not decided, no between-run noise) or was not compared (the fixture's search has no
+    confirmed answer), so the verdict is inconclusive, never "no regression" (issue 41 item 1, 42 item 1:
+    was no_regression, exit 0, on 1 compared row of 12). The policy's on_inconclusive chooses the exit code,
+    and the report says which applied."""
     result, report = diff(copy_fixture(tmp_path / "a"), copy_fixture(tmp_path / "b"), tmp_path / "out")
-    assert result.exit_code == 0, result.output
-    assert report["verdict"] == "no_regression" and report["new_unsupported"] == []
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "inconclusive" and report["new_unsupported"] == []
+    assert (report["gate"], report["on_inconclusive"], report["on_inconclusive_source"]) == (
+        "fail", "fail", "default",
+    )  # fmt: skip
+    cap = next(f for f in report["figures"] if f["figure"] == "capacity_at_slo")
+    assert (
+        cap["status"] == "compared" and cap["not_decided"] == "no between-run noise" and not cap["regression"]
+    )
+    assert "not decided, no between-run noise: capacity_at_slo" in report["verdict_reason"]
+    assert "not compared: ttft_ms.p50 (capacity (synthetic) confirmation)" in report["verdict_reason"]
+    # pass@1's noise is binomial over a fixed task set, which bounds a rebuild's: it decides
+    acc = next(f for f in report["figures"] if f["figure"] == "pass@1")
+    assert acc["status"] == "compared" and acc["between_run"] and acc["not_decided"] is None
     # Issue 28: a percentile is compared only where both sides' samples support it (p99: 459, p50: 7), a
     # confirmation run's figures only where both answers were confirmed; the fixture's small runs have neither.
     allowed = ("too few samples", "no confirmed answer")
     assert all(f["status"] == "compared" or f["reason"].startswith(allowed) for f in report["figures"])
-    compared = {f["figure"] for f in report["figures"] if f["status"] == "compared"}
-    assert compared >= {"capacity_at_slo", "e2el_ms.p50", "goodput", "slo_attainment", "pass@1"}
+    md = (tmp_path / "out" / "diff.md").read_text()
+    assert "Gate: **fail** (inconclusive, and on\\_inconclusive is fail (default))" in md
+    lenient = write_policy(
+        tmp_path, "policy_version: 1\nid: lenient\ntitle: t\nversion: '1'\non_inconclusive: pass\n"
+    )
+    result = runner.invoke(app, ["diff", str(tmp_path / "a" / "factsheet.json"), str(tmp_path / "b" / "factsheet.json"),
+                                 "-p", str(lenient), "-o", str(tmp_path / "lenient")])  # fmt: skip
+    report = json.loads((tmp_path / "lenient" / "diff.json").read_text())
+    assert result.exit_code == 0, result.output
+    assert report["verdict"] == "inconclusive" and report["gate"] == "pass"
+    assert report["on_inconclusive_source"] == "policy lenient"
+    assert "Gate: **pass** (inconclusive, and on\\_inconclusive is pass (policy lenient))" in result.output
 
 
 # --- validate: the compliance summary re-checked -----------------------------------------------------

@@ -108,6 +108,33 @@ def _energy_downgraded_samples_removed(f: Forgery) -> None:
     _energy_samples_removed(f)
 
 
+def _edit_first_record(f: Forgery, change) -> None:
+    """Edit the first request record of load point 0 (its header line kept)."""
+
+    def edit(lines: list[str]) -> list[str]:
+        record = json.loads(lines[1])
+        change(record)
+        return [lines[0], json.dumps(record), *lines[2:]]
+
+    f.rewrite_records(f.doc["load"]["points"][0]["records"], edit)
+
+
+def _reply_judged_completed(f: Forgery) -> None:
+    """A reply cut after one token, relabelled completed (issue 40: schema 1.10.0 judges every reply)."""
+    _edit_first_record(f, lambda r: r.update(output_tokens=1, finish_reason=None, outcome="completed"))
+
+
+def _judged_fields_stripped(f: Forgery) -> None:
+    """The same cut reply with its outcome and asked length removed, as an older record would be read."""
+
+    def strip(r: dict) -> None:
+        r.update(output_tokens=1, finish_reason=None)
+        for key in ("outcome", "max_tokens"):
+            r.pop(key, None)
+
+    _edit_first_record(f, strip)
+
+
 # (id, forgery, the figure validate must name)
 FORGERIES = [
     ("energy-samples-removed", _energy_samples_removed, "energy.records"),
@@ -126,6 +153,12 @@ FORGERIES = [
     ("energy-load-point-removed", _energy_point_removed, "energy.energy:"),
     ("carbon-without-energy", _carbon_without_energy, "energy.carbon"),
     ("energy-downgraded-samples-removed", _energy_downgraded_samples_removed, "energy.records"),
+    (
+        "reply-judged-completed",
+        _reply_judged_completed,
+        "load.points[0].records (request 0): stated 'completed'",
+    ),
+    ("judged-fields-stripped", _judged_fields_stripped, "load.points[0].records (request 0)"),
 ]
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import httpx
 import pytest
 
-from probes.targets.mock_server import MockServerConfig, running
+from probes.targets.mock_server import MockServerConfig, Received, running
 
 
 def _stream(url: str, max_tokens: int = 4, **extra) -> list[str]:
@@ -43,11 +44,14 @@ def test_transformers_serve_sends_no_done():
 
 def test_llama_cpp_python_cuts_a_running_stream_on_a_new_request():
     cfg = MockServerConfig(engine="llama-cpp-python", ttft_ms=0, itl_ms=20)
-    with running(cfg) as url:
+    seen: list[Received] = []
+    with running(cfg, recorder=seen) as url:
         first: list[list[str]] = []
         thread = threading.Thread(target=lambda: first.append(_stream(url, max_tokens=20)))
         thread.start()
-        second = _stream(url, max_tokens=3)  # arrives while the first streams
+        while not seen:  # the first has arrived: the second comes while it streams (20 tokens, 400 ms)
+            time.sleep(0.005)
+        second = _stream(url, max_tokens=3)
         thread.join()
         listing = httpx.get(url + "/v1/models").json()
     cut = _payloads(first[0])

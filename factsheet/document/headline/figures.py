@@ -12,6 +12,7 @@ from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.headline.select import Run, answer_run, confirmation_run, informative_run
 from factsheet.document.headline_model import Figure, Headline, Interval, Rebuild, Verdict
 from factsheet.document.schema import CapacitySection, Factsheet
+from factsheet.document.versions import JUDGES_REPLIES, at_least
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import RANGE_METHOD
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
@@ -68,8 +69,45 @@ def headline(sheet: Factsheet) -> Headline:
             *_run_figures(sheet, run, guards),
             _pass_at_1(sheet),
             _energy(sheet),
-        ]
+        ],
+        void=void_reason(sheet) if at_least(sheet.schema_version, JUDGES_REPLIES) else None,
     )
+
+
+def void_reason(sheet: Factsheet) -> str | None:
+    """Why the sheet's load measurement is void (one line), or None: a run that lost its target (a load point
+    stopped by consecutive connection failures, or a capacity probe whose every request failed to connect),
+    or load points none of whose requests completed. Read from the sheet alone, so `validate` recomputes it."""
+    load = sheet.load
+    if isinstance(load, NotMeasured) or not load.points:
+        return None
+    for entry in load.points:
+        res = entry.result
+        if res.stop_reason == "target_unreachable":
+            counts = res.requests
+            sent = (
+                f"{counts.sent} of {counts.planned}" if counts else f"{res.sent} of {res.point.num_requests}"
+            )
+            return (
+                f"target lost mid-run: load point {res.label} stopped after {sent} requests "
+                f"({res.not_sent} never sent): {res.aborted}"
+            )
+    if not isinstance(load.capacity, NotMeasured):
+        for p in load.capacity.result.points:
+            m = p.metrics
+            if m.measured and m.completed == 0 and m.errors.get("connect", 0) == m.measured:
+                return (
+                    f"target lost mid-run: capacity probe at {p.value:g} reached the target with none of its "
+                    f"{m.measured} requests"
+                )
+    metrics = [e.result.metrics for e in load.points]
+    if all(m.completed == 0 for m in metrics):
+        truncated, measured = sum(m.truncated for m in metrics), sum(m.measured for m in metrics)
+        return (
+            f"nothing completed: 0 of {measured} measured requests of {len(metrics)} load point(s) completed "
+            f"({truncated} truncated, {measured - truncated} failed)"
+        )
+    return None
 
 
 def stated_or_computed(sheet: Factsheet) -> Headline:
@@ -180,6 +218,8 @@ def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, s
             f"the search probes passed at {r.capacity:g} (short runs, indicative)"
         )
     if r.bracket[1] is None:
+        if r.search is not None and r.search.rule == "bracketing":  # schema >= 1.10.0: the cap, or the points
+            return "lower_bound", f"≥ {r.capacity:g} ({r.stop_reason.split('; ')[0]})"
         return "lower_bound", f"≥ {r.capacity:g} ({OPEN_BRACKET})"
     if r.insufficient_samples:
         return "insufficient", "the p99 at the capacity rests on too few samples (MLPerf early stopping)"

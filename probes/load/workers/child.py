@@ -269,7 +269,9 @@ async def _open(client, job: WorkerJob, work: WorkItem, run: RunState, sink: _Si
             break
         if slot is None:  # as runner._open_loop: the bytes leave here, no task start-up in the send lag
             rec = RequestRecord(index=i, scheduled_s=offsets[i], sent_s=run.now(), worker=job.worker)
-            task = asyncio.ensure_future(finish(begin_body(client, job.endpoint, body, rec, run.t0), rec))
+            task = asyncio.ensure_future(
+                finish(begin_body(client, job.endpoint, body, rec, run.t0, work.max_tokens(i)), rec)
+            )
         else:
             task = asyncio.ensure_future(capped(i, offsets[i]))
         in_flight.add(task)

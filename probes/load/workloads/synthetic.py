@@ -14,7 +14,9 @@ GENERATOR_VERSION = "synthetic/1"
 def build(profile: SyntheticProfile, ctx: BuildContext) -> Plan:
     if profile.length_distribution == "fixed":
         # Exactly the prompts an earlier version sent (max_tokens = the point's output_len).
-        prompts, workload = synthetic_prompts(ctx.count, ctx.input_len, ctx.seed, ctx.tokenizer_path)
+        prompts, workload = synthetic_prompts(
+            ctx.count, ctx.input_len, ctx.seed, ctx.tokenizer_path, ctx.output_len
+        )
         return Plan(prompts, None, stamped(workload, profile, GENERATOR_VERSION))
     built = synthetic_workload(workload_config(profile, ctx), ctx.count)
     return Plan(built.prompts, built.output_lens, stamped(built.workload, profile, GENERATOR_VERSION))

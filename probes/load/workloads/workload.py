@@ -188,10 +188,17 @@ def _length_desc(spec: WorkloadConfig, what: str, mean: int) -> str:
 
 
 def synthetic_prompts(
-    count: int, input_len: int, seed: int = 0, tokenizer_path: str | None = None
+    count: int,
+    input_len: int,
+    seed: int = 0,
+    tokenizer_path: str | None = None,
+    output_len: int | None = None,
 ) -> tuple[LazyPrompts, Workload]:
-    """`count` prompts of `input_len` tokens (the lead's original entry point; fixed lengths)."""
-    spec = WorkloadConfig(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path)
+    """`count` prompts of `input_len` tokens (the lead's original entry point; fixed lengths). `output_len`:
+    the max_tokens every request asks for, so that the recorded spec states it (schema >= 1.10.0; without it,
+    the configuration's default, as before)."""
+    lengths = {"output_len": output_len} if output_len is not None else {}
+    spec = WorkloadConfig(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path, **lengths)
     built = synthetic_workload(spec, count, fixed_output=True)
     return built.prompts, built.workload
 
