@@ -274,8 +274,12 @@ def verify_factsheet(
     found = verify_envelopes(json_path, public, _read_envelopes(att), att)
     bound = found.predicate.get("oms")
     if model_folder is not None:
-        served = oms.served_files(load_factsheet(json_path))
-        found.notes.append(oms.verify_model(model_folder, oms_pubkey, json_path.parent, bound, served))
+        sheet = load_factsheet(json_path)
+        found.notes.append(
+            oms.verify_model(
+                model_folder, oms_pubkey, json_path.parent, bound, oms.served_files(sheet), sheet
+            )
+        )
     elif bound is not None:
         found.notes.append(
             "an OMS bundle of the served weights is bound; not checked (give --model-folder, --oms-pubkey)"

@@ -45,18 +45,12 @@ from factsheet.spec.build import NOT_REQUESTED, BuildSpec, CapacitySpec
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.files import check_output
-from probes.core.measurement import NotMeasured, shown
+from probes.core.isolation import Isolation
+from probes.core.measurement import Model, NotMeasured, shown
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.hostload import HostLoad
-from probes.load.capacity import (
-    REPEATS_RULE,
-    CapacityResult,
-    find_capacity,
-    judge_point,
-    point_runner,
-    settle_repeats,
-)
+from probes.load.capacity import STEP_REPEATS_RULE, point_runner, search_capacity
 from probes.load.client import Endpoint
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
@@ -65,7 +59,7 @@ from probes.load.workers import check_split, resolve_workers
 from probes.load.workers.ray_fleet import check_address
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import merged_prompts
-from probes.load.workloads.profiles import SyntheticProfile, WorkloadProfile
+from probes.load.workloads.profiles import ChatSessionsProfile, SyntheticProfile, WorkloadProfile
 from probes.load.workloads.registry import build_plan
 from probes.load.workloads.workload import SystemPrompt
 from probes.server_view import check_endpoint, scrapes_jsonl
@@ -168,7 +162,8 @@ def _check_metrics_page(run: _Run) -> None:
             live.base_url, {"Authorization": f"Bearer {live.api_key}"} if live.api_key else {}
         )
         if missing is not None:
-            run.log(f"server view: not measured: {missing.reason}")
+            offer = f" ({live.identity.metrics})" if live.identity is not None else ""
+            run.log(f"server view: not measured: {missing.reason}{offer}")
 
 
 def _conformance(run: _Run) -> ConformanceSection:
@@ -383,46 +378,108 @@ class _Steps:
 
 
 def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
-    spec, steps = search.spec, _Steps()
+    spec, steps, isolations = search.spec, _Steps(), []
+    per_user = search.profile.turns_max if isinstance(search.profile, ChatSessionsProfile) else 2
 
-    def prober(requests: int, kind: str) -> Callable[[float], PointResult]:
-        def probe(value: float) -> PointResult:
+    def prober(requests: int, kind: str) -> Callable[[float], PointResult | _Isolated]:
+        def probe(value: float) -> PointResult | _Isolated:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
             position = len(steps.records)
             seed = run_seed(run.spec.load.seed, search.block, position)
-            entry = _step(run, search, _StepAt(kind, requests, value, position, seed), steps.rates)
+            at = _StepAt(kind, spec.requests_at(requests, value, per_user), value, position, seed)
+            if kind == "repeat":
+                entry, isolation = _isolated_step(run, search, at, steps.rates)
+                isolations.append(isolation)
+                steps.add(entry, seed)
+                return _Isolated(entry.result, isolation)
+            entry = _step(run, search, at, steps.rates)
             steps.add(entry, seed)
             return entry.result
 
         return probe
 
     confirm = spec.confirm_requests
-    then = f", then up to {spec.max_confirmations} confirmation(s) of {confirm} requests" if confirm else ""
-    run.log(f"{search.what} at SLO: at most {spec.max_points} probes of {spec.num_requests} requests{then}")
-    result = find_capacity(
+    each = f" of {spec.repeats} runs each" if spec.repeats > 1 else ""
+    then = (
+        f", then up to {spec.max_confirmations} confirmation step(s){each} of {confirm} requests"
+        if confirm
+        else ""
+    )
+    cap = f"up to the cap {spec.max_value:g}" if spec.max_value is not None else "until a clear fail"
+    run.log(f"{search.what} at SLO: at most {spec.max_points} probes of {spec.num_requests} requests, doubling "
+            f"{cap}{then}")  # fmt: skip
+    result, further = search_capacity(
         prober(spec.num_requests, "probe"),
         run.spec.load.slo,
         spec.search_parameters(),
         knob=spec.knob,
         min_attainment=spec.min_attainment,
         confirm=prober(confirm, "confirmation") if confirm else None,
+        repeat=prober(confirm, "repeat") if confirm and spec.repeats > 1 else None,
     )
     low, high = result.range
     run.log(
-        f"  {search.what} at SLO: {result.capacity} ({result.stop_reason}); "
-        f"range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
+        f"  {search.what} at SLO: {result.capacity}, bracket [{_fmt(result.bracket[0], 'g')}, "
+        f"{_fmt(result.bracket[1], 'g')}) ({result.stop_reason}); range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
-    repeats = _repeats(run, search, result) if spec.repeats > 1 else None
-    if repeats is not None:
-        settled = settle_repeats(result, [r.point for r in repeats.runs])
-        if settled.capacity != result.capacity:
-            run.log(f"  {search.what} at SLO: {settled.capacity} ({settled.stop_reason.rpartition('; ')[2]})")
-        result = settled
-    again = [r.system_prompts for r in repeats.runs] if repeats is not None else []
+    n = len(result.points)  # the runs after the points: the repeats of the step that held
+    repeats = None
+    if spec.repeats > 1:
+        of = n - 1 if further else None  # the step that held: its first run is the last point
+        runs = [
+            RepeatRun(
+                point=p,
+                seed=steps.seeds[n + j],
+                isolation=isolations[-len(further) + j],
+                records=steps.records[n + j],
+                server_records=steps.scrapes[n + j],
+                host_load=steps.loads[n + j],
+                system_prompts=steps.prompts[n + j],
+            )  # fmt: skip
+            for j, p in enumerate(further)
+        ]
+        if of is None:
+            run.log(f"  {search.what}: no confirmation step held, so no repeats of the headline run")
+        repeats = Repeats(k=spec.repeats, of=of, runs=runs, answer_rule=STEP_REPEATS_RULE)
     return CapacitySection(
-        result=result, records=steps.records, server_records=steps.scrapes, host_load=steps.loads,
-        seeds=steps.seeds, repeats=repeats, system_prompts=merged_prompts(steps.prompts + again),
+        result=result, records=steps.records[:n], server_records=steps.scrapes[:n], host_load=steps.loads[:n],
+        seeds=steps.seeds[:n], repeats=repeats, system_prompts=merged_prompts(steps.prompts),
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Isolated:
+    """A further run of a confirmation step, in the shape the pass rule judges, with what isolated it."""
+
+    result: PointResult
+    isolation: Isolation
+
+    def __getattr__(self, name: str):
+        return getattr(self.result, name)
+
+
+def _isolated_step(
+    run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | None]
+) -> tuple[LoadPointEntry, Isolation]:
+    """A further run of a confirmation step: after an isolation (a fresh start of the server the tool started,
+    else a prefix-cache reset asked of the endpoint); a resumed build reuses its checkpoint, isolation and all."""
+    label = f"{search.what} repeat: {search.spec.knob} {at.value:g}"
+    name, key = f"{search.stem}-repeat-{at.position + 1:02d}", _capacity_key(run, search, at)
+    saved = run.checkpoints.reuse(name, key, _IsolatedEntry, label)
+    if saved is not None:
+        return saved.entry, saved.isolation
+    isolation = run.live.isolate()
+    run.log(f"{label}: {isolation.method}: {isolation.detail}")
+    entry = _step(run, search, at, rates)
+    run.checkpoints.save(name, key, _IsolatedEntry(entry=entry, isolation=isolation), label)
+    return entry, isolation
+
+
+class _IsolatedEntry(Model):
+    """A confirmation step's further run as checkpointed: its entry and what isolated it."""
+
+    entry: LoadPointEntry
+    isolation: Isolation
 
 
 @dataclass(frozen=True)
@@ -472,36 +529,6 @@ def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | No
     entry = LoadPointEntry(result=result, records=records, server_records=scrapes, host_load=result.host_load)
     run.checkpoints.save(name, key, entry, label)
     return entry
-
-
-def _repeats(run: _Run, search: _Search, result: CapacityResult) -> Repeats:
-    """The search's last confirmation run, k − 1 more times at its value and size: each after an isolation
-    (a fresh start of the server the tool started, else a prefix-cache reset asked of the endpoint), each with
-    its own seed. Nothing to repeat without a confirmation run."""
-    spec = search.spec
-    of = next((i for i in reversed(range(len(result.points))) if result.points[i].confirmation), None)
-    if of is None:
-        run.log(f"  {search.what}: no confirmation run, so no repeats")
-        return Repeats(k=spec.repeats, of=None, answer_rule=REPEATS_RULE)
-    value, runs = result.points[of].value, []
-    for j in range(spec.repeats - 1):
-        position = len(result.points) + j
-        seed = run_seed(run.spec.load.seed, search.block, position)
-        at = _StepAt("repeat", spec.confirm_requests, value, position, seed)
-        key = _capacity_key(run, search, at)
-        label = f"{search.what} repeat {j + 2}/{spec.repeats}: {spec.knob} {value:g}"
-        saved = run.checkpoints.reuse(f"{search.stem}-repeat-{j + 2:02d}", key, RepeatRun, label)
-        if saved is None:
-            isolation = run.live.isolate()
-            run.log(f"{label}: {isolation.method}: {isolation.detail}")
-            entry = _step(run, search, at, {})
-            point = judge_point(value, entry.result, spec.min_attainment, confirmation=True)
-            saved = RepeatRun(point=point, seed=seed, isolation=isolation, records=entry.records,
-                              server_records=entry.server_records, host_load=entry.host_load,
-                              system_prompts=entry.result.workload.system_prompts)  # fmt: skip
-            run.checkpoints.save(f"{search.stem}-repeat-{j + 2:02d}", key, saved, label)
-        runs.append(saved)
-    return Repeats(k=spec.repeats, of=of, runs=runs, answer_rule=REPEATS_RULE)
 
 
 def _capacity_key(run: _Run, search: _Search, at: _StepAt) -> Key:
@@ -600,7 +627,11 @@ def _system(run: _Run, spec_dir: Path) -> SystemSection:
     return SystemSection(
         target_kind=live.kind,
         base_url=live.base_url if live.kind == "endpoint" else None,
-        engine=engine or NotMeasured(reason="engine of an external endpoint is not visible to the tool"),
+        engine=engine
+        or NotMeasured(
+            reason="an external endpoint's engine process is not the tool's: its command and environment are not "
+            "visible (the engine found from its answers: the conformance section)"
+        ),
         host=run.host,
         python=prov.python_version(),
         libraries=prov.library_versions(),

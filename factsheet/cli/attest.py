@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from factsheet import api
-from factsheet.cli.common import guarded
+from factsheet.cli.common import Terminal, guarded
 
-out = Console(soft_wrap=True)  # key ids and paths stay whole on one line
+out = Terminal()  # key ids and paths stay whole on one line
 
 
 @guarded

@@ -6,13 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from factsheet import api
-from factsheet.cli.common import guarded
+from factsheet.cli.common import Terminal, guarded
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+out = Terminal()
+err = Terminal(stderr=True)
 
 
 @guarded
@@ -31,7 +30,7 @@ def catalogue(
     """A static, offline site over every build: index, per-deployment trends and diffs, documents."""
 
     def progress(line: str) -> None:  # hundreds of builds take a minute: say how far it got
-        err.print(f"catalogue: {line}", highlight=False, markup=False)
+        err.print(f"catalogue: {line}")
 
     result = api.build_catalogue(folders, output, pubkey or [], progress).site
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(result.signatures.items()))
@@ -42,7 +41,7 @@ def catalogue(
         highlight=False,
         markup=False,
     )
-    out.print(f"  {result.index}", highlight=False, markup=False)
+    out.print(f"  {result.index}")
 
 
 def register(app: typer.Typer) -> None:

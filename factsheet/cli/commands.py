@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 
 try:  # newer typer vendors click; its usage errors are those classes
     from typer._click import exceptions as click_errors
@@ -19,7 +18,7 @@ from factsheet import api
 from factsheet.cli import signals
 from factsheet.cli.attest import register as register_attest
 from factsheet.cli.catalogue import register as register_catalogue
-from factsheet.cli.common import err, guarded, one_line, state
+from factsheet.cli.common import Terminal, err, guarded, one_line, state, styled
 from factsheet.cli.compliance import register as register_compliance
 from factsheet.cli.eval import eval_app
 from factsheet.cli.export import register as register_export
@@ -30,7 +29,7 @@ from factsheet.cli.publish import register as register_publish
 from factsheet.document.stamp import tool_version
 from probes.core.errors import InputError, describe_validation_error
 
-out = Console(soft_wrap=True)  # a path printed is one line, whatever its length (a log is copied from)
+out = Terminal()  # a path printed is one line, whatever its length (a log is copied from)
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -41,7 +40,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        out.print(f"llm-factsheet {tool_version()}", highlight=False)
+        out.print(f"llm-factsheet {tool_version()}")
         raise typer.Exit()
 
 
@@ -74,7 +73,7 @@ def build(
 ) -> None:
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
     with bars(err) as bar:
-        log = lambda m: err.print(m, highlight=False)  # noqa: E731
+        log = lambda m: err.print(m)  # noqa: E731
         result = api.build_factsheet(
             spec, output, resume=resume, overwrite=overwrite, sign_key=sign_key, log=log, bars=bar
         )
@@ -82,7 +81,7 @@ def build(
     for p in result.written:
         out.print(f"  {p}")
     for line in result.publication.lines() if result.publication else []:
-        out.print(line, highlight=False)
+        out.print(line)
     result.raise_for_status()  # exit 1 when the gate fails (2: bad input found late); the files stay
 
 
@@ -103,7 +102,7 @@ def validate(
     for note in result.notes:
         out.print(f"  {note}")
     for line in result.explanation:
-        out.print(line, markup=False, highlight=False)
+        out.print(line)
 
 
 @app.command()
@@ -191,10 +190,14 @@ def main() -> None:
         code = 2
     except click_errors.UsageError as exc:
         # click's usage box spans lines; a wrong flag is bad input like any other: one line, exit 2.
-        err.print(f"[red]error:[/red] {one_line(exc.format_message())}", highlight=False)
+        err.print(styled("error:", "red", one_line(exc.format_message())))
         code = 2
     except typer.Abort:  # a stop signal outside a command (click turns KeyboardInterrupt into Abort)
         code = signals.stopped_code() or 130
     except KeyboardInterrupt as exc:  # one that arrived after click had let go
         code = signals.exit_code(exc)
+    except SystemExit:  # a library's own stop handler ran instead of the tool's (ray.init: sys.exit(15))
+        if signals.stopped_code() is None:
+            raise
+        code = signals.stopped_code()
     signals.finish(code if isinstance(code, int) else 0)

@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from factsheet import api
-from factsheet.cli.common import guarded
+from factsheet.cli.common import Terminal, guarded
 
-out = Console(soft_wrap=True)  # one finding = one line in a CI log
+out = Terminal()  # one finding = one line in a CI log
 PolicyOpt = Annotated[
     list[str],
     typer.Option(
@@ -52,13 +51,13 @@ def check(
     )
     _print_summary(result.report)
     for p in result.written:
-        out.print(f"  {p}", highlight=False, markup=False)
+        out.print(f"  {p}")
     result.raise_for_status()
 
 
 def _print_summary(report) -> None:
     counts = ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in report.counts.items() if n)
-    out.print(f"compliance: {report.verdict.upper()} ({counts})", highlight=False, markup=False)
+    out.print(f"compliance: {report.verdict.upper()} ({counts})")
     for r in report.results:
         if r.outcome != "pass":
             mark = "✗" if r.gating else "·"
@@ -88,9 +87,9 @@ def diff(
     result = api.diff_factsheets(
         old, new, policies=policy or [], max_regression=max_regression or [], output=output
     )
-    out.print(result.report.markdown(), highlight=False, markup=False)
+    out.print(result.report.markdown())
     for p in result.written:
-        out.print(f"  {p}", highlight=False, markup=False)
+        out.print(f"  {p}")
     result.raise_for_status()  # a regression, or no figure the records let us compare
 
 
@@ -115,9 +114,9 @@ def policies(
 
 
 def _print_policy(p) -> None:
-    out.print(f"{p.id} {p.version}: {p.title}", highlight=False, markup=False)
+    out.print(f"{p.id} {p.version}: {p.title}")
     if p.description:
-        out.print(p.description, highlight=False, markup=False)
+        out.print(p.description)
     for a in p.parameters:
         out.print(
             f"  parameter {a.name} = {a.value} {a.unit or ''} — {a.description}",

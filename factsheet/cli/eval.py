@@ -6,14 +6,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from factsheet import api
-from factsheet.cli.common import guarded
+from factsheet.cli.common import Terminal, data, guarded
 
 eval_app = typer.Typer(no_args_is_help=True)
-out = Console()
+out = Terminal()
 
 
 @eval_app.command("humaneval")
@@ -29,7 +28,7 @@ def humaneval(
     """Per-sample base/plus verdicts with the failure cause, and pass@k."""
     result = api.evaluate_humaneval(samples, output, dataset=dataset, concurrency=concurrency)
     report = result.report
-    table = Table(title=f"{report.dataset.name} — {len(report.per_sample)} samples")
+    table = Table(title=data(f"{report.dataset.name} — {len(report.per_sample)} samples"))
     table.add_column("tests")
     for k in report.pass_rates.base:
         table.add_column(k, justify="right")

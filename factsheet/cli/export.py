@@ -6,13 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from factsheet import api
-from factsheet.cli.common import guarded
+from factsheet.cli.common import Terminal, guarded
 from factsheet.export.formats import ExportFormat as Format
 
-out = Console(soft_wrap=True)
+out = Terminal()
 
 
 @guarded

@@ -9,7 +9,9 @@ from typing import Annotated
 import typer
 
 from factsheet import api
-from factsheet.cli.common import guarded
+from factsheet.cli.common import Terminal, err, guarded
+
+out = Terminal()  # a summary is JSON on one line
 
 features_app = typer.Typer(
     no_args_is_help=True, help="Feature models (UVL): count and sample configurations."
@@ -20,7 +22,7 @@ features_app = typer.Typer(
 @guarded
 def count(model: Annotated[str, typer.Argument(help="MODEL.uvl, or a bundled model's name")]) -> None:
     """Exact number of valid configurations (BDD), cross-checked by a second counter."""
-    typer.echo(api.count_features(model).summary_json())
+    out.print(api.count_features(model).summary_json())
 
 
 @features_app.command("sample")
@@ -34,7 +36,7 @@ def sample(
     output: Annotated[Path | None, typer.Option("-o", help="write configurations as JSON lines here")] = None,
 ) -> None:
     """A t-wise sample covering every valid t-tuple, or a uniform one; reports size and coverage."""
-    typer.echo(api.sample_features(model, method=method, t=t, n=n, seed=seed, output=output).summary_json())
+    out.print(api.sample_features(model, method=method, t=t, n=n, seed=seed, output=output).summary_json())
 
 
 def campaign(
@@ -49,9 +51,9 @@ def campaign(
         output,
         executor=executor,
         ray_address=ray_address,
-        progress=lambda iid: typer.echo(f"measured {iid}", err=True),
+        progress=lambda iid: err.print(f"measured {iid}"),
     )
-    typer.echo(result.summary_json())
+    out.print(result.summary_json())
 
 
 def predict(
@@ -80,7 +82,7 @@ def predict(
         verify_reps=verify_reps,
         confident=confident,
     )
-    typer.echo(result.summary_json())
+    out.print(result.summary_json())
 
 
 def register(app: typer.Typer) -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from factsheet.api.probe import ProbeLoadArgs, parse_goodput, probe_load  # parse_goodput: vLLM's spelling
-from factsheet.cli.common import err, guarded
+from factsheet.cli.common import Terminal, data, err, guarded, styled
 from factsheet.cli.progress import bars
 from probes.core.measurement import MISSING, NotMeasured, shown
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
@@ -35,7 +35,7 @@ def _fmt(x: float | None, digits: int = 2) -> str:
 
 def _table(result: PointResult, percentiles: tuple[float, ...]) -> Table:
     m: LoadMetrics = result.metrics
-    t = Table(title=f"load · {result.label} · {m.completed} ok / {m.failed} failed")
+    t = Table(title=data(f"load · {result.label} · {m.completed} ok / {m.failed} failed"))
     t.add_column("metric")
     t.add_column("n", justify="right")
     t.add_column("mean", justify="right")
@@ -59,9 +59,9 @@ def _table(result: PointResult, percentiles: tuple[float, ...]) -> Table:
     return t
 
 
-def _summary(result: PointResult) -> list[str]:
+def _summary(result: PointResult) -> list[str | Text]:
     m = result.metrics
-    lines = [
+    lines: list[str | Text] = [
         f"request throughput {_fmt(m.request_throughput)} req/s · output {_fmt(m.output_throughput, 1)} tok/s"
         f" · window {_fmt(m.duration_s, 3)} s",
     ]
@@ -89,7 +89,7 @@ def _summary(result: PointResult) -> list[str]:
                 f"{_fmt(a.write_lag_ms.p(99), 3)} ms"
             )
         if a.client_bound:
-            lines.append("[bold red]client-bound[/]: " + "; ".join(a.client_bound_reasons))
+            lines.append(styled("client-bound:", "bold red", "; ".join(a.client_bound_reasons)))
     if result.client is not None:
         c = result.client
         lines.append(
@@ -102,16 +102,16 @@ def _summary(result: PointResult) -> list[str]:
                 f"worker {o.worker} on node {o.node[:12]}: clock offset {o.offset_ms:+.3f} ± {o.uncertainty_ms:.3f} ms"
             )
         if c.client_bound:
-            lines.append("[bold red]client-bound[/]: " + "; ".join(c.client_bound_reasons))
+            lines.append(styled("client-bound:", "bold red", "; ".join(c.client_bound_reasons)))
     if result.aborted:
-        lines.append(f"[bold red]aborted[/]: {result.aborted}")
+        lines.append(styled("aborted:", "bold red", result.aborted))
     return lines + turn_summary(result.turns) + server_view_lines(result)
 
 
-def server_view_lines(result: PointResult) -> list[str]:
+def server_view_lines(result: PointResult) -> list[str | Text]:
     """The server's own figures and the saturation verdict, one line each."""
     view, sat = result.server_view, result.saturation
-    lines = []
+    lines: list[str | Text] = []
     if isinstance(view, NotMeasured):
         lines.append(f"server view: not measured: {view.reason}")
     elif view is not None:
@@ -131,7 +131,9 @@ def server_view_lines(result: PointResult) -> list[str]:
         lines.append("server view: " + " · ".join(parts))
     if sat is not None and sat.over_saturated:
         lines.append(
-            "[bold red]over-saturated[/]: the waiting queue or TTFT grows without bound over the run"
+            styled(
+                "over-saturated:", "bold red", "the waiting queue or TTFT grows without bound over the run"
+            )
         )
     return lines
 
@@ -202,7 +204,7 @@ def load(
     flags["goodput"] = [*(goodput or []), *ctx.args]
     with bars(err) as bar:
         result = probe_load(bars=bar, **flags)
-    console = Console()
+    console = Terminal()
     console.print(_table(result.point, result.percentiles))
     for line in _summary(result.point):
         console.print(line)

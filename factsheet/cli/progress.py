@@ -25,6 +25,7 @@ from rich.progress import (
 from rich.text import Text
 
 from probes.core.progress import Bars, Update, duration, time_left_s
+from probes.core.untrusted.text import terminal_text
 
 __all__ = ["LOG_EVERY_S", "bars", "log_bars", "progress_line"]
 
@@ -80,7 +81,7 @@ def bars(console: Console, *, clock: Callable[[], float] = time.monotonic) -> It
         )
         return
     columns = (
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -89,7 +90,7 @@ def bars(console: Console, *, clock: Callable[[], float] = time.monotonic) -> It
     with Progress(*columns, console=console, get_time=clock) as progress:
 
         def bar(label: str) -> Update:
-            task = progress.add_task(label, total=None)
+            task = progress.add_task(terminal_text(label), total=None)
             return lambda done, total: progress.update(task, completed=done, total=total)
 
         yield bar

@@ -6,14 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from factsheet import api
-from factsheet.cli.common import guarded
-from factsheet.export.text import terminal_text
+from factsheet.cli.common import Terminal, guarded
 
-out = Console(soft_wrap=True)  # run ids and digests stay whole on one line
+out = Terminal()  # run ids and digests stay whole on one line
 
 
 @guarded
@@ -41,7 +38,7 @@ def publish(
         model_version=model_version,
     )
     for line in published.run.lines():
-        out.print(escape(terminal_text(line)), highlight=False)  # names from the factsheet: shown, not sent
+        out.print(line)  # names from the factsheet: shown, not sent
 
 
 def register(app: typer.Typer) -> None:

@@ -79,6 +79,11 @@ from tuner import TuningResult
 # 1.10.0: every reply judged, not only timed (issue 40): each load record states max_tokens, finish_reason and
 # its outcome; the metrics count `truncated` apart and name where output tokens were counted from; a point
 # states what was planned, sent and never sent; a void build says so on page 1 (headline `void`).
+# 1.10.0 also: a capacity search states its rule (`result.search.rule`: capped, as before, or bracketing): bracketing
+# doubles until a clear fail with `max_value` an optional cap (None: none), and confirms in steps of
+# `search.confirm_runs` runs (the spec's repeats), a failed run stepping down (its runs stay among the points,
+# each further one stating its `isolation`); `repeats.runs` are the step that held. validate replays the rule
+# the document states (a document without one ran capped).
 SCHEMA_VERSION = "1.10.0"
 
 

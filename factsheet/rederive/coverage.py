@@ -57,6 +57,8 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
         (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
+        (f"{c}.points[].isolation", "attested only", "a confirmation step's further run (>= 1.10.0): what the "
+         "target answered to the fresh start or prefix-cache reset before it, as found: no record keeps it"),
         *_client_rules(f"{c}.points[].client", "the probe's"),
         (c, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
         (f"{c}.points[].value", "re-derived", "bound: part of the capacity step's context"),

@@ -398,3 +398,172 @@ def scatter_chart(
         f'aria-label={quoteattr(alt)} font-family="{_FONT}">' + "".join(body) + "</svg>"
     )
     return Chart(svg=svg, alt=alt, title=title)
+
+
+@dataclass(frozen=True)
+class Marks:
+    """Points on two numeric axes drawn with one marker, each with an optional vertical interval (a figure's
+    CI: None at a bound the sample cannot give, drawn to the plot's edge and said so in the description)."""
+
+    label: str
+    xy: list[tuple[float, float]]
+    color: str
+    shape: str = "circle"  # circle, ring (open), diamond, square; "line": joined by a line, no markers
+    intervals: list[tuple[float | None, float | None] | None] | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A reference line across the plot: a threshold (axis "y") or a value on the x axis (axis "x")."""
+
+    label: str
+    value: float
+    axis: str
+    color: str = "#b3261e"
+
+
+@dataclass(frozen=True)
+class Band:
+    """A shaded span of the x axis (e.g. a capacity search's bracket)."""
+
+    label: str
+    lo: float
+    hi: float
+    color: str = "#f2d58a"
+
+
+def xy_chart(
+    groups: list[Marks],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    rules: tuple[Rule, ...] = (),
+    bands: tuple[Band, ...] = (),
+    x_from_zero: bool = False,
+) -> Chart | None:
+    """Markers (and lines) on two linear numeric axes, the y axis from 0, with reference lines and shaded
+    x spans; the description lists every point, so the picture holds nothing the text does not."""
+    xs = [x for g in groups for x, _ in g.xy] + [r.value for r in rules if r.axis == "x"]
+    xs += [b for band in bands for b in (band.lo, band.hi)]
+    ys = [y for g in groups for _, y in g.xy] + [r.value for r in rules if r.axis == "y"]
+    ys += [b for g in groups for iv in (g.intervals or []) if iv for b in iv if b is not None]
+    if not [1 for g in groups if g.xy]:
+        return None
+    ax = _LinearAxis(0.0 if x_from_zero else min(xs), max(xs))
+    ay = _LinearAxis(0.0, max(ys))
+    width = _W - _LEFT - _RIGHT - 24
+
+    def px(v: float) -> float:
+        return _LEFT + 12 + ax.frac(v) * width
+
+    def py(v: float) -> float:
+        return _plot_y(ay, v)
+
+    alt = _xy_alt(title, x_title, y_title, groups, rules, bands)
+    base, top = _H - _BOTTOM, _TOP
+    body = [_frame(title, alt, _H)]
+    for band in bands:
+        body.append(
+            f'<rect class="band" x="{px(band.lo):.1f}" y="{top}" width="{max(px(band.hi) - px(band.lo), 1.5):.1f}" '
+            f'height="{base - top}" fill="{band.color}" fill-opacity="0.45"/>'
+        )
+    body += _y_axis(ay, y_title)
+    body.append(
+        f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{base}" y2="{base}" stroke="#555" stroke-width="0.8"/>'
+    )
+    for t in ax.ticks:
+        body.append(
+            f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{base}" y2="{base + 4}" stroke="#555"/>'
+            f'<text class="x-label" x="{px(t):.1f}" y="{base + 16}" font-size="{_TICK_FONT:g}" text-anchor="middle" '
+            f'fill="#333">{escape(_short(t))}</text>'
+        )
+    centre = (_LEFT + _W - _RIGHT) / 2
+    body.append(
+        f'<text x="{centre:.1f}" y="{_H - 8:.0f}" font-size="10.5" text-anchor="middle" fill="#333">'
+        f"{escape(x_title)}</text>"
+    )
+    body += [_rule(r, px, py) for r in rules]
+    for g in groups:
+        for i, (x, _) in enumerate(g.xy):
+            iv = g.intervals[i] if g.intervals and i < len(g.intervals) else None
+            if iv is not None:
+                lo, hi = (py(iv[0]) if iv[0] is not None else base), (py(iv[1]) if iv[1] is not None else top)
+                body.append(
+                    f'<path class="interval" d="M{px(x):.1f},{lo:.1f}V{hi:.1f}M{px(x) - 4:.1f},{lo:.1f}H{px(x) + 4:.1f}'
+                    f'{"" if iv[1] is None else f"M{px(x) - 4:.1f},{hi:.1f}H{px(x) + 4:.1f}"}" stroke="{g.color}" '
+                    f'stroke-width="1.1" fill="none"/>'
+                )
+        if g.shape == "line" and len(g.xy) > 1:
+            pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in g.xy)
+            body.append(f'<polyline points="{pts}" fill="none" stroke="{g.color}" stroke-width="1.8"/>')
+        elif g.shape != "line":
+            body += [_marker(g.shape, px(x), py(y), g.color) for x, y in g.xy]
+    body += _xy_legend(groups, rules, bands)
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" role="img" '
+        f'aria-label={quoteattr(alt)} font-family="{_FONT}">' + "".join(body) + "</svg>"
+    )
+    return Chart(svg=svg, alt=alt, title=title)
+
+
+def _rule(r: Rule, px, py) -> str:
+    if r.axis == "y":
+        return (
+            f'<line class="rule" x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{py(r.value):.1f}" y2="{py(r.value):.1f}" '
+            f'stroke="{r.color}" stroke-width="1.4" stroke-dasharray="6 3"/>'
+        )
+    return (
+        f'<line class="rule" x1="{px(r.value):.1f}" x2="{px(r.value):.1f}" y1="{_TOP}" y2="{_H - _BOTTOM}" '
+        f'stroke="{r.color}" stroke-width="1.4" stroke-dasharray="6 3"/>'
+    )
+
+
+def _xy_legend(groups: list[Marks], rules, bands) -> list[str]:
+    legend = [(g.label, g.color, g.shape) for g in groups] + [(r.label, r.color, "rule") for r in rules]
+    legend += [(b.label, b.color, "band") for b in bands]
+    out = []
+    for i, (label, color, shape) in enumerate(legend):
+        lx, ly = _W - _RIGHT + 14, _TOP + 8 + i * 17
+        if shape == "rule":
+            key = f'<line x1="{lx}" x2="{lx + 22}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="1.4" stroke-dasharray="6 3"/>'
+        elif shape == "band":
+            key = f'<rect x="{lx}" y="{ly - 5}" width="22" height="10" fill="{color}" fill-opacity="0.45"/>'
+        elif shape == "line":
+            key = f'<line x1="{lx}" x2="{lx + 22}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="1.8"/>'
+        else:
+            key = _marker(shape, lx + 11, ly, color)
+        out.append(
+            key + f'<text x="{lx + 28}" y="{ly + 3.5}" font-size="10" fill="#222">{escape(label)}</text>'
+        )
+    return out
+
+
+def _marker(shape: str, x: float, y: float, color: str) -> str:
+    if shape == "ring":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.6" fill="#fff" stroke="{color}" stroke-width="1.6"/>'
+    if shape == "diamond":
+        return (
+            f'<path d="M{x:.1f},{y - 5:.1f}L{x + 5:.1f},{y:.1f}L{x:.1f},{y + 5:.1f}L{x - 5:.1f},{y:.1f}Z" '
+            f'fill="{color}" stroke="#fff" stroke-width="0.6"/>'
+        )
+    if shape == "square":
+        return f'<rect x="{x - 3:.1f}" y="{y - 3:.1f}" width="6" height="6" fill="{color}"/>'
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.4" fill="{color}"/>'
+
+
+def _xy_alt(title: str, x_title: str, y_title: str, groups: list[Marks], rules, bands) -> str:
+    def point(g: Marks, i: int) -> str:
+        x, y = g.xy[i]
+        iv = g.intervals[i] if g.intervals and i < len(g.intervals) else None
+        ci = (
+            ""
+            if iv is None
+            else f" [{'—' if iv[0] is None else _figure(iv[0])}, {'—' if iv[1] is None else _figure(iv[1])}]"
+        )
+        return f"({_short(x)}, {_figure(y)}{ci})"
+
+    parts = [f"{g.label}: " + (", ".join(point(g, i) for i in range(len(g.xy))) or "none") for g in groups]
+    parts += [f"{r.label} at {_figure(r.value)}" for r in rules]
+    parts += [f"{b.label} from {_short(b.lo)} to {_short(b.hi)}" for b in bands]
+    return f"{title}. X: {x_title}; Y: {y_title}. " + "; ".join(parts) + "."

@@ -16,6 +16,7 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from factsheet.export.text import shown_text
+from factsheet.render.reviewer import MARKS
 from factsheet.resources import TEMPLATES, data_file
 from probes.core.measurement import MISSING, NotMeasured
 from probes.load.stats import VERDICT_NAMES
@@ -43,6 +44,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=fields, label=label)
     env.globals["verdict_names"] = VERDICT_NAMES
+    env.globals["marks"] = MARKS
     env.tests.update(
         not_measured=lambda v: isinstance(v, NotMeasured), model=lambda v: isinstance(v, BaseModel)
     )

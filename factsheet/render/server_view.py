@@ -18,6 +18,16 @@ class ServerViewRow:
     view: ServerView | NotMeasured
     saturation: Saturation | None
     stopped_early: str | None
+    group: str = "load points"  # the table it goes in: the sweep's, or one capacity search's
+    run: str = ""  # its name within that table
+
+
+def server_view_groups(rows: list[ServerViewRow]) -> list[tuple[str, list[ServerViewRow]]]:
+    """The rows by table, in page order: one table per search (a row per run), not one per run."""
+    groups: dict[str, list[ServerViewRow]] = {}
+    for row in rows:
+        groups.setdefault(row.group, []).append(row)
+    return list(groups.items())
 
 
 def server_view_rows(load: LoadSection | NotMeasured) -> list[ServerViewRow]:
@@ -25,7 +35,14 @@ def server_view_rows(load: LoadSection | NotMeasured) -> list[ServerViewRow]:
     if isinstance(load, NotMeasured):
         return []
     rows = [
-        ServerViewRow(e.result.label, e.result.server_view, e.result.saturation, _stopped(e.result))
+        ServerViewRow(
+            e.result.label,
+            e.result.server_view,
+            e.result.saturation,
+            _stopped(e.result),
+            "load points",
+            e.result.label,
+        )  # fmt: skip
         for e in load.points
         if e.result.server_view is not None
     ]
@@ -41,6 +58,8 @@ def server_view_rows(load: LoadSection | NotMeasured) -> list[ServerViewRow]:
                 p.server_view,
                 p.saturation,
                 p.stopped_early,
+                what,
+                f"{'confirmation' if p.confirmation else 'probe'} {p.value:g}",
             )
             for p in cap.points
             if p.server_view is not None

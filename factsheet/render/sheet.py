@@ -18,6 +18,7 @@ from factsheet.render.environment import page
 from factsheet.render.files import check_folder, write_set
 from factsheet.render.glance import glance_rows
 from factsheet.render.pdf import pdf_bytes
+from factsheet.render.reviewer import summary
 from factsheet.render.sheet_charts import figures
 from factsheet.render.view import view
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
@@ -28,7 +29,8 @@ from probes.load.metrics import LATENCY_LABELS
 HTML_TEMPLATE = "factsheet.html.j2"
 SECTIONS = (
     "masthead",
-    "summary",
+    "summary",  # the reviewer's summary: at most two pages
+    "headline",  # then the evidence, in the summary's order
     "identity",
     "system",
     "load",
@@ -36,9 +38,9 @@ SECTIONS = (
     "energy",
     "tuning",
     "predictor",
-    "provenance",
     "compliance",
-    "definitions",
+    "definitions",  # the appendices: methods, then the provenance and raw-record listings last
+    "provenance",
 )  # the partials under templates/sections/, in page order
 RECORD_DESCRIPTION = "The factsheet as JSON (the record this document was rendered from)"
 
@@ -55,17 +57,25 @@ class Integrity:
 def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
     """The factsheet as one self-contained HTML document (styles and charts inline); with `integrity`,
     it names the digest of the JSON it was rendered from and the key that signs it."""
+    key, digest, planned = (
+        (integrity.signing_key_id, integrity.json_sha256, integrity.planned_at)
+        if integrity
+        else (None, None, None)
+    )
+    shown = view(sheet)
+    weak = shown["load"]["flagged_points"] if shown["load"] else 0
     return page(
         HTML_TEMPLATE,
         sheet=sheet,
         integrity=integrity,
         sections=SECTIONS,
-        view=view(sheet),
+        view=shown,
         figures=figures(sheet),
         records_files=sheet.records_files(),
         metric_names=LATENCY_LABELS,
         glance=glance_rows(sheet),
         coverage=sheet_coverage(sheet),
+        reviewer=summary(sheet, key, digest, weak, planned),
     )
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.schema import Factsheet, LoadSection
 from factsheet.render.charts import Chart, Points, Series, line_chart, scatter_chart
+from factsheet.render.evidence_charts import Picture, capacity_picture, latency_picture, rebuild_picture
 from factsheet.render.server_view import confirmation_chart
 from probes.core.measurement import MS_PER_S, NotMeasured
 from probes.load.metrics import LATENCY_LABELS
@@ -23,10 +25,20 @@ class Figure:
     number: int
     chart: Chart
     caption: str
+    picture: Picture | None = None  # a chart with the numbers behind it, shown as a table beside it
 
 
 def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
-    """Every figure of the document by section, numbered in the order the sections come."""
+    """Every figure of the document by section, numbered in the order the sections come: the summary's
+    (the capacity search and the headline run's latency distribution), the load section's, then the rest."""
+    h = stated_or_computed(sheet)
+    load = sheet.load
+    summary = [capacity_picture(load.capacity if not isinstance(load, NotMeasured) else load, "data-capacity"),
+               latency_picture(load, "data-latency")]  # fmt: skip
+    compared = [] if isinstance(load, NotMeasured) else [
+        capacity_picture(c.capacity, f"data-capacity-{c.workload.profile}") for c in load.compared_workloads
+    ]  # fmt: skip
+    rebuild = [rebuild_picture(h.figure("e2el_ms.p99"), "data-rebuild")]
     charts = {
         "load": [*load_charts(sheet.load), *filter(None, [confirmation_chart(sheet.load)])],
         "tuning": tuning_chart(sheet.tuning),
@@ -39,10 +51,18 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
         number += 1
         return Figure(number, chart, f"{chart.title}.")  # the plotted values are in the image's description
 
-    load = [numbered(c) for c in charts["load"]]
+    def pictured(p: Picture) -> Figure:
+        nonlocal number
+        number += 1
+        return Figure(number, p.chart, p.caption or f"{p.chart.title}.", p)
+
+    first = [pictured(p) for p in summary if p is not None]
+    evidence = [pictured(p) for p in [*rebuild, *compared] if p is not None]
+    load_figures = [numbered(c) for c in charts["load"]]
     tuning = numbered(charts["tuning"]) if charts["tuning"] is not None else None
     predictor = [numbered(c) for c in charts["predictor"]]
-    return {"load": load, "tuning": tuning, "predictor": predictor}
+    return {"summary": first, "capacity": evidence, "load": load_figures, "tuning": tuning,
+            "predictor": predictor}  # fmt: skip
 
 
 def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:

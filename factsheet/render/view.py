@@ -12,7 +12,7 @@ from factsheet.document.host_load import run_loads
 from factsheet.document.schema import Factsheet, LoadSection
 from factsheet.render.environment import fmt_sig, label
 from factsheet.render.glance import answer_hit_rate
-from factsheet.render.server_view import server_view_rows
+from factsheet.render.server_view import server_view_groups, server_view_rows
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
 from probes.load.stats import VERDICT_RULE
@@ -58,6 +58,7 @@ def view(sheet: Factsheet) -> dict:
         "system_prompt_rows": _system_prompt_rows(sheet.load),
         "definitions": _definitions(sheet.load),
         "server_view_rows": server_view_rows(sheet.load),
+        "server_view_groups": server_view_groups(server_view_rows(sheet.load)),
         "host_loads": run_loads(sheet.load),
     }
 
@@ -272,7 +273,22 @@ def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
         rows.append(("percentile CI method", next(iter(m0.percentile_ci.values())).method))
     if m0.goodput_ci:
         rows.append(("goodput CI method", m0.goodput_ci.method))
+    if not isinstance(load.capacity, NotMeasured):
+        c = load.capacity.result
+        rows += [("capacity search", c.method), ("capacity pass rule", f"a point passes when {c.pass_rule}"),
+                 ("capacity range", c.range_method)]  # fmt: skip
+    if server_view_rows(load):
+        rows.append(("server view", SERVER_VIEW_METHOD))
     return rows
+
+
+SERVER_VIEW_METHOD = (
+    "what the target's own Prometheus /metrics said while each run went on (vLLM's names; scraped on a fixed "
+    "schedule, interval stated). Counters and histograms: their increase from the scrape before the first send "
+    "to the one after the last response; gauges: mean and max over the scrapes while requests were in flight. "
+    "Server TTFT and E2EL are estimated from histogram buckets (Prometheus histogram_quantile: linear "
+    "interpolation inside the bucket); the bucket that holds each quantile, shown beside it, is its resolution"
+)
 
 
 def weak_p99(metrics: LoadMetrics) -> list[str]:

@@ -100,7 +100,7 @@ def test_the_scenario_is_as_described(conclusive):
 
 
 def test_page_1_states_the_confirmation_and_that_no_concurrency_meets_the_slo(conclusive):
-    summary = Page.parse(render_html(conclusive)).section("summary").text
+    summary = Page.parse(render_html(conclusive)).section("headline").text
     assert (
         "no concurrency meets the SLO no probed concurrency passed (bracket narrowed to the tolerance; the "
         "answer was not confirmed by a long run): the capacity confirmation run at concurrency 1 (499 "
@@ -140,6 +140,6 @@ def test_a_ci_straddling_the_slo_stays_insufficient():
     ci = m.percentile_ci["e2el_ms.p99"]
     assert round(ci.lower) == 4400 and round(ci.upper) == 5281 and round(m.e2el_ms.p(99)) == 4743
     assert m.p99_check.sufficiency.verdict == "insufficient"
-    summary = Page.parse(render_html(sheet)).section("summary").text
+    summary = Page.parse(render_html(sheet)).section("headline").text
     assert "95 % CI [4,400, 5,281] ms against the 4,500 ms SLO (n 499): insufficient samples" in summary
     assert "conclusive" not in summary

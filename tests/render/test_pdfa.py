@@ -52,7 +52,7 @@ def test_tagged_with_a_structure_tree_and_a_language(facts):
 def test_every_chart_has_alt_text(facts, out):
     html = (out / "factsheet.html").read_text(encoding="utf-8")
     images = re.findall(r"<img [^>]*>", html)
-    assert len(images) == 3  # two load charts and the tuning trajectory
+    assert len(images) == 4  # the headline run's latency distribution, two load charts, the tuning trajectory
     assert len(facts.figure_alts) == len(images)
     assert all(alt and len(alt) > 40 for alt in facts.figure_alts), facts.figure_alts
     assert any(alt.startswith("Latency p50") for alt in facts.figure_alts)

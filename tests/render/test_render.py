@@ -94,12 +94,13 @@ def _row(table: list[list[str]], first: str) -> list[str]:
 
 def test_sections_come_in_order_with_their_headings(page):
     assert page.section_ids() == [
-        "summary", "identity", "system", "load", "accuracy", "energy", "tuning", "predictor", "provenance",
-        "compliance", "definitions",
+        "summary", "headline", "identity", "system", "load", "accuracy", "energy", "tuning", "predictor",
+        "compliance", "definitions", "provenance",
     ]  # fmt: skip
-    assert page.section("load").headings()[:4] == [
+    assert page.section("load").headings()[:5] == [
         "3. Load, latency and goodput",
         "Service-level objective",
+        "Capacity at SLO",
         "Throughput and goodput per load point",
         "p99 check per load point",
     ]
@@ -129,7 +130,8 @@ def test_html_shows_every_load_figure_with_its_n(page, sheet):
         assert row[3] == str(m.completed) and row[7] == f"{m.output_throughput:,.1f}"
         assert row[8].startswith(f"{m.goodput:,.2f}")
         assert row[9].startswith(f"{100 * m.slo_attainment:.1f} %")
-        assert entry.records.sha256 in load.text and entry.result.workload.prompts_digest in load.text
+        assert entry.result.workload.prompts_digest in load.text
+        assert entry.records.sha256 in page.section("provenance").text  # raw-record listings last
     assert "E2EL ≤ 120 ms, TTFT ≤ 60 ms" in load.text
     assert sheet.load.percentile_method in load.text
 
@@ -223,11 +225,14 @@ def test_text_is_escaped(sheet):
 
 def test_charts_are_numbered_svg_images_with_alt_text(page, sheet):
     figures = page.root.figures()
-    assert len(figures) == 3  # two load charts, then the tuning trajectory
-    assert [c.split(".")[0] for c, _, _ in figures] == ["Figure 1", "Figure 2", "Figure 3"]
-    assert "Tuning trajectory" in figures[2][1]
+    # The summary's latency distribution of the headline run, two load charts, then the tuning trajectory.
+    assert len(figures) == 4
+    assert [c.split(".")[0] for c, _, _ in figures] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
+    assert figures[0][0].startswith("Figure 1. Latency distribution (CDF through its stated percentiles) of")
+    assert "Tuning trajectory" in figures[3][1]
+    assert len(page.section("summary").figures()) == 1
     assert len(page.section("load").figures()) == 2 and len(page.section("tuning").figures()) == 1
-    for _, alt, src in figures[:2]:
+    for _, alt, src in figures[1:3]:
         assert src.startswith("data:image/svg+xml;base64,")
         svg = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
         ns = "{http://www.w3.org/2000/svg}"
@@ -235,7 +240,7 @@ def test_charts_are_numbered_svg_images_with_alt_text(page, sheet):
         assert svg.find(f"{ns}title").text in alt
         assert svg.find(f"{ns}desc").text == alt
         assert "(c = closed-loop concurrency, /s = open-loop rate) (c=1, c=4, 200/s)" in alt
-    latency_alt = figures[0][1]
+    latency_alt = figures[1][1]
     ttft = [e.result.metrics.ttft_ms.p(50) for e in _completed(sheet)]
     assert "TTFT p50" in latency_alt and "E2EL p99" in latency_alt
     assert f"{min(ttft):.1f}" in latency_alt and f"{max(ttft):.1f}" in latency_alt

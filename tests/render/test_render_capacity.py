@@ -57,7 +57,11 @@ def page() -> Page:
 
 def test_capacity_headline_carries_its_range_and_confirmation(page):
     summary = page.section("summary").text
-    assert "capacity at SLO concurrency 4, range [4, 5), confirmed by 600 requests" in summary
+    assert "holds 4 concurrent users at p99 E2EL ≤ 130 ms (the search brackets it within [4, 5))" in summary
+    assert (
+        "sufficient samples for its p99 (the capacity confirmation run at concurrency 4 (600 requests))"
+        in summary
+    )
 
 
 def test_capacity_section_shows_uncertainty_and_bracket_ends(page):

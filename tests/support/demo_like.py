@@ -1,0 +1,69 @@
+"""A factsheet shaped like the demo's (three load points, a capacity search with its confirmation and repeats,
+a second workload's search beside it, a policy gate, the identity declared), built against the mock server: the reader tests measure its pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from factsheet.cli.commands import app
+from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import P99_POLICY, e2el_slo, endpoint_spec
+
+MODEL = {
+    "name": "Mock-135M-Instruct",
+    "version": "test build",
+    "owner": "the test suite",
+    "license": "Apache-2.0",
+    "architecture": "mock decoder",
+    "parameters": 134515008,
+    "intended_use": "demonstration target for the reader tests",
+    "out_of_scope": "any decision of consequence",
+}
+CAPACITY = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 24,
+            "repeats": 3}  # fmt: skip
+SESSIONS = {"profile": "chat-sessions", "system_prompt_len": 16, "turns_min": 2, "turns_max": 2,
+            "user_turn_len": 8, "output_len": 8}  # fmt: skip
+COMPARED_CAPACITY = {
+    "knob": "concurrency",
+    "start": 2,
+    "max_value": 8,
+    "num_requests": 16,
+    "confirm_requests": 24,
+}
+
+
+def build_demo_like(folder: Path, overrides: dict | None = None) -> Path:
+    """Build into `folder`/out and return that folder (raises with the CLI's output when the build fails)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gate.yaml").write_text(P99_POLICY.format(name="gate", threshold=10_000))
+    with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)) as url:
+        spec = endpoint_spec(
+            folder,
+            url,
+            points=((1, 8), (2, 12), (4, 16)),
+            overrides={
+                "model": MODEL,
+                "load": {
+                    "slo": e2el_slo(450),
+                    "server_view": {"interval_s": 0.2},
+                    "capacity": CAPACITY,
+                    "compared_workloads": [
+                        {"workload": SESSIONS, "endpoint": "chat", "capacity": COMPARED_CAPACITY}
+                    ],
+                },
+                **(overrides or {}),
+            },
+            extra="compliance: {policies: [gate.yaml]}\n",
+        )
+        r = CliRunner().invoke(app, ["build", str(spec), "-o", str(folder / "out")])
+    if r.exit_code != 0:
+        raise AssertionError(f"demo-like build failed ({r.exit_code}): {r.output[-2000:]}")
+    return folder / "out"
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(build_demo_like(Path(sys.argv[1])))
