@@ -78,7 +78,11 @@ def _build(folder: Path, target: dict, load: dict) -> tuple[int, str, dict | Non
     path.write_text(yaml.safe_dump(spec))
     result = CliRunner().invoke(app, ["build", str(path), "-o", str(folder / "out")])
     doc = folder / "out" / "factsheet.json"
-    return result.exit_code, result.output, json.loads(doc.read_text()) if doc.exists() else None
+    if not doc.exists():
+        return result.exit_code, result.output, None
+    check = CliRunner().invoke(app, ["validate", str(doc)])  # every outcome re-derived from the records
+    assert check.exit_code == 0, check.output
+    return result.exit_code, result.output, json.loads(doc.read_text())
 
 
 def _records(folder: Path, entry: dict) -> list[dict]:
