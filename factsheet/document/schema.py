@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 
 from factsheet.document.compliance_summary import ComplianceSummary
 from factsheet.document.conformance import ConformanceSection
+from factsheet.document.governance import Governance
 from factsheet.document.headline_model import Headline
 from factsheet.document.predictor import PredictorSection
 from factsheet.document.records_file import RecordsFile
@@ -79,6 +80,9 @@ from tuner import TuningResult
 # 1.10.0: every reply judged, not only timed (issue 40): each load record states max_tokens, finish_reason and
 # its outcome; the metrics count `truncated` apart and name where output tokens were counted from; a point
 # states what was planned, sent and never sent; a void build says so on page 1 (headline `void`).
+# 1.10.0 also: the author's governance statements (`governance`, from the spec's optional section, as written:
+# release dates, base model and adapters, modalities, distribution channels, acceptable use, known limitations,
+# standards claimed, a decision threshold per headline figure); declared, never measured.
 SCHEMA_VERSION = "1.10.0"
 
 
@@ -326,6 +330,11 @@ class Factsheet(Model):
         "(schema >= 1.6.0; None: an older document, whose headline readers compute from it)",
     )
     identity: Identity
+    governance: Governance | None = Field(
+        None,
+        description="the author's governance statements as the spec declares them (schema >= 1.10.0; None: "
+        "none declared, or an older document)",
+    )
     system: SystemSection
     conformance: ConformanceSection | None = Field(
         None,
