@@ -1,16 +1,14 @@
 """An hour of a conversation trace at Mooncake's scale plans within a small memory bound, its prompts made one at
 a time when due (issue 41 item 6). The real Mooncake conversation trace is not available offline here, so the
-trace is generated with its shape: 12,000 requests over one hour, ~11,300 prompt tokens a request on average
-(136,101,620 in all, over the 134,217,728 = 2^27 a run was once limited to), hash_ids of 512-token blocks
-with a shared conversation prefix."""
+trace is generated with its shape (bench/trace_hour.py's hour_trace): 12,000 requests over one hour, ~11,300
+prompt tokens a request (136,101,620 in all, over the 134,217,728 = 2^27 a run was once limited to), hash_ids
+of 512-token blocks with a shared conversation prefix."""
 
-import json
-import math
 import tracemalloc
 
-import numpy as np
 import pytest
 
+from bench.trace_hour import BLOCK, REQUESTS, SPAN_MS, hour_trace
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import digest_json
 from probes.load.workloads.profiles import TraceProfile
@@ -18,7 +16,6 @@ from probes.load.workloads.registry import build_plan
 from probes.load.workloads.trace import _prompt, read_trace
 from probes.load.workloads.vocabulary import Vocabulary
 
-REQUESTS, SPAN_MS, BLOCK = 12_000, 3_600_000, 512
 OLD_LIMIT = 1 << 27
 # bytes of Python allocations while planning: the lines (~5 MiB), BLOCK_CACHE blocks' words (~4 MiB) and one
 # prompt's text. Measured 18.1 MiB; the text the run sends is ~800 MB.
@@ -28,26 +25,7 @@ BOUND = 48 * 2**20
 HOUR_DIGEST = "sha256:30e05a7ad726683e6757c8f80f5e1d3f03b007403a263eff06a0ed62d2ef2578"
 
 
-def hour_trace(path, n=REQUESTS, seed=41) -> int:
-    """Mooncake's conversation-trace shape, generated; returns the prompt tokens asked for in all."""
-    rng = np.random.default_rng(seed)
-    ts = np.sort(rng.uniform(0, SPAN_MS, n)).astype(int)
-    ts[0], ts[-1] = 0, SPAN_MS
-    inputs = np.clip(rng.lognormal(math.log(9_500), 0.6, n), 64, 120_000).astype(int)
-    outputs = np.clip(rng.lognormal(math.log(350), 0.5, n), 1, 4_000).astype(int)
-    fresh = 1_000_000
-    with open(path, "w") as f:
-        for i in range(n):
-            blocks = -(-int(inputs[i]) // BLOCK)
-            shared = min(blocks, 4)  # a conversation's first 4 blocks recur in its every turn
-            ids = [(i % 2_500) * 16 + j for j in range(shared)] + list(range(fresh, fresh + blocks - shared))
-            fresh += blocks - shared
-            row = {"timestamp": int(ts[i]), "input_length": int(inputs[i]), "output_length": int(outputs[i])}
-            f.write(json.dumps({**row, "hash_ids": ids}) + "\n")
-    return int(inputs.sum())
-
-
-@pytest.mark.system  # ~1 min: 136 M tokens drawn once for the digest, under tracemalloc
+@pytest.mark.system  # 1-2 min: 136 M tokens drawn once for the digest, under tracemalloc
 def test_an_hour_of_trace_over_the_old_token_limit_plans_in_bounded_memory(tmp_path):
     path = tmp_path / "conversation_hour.jsonl"
     assert hour_trace(path) > OLD_LIMIT  # known truth: the old limit refused this trace
