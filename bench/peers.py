@@ -48,6 +48,8 @@ RESULTS = ROOT / "bench/peers_results.txt"
 OUT = ROOT / "out/bench/peers"
 PREFLIGHT_REQUESTS = 3  # probes/targets/conformance.py: one alone, two overlapping
 WARMUP = 1
+# The access log is the server's stdout: unbuffered, or its last lines are lost when the server is stopped.
+UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
 ACCESS = re.compile(r'"POST /v1/completions HTTP/1\.[01]" 200')
 
 
@@ -57,10 +59,10 @@ def _server(peer: str, python: Path, folder: str, port: int) -> tuple[list[str],
         cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", folder, "--served-model-name",
                "smollm2", "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--max-model-len",
                "2048", "--max-num-seqs", "16"]  # fmt: skip
-        return cmd, {**os.environ, **CPU_ENV}, "smollm2", True
+        return cmd, {**os.environ, **CPU_ENV, **UNBUFFERED}, "smollm2", True
     cmd = [str(python.parent / "transformers"), "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level",
            "info", "--dtype", "float32"]  # fmt: skip
-    return cmd, dict(os.environ), folder, False
+    return cmd, {**os.environ, **UNBUFFERED}, folder, False
 
 
 def _wait(url: str, proc: subprocess.Popen, timeout_s: float) -> float:
