@@ -201,4 +201,8 @@ def main() -> None:
         code = signals.stopped_code() or 130
     except KeyboardInterrupt as exc:  # one that arrived after click had let go
         code = signals.exit_code(exc)
+    except SystemExit:  # a library's own stop handler ran instead of the tool's (ray.init: sys.exit(15))
+        if signals.stopped_code() is None:
+            raise
+        code = signals.stopped_code()
     signals.finish(code if isinstance(code, int) else 0)
