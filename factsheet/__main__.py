@@ -12,6 +12,12 @@ def run() -> None:
         from factsheet.cli.commands import main
     except KeyboardInterrupt as exc:
         signals.finish(signals.exit_code(exc))
+    except BaseException:
+        # The signal's KeyboardInterrupt may surface wrapped (raised inside a class body's __set_name__, it
+        # becomes a RuntimeError): a stop during the imports is a stop, never a traceback.
+        if signals.stopped_code() is None:
+            raise
+        signals.finish(signals.stopped_code())
     main()
 
 

@@ -81,6 +81,8 @@ HEAVY = (
     "tests/attest/test_build_signed.py",
     "tests/attest/test_sign_verify.py",
     "tests/compliance/test_build_gate.py",
+    "tests/compliance/test_check_headline.py",
+    "tests/hostile/test_forged_baseline.py",
     "tests/compliance/test_diff_claims.py",
     "tests/compliance/test_diff_gate.py",
     "tests/compliance/test_policy_input.py",

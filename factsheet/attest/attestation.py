@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from factsheet.attest import dsse, oms
 from factsheet.attest.keys import generate, key_id, load_private, load_public
-from factsheet.attest.plan import verify_plan
+from factsheet.attest.plan import bind_existing, verify_plan
 from factsheet.attest.predicates import (
     PREDICATE_TYPES,
     TEST_RESULT_TYPE,
@@ -128,6 +128,8 @@ def sign_factsheet(
         raise InputError("OMS signing needs both --model-folder and --oms-key")
     if oms_key is not None:
         oms.check_private(oms_key)  # a wrong key type is refused before anything is written
+    if plan is None:  # a folder whose build pre-registered its gate keeps the plan bound, or is not signed
+        plan = bind_existing(json_path, private.public_key(), sheet)
     verdict, again = None, None
     if report is not None:
         verdict, again = rechecked_verdict(sheet, json_path, report, report_sha256, "compliance report")
@@ -274,8 +276,12 @@ def verify_factsheet(
     found = verify_envelopes(json_path, public, _read_envelopes(att), att)
     bound = found.predicate.get("oms")
     if model_folder is not None:
-        served = oms.served_files(load_factsheet(json_path))
-        found.notes.append(oms.verify_model(model_folder, oms_pubkey, json_path.parent, bound, served))
+        sheet = load_factsheet(json_path)
+        found.notes.append(
+            oms.verify_model(
+                model_folder, oms_pubkey, json_path.parent, bound, oms.served_files(sheet), sheet
+            )
+        )
     elif bound is not None:
         found.notes.append(
             "an OMS bundle of the served weights is bound; not checked (give --model-folder, --oms-pubkey)"

@@ -70,13 +70,18 @@ def build(
     sign_key: Annotated[
         Path | None, typer.Option("--sign-key", help="sign the outputs with this key")
     ] = None,
+    budget: Annotated[
+        float | None,
+        typer.Option("--budget", help="time budget in seconds (wins over the spec's load.budget_s)"),
+    ] = None,
 ) -> None:
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
     with bars(err) as bar:
         log = lambda m: err.print(m)  # noqa: E731
         result = api.build_factsheet(
-            spec, output, resume=resume, overwrite=overwrite, sign_key=sign_key, log=log, bars=bar
-        )
+            spec, output, resume=resume, overwrite=overwrite, sign_key=sign_key, log=log, bars=bar,
+            budget_s=budget,
+        )  # fmt: skip
     out.print("factsheet written:")
     for p in result.written:
         out.print(f"  {p}")
@@ -196,4 +201,8 @@ def main() -> None:
         code = signals.stopped_code() or 130
     except KeyboardInterrupt as exc:  # one that arrived after click had let go
         code = signals.exit_code(exc)
+    except SystemExit:  # a library's own stop handler ran instead of the tool's (ray.init: sys.exit(15))
+        if signals.stopped_code() is None:
+            raise
+        code = signals.stopped_code()
     signals.finish(code if isinstance(code, int) else 0)

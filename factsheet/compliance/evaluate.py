@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factsheet.compliance.evidence import PointRecords, RecordsCheck, check_file, load_point_records
+from factsheet.compliance.evidence import (
+    PointRecords,
+    RecordsCheck,
+    capacity_run_records,
+    check_file,
+    load_point_records,
+)
 from factsheet.compliance.paths import Resolved, resolve
 from factsheet.compliance.policy import LoadedPolicy, PolicyError, Rule
 from factsheet.compliance.report import (
@@ -40,7 +46,7 @@ from factsheet.document.stamp import tool_version, utc_now
 from probes.accuracy.result import PassRates
 from probes.core.measurement import Distribution
 from probes.energy.figures import Quantity
-from probes.load.capacity import CapacityResult
+from probes.load.capacity import CapacityPoint, CapacityResult
 from probes.load.metrics import CI_CONFIDENCE, CLAIM_CONFIDENCE, LATENCY_METRICS, LoadMetrics
 from probes.load.stats import SampleSufficiency, min_samples, proportion_ci, quantile_ci, sample_sufficiency
 from tuner.estimates import Estimate
@@ -522,7 +528,11 @@ def _figure(ctx: _Context, r: Resolved, rule: Rule, threshold: Any) -> tuple[Fig
     names = [p.rsplit(".", 1)[-1].split("[", 1)[0] for p, _ in r.trail]
     objs = [o for _, o in r.trail]
     entry = next((o for o in objs if isinstance(o, LoadPointEntry)), None)
-    point = ctx.points.get(entry.result.label) if entry is not None else None
+    run = next((o for o in objs if isinstance(o, CapacityPoint)), None)
+    if entry is not None:
+        point = ctx.points.get(entry.result.label)
+    else:  # a capacity run's own records (page 1's run, `paths.page_one_path`), not the whole search's
+        point = capacity_run_records(ctx.sheet, ctx.folder, run) if run is not None else None
     fig.records = [point.check()] if point is not None else _records_near(ctx, r)
     metrics = next((o for o in reversed(objs) if isinstance(o, LoadMetrics)), None)
     dist = next((o for o in reversed(objs) if isinstance(o, Distribution)), None)

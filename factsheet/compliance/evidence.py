@@ -16,7 +16,8 @@ from pydantic import Field
 from factsheet.document.schema import Factsheet, LoadSection, RecordsFile
 from factsheet.untrusted.reading import read_records_file
 from probes.core.digests import sha256_bytes
-from probes.core.measurement import Model
+from probes.core.measurement import Model, NotMeasured
+from probes.load.capacity import CapacityPoint, knob_point
 from probes.load.metrics import is_good, latency_samples, request_latencies
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord, load_records
@@ -89,6 +90,20 @@ def check_file(folder: Path | None, rec: RecordsFile) -> RecordsCheck:
         except OSError:
             status = "missing"
     return RecordsCheck(path=rec.path, sha256=rec.sha256, records=rec.records, status=status)
+
+
+def capacity_run_records(sheet: Factsheet, folder: Path | None, run: CapacityPoint) -> PointRecords | None:
+    """The records of one run of the load section's capacity search (page 1's run, when a gate judges it),
+    with the point it ran: the first load point's shape at the run's value, as the build probes it."""
+    load = sheet.load
+    if not isinstance(load, LoadSection) or isinstance(load.capacity, NotMeasured) or not load.points:
+        return None
+    cap = load.capacity
+    i = next((k for k, p in enumerate(cap.result.points) if p is run), None)
+    if i is None or i >= len(cap.records):
+        return None
+    point = knob_point(load.points[0].result.point, cap.result.knob, run.value)
+    return PointRecords(cap.records[i], point, cap.result.slo, folder)
 
 
 def load_point_records(sheet: Factsheet, folder: Path | None) -> dict[str, PointRecords]:

@@ -2,6 +2,8 @@
 
 A path is dotted names; a list is entered with `[N]` (index), `[headline]` (the headline load point) or
 `[LABEL]` (the item whose label is LABEL: a load point's `concurrency=4`, a capacity point's value).
+`load.points[headline].result.metrics…` is page 1's run (schema >= 1.10.0, `page_one_path`): the capacity's
+last confirmation run when there is one, so a gate judges the figure page 1 states.
 Paths are checked against the factsheet's JSON Schema when a policy is loaded (a renamed field is a bad
 policy, found before anything runs), then resolved over a factsheet, where any section on the way may be
 "not measured" with its reason.
@@ -15,7 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from factsheet.document.headline.select import informative_run
 from factsheet.document.schema import Factsheet, headline_index
+from factsheet.document.versions import GATES_PAGE_ONE, at_least
 from factsheet.untrusted.limits import MAX_INDEX_DIGITS
 from probes.core.errors import InputError
 from probes.core.measurement import NotMeasured
@@ -164,7 +168,29 @@ class Resolved:
         return self.not_measured is None and self.missing is None
 
 
+_HEADLINE_METRICS = f"load.points[{HEADLINE}].result.metrics"
+_CAPACITY_RUN = "/load/capacity/result/points/"
+
+
+def page_one_path(sheet: BaseModel, path: str) -> str:
+    """`load.points[headline].result.metrics…` as the run page 1 states it: the capacity's last confirmation
+    run (`load.capacity.result.points[i].metrics…`) when page 1 states one (informative_run, the one place
+    that choice is made), so a gate never judges a sweep point's p99 beside page 1's confirmation run's
+    (issue 42). Any other path, or a document older than schema 1.10.0 (whose gate judged the headline load
+    point, and whose re-check must judge the same), is returned as given."""
+    if not (path == _HEADLINE_METRICS or path.startswith(_HEADLINE_METRICS + ".")):
+        return path
+    if not isinstance(sheet, Factsheet) or not at_least(sheet.schema_version, GATES_PAGE_ONE):
+        return path
+    run = informative_run(sheet.load)
+    if run is None or not run.pointer.startswith(_CAPACITY_RUN):
+        return path
+    index = run.pointer[len(_CAPACITY_RUN) :]
+    return f"load.capacity.result.points[{index}].metrics{path[len(_HEADLINE_METRICS) :]}"
+
+
 def resolve(sheet: BaseModel, path: str) -> Resolved:
+    path = page_one_path(sheet, path)
     out = Resolved(path=path)
     node: Any = sheet
     walked = ""

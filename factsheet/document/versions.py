@@ -66,7 +66,13 @@ JUDGES_BY_LAST_BYTE = Version("1.8.0")
 # latency, throughput, goodput or capacity pass. validate re-derives every outcome from its record, and a record
 # without one is a discrepancy (JUDGES_REPLIES). Output tokens name their source (usage, tokenizer, chunks);
 # total_input_tokens is None, never 0, where the server did not count every prompt.
+# 1.10.0 also: the capacity search's rule is a search parameter (`search.rule`: probes/load/capacity.py
+# SEARCH_METHODS): validate replays whichever rule a document states, so no gate; one without it ran "capped".
 JUDGES_REPLIES = Version("1.10.0")
+# 1.10.0 also: a policy's `load.points[headline].result.metrics…` is the run page 1 states (the capacity's last
+# confirmation run when there is one; factsheet.compliance.paths.page_one_path), one headline for page 1 and
+# every gate; an older document's gate judged the headline load point, and its re-check still does.
+GATES_PAGE_ONE = Version("1.10.0")
 # 1.10.0 also: the conformance section (the serving engine found, its version, the model id sent, each preflight
 # check's verdict: probes/targets/conformance.py), attested and optional; a local endpoint's server process is
 # found by its port and its CPU stated as the server's (host_load.server), no longer under other processes; the

@@ -9,8 +9,10 @@ from pathlib import Path
 from factsheet.binding import capacity_step_context, load_point_context
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
+from factsheet.rederive.client_rows import client_rows
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
+from probes.core.isolation import Isolation
 from probes.core.measurement import DEFAULT_PERCENTILES, NotMeasured
 from probes.load.capacity import (
     CapacityPoint,
@@ -18,9 +20,9 @@ from probes.load.capacity import (
     answer,
     answer_point,
     capacity_range,
-    find_capacity,
     judge_point,
     knob_point,
+    search_capacity,
     settle_repeats,
 )
 from probes.load.metrics import LoadMetrics
@@ -237,6 +239,9 @@ class _Replayed:
     stop_reason: str | None = None  # attested: as the run reported (a point stopped when saturated)
     aborted: str | None = None
     client: ClientCheck | None = None  # attested: the run's client check as stated (schema >= 1.9.0)
+    isolation: Isolation | None = (
+        None  # attested: what separated a confirmation step's further run (>= 1.10.0)
+    )
 
 
 def attested_client(
@@ -262,8 +267,9 @@ def attested_client(
     metrics, arrivals = figures
     again = rejudged_client(stated, records, point, metrics, arrivals)
     # The check is stated beside a probe's verdict, not judged (capacity.PASS_RULE): an edited one is named
-    # here, the replay keeps it as stated.
-    return stated, differences(stated, again, f"{at}.client", src)
+    # here, the replay keeps it as stated. Its rows are held to the records' `worker` fields first.
+    rows = client_rows(stated, records, f"{at}.client", src)
+    return stated, rows + differences(stated, again, f"{at}.client", src)
 
 
 def capacity(
@@ -395,7 +401,9 @@ def _capacity(
             stated.client, records, point, (metrics, arrivals), client_check, f"{base}.points[{i}]", rec.path
         )
         out += missing
-        replayed.append(_Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop, client))
+        replayed.append(
+            _Replayed(metrics, arrivals, seen.server_view, seen.saturation, *stop, client, stated.isolation)
+        )
     if cap.search is not None:
         # The repeats' own verdicts are re-derived from their records by factsheet/rederive/repeats.py.
         repeats = [r.point for r in section.repeats.runs] if settle and section.repeats else []
@@ -451,29 +459,39 @@ def _replay(
     cap: CapacityResult, replayed: list[_Replayed], base: str, src: str, repeats: list[CapacityPoint]
 ) -> list[Discrepancy]:
     """find_capacity itself, fed the recorded runs in order: it must ask for the values (and the kind of
-    run: search probe or confirmation) that were recorded; then the repeats applied, as the build did."""
+    run: search probe, confirmation, or a confirmation step's further run) that were recorded; then the
+    repeats applied, as the build did (rule capped), or fed to the search as its step's further runs (rule
+    bracketing: their own figures are re-derived by factsheet/rederive/repeats.py)."""
     asked: list[float] = []
+    n = len(cap.points)
 
-    def runner(confirmation: bool):
-        def run(value: float) -> _Replayed:
+    def runner(kind: str):
+        def run(value: float) -> _Replayed | CapacityPoint:
             i = len(asked)
             asked.append(float(value))
-            p = cap.points[i] if i < len(cap.points) else None
-            if p is None or p.value != float(value) or p.confirmation != confirmation:
-                raise _OffPath(i, float(value), confirmation)
+            if kind == "repeat" and i >= n and i - n < len(repeats) and repeats[i - n].value == float(value):
+                return repeats[i - n]
+            p = cap.points[i] if i < n else None
+            if p is None or p.value != float(value) or p.confirmation != (kind != "probe"):
+                raise _OffPath(i, float(value), kind != "probe")
+            if (p.isolation is not None) != (kind == "repeat"):
+                raise _OffPath(i, float(value), kind != "probe")
             return replayed[i]
 
         return run
 
+    bracketing = cap.search.rule == "bracketing"
+    confirmed = any(p.confirmation for p in cap.points)
     try:
-        again = find_capacity(
-            runner(False),
+        again, _ = search_capacity(
+            runner("probe"),
             cap.slo,
             cap.search,
             knob=cap.knob,
             min_attainment=cap.min_attainment,
             # Whether the build asked for confirmations shows only through the runs it made.
-            confirm=runner(True) if any(p.confirmation for p in cap.points) else None,
+            confirm=runner("confirmation") if confirmed else None,
+            repeat=runner("repeat") if bracketing and cap.search.confirm_runs > 1 else None,
         )
     except _OffPath as off:
         stated = cap.points[off.index].value if off.index < len(cap.points) else None
@@ -489,4 +507,5 @@ def _replay(
     # The rule's and the range method's words are attested (coverage.py): a document states the words of the
     # tool that built it, and a later tool's wording (1.9.0's PASS_RULE) must not fail an older build.
     words = {"pass_rule": cap.pass_rule, "range_method": cap.range_method}
-    return differences(cap, settle_repeats(again, repeats).model_copy(update=words), base, src)
+    settled = again if bracketing else settle_repeats(again, repeats)
+    return differences(cap, settled.model_copy(update=words), base, src)

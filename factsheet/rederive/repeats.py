@@ -83,6 +83,8 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
     if rep is None:
         return []
     last = next((i for i in reversed(range(len(cap.points))) if cap.points[i].confirmation), None)
+    if cap.search is not None and cap.search.rule == "bracketing" and not cap.confirmed:
+        last = None  # the step's runs are the repeats only when the step held (STEP_REPEATS_RULE)
     out = differences(rep.of, last, f"{path}.repeats.of", "the search's last confirmation run")
     out += differences(len(rep.runs), rep.k - 1 if last is not None else 0, f"{path}.repeats.runs",
                        f"{path}.repeats.k: the runs beside the one repeated")  # fmt: skip
@@ -121,8 +123,10 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
             run.point.client, records, point, (metrics, arrivals), client_check, f"{at}.point", src
         )
         out += missing
-        again = judge_point(run.point.value, _Replayed(metrics, arrivals, seen.server_view, seen.saturation, client),
-                            cap.min_attainment, confirmation=True)  # fmt: skip
+        replayed = _Replayed(
+            metrics, arrivals, seen.server_view, seen.saturation, client, run.point.isolation
+        )
+        again = judge_point(run.point.value, replayed, cap.min_attainment, confirmation=True)
         stated = run.point.model_copy(update={"stopped_early": None})  # attested: as the run reported
         out += differences(stated, again, f"{at}.point", src)
     return out
@@ -131,6 +135,7 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
 class _Replayed:
     """A repeat's figures as recomputed, in the shape the pass rule judges."""
 
-    def __init__(self, metrics, arrivals, server_view, saturation, client=None):
+    def __init__(self, metrics, arrivals, server_view, saturation, client=None, isolation=None):
         self.metrics, self.arrivals = metrics, arrivals
         self.server_view, self.saturation, self.client = server_view, saturation, client
+        self.isolation = isolation  # attested: the point states it (bracketing) beside RepeatRun.isolation

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from factsheet.document.conformance import ConformanceSection
 from factsheet.document.governance import Governance
 from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.headline_model import VERDICT_WORDS, Figure, Headline
@@ -88,6 +89,23 @@ def _declared(label: str, value: object, href: str, missing: str = "not stated i
     return Line(label, text, "declared", href)
 
 
+def _conformance(conf: ConformanceSection) -> list[Line]:
+    """The engine found from the server's answers, the model id sent, and the preflight's deviations."""
+    e = conf.engine
+    found = f"found from {'; '.join(e.detected_from)}" if e.detected_from else "no engine named itself"
+    engine = Line("Engine", f"{e.label} {e.version or '(no version stated)'} ({found}); model id sent "
+                  f"{e.served_model}", "measured", "#conformance")  # fmt: skip
+    deviations = conf.deviations()
+    if not deviations:
+        return [engine, Line("Conformance", "every preflight check passed or was not applicable", "measured",
+                             "#conformance", "ok")]  # fmt: skip
+    words = "; ".join(c.detail for c in deviations)
+    return [
+        engine,
+        Line("Conformance", f"measured with deviations: {words}", "measured", "#conformance", "bad"),
+    ]
+
+
 def _system(sheet: Factsheet) -> list[Line]:
     ident, system = sheet.identity, sheet.system
     model = " ".join(filter(None, [ident.name, ident.version]))
@@ -116,8 +134,10 @@ def _system(sheet: Factsheet) -> list[Line]:
         more = f" and {len(files) - 1} more file(s)" if len(files) > 1 else ""
         lines.append(Line("Weights digest", f"{name} {digest}{more} (sha256 of the files the engine loaded)",
                           "measured", "#identity"))  # fmt: skip
-    engine = system.engine
-    if isinstance(engine, NotMeasured):
+    engine, conf = system.engine, sheet.conformance
+    if conf is not None:
+        lines += _conformance(conf)
+    elif isinstance(engine, NotMeasured):
         lines.append(Line("Engine", f"{system.target_kind}: not inspected — {engine.reason}", "not_measured",
                           "#system", "nm"))  # fmt: skip
     else:

@@ -46,6 +46,8 @@ SPEC_VERSION = 1
 # prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
 # 1.8.0: `target.check_model` (model listing optional) and `target.engine` (the serving engine, else found from
 # the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
+# 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
+# each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
 # 1.8.0 also: the optional `governance` section (factsheet/spec/governance.py), carried into the factsheet as written.
 SPEC_SCHEMA_VERSION = "1.8.0"
 MAX_REPEATS = 50
@@ -80,7 +82,12 @@ class CapacitySpec(Model):
         "concurrency", description="open-loop rate or closed-loop users"
     )
     start: Quantity = Field(capacity.DEFAULT_START, gt=0, description="first value probed")
-    max_value: Quantity = Field(capacity.DEFAULT_MAX_VALUE, gt=0, description="largest value probed")
+    max_value: Quantity | None = Field(
+        None,
+        gt=0,
+        description="an optional cap: the largest value probed (the factsheet names it when it binds). None: "
+        "the search doubles until a clear fail (spec >= 1.8.0; before, 64 when not given)",
+    )
     min_attainment: Quantity | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
     tolerance: Quantity = Field(
         capacity.DEFAULT_TOLERANCE, gt=0, description="rate: stop when the bracket is this narrow (relative)"
@@ -129,13 +136,20 @@ class CapacitySpec(Model):
             raise ValueError(
                 "repeats: needs confirm_requests (what is repeated is the long confirmation run)"
             )
-        runs = self.max_points + self.max_confirmations + self.repeats - 1
+        runs = self.max_points + self.max_confirmations * self.repeats
         if runs >= SEED_BLOCK:
             raise ValueError(
-                f"max_points + max_confirmations + repeats − 1 = {runs} runs: at most {SEED_BLOCK - 1} (each "
+                f"max_points + max_confirmations × repeats = {runs} runs: at most {SEED_BLOCK - 1} (each "
                 "run of a search draws its own seed from a block of that many)"
             )
+        if self.max_value is not None and self.start > self.max_value:
+            raise ValueError(f"start {self.start:g} > max_value {self.max_value:g}")
         return self
+
+    def requests_at(self, requests: int, value: float, per_user: int) -> int:
+        """A run's requests at `value`: at least `per_user` per closed-loop user, so a search that reaches far
+        above its start still keeps every user busy (a rate's run keeps its count)."""
+        return max(requests, per_user * int(value)) if self.knob == "concurrency" else requests
 
     def search_parameters(self) -> capacity.CapacitySearch:
         """The search's parameters this spec asks for, as the result states them (its floor the default)."""
@@ -147,6 +161,8 @@ class CapacitySpec(Model):
             max_points=self.max_points,
             max_confirmations=self.max_confirmations,
             confirm_step=self.confirm_step,
+            rule="bracketing",
+            confirm_runs=self.repeats,
         )
 
 
@@ -162,7 +178,8 @@ def _enough_sessions(profile: ChatSessionsProfile, turns: int, users: int, where
 
 
 def _capacity_sessions(profile: ChatSessionsProfile, capacity: CapacitySpec, where: str) -> None:
-    users = int(capacity.max_value)
+    # Without a cap, a run above the start gets turns_max turns per user (CapacitySpec.requests_at).
+    users = int(capacity.max_value if capacity.max_value is not None else capacity.start)
     _enough_sessions(profile, capacity.num_requests, users, f"{where}.num_requests")
     if capacity.confirm_requests is not None:
         _enough_sessions(profile, capacity.confirm_requests, users, f"{where}.confirm_requests")
@@ -202,6 +219,13 @@ class LoadSpec(Model):
     seed: Count = 0
     request_timeout_s: Quantity = Field(300.0, gt=0, le=MAX_REQUEST_S)
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
+    budget_s: Quantity | None = Field(
+        None,
+        gt=0,
+        description="the build's time budget in seconds (spec >= 1.8.0; `factsheet build --budget` wins): the "
+        "build plans to it before the first measured request and cuts capacity probes to keep it "
+        "(factsheet/document/plan.py BUDGET_RULE); none: planned and stated, nothing cut",
+    )
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
     rationale: str | None = Field(

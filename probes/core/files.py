@@ -86,6 +86,12 @@ def together() -> Iterator[None]:
             signal.raise_signal(signum)  # the handler now acts on it
 
 
+def writing_group() -> bool:
+    """Whether a group of files is being put in place now (a stop signal is put off until it is complete)."""
+    with _writing.lock:
+        return _writing.groups > 0
+
+
 def put_off(signum: int) -> bool:
     """For a stop-signal handler: True when a group of files is being written, in which case the signal is
     raised again when the group is complete and the handler should return without acting."""

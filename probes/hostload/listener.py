@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from probes.hostload.meter import PROC, _processes, _tree
+from probes.hostload.meter import PROC, process_tree, processes
 
 LISTEN = "0A"  # the TCP state /proc/net/tcp writes for a listening socket
 
@@ -58,10 +58,10 @@ def listening_pid(port: int, proc: Path = PROC) -> int | None:
             continue
         if links & wanted:
             holders.add(int(entry.name))
-    procs = _processes(proc)
+    procs = processes(proc)
     roots = sorted(p for p in holders if procs.get(p, (0, 0))[0] not in holders)
-    mine = _tree(procs, os.getpid())
-    roots = [p for p in roots if p not in mine and os.getpid() not in _tree(procs, p)]
+    mine = process_tree(procs, os.getpid())
+    roots = [p for p in roots if p not in mine and os.getpid() not in process_tree(procs, p)]
     return roots[0] if roots else None
 
 

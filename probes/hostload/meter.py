@@ -95,7 +95,7 @@ def _host(proc: Path) -> tuple[int, int, int, int]:
     return user + nice + system + irq + softirq, idle + iowait, steal, max(cpus, 1)
 
 
-def _processes(proc: Path) -> dict[int, tuple[int, int]]:
+def processes(proc: Path) -> dict[int, tuple[int, int]]:
     """pid → (parent pid, ticks of itself and its reaped children), for every readable process."""
     out = {}
     for entry in proc.iterdir():
@@ -111,7 +111,7 @@ def _processes(proc: Path) -> dict[int, tuple[int, int]]:
     return out
 
 
-def _tree(procs: dict[int, tuple[int, int]], root: int) -> set[int]:
+def process_tree(procs: dict[int, tuple[int, int]], root: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in procs.items():
         children.setdefault(ppid, []).append(pid)
@@ -131,9 +131,9 @@ def _ticks(procs: dict[int, tuple[int, int]], pids: set[int]) -> int:
 def snapshot(server_pid: int | None = None, proc: Path = PROC, at_s: float | None = None) -> Snapshot:
     """The counters now. Raises OSError where /proc/stat cannot be read (not Linux)."""
     busy, idle, steal, cpus = _host(proc)
-    procs = _processes(proc)
-    server = _tree(procs, server_pid) if server_pid is not None else set()
-    tool = _tree(procs, os.getpid()) - server
+    procs = processes(proc)
+    server = process_tree(procs, server_pid) if server_pid is not None else set()
+    tool = process_tree(procs, os.getpid()) - server
     return Snapshot(
         busy, idle, steal, cpus, _ticks(procs, tool), _ticks(procs, server) if server_pid is not None else None,
         at_s if at_s is not None else time.monotonic(),

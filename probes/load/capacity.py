@@ -22,6 +22,7 @@ from typing import Literal, Protocol
 from pydantic import ConfigDict, Field
 
 from probes.core.errors import InputError
+from probes.core.isolation import Isolation
 from probes.core.measurement import Model, NotMeasured
 from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
@@ -30,6 +31,11 @@ from probes.load.workers.check import ClientCheck
 from probes.server_view import Saturation, ServerView
 
 Knob = Literal["rate", "concurrency"]
+# How the search finds its upper end and confirms (stated on every result's `search`, so validate replays the rule
+# the build ran: a document that states none ran "capped"). capped (schema < 1.10.0): doubling up to max_value,
+# stopping at the first failure. bracketing (schema >= 1.10.0): doubling until a clear fail (SEARCH_METHODS), with
+# max_value an optional cap, and each confirmation step confirm_runs runs, a failed one stepping down.
+SearchRule = Literal["capped", "bracketing"]
 
 # The search's defaults, here only: the build spec's `load.capacity` section takes them from here.
 DEFAULT_START = 1.0
@@ -50,6 +56,16 @@ SEARCH_METHOD = (
     "doubling from the start value while the point passes (halving while it fails), then bisection of "
     "[highest pass, lowest fail] until its width ≤ tolerance × highest pass (concurrency: width 1)"
 )
+BRACKETING_METHOD = (
+    "doubling from the start value until a clear fail (the 95 % interval of its p99 wholly above the "
+    f"threshold, or > {MAX_FAILED_FRACTION * 100:g} % of requests failed) or the cap (max_value, when one is "
+    "set), halving while the start fails; then bisection of [highest pass, lowest fail] until its width ≤ "
+    "tolerance × highest pass (concurrency: width 1) or the points run out. Each confirmation step is "
+    "confirm_runs long runs at one value, each after the first following an isolation; the step holds only "
+    "if every run passes, and a failed run ends the step and the answer steps down (confirm_step) and is "
+    "confirmed again"
+)
+SEARCH_METHODS: dict[str, str] = {"capped": SEARCH_METHOD, "bracketing": BRACKETING_METHOD}
 RANGE_METHOD = (
     "low: the largest probed value that passed with the 95 % interval of its p99 wholly within the "
     "threshold; high: the smallest probed value that failed with that interval wholly above it (or with "
@@ -61,6 +77,12 @@ REPEATS_RULE = (
     "holds only when all k of its runs passed the pass rule; when one failed, the answer falls to the highest "
     "other value whose last run passed (no further run is made), not confirmed; in the range, a value with a "
     "failed repeat is no clear pass, and a value whose runs disagree no clear fail"
+)
+STEP_REPEATS_RULE = (
+    "with repeats (the build spec's capacity.repeats: k ≥ 3) under search rule bracketing (schema >= 1.10.0): "
+    "each confirmation step is k runs at one value, each after the first following an isolation; a value holds "
+    "only when all k runs passed the pass rule, a failed run ends its step (its runs stay among the points) and "
+    "the answer steps down and is confirmed again; the runs of the step that held are the headline run's repeats"
 )
 # Why a run's event-loop lag does not decide its verdict: the lag rule's resolution is 5 % of the run's smallest
 # latency figure, and a sampler's 1–2 ms lag on a quiet host is 5 % of a 20–40 ms TTFT, a GPU server's: every
@@ -103,6 +125,11 @@ class CapacityPoint(Model):
         description="the run's client check (schema >= 1.9.0; validate recomputes it but for the loop lag, "
         "which is not in the records): stated and flagged beside the verdict, not part of it",
     )
+    isolation: Isolation | None = Field(
+        None,
+        description="a further run of a confirmation step (search rule bracketing, schema >= 1.10.0): what "
+        "separated it from the run before it (None: the step's first run, or a search probe)",
+    )
 
 
 class CapacitySearch(Model):
@@ -113,13 +140,24 @@ class CapacitySearch(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     start: float
-    max_value: float
+    max_value: float | None = Field(
+        description="the cap: the largest value probed (None: no cap, search rule bracketing only)"
+    )
     min_value: float = Field(description="the floor the search halves down to")
     tolerance: float
     max_points: int
     max_confirmations: int
     confirm_step: ConfirmStep = Field(
         "one", description="how a failed confirmation steps down (CONFIRM_STEP_WORDS; schema >= 1.7.0)"
+    )
+    rule: SearchRule = Field(
+        "capped",
+        description="how the upper end is found and the answer confirmed (SEARCH_METHODS; >= 1.10.0)",
+    )
+    confirm_runs: int = Field(
+        1,
+        ge=1,
+        description="runs per confirmation step (search rule bracketing: the spec's repeats; >= 1.10.0)",
     )
 
     @classmethod
@@ -128,12 +166,14 @@ class CapacitySearch(Model):
         knob: Knob,
         *,
         start: float = DEFAULT_START,
-        max_value: float = DEFAULT_MAX_VALUE,
+        max_value: float | None = DEFAULT_MAX_VALUE,
         min_value: float | None = None,
         tolerance: float = DEFAULT_TOLERANCE,
         max_points: int = DEFAULT_MAX_POINTS,
         max_confirmations: int = DEFAULT_MAX_CONFIRMATIONS,
         confirm_step: ConfirmStep = "one",
+        rule: SearchRule = "capped",
+        confirm_runs: int = 1,
     ) -> CapacitySearch:
         """A search of `knob` with the defaults where not told; the floor, unless given, is one user
         (concurrency) or start / 64, six halvings below the start (rate)."""
@@ -146,6 +186,8 @@ class CapacitySearch(Model):
             max_points=max_points,
             max_confirmations=max_confirmations,
             confirm_step=confirm_step,
+            rule=rule,
+            confirm_runs=confirm_runs,
         )
 
 
@@ -219,6 +261,7 @@ def judge_point(
         if getattr(result, "stop_reason", None) == "saturated"
         else None,
         client=client,
+        isolation=getattr(result, "isolation", None),
     )
 
 
@@ -263,29 +306,115 @@ def find_capacity(
     when given, runs the long confirmation of an answer (at most `search.max_confirmations`, stepping down).
     `search` (start, bounds, tolerance, budgets) is stated on the result as given, so it can be replayed;
     the knob and `min_attainment` are the result's own fields."""
-    if slo.thresholds().get(slo.p99_metric) is None:
+    return search_capacity(run, slo, search, knob=knob, min_attainment=min_attainment, confirm=confirm)[0]
+
+
+def search_capacity(
+    run: Callable[[float], _Measured],
+    slo: SLO,
+    search: CapacitySearch,
+    *,
+    knob: Knob = "rate",
+    min_attainment: float | None = None,
+    confirm: Callable[[float], _Measured] | None = None,
+    repeat: Callable[[float], _Measured | CapacityPoint] | None = None,
+) -> tuple[CapacityResult, list[CapacityPoint]]:
+    """find_capacity, with `repeat(value)` for the further runs of a confirmation step (search rule bracketing,
+    `search.confirm_runs` > 1; it isolates the run from the one before). Returns the result and the further
+    runs of the step that held (the headline run's repeats: empty when none held); a failed step's runs are
+    among the result's points. `repeat` may return a judged point (validate's replay of stated runs)."""
+    threshold = slo.thresholds().get(slo.p99_metric)
+    if threshold is None:
         raise CapacityError(f"slo.{slo.p99_metric}: capacity needs the threshold of the p99 metric")
     s = search
-    if not 0 < s.min_value <= s.start <= s.max_value:
+    cap = s.max_value if s.max_value is not None else float("inf")
+    if s.max_value is None and s.rule == "capped":
+        raise CapacityError("capacity: a capped search needs max_value")
+    if not 0 < s.min_value <= s.start <= cap:
         raise CapacityError(
             f"capacity: need 0 < min_value ≤ start ≤ max_value, got {s.min_value}, {s.start}, {s.max_value}"
         )
-    probes = _Search(run, knob, min_attainment)
-    lo, hi = _bracket(probes, s.start, s.min_value, s.max_value, s.max_points)
+    probes = _Search(run, knob, min_attainment, slo.p99_metric)
+    if s.rule == "bracketing":
+        lo, hi = _bracket_to_clear_fail(probes, s, threshold)
+    else:
+        lo, hi = _bracket(probes, s.start, s.min_value, cap, s.max_points)
     while lo is not None and hi is not None and not _narrow(knob, lo, hi, s.tolerance):
         if len(probes.points) >= s.max_points:
             break
         mid = (lo + hi) / 2 if knob == "rate" else float((int(lo) + int(hi)) // 2)
         lo, hi = (mid, hi) if probes.probe(mid) else (lo, mid)
-    stop = _stop_reason(probes, lo, hi, s.max_points, s.tolerance)
-    confirmed = None
+    stop = _stop_reason(probes, lo, hi, s)
+    confirmed, repeats = None, []
     if confirm is not None and lo is not None:
-        confirmed = _confirm(
-            probes, confirm, lo, s.min_value, s.max_confirmations, s.tolerance, s.confirm_step
-        )
+        if s.rule == "bracketing":
+            confirmed, repeats = _confirm_steps(probes, confirm, repeat, lo, s)
+            if not confirmed:
+                stop += f"; no confirmation step of {s.confirm_runs} run(s) held"
+        else:
+            confirmed = _confirm(
+                probes, confirm, lo, s.min_value, s.max_confirmations, s.tolerance, s.confirm_step
+            )
         if not confirmed:
             stop += "; the answer was not confirmed by a long run"
-    return _result(probes, slo, stop, min_attainment, confirmed).model_copy(update={"search": search})
+    result = _result(probes, slo, stop, min_attainment, confirmed, repeats)
+    return result.model_copy(update={"search": search, "method": SEARCH_METHODS[s.rule]}), repeats
+
+
+def clear_fail(point: CapacityPoint, threshold: float, key: str) -> bool:
+    """A failed point the probes cannot mistake: its p99's 95 % interval wholly above the threshold, or more
+    than MAX_FAILED_FRACTION of its requests failed (RANGE_METHOD's high end)."""
+    if point.passed:
+        return False
+    ci = point.metrics.percentile_ci.get(key)
+    m = point.metrics
+    return bool(
+        (ci is not None and ci.lower is not None and ci.lower > threshold)
+        or (m.measured and m.failed > MAX_FAILED_FRACTION * m.measured)
+    )
+
+
+def _bracket_to_clear_fail(
+    search: _Search, s: CapacitySearch, threshold: float
+) -> tuple[float | None, float | None]:
+    """Doubling from the start until a clear fail, the cap or the point budget (halving while the start
+    fails); then the bracket [highest pass, lowest fail above it] the points establish."""
+    cap = s.max_value if s.max_value is not None else float("inf")
+    key = f"{search.slo_metric}.p99"
+    value = s.start
+    if not search.probe(value):
+        return _bracket_down(search, value, s.min_value, s.max_points)
+    while value < cap and len(search.points) < s.max_points:
+        value = min(value * 2, cap)
+        search.probe(value)
+        if clear_fail(search.points[-1], threshold, key):
+            break
+    return answer(search.points)
+
+
+def _confirm_steps(
+    search: _Search, confirm, repeat, lo: float, s: CapacitySearch
+) -> tuple[bool, list[CapacityPoint]]:
+    """Confirmation steps of `s.confirm_runs` runs at one value (search rule bracketing): the first by
+    `confirm`, the others by `repeat`; a failed run ends its step (its runs join the points) and the answer
+    steps down and is confirmed again, up to `s.max_confirmations` steps."""
+    for _ in range(s.max_confirmations):
+        runs: list[CapacityPoint] = []
+        held = search.probe(lo, runner=confirm)
+        while held and repeat is not None and len(runs) < s.confirm_runs - 1:
+            res = repeat(int(lo) if search.knob == "concurrency" else lo)
+            point = (
+                res if isinstance(res, CapacityPoint) else judge_point(lo, res, search.min_attainment, True)
+            )
+            runs.append(point)
+            held = point.passed
+        if held:
+            return True, runs
+        search.points.extend(runs)  # the failed step's runs: the last one's failure decides its value
+        lo = _step_down(search, lo, s.tolerance, s.confirm_step)
+        if lo < s.min_value:
+            break
+    return False, []
 
 
 def _confirm(search: _Search, confirm, lo, floor, attempts: int, tolerance: float, step: ConfirmStep) -> bool:
@@ -317,8 +446,9 @@ def _step_down(search: _Search, failed: float, tolerance: float, step: ConfirmSt
 
 
 class _Search:
-    def __init__(self, run, knob: Knob, min_attainment: float | None):
+    def __init__(self, run, knob: Knob, min_attainment: float | None, slo_metric: str = ""):
         self.run, self.knob, self.min_attainment = run, knob, min_attainment
+        self.slo_metric = slo_metric
         self.points: list[CapacityPoint] = []
 
     def probe(self, value: float, runner=None) -> bool:
@@ -337,6 +467,11 @@ def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float 
                 return value, nxt
             value = nxt
         return value, None
+    return _bracket_down(search, value, floor, max_points)
+
+
+def _bracket_down(search: _Search, value, floor, max_points) -> tuple[float | None, float | None]:
+    """Halving from a failed `value` until a pass, the floor or the point budget."""
     while value > floor and len(search.points) < max_points:
         nxt = max(value / 2, floor)
         if search.knob == "concurrency":
@@ -351,14 +486,18 @@ def _narrow(knob: Knob, lo: float, hi: float, tolerance: float) -> bool:
     return hi - lo <= 1 if knob == "concurrency" else hi - lo <= tolerance * lo
 
 
-def _stop_reason(search, lo, hi, max_points, tolerance) -> str:
+def _stop_reason(search, lo, hi, s: CapacitySearch) -> str:
     if lo is None:
         return "no probed value passed down to the minimum value"
     if hi is None:
+        if s.rule == "bracketing" and s.max_value is not None and lo >= s.max_value:
+            return f"every probed value passed up to the cap (max_value {s.max_value:g}): capacity is at least that"
+        if s.rule == "bracketing":
+            return f"point budget ({s.max_points}) spent before a probe failed: capacity is at least the highest pass"
         return "every probed value passed up to the maximum value: capacity is at least that"
-    if _narrow(search.knob, lo, hi, tolerance):
+    if _narrow(search.knob, lo, hi, s.tolerance):
         return "bracket narrowed to the tolerance"
-    return f"point budget ({max_points}) spent before the bracket narrowed"
+    return f"point budget ({s.max_points}) spent before the bracket narrowed"
 
 
 def answer(
@@ -382,9 +521,12 @@ def answer_point(points: list[CapacityPoint], capacity: float | None) -> Capacit
     return next((p for p in reversed(at) if p.confirmation), at[-1] if at else None)
 
 
-def _result(search, slo, stop, min_attainment, confirmed) -> CapacityResult:
-    capacity, hi = answer(search.points)
+def _result(search, slo, stop, min_attainment, confirmed, repeats=()) -> CapacityResult:
+    capacity, hi = answer(search.points, repeats)
     best = answer_point(search.points, capacity)
+    # A confirmation step's further runs (isolated: rule bracketing) count as repeats of its first run.
+    further = [*(p for p in search.points if p.isolation is not None), *repeats]
+    main = [p for p in search.points if p.isolation is None]
     return CapacityResult(
         knob=search.knob,
         slo=slo,
@@ -395,7 +537,7 @@ def _result(search, slo, stop, min_attainment, confirmed) -> CapacityResult:
         stop_reason=stop,
         insufficient_samples=bool(best and best.sufficient_samples is False),
         confirmed=confirmed,
-        range=capacity_range(search.points, slo),
+        range=capacity_range(main, slo, further),
     )
 
 
@@ -449,16 +591,8 @@ def capacity_range(
         ci = p.metrics.percentile_ci.get(key)
         return (ci.lower, ci.upper) if ci is not None else (None, None)
 
-    clear_fail = [
-        p.value
-        for p in points
-        if not p.passed
-        and (
-            (bounds(p)[0] is not None and bounds(p)[0] > threshold)
-            or (p.metrics.measured and p.metrics.failed > MAX_FAILED_FRACTION * p.metrics.measured)
-        )
-    ]
-    high = min(clear_fail) if clear_fail else None
+    fails = [p.value for p in points if clear_fail(p, threshold, key)]
+    high = min(fails) if fails else None
     clear_pass = [
         p.value
         for p in points

@@ -68,7 +68,7 @@ class EndpointTarget(Model):
         except httpx.HTTPError as exc:
             raise TargetError(f"target.base_url: cannot reach {url}: {type(exc).__name__}: {exc}") from exc
         if resp.status_code != 200:
-            if not self.check_model and resp.status_code in (404, 405):
+            if not self.check_model:  # transformers serve answers 500 where the hub cache does not exist
                 return (
                     {},
                     None,

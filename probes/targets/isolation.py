@@ -4,30 +4,12 @@ whether it worked. A repeat that shares the server's cache with the run before i
 
 from __future__ import annotations
 
-from typing import Literal
-
 import httpx
-from pydantic import Field
 
-from probes.core.measurement import Model
+# The statement lives in probes/core (a capacity run states it, and load must not import targets).
+from probes.core.isolation import CACHE_RESET, FRESH_START, RESET_PATH, Isolation  # noqa: F401
 
-FRESH_START = "fresh server start"
-CACHE_RESET = "prefix cache reset"
-# vLLM serves the route only in its development mode (VLLM_SERVER_DEV_MODE=1); elsewhere it answers 404.
-RESET_PATH = "/reset_prefix_cache"
 RESET_TIMEOUT_S = 30.0
-
-
-class Isolation(Model):
-    """How a repeat was separated from the run before it, and whether that worked."""
-
-    method: Literal["fresh server start", "prefix cache reset"] = Field(
-        description="fresh server start: the tool stopped and started the server it runs; prefix cache reset: "
-        f"the engine's reset asked of the target (vLLM: POST {RESET_PATH}; SGLang: POST /flush_cache; llama.cpp "
-        "server: POST /slots/<id>?action=erase for every slot), or what it offers none of"
-    )
-    done: bool = Field(description="the start answered /v1/models, or the reset answered 2xx")
-    detail: str = Field(description="what the target answered, in words")
 
 
 def reset_prefix_cache(base_url: str, api_key: str | None, path: str = RESET_PATH) -> Isolation:

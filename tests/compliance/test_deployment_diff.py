@@ -37,7 +37,9 @@ def test_a_changed_template_is_named_and_decides_nothing(tmp_path):
     assert (rows["chat template"]["old"], rows["chat template"]["new"]) == (sha(TEMPLATE), sha(CHANGED))
     assert rows["generation defaults"]["status"] == "unchanged"
     assert report["verdict"] == "inconclusive" and report["diff_version"] == "1.4.0"
-    assert "chat template" not in report["verdict_reason"] and not any(f["regression"] for f in report["figures"])
+    assert "chat template" not in report["verdict_reason"] and not any(
+        f["regression"] for f in report["figures"]
+    )
     assert f"| chat template | deployment | {sha(TEMPLATE)} | {sha(CHANGED)} | **changed** |" in result.output
     html = (tmp_path / "diff" / "diff.html").read_text()
     assert "chat template" in html and sha(CHANGED) in html

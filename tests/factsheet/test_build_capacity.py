@@ -62,7 +62,7 @@ def test_validate_replays_the_search_with_its_confirmation(tmp_path, endpoint_sp
     result = sheet["load"]["capacity"]["result"]
     assert result["search"] == {
         "start": 2, "max_value": 8, "min_value": 1, "tolerance": 0.05, "max_points": 8, "max_confirmations": 2,
-        "confirm_step": "one",
+        "confirm_step": "one", "rule": "bracketing", "confirm_runs": 1,
     }  # fmt: skip
     assert result["points"][-1]["confirmation"] and result["capacity"] == 4
     ok = CliRunner().invoke(app, ["validate", str(out / "factsheet.json")])

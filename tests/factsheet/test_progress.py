@@ -133,8 +133,8 @@ def test_a_confirmation_is_announced_with_its_expected_length(tmp_path, endpoint
     assert len(said) == 1
     # The step's bound is said when it starts: the search's probes and the confirmations at most.
     assert (
-        "capacity at SLO: at most 8 probes of 16 requests, then up to 2 confirmation(s) of 200 requests"
-        in lines
+        "capacity at SLO: at most 8 probes of 16 requests, doubling up to the cap 4, then up to 2 confirmation "
+        "step(s) of 200 requests" in lines
     )
     match = re.search(r"about (\d+) s at its search probe's ([\d.]+) req/s", said[0])
     assert match and float(match[2]) == float(f"{rate:.3g}")

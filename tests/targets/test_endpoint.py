@@ -49,3 +49,17 @@ def test_other_shapes_are_one_line(body, monkeypatch):
     monkeypatch.setattr(httpx, "get", lambda *a, **k: httpx.Response(200, text=body))
     with pytest.raises(TargetError, match="answered neither a model list nor an object with 'data'"):
         EndpointTarget(base_url="http://127.0.0.1:9", model="m").check_reachable()
+
+
+@pytest.mark.parametrize("status", [404, 500])
+def test_a_listing_that_fails_is_a_note_with_check_model_false(status, monkeypatch):
+    """transformers serve answers /v1/models with HTTP 500 where no hub cache exists."""
+    monkeypatch.setattr(httpx, "get", lambda *a, **k: httpx.Response(status, text="boom"))
+    target = EndpointTarget(base_url="http://127.0.0.1:9", model="m", check_model=False)
+    assert target.read_listing() == (
+        {},
+        None,
+        [f"/v1/models answered HTTP {status}: not read (check_model false)"],
+    )
+    with pytest.raises(TargetError, match=f"answered HTTP {status}"):
+        EndpointTarget(base_url="http://127.0.0.1:9", model="m").check_reachable()

@@ -65,3 +65,14 @@ def test_isolation_by_engine(engine, done, detail):
         with open_target(EndpointTarget(base_url=url, model="mock-model")) as live:
             isolation = live.isolate()
     assert (isolation.done, isolation.detail) == (done, detail)
+
+
+def test_metrics_offer_says_what_was_served():
+    with running(MockServerConfig(engine="sglang", metrics=True)) as url:
+        served, _ = identify(url, {}, "m")
+    with running(MockServerConfig(engine="sglang")) as url:
+        absent, _ = identify(url, {}, "m")
+    assert served.metrics == "sglang: names, with --enable-metrics"
+    assert absent.metrics == (
+        "not measured: no /metrics page of the server view's names here (SGLang: sglang: names, with --enable-metrics)"
+    )

@@ -78,14 +78,19 @@ def test_only_the_lines_asked_for_are_held(tmp_path):
     assert digest == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_the_prompt_tokens_of_a_run_are_bounded(tmp_path):
+def test_a_run_may_ask_for_any_total_of_prompt_tokens_each_line_stays_bounded(tmp_path):
+    # Prompts are made one at a time when due (issue 41 item 6): 200 lines of the longest prompt (2.1e8
+    # tokens, over the 2^27 a run was once held to) read; one token more in a line is still refused.
     path = tmp_path / "big.jsonl"
     line = '{"timestamp": 0, "input_length": 1048576, "output_length": 2}'
     path.write_text("\n".join([line] * 200) + "\n")
+    _, reqs = read_trace(str(path), 200)
+    assert sum(r.input_length for r in reqs) == 200 * 2**20 > 2**27
+    path.write_text(line + "\n" + line.replace("1048576", "1048577") + "\n")
     with pytest.raises(
-        InputError, match=r"big.jsonl line 129: the first 129 lines ask for .* over the limit"
+        InputError, match=r"big.jsonl line 2: 'input_length' is 1,048,577 tokens, over the limit"
     ):
-        read_trace(str(path), 200)
+        read_trace(str(path), 2)
 
 
 def test_a_trace_spanning_ages_is_refused_at_time_scale_or_span(tmp_path):

@@ -218,6 +218,8 @@ def _capacity_verdict(cap: CapacitySection, run: Run | None) -> tuple[Verdict, s
             f"the search probes passed at {r.capacity:g} (short runs, indicative)"
         )
     if r.bracket[1] is None:
+        if r.search is not None and r.search.rule == "bracketing":  # schema >= 1.10.0: the cap, or the points
+            return "lower_bound", f"≥ {r.capacity:g} ({r.stop_reason.split('; ')[0]})"
         return "lower_bound", f"≥ {r.capacity:g} ({OPEN_BRACKET})"
     if r.insufficient_samples:
         return "insufficient", "the p99 at the capacity rests on too few samples (MLPerf early stopping)"

@@ -36,10 +36,6 @@ MAX_TOKENS = 1 << 20
 # 10^6 is what one records file could never hold anyway; 10^12 allocated a schedule of 8 TB before.
 MAX_REQUESTS = 1_000_000
 
-# Prompt tokens of one point all together (every prompt is generated before the first send): 2^27 tokens is
-# ~0.8 GB of text, 128 prompts of the longest context; a trace asking for more is refused before building.
-MAX_RUN_PROMPT_TOKENS = 1 << 27
-
 # Turns of one chat session (the default is 2 to 4; each turn resends the whole history).
 MAX_SESSION_TURNS = 256
 

@@ -10,13 +10,16 @@ Ray is an optional extra: it is imported only when this executor is asked for.""
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from probes.core.untrusted.text import printable
 from probes.load.records import RequestRecord
 from probes.load.workers.check import ClockOffset
 from probes.load.workers.child import LocalShared, WorkerJob, WorkerReport, run_job
@@ -24,7 +27,16 @@ from probes.load.workers.fleet import Fleet, Outcome, WorkersError
 
 ROUND_TRIPS = 8
 _START_AHEAD_S = 1.0  # the start lies this far ahead when it is sent, so every actor sleeps to it
-_CONNECT_S = 3.0
+# The whole check of a ray_address (connect, then a gRPC server's first frame): a cluster on a LAN answers in
+# milliseconds; a port that accepts and says nothing is refused at this deadline.
+CONNECT_S = 3.0
+# Joining the cluster once it answered (ray.init: a driver registers with the GCS): seconds on a LAN.
+RAY_INIT_S = 60.0
+# A client's HTTP/2 connection preface and an empty SETTINGS frame (RFC 9113 §3.4): a gRPC server answers
+# with its own SETTINGS frame (9-byte header, type 4) before anything else.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_H2_SETTINGS = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_SETTINGS_FRAME = 4
 
 
 class _LoadActor:
@@ -71,19 +83,93 @@ def _ray():
     return ray
 
 
-def check_address(address: str) -> None:
-    """An unreachable `ray_address` is refused in seconds, before anything is sent (ray.init would retry)."""
-    parts = urlsplit(address if "://" in address else f"ray://{address}")
+def check_address(address: str, field: str = "ray_address") -> None:
+    """A `ray_address` that is not a Ray server answering within CONNECT_S is refused, before anything is
+    sent: ray.init would retry for minutes, flooding stderr, and block in C where a stop signal waits for
+    it. Both of Ray's servers (a cluster's GCS, `host:port`; Ray Client, `ray://host:port`) speak gRPC, so
+    an HTTP/2 exchange of SETTINGS frames tells one that answers from a port that accepts and stays silent."""
+    host, port = _host_port(address, field)
+    deadline = time.monotonic() + CONNECT_S
     try:
+        conn = socket.create_connection((host, port), timeout=CONNECT_S)
+    except OSError as exc:
+        raise WorkersError(f"{field}: cannot reach {host}:{port} ({exc.strerror or exc})") from None
+    try:
+        with conn:
+            conn.sendall(_H2_PREFACE + _H2_SETTINGS)
+            header = _receive(conn, 9, deadline)
+    except TimeoutError:
+        raise WorkersError(
+            f"{field}: {host}:{port} accepted the connection but did not answer within {CONNECT_S:g} s "
+            "(not a Ray cluster's address)"
+        ) from None
+    except OSError as exc:
+        raise WorkersError(f"{field}: {host}:{port} ({exc.strerror or exc})") from None
+    if len(header) < 9 or header[3] != _SETTINGS_FRAME:
+        raise WorkersError(f"{field}: {host}:{port} answered, but not as a Ray cluster (no gRPC server)")
+
+
+async def _init(ray, address: str | None) -> None:
+    """ray.init, bounded. Joining a cluster runs in a thread of its own, waited for at most RAY_INIT_S: a
+    server that answers gRPC but never Ray's calls keeps ray.init retrying in C for minutes, where neither a
+    deadline nor a stop signal reaches the main thread (Ray then sets no SIGTERM handler of its own either).
+    A local instance must start in the main thread (its node sets a SIGTERM handler); the handlers the tool
+    had are put back after it, so a stop signal keeps the tool's rule (exit 143 / 130 within a second)."""
+    if address is None:
+        handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            ray.init(log_to_driver=False)
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                for s, handler in handlers.items():
+                    if handler is not None:
+                        signal.signal(s, handler)
+        return
+    done, failed = threading.Event(), []
+
+    def join() -> None:
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except Exception as exc:  # named in the refusal below
+            failed.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=join, name="ray-init", daemon=True).start()
+    deadline = time.monotonic() + RAY_INIT_S
+    while not done.is_set():
+        if time.monotonic() > deadline:
+            raise WorkersError(f"ray_address: {address}: Ray did not connect within {RAY_INIT_S:g} s")
+        await asyncio.sleep(0.05)
+    if failed:
+        reason = printable(f"{type(failed[0]).__name__}: {failed[0]}")
+        raise WorkersError(f"ray_address: {address}: Ray did not connect ({reason})")
+
+
+def _host_port(address: str, field: str) -> tuple[str, int]:
+    try:
+        parts = urlsplit(address if "://" in address else f"ray://{address}")
         host, port = parts.hostname, parts.port
-    except ValueError:
+    except ValueError:  # "[::1" (an unclosed IPv6 bracket), a port past 65535 or not a number
         host = port = None
     if not host or not port:
-        raise WorkersError(f"ray_address: '{address}' is not host:port")
-    try:
-        socket.create_connection((host, port), timeout=_CONNECT_S).close()
-    except OSError as exc:
-        raise WorkersError(f"ray_address: cannot reach {host}:{port} ({exc.strerror or exc})") from None
+        raise WorkersError(f"{field}: {printable(address)!r} is not host:port")
+    return host, port
+
+
+def _receive(conn: socket.socket, size: int, deadline: float) -> bytes:
+    """Up to `size` bytes by `deadline` (a server dripping a byte at a time is held to it too)."""
+    data = b""
+    while len(data) < size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        conn.settimeout(left)
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            break  # closed: what came is judged
+        data += chunk
+    return data
 
 
 class RayFleet(Fleet):
@@ -100,7 +186,7 @@ class RayFleet(Fleet):
         if self.ray_address:
             check_address(self.ray_address)
         if not ray.is_initialized():
-            ray.init(address=self.ray_address, log_to_driver=False)
+            await _init(ray, self.ray_address)
         cpus = ray.cluster_resources().get("CPU", 0)
         if cpus < self.workers:
             raise WorkersError(f"load.workers: {self.workers} is more than the Ray cluster's {cpus:g} CPUs")

@@ -8,11 +8,11 @@ prompt beyond its blocks is unique to it. Send time = (timestamp − first times
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +23,6 @@ from probes.core.errors import InputError
 from probes.core.untrusted.limits import (
     MAX_HASH_IDS,
     MAX_REQUESTS,
-    MAX_RUN_PROMPT_TOKENS,
     MAX_TOKENS,
     MAX_TRACE_BYTES,
     MAX_TRACE_LINE_BYTES,
@@ -31,10 +30,10 @@ from probes.core.untrusted.limits import (
 from probes.core.untrusted.parsing import NotFinite, TooDeep, parse_json
 from probes.core.untrusted.reading import LineTooLong, given_lines, hash_given
 from probes.load.workloads.context import BuildContext, stamped
-from probes.load.workloads.drawn import streamed_digest
+from probes.load.workloads.drawn import LazyPrompts, streamed_digest
 from probes.load.workloads.plan import Plan, digest_json
 from probes.load.workloads.profiles import TraceProfile
-from probes.load.workloads.vocabulary import Vocabulary, join
+from probes.load.workloads.vocabulary import Vocabulary
 from probes.load.workloads.workload import Workload, WorkloadError
 
 GENERATOR_VERSION = "trace/1"
@@ -89,8 +88,9 @@ def _request(row: object, where: str, previous: float | None) -> TraceRequest:
 def read_trace(path: str, limit: int) -> tuple[str, list[TraceRequest]]:
     """The file's sha256 and its first `limit` requests, checked line by line (the first bad line is named).
     The file is streamed, never read whole: its size is checked before a byte is read, each line is at
-    most MAX_TRACE_LINE_BYTES and parsed by the bounded parser (depth, finite numbers, integer digits),
-    and the prompts asked for stay within MAX_RUN_PROMPT_TOKENS."""
+    most MAX_TRACE_LINE_BYTES and parsed by the bounded parser (depth, finite numbers, integer digits). What
+    the lines ask for together is not limited: the prompts are made one at a time when due (TracePrompts), so
+    a run's memory is that of its lines, not of its text (the whole Mooncake hour asks for ~134 M tokens)."""
     p = Path(path)
     if not p.is_file():
         raise WorkloadError(
@@ -98,7 +98,6 @@ def read_trace(path: str, limit: int) -> tuple[str, list[TraceRequest]]:
         )
     limit = min(limit, MAX_REQUESTS)
     out: list[TraceRequest] = []
-    tokens = 0
     lines = given_lines(p, MAX_TRACE_BYTES, MAX_TRACE_LINE_BYTES, "workload.path:")
     try:
         for i, line in enumerate(lines, 1):
@@ -123,12 +122,6 @@ def read_trace(path: str, limit: int) -> tuple[str, list[TraceRequest]]:
                     f"{where}: not JSON ({cause.msg if isinstance(cause, json.JSONDecodeError) else exc})"
                 ) from None
             out.append(_request(row, where, out[-1].timestamp_ms if out else None))
-            tokens += out[-1].input_length
-            if tokens > MAX_RUN_PROMPT_TOKENS:
-                raise WorkloadError(
-                    f"{where}: the first {len(out):,} lines ask for {tokens:,} prompt tokens, over the limit "
-                    f"of {MAX_RUN_PROMPT_TOKENS:,} for one run"
-                )
     except LineTooLong as exc:
         raise WorkloadError(str(exc)) from None
     finally:
@@ -146,25 +139,34 @@ def _prompt(req: TraceRequest, i: int, words: list[str], block_size: int, seed: 
         block = lambda h: _draw(words, np.random.default_rng([seed, h]), block_size)  # noqa: E731
     # only the blocks the prompt reaches: ids past input_length / block_size add no token
     used = req.hash_ids[: -(-req.input_length // block_size)]
-    drawn = [w for h in used for w in block(h)][: req.input_length]
-    rest = req.input_length - len(drawn)
-    # The part beyond its blocks is this request's own (a stream keyed by the line, not by a hash id).
-    tail = _draw(words, np.random.default_rng([seed, 1 << 40, i]), rest) if rest > 0 else []
-    return join(drawn, tail)
+    # The words joined a block at a time (the text is that of joining them all: every piece holds ≥ 1 word);
+    # word by word, a Mooncake hour's 136 M tokens took a minute to plan, most of it in per-word Python.
+    pieces, have = [], 0
+    for h in used:
+        blk = block(h)
+        take = min(len(blk), req.input_length - have)
+        pieces.append(" ".join(blk if take == len(blk) else blk[:take]))
+        have += take
+    rest = req.input_length - have
+    if rest > 0:  # the part beyond its blocks is this request's own (a stream keyed by the line, not an id)
+        pieces.append(" ".join(_draw(words, np.random.default_rng([seed, 1 << 40, i]), rest)))
+    return " ".join(pieces)
 
 
 def _draw(words: list[str], rng: np.random.Generator, tokens: int) -> list[str]:
-    # Vocabulary.draw's draw, on the words alone (a worker process is sent the words, not the tokenizer)
-    return [words[k] for k in rng.integers(0, len(words), size=tokens)]
+    # Vocabulary.draw's draw, on the words alone (a worker process is sent the words, not the tokenizer);
+    # indexed by Python ints (.tolist()) in C (map): a numpy integer as a list index costs several times more
+    return list(map(words.__getitem__, rng.integers(0, len(words), size=tokens).tolist()))
 
 
-class TracePrompts(Sequence[str]):
+class TracePrompts(LazyPrompts):
     """The trace's prompts, each generated when it is asked for (when its request is due) from its line's
     lengths and hash ids and the seed: what is held is the lines, never the text. A Mooncake prompt is
     ~7k tokens (~40 kB of text); 12,031 of them held at once were most of a replay's memory (issue 31)."""
 
     def __init__(self, reqs: list[TraceRequest], words: list[str], block_size: int, seed: int):
         self.reqs, self.words, self.block_size, self.seed = reqs, words, block_size, seed
+        self.count = len(reqs)
         # The most recently used blocks' words: a trace's shared prefixes recur, and a block drawn again
         # costs what most of a prompt costs (~1.6 ms for 7k tokens, on the sending loop). Bounded, so
         # memory stays that of BLOCK_CACHE blocks whatever the trace's length.
@@ -184,15 +186,12 @@ class TracePrompts(Sequence[str]):
             self._blocks.popitem(last=False)
         return words
 
-    def __len__(self) -> int:
-        return len(self.reqs)
-
-    def __getitem__(self, i):  # an int: one prompt (Sequence's iteration and slicing build on it)
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self.reqs)
+    def _prompt(self, i: int) -> str:
         return _prompt(self.reqs[i], i, self.words, self.block_size, self.seed, self._block)
+
+    @functools.cached_property
+    def digest(self) -> str:  # type: ignore[override]  # every prompt made once, one at a time
+        return streamed_digest(self)
 
 
 def scheduled_rate(offsets: list[float]) -> float | None:
@@ -208,7 +207,7 @@ def build(profile: TraceProfile, ctx: BuildContext) -> Plan:
     offsets = [(r.timestamp_ms - t0) / 1000 * profile.time_scale for r in reqs]
     outs = [r.output_length for r in reqs]
     workload = Workload(
-        prompts_digest=streamed_digest(prompts),
+        prompts_digest=prompts.digest,
         input_len=round(sum(r.input_length for r in reqs) / len(reqs)),
         length_method=(
             f"{len(reqs)} requests of {Path(profile.path).name} at their input_length; hash_ids blocks of "

@@ -36,8 +36,13 @@ class Engine:
         """The model the engine says it serves, where it says so outside /v1/models."""
         return None
 
-    def metrics_offer(self) -> str:
-        return self.metrics or f"not measured: {self.label} offers no Prometheus /metrics"
+    def metrics_offer(self, served: bool = True) -> str:
+        """What /metrics offers the server view: the engine's names when the server served them; else why not."""
+        if self.metrics is None:
+            return f"not measured: {self.label} offers no Prometheus /metrics"
+        if not served:
+            return f"not measured: no /metrics page of the server view's names here ({self.label}: {self.metrics})"
+        return self.metrics
 
     def reset_offer(self) -> str:
         return self.reset or f"not measured: {self.label} offers no prefix-cache reset"

@@ -56,7 +56,7 @@ def identify(
             detected_from=evidence,
             served_model=model,
             engine_model=engine.engine_model(answers),
-            metrics=engine.metrics_offer(),
+            metrics=engine.metrics_offer(bool(answers.metric_names)),
             cache_reset=engine.reset_offer(),
             notes=list(notes or []),
         ),
