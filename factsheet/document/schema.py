@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from factsheet.document.compliance_summary import ComplianceSummary
 from factsheet.document.conformance import ConformanceSection
 from factsheet.document.headline_model import Headline
+from factsheet.document.plan import BuildPlan
 from factsheet.document.predictor import PredictorSection
 from factsheet.document.records_file import RecordsFile
 from factsheet.document.repeats import Repeats
@@ -79,6 +80,8 @@ from tuner import TuningResult
 # 1.10.0: every reply judged, not only timed (issue 40): each load record states max_tokens, finish_reason and
 # its outcome; the metrics count `truncated` apart and name where output tokens were counted from; a point
 # states what was planned, sent and never sent; a void build says so on page 1 (headline `void`).
+# 1.10.0 also: the build's plan (`plan`: each part's estimate from a calibration request, what a time budget
+# cut, what it took), attested.
 # 1.10.0 also: a capacity search states its rule (`result.search.rule`: capped, as before, or bracketing): bracketing
 # doubles until a clear fail with `max_value` an optional cap (None: none), and confirms in steps of
 # `search.confirm_runs` runs (the spec's repeats), a failed run stepping down (its runs stay among the points,
@@ -337,6 +340,12 @@ class Factsheet(Model):
         description="the serving engine found (name, version, the model id sent) and how the server answered "
         "the preflight before the first measured request, check by check (schema >= 1.10.0; None: an older "
         "document, which does not state it)",
+    )
+    plan: BuildPlan | NotMeasured | None = Field(
+        None,
+        description="what the build planned before its first measured request, each part's estimate from a "
+        "calibration request, what its time budget cut, and what the planned part took (schema >= 1.10.0, "
+        "attested: an estimate; NotMeasured: why no estimate; None: an older document)",
     )
     load: LoadSection | NotMeasured
     accuracy: AccuracySection | NotMeasured

@@ -217,6 +217,13 @@ class LoadSpec(Model):
     seed: Count = 0
     request_timeout_s: Quantity = Field(300.0, gt=0, le=MAX_REQUEST_S)
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
+    budget_s: Quantity | None = Field(
+        None,
+        gt=0,
+        description="the build's time budget in seconds (spec >= 1.8.0; `factsheet build --budget` wins): the "
+        "build plans to it before the first measured request and cuts capacity probes to keep it "
+        "(factsheet/document/plan.py BUDGET_RULE); none: planned and stated, nothing cut",
+    )
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
     rationale: str | None = Field(
