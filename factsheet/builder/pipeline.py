@@ -179,6 +179,7 @@ def build(
         identity=Identity(
             **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
         ),
+        governance=spec.governance,
         system=system,
         conformance=conformance,
         load=LoadSection(

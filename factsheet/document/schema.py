@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 
 from factsheet.document.compliance_summary import ComplianceSummary
 from factsheet.document.conformance import ConformanceSection
+from factsheet.document.governance import Governance
 from factsheet.document.headline_model import Headline
 from factsheet.document.plan import BuildPlan
 from factsheet.document.predictor import PredictorSection
@@ -87,6 +88,9 @@ from tuner import TuningResult
 # `search.confirm_runs` runs (the spec's repeats), a failed run stepping down (its runs stay among the points,
 # each further one stating its `isolation`); `repeats.runs` are the step that held. validate replays the rule
 # the document states (a document without one ran capped).
+# 1.10.0 also: the author's governance statements (`governance`, from the spec's optional section, as written:
+# release dates, base model and adapters, modalities, distribution channels, acceptable use, known limitations,
+# standards claimed, a decision threshold per headline figure); declared, never measured.
 SCHEMA_VERSION = "1.10.0"
 
 
@@ -334,6 +338,11 @@ class Factsheet(Model):
         "(schema >= 1.6.0; None: an older document, whose headline readers compute from it)",
     )
     identity: Identity
+    governance: Governance | None = Field(
+        None,
+        description="the author's governance statements as the spec declares them (schema >= 1.10.0; None: "
+        "none declared, or an older document)",
+    )
     system: SystemSection
     conformance: ConformanceSection | None = Field(
         None,

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from factsheet.document.repeats import SEED_BLOCK, run_seed
 from factsheet.document.schema import ModelIdentity
 from factsheet.spec.compliance import ComplianceSpec
+from factsheet.spec.governance import GovernanceSpec
 from factsheet.spec.predictor import PredictorSpec
 from factsheet.spec.publish import PublishSpec
 from factsheet.spec.sign import SignSpec
@@ -47,6 +48,7 @@ SPEC_VERSION = 1
 # the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
 # 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
 # each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
+# 1.8.0 also: the optional `governance` section (factsheet/spec/governance.py), carried into the factsheet as written.
 SPEC_SCHEMA_VERSION = "1.8.0"
 MAX_REPEATS = 50
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
@@ -371,6 +373,9 @@ class BuildSpec(Model):
     predictor: PredictorSpec | None = Field(None, description="feature-model predictor; omitted = not run")
     compliance: ComplianceSpec | None = Field(
         None, description="policies gating the build; omitted = no gate"
+    )
+    governance: GovernanceSpec | None = Field(
+        None, description="the author's governance statements, shown as declared"
     )
     output_dir: str | None = Field(None, description="default output folder (the CLI's -o wins)")
     sign: SignSpec | None = Field(None, description="sign the outputs (in-toto/DSSE); omitted = unsigned")
