@@ -35,11 +35,19 @@ class PlannedSearch:
 
 
 def calibrate(base_url: str, model: str, template: LoadPoint, **run_kw) -> Calibration | NotMeasured:
-    """One request of the template's shape at concurrency 1, timed: the plan's unit of cost."""
-    point = template.model_copy(update={"mode": "closed", "concurrency": 1, "rate": None, "num_requests": 1,
-                                        "warmup_requests": 0, "cooldown_requests": 0, "duration_s": None})  # fmt: skip
+    """One request of the template's shape per worker (one worker: concurrency 1), timed: the plan's unit of
+    cost. A calibration that fails is no plan, never a failed build: the measured runs say what failed."""
+    users = run_kw.get("workers", 1)
+    point = template.model_copy(update={"mode": "closed", "concurrency": users, "rate": None,
+                                        "num_requests": users, "warmup_requests": 0, "cooldown_requests": 0,
+                                        "duration_s": None})  # fmt: skip
     t0 = time.monotonic()
-    result = asyncio.run(run_point(base_url, model, point, run_kw.pop("slo"), **run_kw))
+    try:
+        result = asyncio.run(run_point(base_url, model, point, run_kw.pop("slo"), **run_kw))
+    except Exception as exc:  # noqa: BLE001 - an estimate's failure is stated, the build goes on
+        return NotMeasured(
+            reason=f"the calibration request failed ({exc}): no estimate, so no plan to a budget"
+        )
     wall_ms = (time.monotonic() - t0) * 1000.0
     m = result.metrics
     if not m.completed or m.e2el_ms.mean is None:
