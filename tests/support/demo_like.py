@@ -57,6 +57,7 @@ def build_demo_like(folder: Path, overrides: dict | None = None) -> Path:
             points=((1, 8), (2, 12), (4, 16)),
             overrides={
                 "model": MODEL,
+                "governance": GOVERNANCE,
                 "load": {
                     "slo": e2el_slo(450),
                     "server_view": {"interval_s": 0.2},
