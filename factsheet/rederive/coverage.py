@@ -100,6 +100,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("schema_version", "attested only", "the version the document states, no lower than its records' writer's (>= 1.10.0: their headers name it, their outcomes show it)"),
     ("kind", "attested only", "document type"),
     ("name", "attested only", "the factsheet's name"),
+    ("plan", "attested only", "the build's plan and estimate from its calibration request, what its budget cut and "
+     "what it took (>= 1.10.0): an estimate, no record keeps the calibration"),
     ("headline", "re-derived", "page 1's figures recomputed from the rest of the sheet, itself re-derived from "
      "the records (>= 1.6.0)"),
     ("headline.figures[].rebuild", "re-derived", "each figure over its run's repeats (values, mean, sd, the "

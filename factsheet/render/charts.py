@@ -561,7 +561,7 @@ def _xy_alt(title: str, x_title: str, y_title: str, groups: list[Marks], rules, 
             if iv is None
             else f" [{'—' if iv[0] is None else _figure(iv[0])}, {'—' if iv[1] is None else _figure(iv[1])}]"
         )
-        return f"({_short(x)}, {_figure(y)}{ci})"
+        return f"({_figure(x)}, {_figure(y)}{ci})"
 
     parts = [f"{g.label}: " + (", ".join(point(g, i) for i in range(len(g.xy))) or "none") for g in groups]
     parts += [f"{r.label} at {_figure(r.value)}" for r in rules]
