@@ -98,6 +98,7 @@ class _Run:
         self.plan_at = 0.0  # monotonic time the plan was made
         self.max_points: dict[str, int] = {}  # each capacity search's probes as the plan cut them
         self.cuts: list[str] = []  # what the budget cut, found as the build goes (a search's resolution)
+        self.reserve: dict[str, float] = {}  # each search: the plan's estimate of everything after its probes
         self.budget_from = "load.budget_s"
         self.host = prov.host_info()  # read once: the energy estimate and the system section share it
 
@@ -386,6 +387,9 @@ def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
     built, counts = budget.plan(spec, cal, searches, points, elapsed_s=elapsed, isolation_s=isolation,
                                 budget_s=given, budget_from=run.budget_from if given else None)  # fmt: skip
     run.max_points = {s.what: n for s, n in zip(searches, counts, strict=True)}
+    probe_items = [i for i, item in enumerate(built.items) if item.what.endswith(": search probes")]
+    run.reserve = {s.what: sum(item.total_s for item in built.items[i + 1 :])
+                   for s, i in zip(searches, probe_items, strict=True)}  # fmt: skip
     for line in budget.lines(built):
         run.log(line)
     return built
@@ -459,6 +463,21 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     spec, steps, isolations = search.spec, _Steps(), []
     per_user = search.profile.turns_max if isinstance(search.profile, ChatSessionsProfile) else 2
 
+    last_probe_s: list[float] = []  # each search probe's wall time, for the budget's check before the next
+
+    def more(made: int) -> bool:
+        """Whether the budget leaves another search probe (as long as the last) and everything planned after."""
+        budget_s = run.spec.load.budget_s
+        if (
+            budget_s is None
+            or made < budget.MIN_POINTS
+            or not last_probe_s
+            or not isinstance(run.plan, BuildPlan)
+        ):
+            return True
+        spent = run.plan.elapsed_before_s + (time.monotonic() - run.plan_at)
+        return spent + last_probe_s[-1] + run.reserve.get(search.what, 0.0) <= budget_s
+
     def prober(requests: int, kind: str) -> Callable[[float], PointResult | _Isolated]:
         def probe(value: float) -> PointResult | _Isolated:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
@@ -470,7 +489,10 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
                 isolations.append(isolation)
                 steps.add(entry, seed)
                 return _Isolated(entry.result, isolation)
+            began = time.monotonic()
             entry = _step(run, search, at, steps.rates)
+            if kind == "probe":
+                last_probe_s.append(time.monotonic() - began)
             steps.add(entry, seed)
             return entry.result
 
@@ -498,11 +520,17 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         min_attainment=spec.min_attainment,
         confirm=prober(confirm, "confirmation") if confirm else None,
         repeat=prober(confirm, "repeat") if confirm and spec.repeats > 1 else None,
+        more=more,
     )
     low, high = result.range
     lo, hi = result.bracket
+    if result.search.max_points < points:
+        run.cuts.append(
+            f"{search.what}: stopped after {result.search.max_points} probes, not {points}: budget"
+        )
+        run.log(f"  cut: {run.cuts[-1]}")
     if (
-        points < spec.max_points
+        result.search.max_points < spec.max_points
         and lo is not None
         and hi is not None
         and "point budget" in result.stop_reason

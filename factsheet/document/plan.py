@@ -22,9 +22,12 @@ ESTIMATE_METHOD = (
 BUDGET_RULE = (
     "the budget covers the build from its start to the end of its measurements; the plan keeps every sweep "
     "point, a confirmation step of k runs per search and the accuracy run (a failed step's further steps are "
-    "over the plan: the plan states each one's cost), and cuts a capacity search's probes (max_points) "
-    "to what the rest leaves of 90 % of the budget (10 % kept for the estimate's own error), the load section's search first served; a search so cut bisects its bracket "
-    "(the widest interval left) with the points it has, and states the resolution it reached"
+    "over the plan: the plan states each one's cost), and cuts a capacity search's probes (max_points) to what "
+    "the rest leaves of 90 % of the budget (10 % kept for the estimate's own error), the load section's search "
+    "first served; as a search goes, it stops before a probe the budget no longer leaves (the time spent, the "
+    "last probe's time again and the plan's estimate of everything after), stating the probes it made as its "
+    "max_points; a search so cut bisects its bracket (the widest interval left) with the points it has, and "
+    "states the resolution it reached"
 )
 
 
