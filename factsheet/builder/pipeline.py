@@ -18,6 +18,7 @@ from factsheet.binding import (
     load_point_context,
     server_scrapes_context,
 )
+from factsheet.builder import budget
 from factsheet.builder import provenance as prov
 from factsheet.builder.checkpoint import Checkpoints, Key
 from factsheet.builder.output_folder import OutputDir, prepare_output
@@ -25,7 +26,15 @@ from factsheet.builder.predictor import build_predictor
 from factsheet.document.conformance import ConformanceSection
 from factsheet.document.files import SCRAPES_SUFFIX
 from factsheet.document.headline.figures import headline
-from factsheet.document.repeats import SEED_RULE, RepeatRun, Repeats, run_seed, search_block
+from factsheet.document.plan import BuildPlan
+from factsheet.document.repeats import (
+    CALIBRATION_BLOCK,
+    SEED_RULE,
+    RepeatRun,
+    Repeats,
+    run_seed,
+    search_block,
+)
 from factsheet.document.schema import (
     AccuracySection,
     CapacitySection,
@@ -59,7 +68,12 @@ from probes.load.workers import check_split, resolve_workers
 from probes.load.workers.ray_fleet import check_address
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import merged_prompts
-from probes.load.workloads.profiles import ChatSessionsProfile, SyntheticProfile, WorkloadProfile
+from probes.load.workloads.profiles import (
+    ChatSessionsProfile,
+    SyntheticProfile,
+    TraceProfile,
+    WorkloadProfile,
+)
 from probes.load.workloads.registry import build_plan
 from probes.load.workloads.workload import SystemPrompt
 from probes.server_view import check_endpoint, scrapes_jsonl
@@ -80,7 +94,26 @@ class _Run:
         self.live: LiveTarget | None = None
         self.monitor: EnergyMonitor | None = None
         self.idle = None
+        self.plan: BuildPlan | NotMeasured | None = None  # before the first measured request (budget.py)
+        self.plan_at = 0.0  # monotonic time the plan was made
+        self.max_points: dict[str, int] = {}  # each capacity search's probes as the plan cut them
+        self.cuts: list[str] = []  # what the budget cut, found as the build goes (a search's resolution)
+        self.reserve: dict[str, float] = {}  # each search: the plan's estimate of everything after its probes
+        self.budget_from = "load.budget_s"
         self.host = prov.host_info()  # read once: the energy estimate and the system section share it
+
+    def left(self) -> str:
+        """What remains in time by the plan, for a progress line."""
+        if not isinstance(self.plan, BuildPlan):
+            return ""
+        spent = time.monotonic() - self.plan_at
+        budget = self.plan.budget_s
+        of = (
+            ""
+            if budget is None
+            else f", {duration(max(budget - self.plan.elapsed_before_s - spent, 0))} of the budget"
+        )
+        return f" [plan: ~{duration(max(self.plan.estimate_s - spent, 0))} left{of}]"
 
 
 def build(
@@ -93,6 +126,7 @@ def build(
     *,
     resume: bool = False,
     overwrite: bool = False,
+    budget_s: float | None = None,
 ) -> Factsheet:
     """Measure what the spec asks. With `resume`, measurements checkpointed in `out_dir` by an earlier
     (interrupted) build of an unchanged spec section and target are reused; without it, a non-empty
@@ -101,7 +135,11 @@ def build(
     check_output(out_dir)
     out = OutputDir(out_dir)
     prepare_output(out.root, resume=resume, overwrite=overwrite)
+    if budget_s is not None:  # --budget wins over the spec's load.budget_s
+        spec = spec.model_copy(update={"load": spec.load.model_copy(update={"budget_s": budget_s})})
     run = _Run(spec, out, log, bar, Checkpoints(out, resume=resume, log=log))
+    if budget_s is not None:
+        run.budget_from = "--budget"
     _preflight(spec)
     log(f"target: {spec.target.kind} — starting / checking")
     with open_target(spec.target) as live, _energy_monitor(run):
@@ -110,6 +148,8 @@ def build(
         log(f"target up at {live.base_url} (model {live.model})")
         _check_metrics_page(run)
         conformance = _conformance(run)  # before the first measured request: refused here (exit 2) when void
+        run.plan_at = time.monotonic()
+        run.plan = _plan(run, elapsed=run.plan_at - t0)
         # The workload joins the key only when the spec names one: older builds' checkpoints keep resuming.
         shape = [spec.load.slo, spec.load.server_view, *_workload_key(spec), *_workers_key(spec)]
         point_keys = [_key(run, p, *shape) for p in spec.load.load_points(live.supports_ignore_eos)]
@@ -126,15 +166,21 @@ def build(
         accuracy = _accuracy(run)
         system = _system(run, spec_path.parent)
     tuning = _tuning(run)  # after the build's server is stopped
+    if isinstance(run.plan, BuildPlan):
+        taken = round(time.monotonic() - run.plan_at, 2)
+        run.plan = run.plan.model_copy(update={"taken_s": taken, "cuts": run.plan.cuts + run.cuts})
+        log(f"plan: estimated {duration(run.plan.estimate_s)}, took {duration(taken)}")
     if resume:
         log(run.checkpoints.summary())
         for stale in run.checkpoints.remove_stale():
             log(f"resume: removed {stale} (not part of this build)")
     sheet = Factsheet(
         name=spec.name,
+        plan=run.plan,
         identity=Identity(
             **spec.model.model_dump(), served_model=prov.recorded_model(live.prepared_model, spec_path.parent)
         ),
+        governance=spec.governance,
         system=system,
         conformance=conformance,
         load=LoadSection(
@@ -276,7 +322,7 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
         if saved is not None:
             entries.append(saved)
             continue
-        run.log(f"{label}, {point.num_requests} requests")
+        run.log(f"{label}, {point.num_requests} requests{run.left()}")
         result = asyncio.run(
             run_point(
                 live.base_url,
@@ -311,6 +357,42 @@ def _measure_load(run: _Run, keys: list[Key], *, reuse: bool) -> list[LoadPointE
 
 def _fmt(value: float | None, spec: str) -> str:
     return shown(value, spec)
+
+
+def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
+    """The plan before the first measured request: one calibration request, each part's estimate, each
+    capacity search's probes cut to the budget (factsheet/document/plan.py)."""
+    spec, live = run.spec, run.live
+    if isinstance(_profile(spec), TraceProfile):
+        why = "a trace workload: its requests come from its file, so there is no shape to calibrate, no plan"
+        run.log(f"plan: {why}")
+        return NotMeasured(reason=why)
+    points = spec.load.load_points(live.supports_ignore_eos)
+    template = points[0].model_copy(update={"seed": run_seed(spec.load.seed, CALIBRATION_BLOCK, 0)})
+    # The calibration runs as every run does (server view, host load, workers), so its start-up is theirs.
+    cal = budget.calibrate(live.base_url, live.model, template, slo=spec.load.slo, api_key=live.api_key,
+                           tokenizer_path=live.tokenizer_path, profile=_profile(spec),
+                           server_view=spec.load.server_view, server_pid=live.server_pid, **_workers(run))  # fmt: skip
+    if isinstance(cal, NotMeasured):
+        run.log(f"plan: {cal.reason}")
+        return cal
+    searches = (
+        [budget.PlannedSearch(spec.load.capacity, _profile(spec), "capacity")] if spec.load.capacity else []
+    )
+    searches += [budget.PlannedSearch(c.capacity, c.workload, f"capacity {c.workload.profile}")
+                 for c in spec.load.compared_workloads]  # fmt: skip
+    # A repeat after a fresh start of the server the tool started costs a start, as the build's own did.
+    isolation = elapsed if isinstance(spec.target, VllmTarget) else 0.0
+    given = spec.load.budget_s
+    built, counts = budget.plan(spec, cal, searches, points, elapsed_s=elapsed, isolation_s=isolation,
+                                budget_s=given, budget_from=run.budget_from if given else None)  # fmt: skip
+    run.max_points = {s.what: n for s, n in zip(searches, counts, strict=True)}
+    probe_items = [i for i, item in enumerate(built.items) if item.what.endswith(": search probes")]
+    run.reserve = {s.what: sum(item.total_s for item in built.items[i + 1 :])
+                   for s, i in zip(searches, probe_items, strict=True)}  # fmt: skip
+    for line in budget.lines(built):
+        run.log(line)
+    return built
 
 
 def _capacity(run: _Run) -> CapacitySection | NotMeasured:
@@ -381,6 +463,21 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     spec, steps, isolations = search.spec, _Steps(), []
     per_user = search.profile.turns_max if isinstance(search.profile, ChatSessionsProfile) else 2
 
+    last_probe_s: list[float] = []  # each search probe's wall time, for the budget's check before the next
+
+    def more(made: int) -> bool:
+        """Whether the budget leaves another search probe (as long as the last) and everything planned after."""
+        budget_s = run.spec.load.budget_s
+        if (
+            budget_s is None
+            or made < budget.MIN_POINTS
+            or not last_probe_s
+            or not isinstance(run.plan, BuildPlan)
+        ):
+            return True
+        spent = run.plan.elapsed_before_s + (time.monotonic() - run.plan_at)
+        return spent + last_probe_s[-1] + run.reserve.get(search.what, 0.0) <= budget_s
+
     def prober(requests: int, kind: str) -> Callable[[float], PointResult | _Isolated]:
         def probe(value: float) -> PointResult | _Isolated:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
@@ -392,7 +489,10 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
                 isolations.append(isolation)
                 steps.add(entry, seed)
                 return _Isolated(entry.result, isolation)
+            began = time.monotonic()
             entry = _step(run, search, at, steps.rates)
+            if kind == "probe":
+                last_probe_s.append(time.monotonic() - began)
             steps.add(entry, seed)
             return entry.result
 
@@ -406,18 +506,39 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         else ""
     )
     cap = f"up to the cap {spec.max_value:g}" if spec.max_value is not None else "until a clear fail"
-    run.log(f"{search.what} at SLO: at most {spec.max_points} probes of {spec.num_requests} requests, doubling "
+    run.log(f"{search.what} at SLO: at most {run.max_points.get(search.what, spec.max_points)} probes of {spec.num_requests} requests, doubling "
             f"{cap}{then}")  # fmt: skip
+    params = spec.search_parameters()
+    points = run.max_points.get(search.what, params.max_points)
+    if points != params.max_points:
+        params = params.model_copy(update={"max_points": points})  # stated as run: validate replays it
     result, further = search_capacity(
         prober(spec.num_requests, "probe"),
         run.spec.load.slo,
-        spec.search_parameters(),
+        params,
         knob=spec.knob,
         min_attainment=spec.min_attainment,
         confirm=prober(confirm, "confirmation") if confirm else None,
         repeat=prober(confirm, "repeat") if confirm and spec.repeats > 1 else None,
+        more=more,
     )
     low, high = result.range
+    lo, hi = result.bracket
+    if result.search.max_points < points:
+        run.cuts.append(
+            f"{search.what}: stopped after {result.search.max_points} probes, not {points}: budget"
+        )
+        run.log(f"  cut: {run.cuts[-1]}")
+    if (
+        result.search.max_points < spec.max_points
+        and lo is not None
+        and hi is not None
+        and "point budget" in result.stop_reason
+    ):
+        unit = "users" if spec.knob == "concurrency" else "req/s"
+        aim = "1" if spec.knob == "concurrency" else f"{spec.tolerance:g} × {lo:g}"
+        run.cuts.append(f"{search.what}: resolution {hi - lo:g} {unit}, not {aim}: budget")
+        run.log(f"  cut: {run.cuts[-1]}")
     run.log(
         f"  {search.what} at SLO: {result.capacity}, bracket [{_fmt(result.bracket[0], 'g')}, "
         f"{_fmt(result.bracket[1], 'g')}) ({result.stop_reason}); range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
@@ -504,7 +625,7 @@ def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | No
     saved = run.checkpoints.reuse(name, key, LoadPointEntry, label)
     if saved is not None:
         return saved
-    run.log(f"{label}, {at.requests} requests{_expected(rates.get(at.value), at.requests)}")
+    run.log(f"{label}, {at.requests} requests{_expected(rates.get(at.value), at.requests)}{run.left()}")
     runner = point_runner(
         live.base_url, live.model, template, run.spec.load.slo, knob=spec.knob, api_key=live.api_key,
         tokenizer_path=live.tokenizer_path, profile=search.profile, server_view=run.spec.load.server_view,

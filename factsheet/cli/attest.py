@@ -34,7 +34,7 @@ def sign(
         Path | None,
         typer.Option(
             "--compliance",
-            help="compliance.json of a policy check (or a verdict JSON) to carry in the predicate",
+            help="compliance.json of factsheet check: its policies are re-run on the sheet, their verdict signed",
         ),
     ] = None,
     model_folder: Annotated[

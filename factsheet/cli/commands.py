@@ -70,13 +70,18 @@ def build(
     sign_key: Annotated[
         Path | None, typer.Option("--sign-key", help="sign the outputs with this key")
     ] = None,
+    budget: Annotated[
+        float | None,
+        typer.Option("--budget", help="time budget in seconds (wins over the spec's load.budget_s)"),
+    ] = None,
 ) -> None:
     """Measure a deployment and write factsheet.json, factsheet.html and factsheet.pdf."""
     with bars(err) as bar:
         log = lambda m: err.print(m)  # noqa: E731
         result = api.build_factsheet(
-            spec, output, resume=resume, overwrite=overwrite, sign_key=sign_key, log=log, bars=bar
-        )
+            spec, output, resume=resume, overwrite=overwrite, sign_key=sign_key, log=log, bars=bar,
+            budget_s=budget,
+        )  # fmt: skip
     out.print("factsheet written:")
     for p in result.written:
         out.print(f"  {p}")

@@ -28,6 +28,11 @@ SEED_RULE = (
 )
 
 
+# The plan's calibration request (factsheet/document/plan.py): a block no search reaches, so its prompt warms no
+# prefix a measured run sends. Not in SEED_RULE's words: a document states that rule, and validate holds it.
+CALIBRATION_BLOCK = SEED_BLOCK - 1
+
+
 def run_seed(base: int, block: int, position: int) -> int:
     """The seed of one run of a build, by SEED_RULE (`base`: the spec's load.seed)."""
     return base + SEED_BLOCK * block + position

@@ -13,7 +13,9 @@ from pydantic import Field, model_validator
 
 from factsheet.document.compliance_summary import ComplianceSummary
 from factsheet.document.conformance import ConformanceSection
+from factsheet.document.governance import Governance
 from factsheet.document.headline_model import Headline
+from factsheet.document.plan import BuildPlan
 from factsheet.document.predictor import PredictorSection
 from factsheet.document.records_file import RecordsFile
 from factsheet.document.repeats import Repeats
@@ -79,11 +81,16 @@ from tuner import TuningResult
 # 1.10.0: every reply judged, not only timed (issue 40): each load record states max_tokens, finish_reason and
 # its outcome; the metrics count `truncated` apart and name where output tokens were counted from; a point
 # states what was planned, sent and never sent; a void build says so on page 1 (headline `void`).
+# 1.10.0 also: the build's plan (`plan`: each part's estimate from a calibration request, what a time budget
+# cut, what it took), attested.
 # 1.10.0 also: a capacity search states its rule (`result.search.rule`: capped, as before, or bracketing): bracketing
 # doubles until a clear fail with `max_value` an optional cap (None: none), and confirms in steps of
 # `search.confirm_runs` runs (the spec's repeats), a failed run stepping down (its runs stay among the points,
 # each further one stating its `isolation`); `repeats.runs` are the step that held. validate replays the rule
 # the document states (a document without one ran capped).
+# 1.10.0 also: the author's governance statements (`governance`, from the spec's optional section, as written:
+# release dates, base model and adapters, modalities, distribution channels, acceptable use, known limitations,
+# standards claimed, a decision threshold per headline figure); declared, never measured.
 SCHEMA_VERSION = "1.10.0"
 
 
@@ -331,12 +338,23 @@ class Factsheet(Model):
         "(schema >= 1.6.0; None: an older document, whose headline readers compute from it)",
     )
     identity: Identity
+    governance: Governance | None = Field(
+        None,
+        description="the author's governance statements as the spec declares them (schema >= 1.10.0; None: "
+        "none declared, or an older document)",
+    )
     system: SystemSection
     conformance: ConformanceSection | None = Field(
         None,
         description="the serving engine found (name, version, the model id sent) and how the server answered "
         "the preflight before the first measured request, check by check (schema >= 1.10.0; None: an older "
         "document, which does not state it)",
+    )
+    plan: BuildPlan | NotMeasured | None = Field(
+        None,
+        description="what the build planned before its first measured request, each part's estimate from a "
+        "calibration request, what its time budget cut, and what the planned part took (schema >= 1.10.0, "
+        "attested: an estimate; NotMeasured: why no estimate; None: an older document)",
     )
     load: LoadSection | NotMeasured
     accuracy: AccuracySection | NotMeasured

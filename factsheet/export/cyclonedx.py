@@ -58,6 +58,15 @@ def model_card(src: Source) -> dict:
     considerations: dict = {}
     if sheet.identity.intended_use:
         considerations["useCases"] = [sheet.identity.intended_use]
+    gov = sheet.governance
+    limits = [sheet.identity.out_of_scope] if sheet.identity.out_of_scope else []
+    limits += gov.known_limitations if gov is not None else []
+    if limits:  # declared by the author, as written
+        considerations["technicalLimitations"] = limits
+    if gov is not None and gov.acceptable_use_policy:
+        considerations["ethicalConsiderations"] = [
+            {"name": "acceptable use", "mitigationStrategy": gov.acceptable_use_policy}
+        ]
     energy = inference_energy(sheet)
     if energy is not None:  # only when measured: nothing is invented for an unmeasured run
         kwh = {"value": energy.kwh, "unit": "kWh"}

@@ -76,8 +76,11 @@ def model_card(src: Source) -> str:
         )
     for f in serving_figures(sheet):
         results.append(_eval_result(f, LOAD_DATASET, f.slice))
+    gov = sheet.governance
+    declared = {} if gov is None else {"base_model": gov.base_model} if gov.base_model else {}
     data = ModelCardData(
         model_name=ident.name,
+        **declared,
         **_license(ident.license),
         eval_results=results or None,
         tags=["llm-factsheet"],
@@ -144,10 +147,39 @@ def _body(src: Source) -> str:
             f"{energy.output_tokens} output tokens{per_token}); boundary: {md(energy.boundary)}.",
             "",
         ]
+    lines += _declared(sheet)
     missing = [(name, section.reason) for name, section in _sections(sheet) if section is not None]
     if missing:
         lines += ["## Not measured", ""] + [f"- {name}: {md(reason)}" for name, reason in missing] + [""]
     return "\n".join(lines)
+
+
+def _declared(sheet) -> list[str]:
+    """The author's governance statements, as declared (the tool checks their shape, not their truth)."""
+    gov, md = sheet.governance, markdown_text
+    if gov is None:
+        return []
+    items = [
+        ("Release date", gov.release_date and str(gov.release_date)),
+        ("EU market release date", gov.eu_release_date and str(gov.eu_release_date)),
+        ("Base model", gov.base_model),
+        ("Adapters", ", ".join(gov.adapters)),
+        (
+            "Modalities",
+            "; ".join(
+                f"{m.modality} {m.direction}"
+                + (f" up to {m.max_size} {m.unit or ''}".rstrip() if m.max_size else "")
+                for m in gov.modalities
+            ),
+        ),  # fmt: skip
+        ("Distribution channels", "; ".join(gov.distribution_channels)),
+        ("Acceptable use", gov.acceptable_use_policy),
+        ("Known limitations", "; ".join(gov.known_limitations)),
+        ("Standards claimed", "; ".join(gov.standards)),
+        ("Decision thresholds", "; ".join(f"{t.figure}: {t.threshold}" for t in gov.decision_thresholds)),
+    ]
+    shown = [f"- {name}: {md(value)}" for name, value in items if value]
+    return ["## Declared by the author (not measured)", "", *shown, ""] if shown else []
 
 
 def _sections(sheet):

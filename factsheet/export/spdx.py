@@ -46,8 +46,16 @@ def document(src: Source):
         package.software_packageVersion = ident.version
     if ident.intended_use:
         package.ai_informationAboutApplication = ident.intended_use
-    if ident.out_of_scope:
-        package.ai_limitation = ident.out_of_scope
+    gov = sheet.governance
+    limits = [ident.out_of_scope] if ident.out_of_scope else []
+    limits += gov.known_limitations if gov is not None else []
+    if limits:  # the author's words (declared), one SPDX text field
+        package.ai_limitation = "; ".join(limits)
+    if gov is not None:
+        package.ai_standardCompliance = list(gov.standards)
+        package.ai_metricDecisionThreshold = [
+            spdx.DictionaryEntry(key=t.figure, value=t.threshold) for t in gov.decision_thresholds
+        ]
     for f in headline_figures(sheet) + accuracy_figures(sheet) + serving_figures(sheet):
         # ai_metric is a key and a value: what the samples support (and a lower bound) goes in the key.
         key = f"{f.label} ({f.unit}), {f.slice}" + (f" [{f.qualifier()}]" if f.qualifier() else "")

@@ -28,15 +28,17 @@ A = "accuracy.result"
 
 def _client_rules(at: str, whose: str) -> tuple[tuple[str, Class, str], ...]:
     """A run's client check (every run >= 1.9.0; a many-worker point's >= 1.6.0): recomputed from the records
-    but for what they do not keep, each worker's event-loop lag and count and how the workers ran."""
+    but for what they do not keep, each worker's event-loop lag and how the workers ran."""
     lag = "sampled during the run and not kept in the records: the verdict is re-derived with it as stated"
     return (
         (at, "re-derived", f"{whose} client check from its records (>= 1.9.0; before: attested whole): each "
          "worker's share of the arrivals, the write delay, every verdict and reason"),
-        (f"{at}.loop_lag_ms", "attested only", f"every worker's event-loop lag pooled, {lag}"),
+        (f"{at}.loop_lag_ms", "attested only", f"every worker's event-loop lag pooled, {lag}; its count, "
+         "mean, spread and extremes must pool the rows' (one worker: its row's whole)"),
         (f"{at}.loop_lag_interval_ms", "attested only", "the lag sampler's timer, as the run set it"),
         (f"{at}.per_worker[].loop_lag_ms", "attested only", f"the worker's event-loop lag, {lag}"),
-        (f"{at}.per_worker[].sent", "attested only", "requests the worker reported sending"),
+        (f"{at}.per_worker[].sent", "re-derived", "the records naming the worker (single process: all); "
+         "every worker the records name has its row"),
         (f"{at}.executor", "attested only", "how the workers ran (processes, Ray), as the run reported"),
         (f"{at}.event_loop", "attested only", "the workers' event loop (uvloop, asyncio), as found"),
         (f"{at}.clock_offsets", "attested only", "Ray: each node's clock offset, measured by round trips"),
@@ -95,9 +97,11 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
 # (path prefix, class, why): longest prefix wins.
 RULES: tuple[tuple[str, Class, str], ...] = (
     # Document framing.
-    ("schema_version", "attested only", "the version the document states (records' headers outrank it)"),
+    ("schema_version", "attested only", "the version the document states, no lower than its records' writer's (>= 1.10.0: their headers name it, their outcomes show it)"),
     ("kind", "attested only", "document type"),
     ("name", "attested only", "the factsheet's name"),
+    ("plan", "attested only", "the build's plan and estimate from its calibration request, what its budget cut and "
+     "what it took (>= 1.10.0): an estimate, no record keeps the calibration"),
     ("headline", "re-derived", "page 1's figures recomputed from the rest of the sheet, itself re-derived from "
      "the records (>= 1.6.0)"),
     ("headline.figures[].rebuild", "re-derived", "each figure over its run's repeats (values, mean, sd, the "

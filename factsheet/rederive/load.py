@@ -9,6 +9,7 @@ from pathlib import Path
 from factsheet.binding import capacity_step_context, load_point_context
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
+from factsheet.rederive.client_rows import client_rows
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import Binding, Expected, read_records
 from probes.core.isolation import Isolation
@@ -266,8 +267,9 @@ def attested_client(
     metrics, arrivals = figures
     again = rejudged_client(stated, records, point, metrics, arrivals)
     # The check is stated beside a probe's verdict, not judged (capacity.PASS_RULE): an edited one is named
-    # here, the replay keeps it as stated.
-    return stated, differences(stated, again, f"{at}.client", src)
+    # here, the replay keeps it as stated. Its rows are held to the records' `worker` fields first.
+    rows = client_rows(stated, records, f"{at}.client", src)
+    return stated, rows + differences(stated, again, f"{at}.client", src)
 
 
 def capacity(

@@ -22,6 +22,9 @@ _TICK_FONT = 10.0
 # a safe upper bound for how wide a label is drawn, so labels never collide.
 _EM = 0.7
 _LABEL_GAP = 4.0  # px between neighbouring labels
+OPEN_ENDED = (
+    'stroke-dasharray="2 3" '  # an interval whose upper bound the sample cannot give: dotted to the edge
+)
 
 
 @dataclass(frozen=True)
@@ -492,6 +495,7 @@ def xy_chart(
                 body.append(
                     f'<path class="interval" d="M{px(x):.1f},{lo:.1f}V{hi:.1f}M{px(x) - 4:.1f},{lo:.1f}H{px(x) + 4:.1f}'
                     f'{"" if iv[1] is None else f"M{px(x) - 4:.1f},{hi:.1f}H{px(x) + 4:.1f}"}" stroke="{g.color}" '
+                    f"{OPEN_ENDED if iv[1] is None else ''}"
                     f'stroke-width="1.1" fill="none"/>'
                 )
         if g.shape == "line" and len(g.xy) > 1:
@@ -561,7 +565,7 @@ def _xy_alt(title: str, x_title: str, y_title: str, groups: list[Marks], rules, 
             if iv is None
             else f" [{'—' if iv[0] is None else _figure(iv[0])}, {'—' if iv[1] is None else _figure(iv[1])}]"
         )
-        return f"({_short(x)}, {_figure(y)}{ci})"
+        return f"({_figure(x)}, {_figure(y)}{ci})"
 
     parts = [f"{g.label}: " + (", ".join(point(g, i) for i in range(len(g.xy))) or "none") for g in groups]
     parts += [f"{r.label} at {_figure(r.value)}" for r in rules]

@@ -41,6 +41,7 @@ class Picture:
     y_title: str
     id: str
     caption: str = ""  # the figure's caption when it says more than the chart's title
+    wide: bool = False  # the table as one row per series, a column per x (each series at the same x values)
 
 
 def capacity_picture(cap: CapacitySection | NotMeasured, id: str) -> Picture | None:
@@ -124,7 +125,7 @@ def latency_picture(load: LoadSection | NotMeasured, id: str) -> Picture | None:
     chart = xy_chart(marks, title="Latency distribution (CDF) of the headline run", x_title=x_title,
                      y_title="fraction of requests at or below", rules=tuple(rules), x_from_zero=True)  # fmt: skip
     caption = f"Latency distribution (CDF through its stated percentiles) of {run.where}, against the SLO."
-    return None if chart is None else Picture(chart, rows, "fraction", x_title, id, caption)
+    return None if chart is None else Picture(chart, rows, "fraction", x_title, id, caption, wide=True)
 
 
 def rebuild_picture(f: Figure | None, id: str) -> Picture | None:

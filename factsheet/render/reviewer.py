@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from factsheet.document.conformance import ConformanceSection
+from factsheet.document.governance import Governance
 from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.headline_model import VERDICT_WORDS, Figure, Headline
 from factsheet.document.schema import CapacitySection, Factsheet
@@ -111,6 +112,18 @@ def _system(sheet: Factsheet) -> list[Line]:
     extra = ", ".join(filter(None, [ident.architecture, f"{ident.parameters:,} parameters" if ident.parameters
                                     else None, ident.license and f"licence {ident.license}"]))  # fmt: skip
     lines = [Line("Model", f"{model}{f' ({extra})' if extra else ''}", "declared", "#identity")]
+    gov = sheet.governance
+    if gov is not None:
+        derived = "; ".join(filter(None, [gov.base_model and f"base model {gov.base_model}",
+                                          gov.adapters and f"adapters {', '.join(gov.adapters)}"]))  # fmt: skip
+        if derived:
+            lines.append(Line("Depends on", derived, "declared", "#governance"))
+        dates = "; ".join(filter(None, [gov.release_date and f"released {gov.release_date}",
+                                        gov.eu_release_date and f"on the EU market {gov.eu_release_date}"]))  # fmt: skip
+        if dates:
+            lines.append(Line("Release", dates, "declared", "#governance"))
+        if gov.modalities:
+            lines.append(Line("Modalities", modalities_words(gov), "declared", "#governance"))
     served = ident.served_model
     if served is None or not served.digests:
         lines.append(Line("Weights digest", "not recorded: the tool took no digest of the weights served (an "
@@ -140,11 +153,25 @@ def _system(sheet: Factsheet) -> list[Line]:
 
 
 def _uses(sheet: Factsheet) -> list[Line]:
-    ident = sheet.identity
-    return [
+    ident, gov = sheet.identity, sheet.governance
+    lines = [
         _declared("Intended use", ident.intended_use, "#identity"),
         _declared("Out of scope", ident.out_of_scope, "#identity"),
     ]
+    if gov is not None and gov.acceptable_use_policy:
+        lines.append(Line("Acceptable use", gov.acceptable_use_policy, "declared", "#governance"))
+    if gov is not None and gov.distribution_channels:
+        lines.append(Line("Distributed via", "; ".join(gov.distribution_channels), "declared", "#governance"))
+    return lines
+
+
+def modalities_words(gov: Governance) -> str:
+    """Each declared modality with its largest size: 'text input up to 2,048 tokens; text output'."""
+    return "; ".join(
+        f"{m.modality} {m.direction}"
+        + (f" up to {m.max_size:,} {m.unit or ''}".rstrip() if m.max_size else "")
+        for m in gov.modalities
+    )
 
 
 def _sections(sheet: Factsheet) -> dict[str, CapacitySection | NotMeasured]:
@@ -178,6 +205,12 @@ def _figures(sheet: Factsheet, h: Headline) -> list[Line]:
         f = h.figure(id)
         if f is not None:
             lines.append(line(f, h))
+    gov = sheet.governance
+    for t in gov.decision_thresholds if gov is not None else []:
+        f = h.figure(t.figure)
+        name = f.label if f is not None else t.figure
+        lines.append(Line(f"{name}: decided at", f"{t.threshold} (the author's decision threshold; policies, not "
+                          "this summary, judge it)", "declared", "#governance"))  # fmt: skip
     return lines
 
 
@@ -329,6 +362,9 @@ def _limitations(sheet: Factsheet, h: Headline, weak_points: int) -> list[Line]:
             lines.append(
                 Line(f.label, f"{VERDICT_WORDS[f.verdict]}: {f.note}", "rederived", "#capacity", "bad")
             )
+    gov = sheet.governance
+    for text in gov.known_limitations if gov is not None else []:
+        lines.append(Line("Declared", text, "declared", "#governance"))
     busy = max((f.rebuild.busy, f.rebuild.k) for f in h.figures if f.rebuild is not None) if any(
         f.rebuild is not None for f in h.figures) else (0, 0)  # fmt: skip
     if busy[0]:

@@ -39,6 +39,7 @@ SECTIONS = (
     "tuning",
     "predictor",
     "compliance",
+    "coverage",  # the governance forms' items: measured here, declared, or not claimed
     "definitions",  # the appendices: methods, then the provenance and raw-record listings last
     "provenance",
 )  # the partials under templates/sections/, in page order

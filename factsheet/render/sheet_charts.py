@@ -28,16 +28,17 @@ class Figure:
     picture: Picture | None = None  # a chart with the numbers behind it, shown as a table beside it
 
 
-def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
+def figures(sheet: Factsheet) -> dict[str, list[Figure] | dict[str, Figure] | Figure | None]:
     """Every figure of the document by section, numbered in the order the sections come: the summary's
     (the capacity search and the headline run's latency distribution), the load section's, then the rest."""
     h = stated_or_computed(sheet)
     load = sheet.load
     summary = [capacity_picture(load.capacity if not isinstance(load, NotMeasured) else load, "data-capacity"),
                latency_picture(load, "data-latency")]  # fmt: skip
-    compared = [] if isinstance(load, NotMeasured) else [
-        capacity_picture(c.capacity, f"data-capacity-{c.workload.profile}") for c in load.compared_workloads
-    ]  # fmt: skip
+    compared = {} if isinstance(load, NotMeasured) else {
+        c.workload.profile: capacity_picture(c.capacity, f"data-capacity-{c.workload.profile}")
+        for c in load.compared_workloads
+    }  # fmt: skip
     rebuild = [rebuild_picture(h.figure("e2el_ms.p99"), "data-rebuild")]
     charts = {
         "load": [*load_charts(sheet.load), *filter(None, [confirmation_chart(sheet.load)])],
@@ -57,12 +58,13 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | Figure | None]:
         return Figure(number, p.chart, p.caption or f"{p.chart.title}.", p)
 
     first = [pictured(p) for p in summary if p is not None]
-    evidence = [pictured(p) for p in [*rebuild, *compared] if p is not None]
+    evidence = [pictured(p) for p in rebuild if p is not None]
+    by_profile = {profile: pictured(p) for profile, p in compared.items() if p is not None}
     load_figures = [numbered(c) for c in charts["load"]]
     tuning = numbered(charts["tuning"]) if charts["tuning"] is not None else None
     predictor = [numbered(c) for c in charts["predictor"]]
-    return {"summary": first, "capacity": evidence, "load": load_figures, "tuning": tuning,
-            "predictor": predictor}  # fmt: skip
+    return {"summary": first, "capacity": evidence, "compared": by_profile, "load": load_figures,
+            "tuning": tuning, "predictor": predictor}  # fmt: skip
 
 
 def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
@@ -165,13 +167,19 @@ def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:
         for k in ("ttft_ms", "tpot_ms", "e2el_ms")
         for q in (50, 99)
     ]
+    thresholds = metrics[0].slo.thresholds() if metrics else {}
+    latency += [  # the SLO's thresholds as lines, so each point reads against them
+        Series(f"SLO {LATENCY_LABELS[k]}", [thresholds[k]] * len(metrics), "#777777", dashed=True)
+        for k in ("ttft_ms", "e2el_ms")
+        if k in thresholds
+    ]
     throughput = [Series("output tok/s", [m.output_throughput for m in metrics], "#1f2a44")]
     charts = [
         line_chart(
             labels,
             x_title,
             latency,
-            title="Latency p50 (solid) and p99 (dashed) by load point",
+            title="Latency p50 (solid) and p99 (dashed) by load point, SLO (grey)",
             y_title="ms (log scale)",
             log_y=True,
         ),

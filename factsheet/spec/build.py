@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from factsheet.document.repeats import SEED_BLOCK, run_seed
 from factsheet.document.schema import ModelIdentity
 from factsheet.spec.compliance import ComplianceSpec
+from factsheet.spec.governance import GovernanceSpec
 from factsheet.spec.predictor import PredictorSpec
 from factsheet.spec.publish import PublishSpec
 from factsheet.spec.sign import SignSpec
@@ -47,6 +48,7 @@ SPEC_VERSION = 1
 # the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
 # 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
 # each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
+# 1.8.0 also: the optional `governance` section (factsheet/spec/governance.py), carried into the factsheet as written.
 SPEC_SCHEMA_VERSION = "1.8.0"
 MAX_REPEATS = 50
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
@@ -217,6 +219,13 @@ class LoadSpec(Model):
     seed: Count = 0
     request_timeout_s: Quantity = Field(300.0, gt=0, le=MAX_REQUEST_S)
     slo: SLO = Field(default_factory=SLO, description="goodput thresholds in ms (vLLM --goodput semantics)")
+    budget_s: Quantity | None = Field(
+        None,
+        gt=0,
+        description="the build's time budget in seconds (spec >= 1.8.0; `factsheet build --budget` wins): the "
+        "build plans to it before the first measured request and cuts capacity probes to keep it "
+        "(factsheet/document/plan.py BUDGET_RULE); none: planned and stated, nothing cut",
+    )
     points: list[PointSpec] = Field(min_length=1)
     capacity: CapacitySpec | None = Field(None, description="search capacity at SLO after the points")
     rationale: str | None = Field(
@@ -364,6 +373,9 @@ class BuildSpec(Model):
     predictor: PredictorSpec | None = Field(None, description="feature-model predictor; omitted = not run")
     compliance: ComplianceSpec | None = Field(
         None, description="policies gating the build; omitted = no gate"
+    )
+    governance: GovernanceSpec | None = Field(
+        None, description="the author's governance statements, shown as declared"
     )
     output_dir: str | None = Field(None, description="default output folder (the CLI's -o wins)")
     sign: SignSpec | None = Field(None, description="sign the outputs (in-toto/DSSE); omitted = unsigned")

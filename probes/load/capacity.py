@@ -318,11 +318,14 @@ def search_capacity(
     min_attainment: float | None = None,
     confirm: Callable[[float], _Measured] | None = None,
     repeat: Callable[[float], _Measured | CapacityPoint] | None = None,
+    more: Callable[[int], bool] | None = None,
 ) -> tuple[CapacityResult, list[CapacityPoint]]:
     """find_capacity, with `repeat(value)` for the further runs of a confirmation step (search rule bracketing,
     `search.confirm_runs` > 1; it isolates the run from the one before). Returns the result and the further
     runs of the step that held (the headline run's repeats: empty when none held); a failed step's runs are
-    among the result's points. `repeat` may return a judged point (validate's replay of stated runs)."""
+    among the result's points. `repeat` may return a judged point (validate's replay of stated runs).
+    `more(n)`, asked before each search probe after n made, may stop the search early (a time budget): the
+    result then states max_points as n, the points it made, so a replay stops where the build did."""
     threshold = slo.thresholds().get(slo.p99_metric)
     if threshold is None:
         raise CapacityError(f"slo.{slo.p99_metric}: capacity needs the threshold of the p99 metric")
@@ -334,16 +337,18 @@ def search_capacity(
         raise CapacityError(
             f"capacity: need 0 < min_value ≤ start ≤ max_value, got {s.min_value}, {s.start}, {s.max_value}"
         )
-    probes = _Search(run, knob, min_attainment, slo.p99_metric)
+    probes = _Search(run, knob, min_attainment, slo.p99_metric, more)
     if s.rule == "bracketing":
         lo, hi = _bracket_to_clear_fail(probes, s, threshold)
     else:
         lo, hi = _bracket(probes, s.start, s.min_value, cap, s.max_points)
     while lo is not None and hi is not None and not _narrow(knob, lo, hi, s.tolerance):
-        if len(probes.points) >= s.max_points:
+        if probes.full(s.max_points):
             break
         mid = (lo + hi) / 2 if knob == "rate" else float((int(lo) + int(hi)) // 2)
         lo, hi = (mid, hi) if probes.probe(mid) else (lo, mid)
+    if probes.stopped:  # stated as run: a replay with the points made stops where the build did
+        search = s = s.model_copy(update={"max_points": len(probes.points)})
     stop = _stop_reason(probes, lo, hi, s)
     confirmed, repeats = None, []
     if confirm is not None and lo is not None:
@@ -384,7 +389,7 @@ def _bracket_to_clear_fail(
     value = s.start
     if not search.probe(value):
         return _bracket_down(search, value, s.min_value, s.max_points)
-    while value < cap and len(search.points) < s.max_points:
+    while value < cap and not search.full(s.max_points):
         value = min(value * 2, cap)
         search.probe(value)
         if clear_fail(search.points[-1], threshold, key):
@@ -446,10 +451,17 @@ def _step_down(search: _Search, failed: float, tolerance: float, step: ConfirmSt
 
 
 class _Search:
-    def __init__(self, run, knob: Knob, min_attainment: float | None, slo_metric: str = ""):
+    def __init__(self, run, knob: Knob, min_attainment: float | None, slo_metric: str = "", more=None):
         self.run, self.knob, self.min_attainment = run, knob, min_attainment
-        self.slo_metric = slo_metric
+        self.slo_metric, self.more, self.stopped = slo_metric, more, False
         self.points: list[CapacityPoint] = []
+
+    def full(self, max_points: int) -> bool:
+        """No further search probe: the point budget spent, or `more` said stop (then for good)."""
+        if len(self.points) >= max_points:
+            return True
+        self.stopped = self.stopped or (self.more is not None and not self.more(len(self.points)))
+        return self.stopped
 
     def probe(self, value: float, runner=None) -> bool:
         res = (runner or self.run)(int(value) if self.knob == "concurrency" else value)
@@ -461,7 +473,7 @@ class _Search:
 def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float | None, float | None]:
     value = start
     if search.probe(value):
-        while value < ceiling and len(search.points) < max_points:
+        while value < ceiling and not search.full(max_points):
             nxt = min(value * 2, ceiling)
             if not search.probe(nxt):
                 return value, nxt
@@ -472,7 +484,7 @@ def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float 
 
 def _bracket_down(search: _Search, value, floor, max_points) -> tuple[float | None, float | None]:
     """Halving from a failed `value` until a pass, the floor or the point budget."""
-    while value > floor and len(search.points) < max_points:
+    while value > floor and not search.full(max_points):
         nxt = max(value / 2, floor)
         if search.knob == "concurrency":
             nxt = float(max(int(nxt), 1))

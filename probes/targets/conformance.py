@@ -150,8 +150,8 @@ def send(endpoint: Endpoint, max_tokens: int, started: threading.Event | None = 
             reply, buffer, read = Reply(status=resp.status_code, streamed=streamed, sent_at=sent_at), b"", 0
             for data in resp.iter_bytes():
                 read += len(data)
-                if read > MAX_REPLY_BYTES:
-                    break
+                if read > MAX_REPLY_BYTES or time.perf_counter() - sent_at > REQUEST_TIMEOUT_S:
+                    break  # a reply that never ends is read no further: what came is judged
                 buffer += data.replace(b"\r\n", b"\n")
                 *events, buffer = buffer.split(b"\n\n")
                 for event in events:

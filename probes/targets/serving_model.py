@@ -162,8 +162,10 @@ class Engine:
 # Named profiles (`factsheet mock-server --serving NAME`); each states what it stands for.
 PROFILES: dict[str, ServingModelConfig] = {
     # A GPU-scale deployment for capacity searches: one step at 512 running sequences takes 8 + 0.06·512 ≈ 39 ms,
-    # i.e. ~13,000 tokens/s; at 128 prompt tokens and 64 output tokens its capacity under a 2 s p99 TPOT-free
-    # E2E SLO is several hundred users.
+    # ~13,000 tokens/s. A closed loop of B ≤ 512 users with 64 output tokens has E2EL ≈ 64 steps of 8 + 0.06·B ms,
+    # more for the start's prefill waves: measured with the load client (128 prompt / 64 output tokens, 3 requests
+    # a user, 2-core host), p50 / p99 E2EL 2.00 / 2.30 s at 340 users, 2.26 / 2.62 s at 400, so its capacity under
+    # a 2.5 s p99 E2EL SLO lies between them; past 512 users requests queue.
     "gpu-scale": ServingModelConfig(
         max_num_seqs=512,
         max_num_batched_tokens=8192,

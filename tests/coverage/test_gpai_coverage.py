@@ -19,6 +19,7 @@ FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.
 # the items the reference notes name (docs/compliance.md), and nothing else
 MDF_ITEMS = 14
 ANNEX_XI_ITEMS = 12
+SPDX_ITEMS, CYCLONEDX_ITEMS, ISO_42005_ITEMS = 10, 8, 7  # the fields compliance-references.md names
 POINTER_IN_NOTE = re.compile(r"\(?(/[a-z_]+(?:/[a-z0-9_]+)+)\)?")
 
 
@@ -65,7 +66,14 @@ def test_every_pointer_resolves_in_the_factsheet_schema():
 def test_the_matrix_is_complete_and_honest():
     m = matrix()
     counts = {k: sum(1 for i in m.items if i.framework == k) for k in m.frameworks}
-    assert counts == {"gpai-cop-mdf": MDF_ITEMS, "ai-act-annex-xi-1": ANNEX_XI_ITEMS}
+    assert counts == {
+        "gpai-cop-mdf": MDF_ITEMS, "ai-act-annex-xi-1": ANNEX_XI_ITEMS, "spdx-3-aipackage": SPDX_ITEMS,
+        "cyclonedx-1.6-modelcard": CYCLONEDX_ITEMS, "nist-ai-600-1": 12, "iso-iec-42005-6": ISO_42005_ITEMS,
+    }  # fmt: skip
+    nist = [i.item for i in m.items if i.framework == "nist-ai-600-1"]
+    assert (
+        nist[0] == "CBRN information or capabilities" and nist[-1] == "value chain and component integration"
+    )
     for i in m.items:  # covered or partial names where; outside names nowhere
         assert bool(i.pointers) == (i.status != "outside"), i.item
     assert {i.item for i in m.items if i.status == "outside"} >= {"training data facts", "training time"}
@@ -94,7 +102,7 @@ def test_an_unknown_format_is_one_line_exit_2(tmp_path, bad):
 def test_the_compliance_section_prints_the_matrix():
     html = render_html(load_factsheet(FIXTURE))
     section = html[html.index('id="compliance"') :]
-    assert "EU GPAI documentation: what this factsheet covers" in section
+    assert "Coverage map: governance documentation" in section
     for i in matrix().items:
         assert i.item.replace("&", "&amp;") in section or i.item in section, i.item
     assert "not in a factsheet&#39;s scope" in section or "not in a factsheet's scope" in section

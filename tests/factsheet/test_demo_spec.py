@@ -40,3 +40,30 @@ def test_a_spec_without_a_rationale_says_nothing(tmp_path, mock_url, endpoint_sp
     sheet = build(spec, spec_path, raw, tmp_path / "out", log=lambda _: None)
     assert sheet.load.rationale is None
     assert "Why this load" not in render_html(sheet)
+
+
+def test_the_demo_repeats_its_headline_runs_needs_no_maximum_and_plans_within_its_budget():
+    """The demo's searches double until a clear fail (no max_value) and confirm with steps of 3 runs; its
+    budget leaves every probe to a host 2× slower than this repository's (TPOT 98 ms at concurrency 1 here,
+    so an 8-token reply to a 64-token prompt ≈ 0.9 s; vLLM's start ≈ 1 min): planned from such a calibration,
+    nothing is cut."""
+    from factsheet.builder.budget import PlannedSearch, plan
+    from factsheet.document.plan import Calibration
+
+    spec, _ = load_spec(DEMO)
+    searches = [PlannedSearch(spec.load.capacity, spec.load.workload, "capacity")]
+    searches += [PlannedSearch(c.capacity, c.workload, f"capacity {c.workload.profile}")
+                 for c in spec.load.compared_workloads]  # fmt: skip
+    for s in searches:
+        assert s.spec.max_value is None and s.spec.repeats == 3
+        assert s.spec.search_parameters().rule == "bracketing"
+    slower = Calibration(e2el_ms=1800.0, ttft_ms=400.0, tpot_ms=196.0, startup_ms=600.0)
+    points = spec.load.load_points(True)
+    built, counts = plan(spec, slower, searches, points, elapsed_s=120.0, isolation_s=120.0,
+                         budget_s=spec.load.budget_s, budget_from="load.budget_s")  # fmt: skip
+    assert built.cuts == [] and counts == [s.spec.max_points for s in searches]
+    assert built.elapsed_before_s + built.estimate_s <= spec.load.budget_s
+    assert {"capacity: a confirmation step of 3 run(s)", "accuracy"} <= {i.what.split(";")[0].split(":")[0]
+                                                                          if i.what.startswith("accuracy")
+                                                                          else i.what.split(";")[0]
+                                                                          for i in built.items}  # fmt: skip

@@ -9,6 +9,7 @@ whatever the main thread is doing."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -27,9 +28,10 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from probes.load.workers import WorkersError
-from probes.load.workers.ray_fleet import CONNECT_S, check_address
+from probes.load.workers.ray_fleet import CONNECT_S, _init, check_address
 from tests.support import mock_spec
 from tests.support.mock_server import mock_url_fixture
+from tests.support.spec_builder import write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 1.5  # the stop promise is 1 s (tests/hostile/test_signals.py); slack for a loaded host
@@ -262,3 +264,61 @@ def test_a_main_thread_stuck_in_c_under_another_handler_still_stops_within_a_sec
     sent = float(err.split("sent at ")[1].split()[0])
     assert ended - sent < LIMIT_S, f"stopped after {ended - sent:.2f} s"
     assert "did not unwind" in err
+
+
+def test_a_local_ray_instance_leaves_the_tools_stop_handlers_in_place():
+    """ray.init of a local instance runs in the main thread and puts its own SIGTERM handler in place
+    (`sys.exit`): the handlers the tool had are back once it returns. A stand-in for ray records the call
+    and does what ray.init does to the handlers."""
+    calls = []
+
+    class Ray:
+        def init(self, **kwargs):
+            calls.append(kwargs)
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+
+    def mine(signum, frame):  # the tool's handler, as signals.install puts it
+        raise KeyboardInterrupt
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        signal.signal(signal.SIGTERM, mine)
+        asyncio.run(_init(Ray(), None))
+        assert calls == [{"log_to_driver": False}]
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def _campaign(tmp_path: Path, ray_address: str) -> Path:
+    spec = {
+        "feature_model": "generation_config",
+        "sample": {"method": "uniform", "n": 2, "seed": 1},
+        "repetitions": 1,
+        "measurer": "tests.support.campaign_measurers:synthetic",
+        "executor": "ray",
+        "ray_address": ray_address,
+    }
+    return write_spec(tmp_path / "campaign.yaml", spec)
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("answer", [None, silent], ids=["unclosed-ipv6", "silent"])
+def test_a_campaign_on_a_bad_ray_address_is_refused_before_its_folder_is_made(tmp_path, answer):
+    """The campaign's executor joins Ray by the same check (before: "[::1" escaped ray.init, a silent port
+    retried for minutes); refused before the campaign's folder exists."""
+    with contextlib.ExitStack() as stack:
+        address = "[::1"
+        if answer is not None:
+            port, _ = stack.enter_context(listening(answer))
+            address = f"127.0.0.1:{port}"
+        started = time.monotonic()
+        result = CliRunner().invoke(
+            app, ["campaign", str(_campaign(tmp_path, address)), "-o", str(tmp_path / "c")]
+        )
+        took = time.monotonic() - started
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "ray_address: " in result.stderr, result.stderr
+    assert took < CONNECT_S + SLACK_S
+    assert not (tmp_path / "c").exists()

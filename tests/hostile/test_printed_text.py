@@ -11,6 +11,8 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
+from factsheet import api
+from factsheet.api.signing import VerifyResult
 from factsheet.cli.commands import app
 from factsheet.cli.common import Terminal
 from tests.hostile.untrusted_builds import cli, honest, keys, mock_url  # noqa: F401 (fixtures)
@@ -84,3 +86,20 @@ def test_a_build_prints_what_it_wrote_into_a_hostile_folder_as_it_is(tmp_path, m
     shown = f"{tmp_path}/{MARKUP}{CLOSING}{CONTROLS_SHOWN}"
     assert f"  {shown}/factsheet.json" in ran.stdout, ran.stdout
     assert not any(c in ran.stdout + ran.stderr for c in RAW)
+
+
+def test_verify_shows_the_controls_in_a_signed_plans_time(tmp_path, monkeypatch):
+    """A signer holding the key may write anything into a plan's `plannedAt`: `verify` prints the note that
+    quotes it with ESC, OSC and U+202E as code points (before: sent raw to the terminal)."""
+    planted = f"2026-01-01T00:00:00Z{CONTROLS}"
+    note = f"gate pre-registered: its 1 policies were signed at {planted}, before measuring"
+    result = VerifyResult(key_id="k", subjects=("factsheet.json",), notes=(note,))
+    monkeypatch.setattr(api, "verify_factsheet", lambda *args: result)
+    f = tmp_path / "factsheet.json"
+    f.write_text("{}")
+    key = tmp_path / "k.pub"
+    key.write_text("-")
+    ran = CliRunner().invoke(app, ["verify", str(f), "--pubkey", str(key)])
+    assert ran.exit_code == 0, ran.output
+    assert f"signed at 2026-01-01T00:00:00Z{CONTROLS_SHOWN}, before measuring" in ran.stdout
+    assert not any(c in ran.stdout for c in RAW)

@@ -131,3 +131,15 @@ def test_a_mock_servers_slots_far_above_the_old_maximum_are_found():
     assert [p.value for p in res.points][:4] == [16, 32, 64, 128]  # 128: a clear fail (every TTFT ≥ 635 ms)
     assert res.capacity in (100, 101) and res.bracket == (res.capacity, res.capacity + 1)
     assert res.range[1] is not None and res.range[1] <= 128
+
+
+def test_a_search_stopped_by_its_budget_states_the_points_it_made_and_replays():
+    """`more` (the build's time budget) stops the search after 9 probes; the result states max_points 9, so a
+    replay from the stated parameters makes the same probes and stops where the build did."""
+    res, _ = search_capacity(
+        _Slots(24, slots=300), SLO_130, _search(), knob="concurrency", more=lambda n: n < 9
+    )
+    assert len(res.points) == 9 and res.search.max_points == 9 and res.bracket == (256, 384)
+    assert "point budget (9)" in res.stop_reason
+    again = find_capacity(_Slots(24, slots=300), SLO_130, res.search, knob="concurrency")
+    assert again == res

@@ -95,7 +95,7 @@ def _row(table: list[list[str]], first: str) -> list[str]:
 def test_sections_come_in_order_with_their_headings(page):
     assert page.section_ids() == [
         "summary", "headline", "identity", "system", "load", "accuracy", "energy", "tuning", "predictor",
-        "compliance", "definitions", "provenance",
+        "compliance", "coverage", "definitions", "provenance",
     ]  # fmt: skip
     assert page.section("load").headings()[:5] == [
         "3. Load, latency and goodput",

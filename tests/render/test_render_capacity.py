@@ -78,5 +78,5 @@ def test_capacity_section_shows_uncertainty_and_bracket_ends(page):
     assert low.split(" ms")[1].startswith(" [") and ", —]" in low.split("·")[0]
     assert "attainment 20.8 % [7.1 %, 42.2 %]" in low  # 5 of 24 good: Clopper–Pearson
     assert "n = 24" in low
-    runs = [r for t in load.tables() for r in t if len(r) == 9 and r[2] in ("probe", "confirmation")]
+    runs = [r for t in load.tables() for r in t if len(r) == 8 and r[2] in ("probe", "confirmation")]
     assert [r[2] for r in runs][-1] == "confirmation" and runs[-1][1] == "4"

@@ -21,6 +21,18 @@ MODEL = {
     "intended_use": "demonstration target for the reader tests",
     "out_of_scope": "any decision of consequence",
 }
+GOVERNANCE = {
+    "release_date": "2024-11-01",
+    "base_model": "Mock-135M (base)",
+    "adapters": ["none"],
+    "modalities": [{"modality": "text", "direction": "input", "max_size": 2048, "unit": "tokens"},
+                   {"modality": "text", "direction": "output", "max_size": 384, "unit": "tokens"}],
+    "distribution_channels": ["PyPI package", "OpenAI-compatible endpoint"],
+    "acceptable_use_policy": "demonstrations and tests only",
+    "known_limitations": ["answers in English only", "no safety tuning"],
+    "standards": ["ISO/IEC 42001:2023"],
+    "decision_thresholds": [{"figure": "capacity_at_slo", "threshold": ">= 4 concurrent users"}],
+}  # fmt: skip
 CAPACITY = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 24,
             "repeats": 3}  # fmt: skip
 SESSIONS = {"profile": "chat-sessions", "system_prompt_len": 16, "turns_min": 2, "turns_max": 2,
@@ -45,6 +57,7 @@ def build_demo_like(folder: Path, overrides: dict | None = None) -> Path:
             points=((1, 8), (2, 12), (4, 16)),
             overrides={
                 "model": MODEL,
+                "governance": GOVERNANCE,
                 "load": {
                     "slo": e2el_slo(450),
                     "server_view": {"interval_s": 0.2},

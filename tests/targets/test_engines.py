@@ -18,7 +18,7 @@ CASES = [
     ("llama.cpp", True, "b6500-mock", "GET /props", "models/mock-model.gguf"),
     ("llama-cpp-python", False, None, "/v1/models: owned_by me, permissions (llama_cpp.server)", None),
     ("transformers-serve", False, None, "GET /health: status ok with an x-request-id header", None),
-    ("ollama", False, "0.12.6", "GET /api/version", None),
+    ("ollama", False, "0.12.6", "GET /api/version", "mock-model"),
 ]
 
 
@@ -76,3 +76,15 @@ def test_metrics_offer_says_what_was_served():
     assert absent.metrics == (
         "not measured: no /metrics page of the server view's names here (SGLang: sglang: names, with --enable-metrics)"
     )
+
+
+def test_notes_of_slots_and_cold_start():
+    with running(MockServerConfig(engine="llama.cpp", slots=4)) as url:
+        slots, _ = identify(url, {}, "m")
+    with running(MockServerConfig(engine="ollama")) as url:
+        cold, _ = identify(url, {}, "m")
+    assert slots.notes == [
+        "4 parallel slot(s) (--parallel): beyond 4 concurrent requests wait (deferred), so a capacity found above "
+        "it is the slots' queue"
+    ]
+    assert cold.notes[0].startswith("Ollama loads a model on its first request")

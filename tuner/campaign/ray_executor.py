@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from probes.load.workers.ray_fleet import check_address
+from probes.load.workers.ray_fleet import join_cluster
 from tuner.campaign.measure import build_measurer, measure_one
 from tuner.campaign.store import CampaignError
 
@@ -30,8 +30,7 @@ def run_on_ray(spec, store, by_id: dict, pending: list[str], *, progress=None) -
     started = False
     if not ray.is_initialized():
         if spec.ray_address:
-            check_address(spec.ray_address)  # refused in seconds, not minutes of ray.init's retries
-            ray.init(address=spec.ray_address)
+            join_cluster(ray, spec.ray_address)  # bounded: ray.init alone retries for minutes
         else:
             ray.init(include_dashboard=False, object_store_memory=80 * 1024 * 1024, num_cpus=2)
         started = True

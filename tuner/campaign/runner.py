@@ -8,6 +8,7 @@ import random
 import time
 from pathlib import Path
 
+from probes.load.workers.ray_fleet import check_address
 from tuner.campaign.measure import build_measurer, measure_one
 from tuner.campaign.ray_executor import run_on_ray
 from tuner.campaign.spec import CampaignSpec
@@ -74,6 +75,8 @@ def plan_configs(spec: CampaignSpec) -> tuple[list[dict], dict]:
 
 def run_campaign(spec: CampaignSpec, root: Path, *, progress=None) -> CampaignStore:
     """Measure every pending (configuration, repetition); an interrupted run resumes where it stopped."""
+    if spec.executor == "ray" and spec.ray_address:
+        check_address(spec.ray_address)  # before the campaign's folder is made: refused, nothing written
     store = CampaignStore(root)
     # Locally the measurer is built first: one it refuses (e.g. an accuracy task id the dataset lacks) leaves
     # no plan behind, which a rerun would keep with the refused options in it.

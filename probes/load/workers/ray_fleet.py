@@ -125,22 +125,39 @@ async def _init(ray, address: str | None) -> None:
                     if handler is not None:
                         signal.signal(s, handler)
         return
+    done, failed = _start_joining(ray, address, log_to_driver=False)
+    deadline = time.monotonic() + RAY_INIT_S
+    while not done.is_set() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    _joined(done, failed, address)
+
+
+def join_cluster(ray, address: str, log_to_driver: bool = True) -> None:
+    """ray.init(address) as `_init` joins it, for a caller without an event loop (a campaign's executor):
+    refused at RAY_INIT_S; a stop signal still reaches the main thread, which only waits."""
+    done, failed = _start_joining(ray, address, log_to_driver)
+    done.wait(RAY_INIT_S)
+    _joined(done, failed, address)
+
+
+def _start_joining(ray, address: str, log_to_driver: bool) -> tuple[threading.Event, list[Exception]]:
     done, failed = threading.Event(), []
 
     def join() -> None:
         try:
-            ray.init(address=address, log_to_driver=False)
-        except Exception as exc:  # named in the refusal below
+            ray.init(address=address, log_to_driver=log_to_driver)
+        except Exception as exc:  # named in the refusal (`_joined`)
             failed.append(exc)
         finally:
             done.set()
 
     threading.Thread(target=join, name="ray-init", daemon=True).start()
-    deadline = time.monotonic() + RAY_INIT_S
-    while not done.is_set():
-        if time.monotonic() > deadline:
-            raise WorkersError(f"ray_address: {address}: Ray did not connect within {RAY_INIT_S:g} s")
-        await asyncio.sleep(0.05)
+    return done, failed
+
+
+def _joined(done: threading.Event, failed: list[Exception], address: str) -> None:
+    if not done.is_set():
+        raise WorkersError(f"ray_address: {address}: Ray did not connect within {RAY_INIT_S:g} s")
     if failed:
         reason = printable(f"{type(failed[0]).__name__}: {failed[0]}")
         raise WorkersError(f"ray_address: {address}: Ray did not connect ({reason})")

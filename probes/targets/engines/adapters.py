@@ -36,6 +36,10 @@ class Engine:
         """The model the engine says it serves, where it says so outside /v1/models."""
         return None
 
+    def notes(self, s: Survey) -> list[str]:
+        """What the engine's answers say about how to read the measurement (its slots, a cold start)."""
+        return []
+
     def metrics_offer(self, served: bool = True) -> str:
         """What /metrics offers the server view: the engine's names when the server served them; else why not."""
         if self.metrics is None:
@@ -139,6 +143,13 @@ class LlamaCppServer(Engine):
         props = s.obj("/props")
         return _str(props.get("model_alias")) or _str(props.get("model_path"))
 
+    def notes(self, s: Survey) -> list[str]:
+        slots = s.obj("/props").get("total_slots")
+        if not isinstance(slots, int) or isinstance(slots, bool):
+            return []
+        return [f"{slots} parallel slot(s) (--parallel): beyond {slots} concurrent requests wait (deferred), so a "
+                "capacity found above it is the slots' queue"]  # fmt: skip
+
     def reset_cache(self, base_url: str, api_key: str | None) -> Isolation:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         try:
@@ -187,6 +198,15 @@ class Ollama(Engine):
 
     def version(self, s: Survey) -> str | None:
         return _str(s.obj("/api/version").get("version"))
+
+    def engine_model(self, s: Survey) -> str | None:
+        models = s.obj("/api/ps").get("models")
+        names = [m.get("name") for m in models if isinstance(m, dict)] if isinstance(models, list) else []
+        return ", ".join(n for n in names if isinstance(n, str)) or None
+
+    def notes(self, s: Survey) -> list[str]:
+        return ["Ollama loads a model on its first request: that request's TTFT holds the load (warm-up requests "
+                "take it out of the measured ones)"]  # fmt: skip
 
 
 class GenericOpenAI(Engine):

@@ -58,7 +58,7 @@ def identify(
             engine_model=engine.engine_model(answers),
             metrics=engine.metrics_offer(bool(answers.metric_names)),
             cache_reset=engine.reset_offer(),
-            notes=list(notes or []),
+            notes=[*(notes or []), *engine.notes(answers)],
         ),
         engine,
     )

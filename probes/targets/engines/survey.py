@@ -21,6 +21,7 @@ IDENTITY_PATHS = (
     "/info",  # TGI
     "/props",  # llama.cpp server
     "/api/version",  # Ollama
+    "/api/ps",  # Ollama: the models loaded
     "/health",  # llama.cpp server, transformers serve
 )
 SURVEY_TIMEOUT_S = 3.0

@@ -1,0 +1,68 @@
+"""The build's plan (schema >= 1.10.0): what it will run and how long each part should take on this target,
+estimated before the first measured request from one calibration request, and what a time budget cut.
+
+An estimate, labelled as one: attested (no record keeps the calibration), never a measured figure."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from probes.core.measurement import Model
+
+ESTIMATE_METHOD = (
+    "one calibration request of the first load point's shape at concurrency 1 gives the target's E2EL, TTFT "
+    "and TPOT, and a run's start-up (its wall time less its E2EL); a closed-loop run of n requests at c users "
+    "is estimated at start-up + ⌈n / c⌉ × E2EL (latency taken not to grow with load: a run above capacity "
+    "takes longer), an open-loop one at start-up + n / rate + E2EL; a capacity search's probes along its "
+    "doubling path from the start, their requests' part × 1.4 (probes above capacity queue); one confirmation "
+    "step of k runs at the start value (at most, where latency does not grow with load), each further run after "
+    "a fresh server start costing the build's own start; HumanEval+ at ⌈tasks × samples / concurrency⌉ × (TTFT + max_tokens × TPOT) (at most: "
+    "max_tokens is the cap); the tuner at its own time budget"
+)
+BUDGET_RULE = (
+    "the budget covers the build from its start to the end of its measurements; the plan keeps every sweep "
+    "point, a confirmation step of k runs per search and the accuracy run (a failed step's further steps are "
+    "over the plan: the plan states each one's cost), and cuts a capacity search's probes (max_points) to what "
+    "the rest leaves of 90 % of the budget (10 % kept for the estimate's own error), the load section's search "
+    "first served; as a search goes, it stops before a probe the budget no longer leaves (the time spent, the "
+    "last probe's time again and the plan's estimate of everything after), stating the probes it made as its "
+    "max_points; a search so cut bisects its bracket (the widest interval left) with the points it has, and "
+    "states the resolution it reached"
+)
+
+
+class Calibration(Model):
+    """The calibration request the plan's estimates rest on."""
+
+    e2el_ms: float = Field(description="its end-to-end latency (ms)")
+    ttft_ms: float | None = Field(description="its time to first token (ms)")
+    tpot_ms: float | None = Field(
+        description="its time per output token after the first (ms; None: one token)"
+    )
+    startup_ms: float = Field(
+        description="the run's wall time less its E2EL: a run's start-up on this host (ms)"
+    )
+
+
+class PlanItem(Model):
+    """One part of the build: how many runs, the estimate of each and of all."""
+
+    what: str = Field(description="the part (a sweep point, a capacity search's probes, confirmations, ...)")
+    runs: int = Field(description="runs planned (at most: a search may narrow its bracket sooner)")
+    each_s: float = Field(description="estimate of one run (s)")
+    total_s: float = Field(description="estimate of all its runs (s)")
+
+
+class BuildPlan(Model):
+    """What the build planned before its first measured request, with its estimate, and what it took."""
+
+    budget_s: float | None = Field(description="the time budget (s; load.budget_s or --budget); None: none")
+    budget_from: str | None = Field(None, description="where the budget was given: the spec, or --budget")
+    calibration: Calibration
+    method: str = ESTIMATE_METHOD
+    budget_rule: str = BUDGET_RULE
+    elapsed_before_s: float = Field(description="the build's time before the plan (target start, checks) (s)")
+    items: list[PlanItem]
+    estimate_s: float = Field(description="the estimate of everything planned, from the plan on (s)")
+    cuts: list[str] = Field(default_factory=list, description="what the budget cut, in words")
+    taken_s: float | None = Field(None, description="what the planned part took, measured by the build (s)")

@@ -1,0 +1,73 @@
+"""A build's plan and time budget (load.budget_s / --budget), against a server of known timing.
+
+The mock serves 8 requests at once, each 100 + 7 × 10 = 170 ms; a 9th user waits a whole service (≥ 340 ms).
+Under a p99 E2EL threshold of 300 ms the capacity is exactly 8 users, and a search from 2 with no maximum needs
+7 probes to reach width 1 (2, 4, 8, 16, 12, 10, 9). A budget that affords fewer stops the bisection early and
+says so; the plan, made from one calibration request before the first measured one, states the estimate.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from factsheet.cli.commands import app
+from probes.targets.mock_server import MockServerConfig, running
+from tests.support.mock_spec import e2el_slo
+
+pytestmark = pytest.mark.system
+
+MOCK = MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=10, slots=8)
+CAPACITY = {"knob": "concurrency", "start": 2, "num_requests": 4, "max_points": 16}
+BUDGET_S = 6.5
+
+
+def _build(tmp_path, endpoint_spec, *args):
+    with running(MOCK) as url:
+        spec = endpoint_spec(tmp_path, url, points=((1, 4),),
+                             overrides={"load": {"slo": e2el_slo(300), "capacity": CAPACITY}})  # fmt: skip
+        return CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out"), *args])
+
+
+def test_a_budget_is_planned_kept_and_its_cut_stated(tmp_path, endpoint_spec):
+    result = _build(tmp_path, endpoint_spec, "--budget", str(BUDGET_S))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    plan_at = next(i for i, line in enumerate(lines) if line.startswith("plan: budget"))
+    first_run = next(i for i, line in enumerate(lines) if line.startswith("load 1/1"))
+    assert plan_at < first_run  # the plan is printed before the first measured request
+    assert "[plan: ~" in lines[first_run]  # progress lines say what remains in time
+    sheet = json.loads((tmp_path / "out" / "factsheet.json").read_text())
+    plan = sheet["plan"]
+    assert plan["budget_s"] == BUDGET_S and plan["budget_from"] == "--budget"
+    cap = sheet["load"]["capacity"]["result"]
+    probes = plan["items"][1]
+    # planned: fewer probes than 16; made: at most those, fewer where the probes ran longer than their estimate
+    made = cap["search"]["max_points"]
+    assert probes["what"] == "capacity: search probes" and made <= probes["runs"] < 16 and made < 7
+    assert f"capacity: {probes['runs']} probes, not 16: budget" in plan["cuts"]
+    if made < probes["runs"]:
+        assert f"capacity: stopped after {made} probes, not {probes['runs']}: budget" in plan["cuts"]
+    lo, hi = cap["bracket"]
+    assert lo <= 8 < hi and hi - lo > 1  # the truth inside a bracket wider than the resolution asked
+    assert f"capacity: resolution {hi - lo:g} users, not 1: budget" in plan["cuts"]
+    # kept: the build's own clock, from its start to the end of its measurements
+    assert sheet["provenance"]["wall_time_s"] <= BUDGET_S
+    # the printed plan within 25 % of the time its part took
+    assert abs(plan["estimate_s"] - plan["taken_s"]) <= 0.25 * plan["taken_s"], plan
+    ok = CliRunner().invoke(app, ["validate", str(tmp_path / "out" / "factsheet.json")])
+    assert ok.exit_code == 0, ok.output  # the cut search replays: its max_points are stated as run
+
+
+def test_without_a_budget_the_plan_is_stated_and_nothing_cut(tmp_path, endpoint_spec):
+    result = _build(tmp_path, endpoint_spec)
+    assert result.exit_code == 0, result.output
+    plan = json.loads((tmp_path / "out" / "factsheet.json").read_text())["plan"]
+    assert plan["budget_s"] is None and plan["cuts"] == [] and plan["calibration"]["e2el_ms"] >= 170
+
+
+def test_a_budget_that_is_no_time_is_refused(tmp_path, endpoint_spec):
+    result = _build(tmp_path, endpoint_spec, "--budget", "-3")
+    assert result.exit_code == 2 and "--budget" in result.output and "Traceback" not in result.output
