@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from factsheet.document.schema import SCHEMA_VERSION
 from probes.accuracy import AccuracyResult
 from probes.accuracy.dataset import DatasetInfo
 from probes.core.digests import sha256_json
@@ -110,6 +111,11 @@ class RecordsHeader(Model):
     role: str = Field(description="what the records belong to: one of ROLES")
     context_sha256: str = Field(description="sha256 of the canonical JSON of the context")
     context: Annotated[Context, Field(discriminator="role")]
+    schema_version: str | None = Field(
+        None,
+        description="the factsheet schema of the tool that wrote the records (schema >= 1.10.0; None: an "
+        "older tool's): a document stating a lower one was relabelled (WRITER_IN_HEADER)",
+    )
 
 
 class HeaderLine(Model):
@@ -118,7 +124,12 @@ class HeaderLine(Model):
 
 def header_line(context: Context) -> bytes:
     """The first line of a records file measured in `context`."""
-    header = RecordsHeader(role=context.role, context_sha256=context_digest(context), context=context)
+    header = RecordsHeader(
+        role=context.role,
+        context_sha256=context_digest(context),
+        context=context,
+        schema_version=SCHEMA_VERSION,
+    )
     return HeaderLine(header=header).model_dump_json().encode() + b"\n"
 
 

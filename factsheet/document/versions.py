@@ -79,6 +79,13 @@ GATES_PAGE_ONE = Version("1.10.0")
 # server view reads SGLang's, TGI's and llama.cpp's /metrics names (a vLLM page's figures keep their words).
 # Nothing older changes meaning, so no gate.
 
+# 1.10.0 also: every records header names the schema of the tool that wrote it (`schema_version`), and every
+# load record states its outcome, which no older tool wrote: a document whose version is lower than its
+# records' writer's was relabelled (validate names `schema_version`), so a version is lowered only by the tool
+# that wrote it. 1.9.0's records are 1.8.0's in shape (1.9.0 added only the client checks a relabel drops):
+# a 1.9.0 build relabelled 1.8.0 is told apart by a signature only (docs/limits.md).
+WRITER_IN_HEADER = Version("1.10.0")
+
 SETTLES_ON_REPEATS = Version("1.8.0")  # the capacity's answer applies its repeats (REPEATS_RULE)
 FLOORS_REBUILD = Version("1.8.0")  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)
 JUDGES_BY_CLIENT_CHECK = Version("1.9.0")  # every run states its client check, recomputed but for the lag

@@ -97,7 +97,7 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
 # (path prefix, class, why): longest prefix wins.
 RULES: tuple[tuple[str, Class, str], ...] = (
     # Document framing.
-    ("schema_version", "attested only", "the version the document states (records' headers outrank it)"),
+    ("schema_version", "attested only", "the version the document states, no lower than its records' writer's (>= 1.10.0: their headers name it, their outcomes show it)"),
     ("kind", "attested only", "document type"),
     ("name", "attested only", "the factsheet's name"),
     ("plan", "attested only", "the build's plan and estimate from its calibration request, what its budget cut and "

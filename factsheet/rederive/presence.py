@@ -3,12 +3,20 @@ factsheet no longer names, and one records file named for two measurements."""
 
 from __future__ import annotations
 
+import os
 import posixpath
+from pathlib import Path
 
+from factsheet.document.files import RECORDS_DIR
 from factsheet.document.schema import Factsheet, RecordsFile, energy_point
 from factsheet.document.versions import KEEPS_ENERGY_SAMPLES_AND_SEARCH, at_least
 from factsheet.rederive.compare import Discrepancy
+from probes.core.errors import InputError
 from probes.core.measurement import NotMeasured
+
+# More entries than any build writes (64 load points and 64 capacity runs, each with its scrapes, repeats,
+# accuracy, energy): the listing is refused past it before it is read whole.
+MAX_RECORDS_ENTRIES = 4096
 
 
 def named_records(sheet: Factsheet) -> list[tuple[str, RecordsFile]]:
@@ -96,3 +104,34 @@ def missing_records(sheet: Factsheet, *, bound: bool = False) -> list[Discrepanc
                 )
             )
     return out
+
+
+def uncited_records(sheet: Factsheet, folder: Path) -> list[Discrepancy]:
+    """Every entry of the folder's records/ is a file some figure cites: a build writes one file per run and
+    nothing else there (a resumed build removes what it no longer uses), so a file no figure cites is a run
+    the document leaves out (a failed repeat dropped with `repeats`, a probe cut from the search)."""
+    root = Path(folder) / RECORDS_DIR
+    if not root.is_dir():
+        return []
+    cited = {posixpath.normpath(rec.path) for _, rec in sheet.records_files()}
+    above = {p.split("/", 2)[1] for p in cited if p.startswith(f"{RECORDS_DIR}/") and p.count("/") > 1}
+    out: list[Discrepancy] = []
+    with os.scandir(root) as entries:
+        for n, entry in enumerate(entries):
+            if n >= MAX_RECORDS_ENTRIES:
+                raise InputError(
+                    f"{RECORDS_DIR}: more than {MAX_RECORDS_ENTRIES:,} entries (no build writes so many)"
+                )
+            path = f"{RECORDS_DIR}/{entry.name}"
+            if path in cited or entry.name in above:
+                continue
+            out.append(
+                Discrepancy(
+                    figure=path,
+                    stated="cited by no figure",
+                    recomputed="a run of this build: every records file in the folder backs a figure (one "
+                    "left out hides a run)",
+                    source=path,
+                )
+            )
+    return sorted(out, key=lambda d: d.figure)

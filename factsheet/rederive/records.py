@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from factsheet.binding import Context, context_digest, parse_header
 from factsheet.document.schema import RecordsFile
+from factsheet.document.versions import JUDGES_REPLIES, SchemaVersionError, parse
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.untrusted.reading import read_records_file
 from probes.core.errors import InputError
@@ -31,6 +32,29 @@ class Binding:
     required: bool
     bound: list[str] = field(default_factory=list)
     unbound: list[tuple[str, str]] = field(default_factory=list)  # (figure, records path)
+    # (records path, the schema its writer had, how the file shows it): a header's `schema_version` (>= 1.10.0),
+    # or what only a tool of that schema writes in a record.
+    writers: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def relabelled(self, stated: str) -> list[Discrepancy]:
+        """The document's version against its records' writer's (WRITER_IN_HEADER): a lower one is a relabel
+        by someone other than the tool that wrote them (a 1.10.0 build stated 1.8.0 drops every check since)."""
+        mine = parse(stated)
+        for path, version, how in self.writers:
+            try:
+                lower = parse(version, f"{path}: header schema_version") > mine
+            except SchemaVersionError as exc:
+                return [Discrepancy(figure="schema_version", stated=stated, recomputed=str(exc), source=path)]
+            if lower:
+                return [
+                    Discrepancy(
+                        figure="schema_version",
+                        stated=stated,
+                        recomputed=f"{version}, the writer's, by {how}",
+                        source=path,
+                    )
+                ]
+        return []
 
     def missing(self) -> list[Discrepancy]:
         if not (self.required or self.bound):
@@ -79,6 +103,8 @@ def read_records(
         return None, [Discrepancy(figure=figure, stated=rec.path, recomputed=f"malformed records: {first}")]
     # A binding failure is reported and the figures are still recomputed: whatever else differs is named too.
     problems = [] if binding is None else _bind(header, expected or Expected(None), binding, rec, figure)
+    if binding is not None and any(getattr(r, "outcome", None) is not None for r in records):
+        binding.writers.append((rec.path, str(JUDGES_REPLIES), "its records' outcomes"))
     if len(records) != rec.records:
         problems.append(
             Discrepancy(
@@ -100,6 +126,8 @@ def _bind(
     except ValueError as exc:  # pydantic's ValidationError included
         first = str(exc).splitlines()[0]
         return [Discrepancy(figure=figure, stated=rec.path, recomputed=f"malformed header: {first}")]
+    if header.schema_version is not None:
+        binding.writers.append((rec.path, header.schema_version, "its header"))
     if header.context_sha256 != context_digest(header.context) or header.role != header.context.role:
         return [
             Discrepancy(

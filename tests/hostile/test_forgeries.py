@@ -216,10 +216,21 @@ def test_records_of_the_build_carry_their_header(full_build):  # noqa: F811
 
 
 def test_an_unbound_document_says_its_settings_are_attested_only(full_build, tmp_path):  # noqa: F811
-    """Headers stripped and the version lowered: it validates as the older version it claims, and says
-    its settings are not bound (the README's threat model: a registry needing binding requires 1.2.0)."""
+    """Headers stripped, every load record rewritten without what only a 1.10.0 tool writes (its outcome:
+    test_omissions.py names the version otherwise) and the version lowered: it validates as the older version
+    it claims, and says its settings are not bound (the README's threat model: a registry needing binding
+    requires 1.2.0)."""
     forged = Forgery(full_build, tmp_path / "forged")
     forged.as_older_version()
+    newer = ("outcome",)
+    for rec in forged.records_entries()[:-2]:  # the load points' and capacity steps' (not accuracy, energy)
+        forged.rewrite_records(
+            rec,
+            lambda lines: [
+                json.dumps({k: v for k, v in json.loads(x).items() if k not in newer}) for x in lines
+            ],
+        )
+    _drop(forged.doc, {"finish_reasons", "output_tokens_sources"})  # figures of outcomes, which 1.1.0 had not
     result = forged.validate()
     assert result.exit_code == 0, result.output
     assert "records unbound" in result.output and "attested only" in result.output
@@ -261,3 +272,15 @@ def test_records_without_headers_still_show_the_concurrency(full_build, tmp_path
     result = forged.validate()
     assert result.exit_code == 1, result.output
     assert "load.points[0].result.point.concurrency: stated 64, recomputed 'at most 16" in result.output
+
+
+def _drop(tree: object, keys: set[str]) -> None:
+    """Every `keys` entry removed wherever it is in `tree`."""
+    if isinstance(tree, dict):
+        for key in keys & tree.keys():
+            del tree[key]
+        for value in tree.values():
+            _drop(value, keys)
+    elif isinstance(tree, list):
+        for value in tree:
+            _drop(value, keys)
