@@ -146,6 +146,10 @@ RULES: tuple[tuple[str, Class, str], ...] = (
      ">= 1.8.0, their last bytes (written_s: achieved rate and write lag)"),
     (f"{P}.sent", "re-derived", "the number of records"),
     (f"{P}.not_sent", "re-derived", "the point's request count less the records"),
+    (f"{P}.requests", "re-derived", "planned, sent, completed, truncated, failed and never sent, from the "
+     "records and their re-derived outcomes (>= 1.10.0)"),
+    (f"{P}.model", "attested only", "the model id the requests named (>= 1.10.0): the bodies are not kept, "
+     "their digest is"),
     (f"{P}.point", "re-derived", "bound: the settings are part of the records' context"),
     (f"{P}.label", "re-derived", "bound: part of the records' context"),
     (f"{P}.started_at", "re-derived", "bound: part of the records' context"),

@@ -77,17 +77,21 @@ def test_a_target_dying_mid_build_exits_1_and_page_1_says_so(tmp_path, endpoint_
 
 
 def test_a_build_where_nothing_completed_exits_1_and_page_1_says_so(tmp_path, endpoint_spec):
+    """Every reply ends at EOS after 2 tokens although EOS was to be ignored: answered, never completed."""
     from probes.targets.mock_server import running
 
-    with running(MockServerConfig(ttft_ms=5, itl_ms=1, fail_every=1)) as url:  # every request HTTP 500
-        spec = endpoint_spec(tmp_path, url, points=((2, 6),))
+    server = MockServerConfig(ttft_ms=5, itl_ms=1, eos_after=2, honours_ignore_eos=False)
+    with running(server) as url:
+        overrides = {"target": {"supports_ignore_eos": True}}
+        spec = endpoint_spec(tmp_path, url, points=((2, 6),), overrides=overrides)
         result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
     assert result.exit_code == 1, result.output
     assert "the measurement is void: nothing completed" in result.output
     doc = json.loads((tmp_path / "out" / "factsheet.json").read_text())
     assert doc["headline"]["void"] == (
-        "nothing completed: 0 of 6 measured requests of 1 load point(s) completed (0 truncated, 6 failed)"
+        "nothing completed: 0 of 6 measured requests of 1 load point(s) completed (6 truncated, 0 failed)"
     )
     assert doc["load"]["points"][0]["result"]["requests"] == {
-        "planned": 6, "sent": 6, "completed": 0, "truncated": 0, "failed": 6, "never_sent": 0,
+        "planned": 6, "sent": 6, "completed": 0, "truncated": 6, "failed": 0, "never_sent": 0,
     }  # fmt: skip
+    assert doc["load"]["points"][0]["result"]["metrics"]["finish_reasons"] == {"stop": 6}
