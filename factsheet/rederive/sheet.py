@@ -51,7 +51,7 @@ REDERIVED = (
     "chat template (schema >= 1.7.0): a template text the factsheet keeps hashes to its stated sha256 and size",
     "binding (schema >= 1.2.0): each records file's header names the digest of the context the factsheet "
     "states for it (a load point's label, settings, SLO and start; a capacity step's knob, value, place, "
-    "kind, template and SLO; the accuracy run's dataset, tasks and sampling; the energy window and the "
+    "kind, template, SLO and (>= 1.10.0) the repeats its build asked for; the accuracy run's dataset, tasks and sampling; the energy window and the "
     "load point it covers); no records file is named twice, and every file in the folder's records/ is "
     "cited by a figure (one left out hides a run); the document's schema version no lower than its records' "
     "writer's (schema >= 1.10.0: each header names it, each load record states its outcome)",
