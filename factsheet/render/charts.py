@@ -22,6 +22,9 @@ _TICK_FONT = 10.0
 # a safe upper bound for how wide a label is drawn, so labels never collide.
 _EM = 0.7
 _LABEL_GAP = 4.0  # px between neighbouring labels
+OPEN_ENDED = (
+    'stroke-dasharray="2 3" '  # an interval whose upper bound the sample cannot give: dotted to the edge
+)
 
 
 @dataclass(frozen=True)
@@ -492,6 +495,7 @@ def xy_chart(
                 body.append(
                     f'<path class="interval" d="M{px(x):.1f},{lo:.1f}V{hi:.1f}M{px(x) - 4:.1f},{lo:.1f}H{px(x) + 4:.1f}'
                     f'{"" if iv[1] is None else f"M{px(x) - 4:.1f},{hi:.1f}H{px(x) + 4:.1f}"}" stroke="{g.color}" '
+                    f"{OPEN_ENDED if iv[1] is None else ''}"
                     f'stroke-width="1.1" fill="none"/>'
                 )
         if g.shape == "line" and len(g.xy) > 1:

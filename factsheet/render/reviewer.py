@@ -205,6 +205,12 @@ def _figures(sheet: Factsheet, h: Headline) -> list[Line]:
         f = h.figure(id)
         if f is not None:
             lines.append(line(f, h))
+    gov = sheet.governance
+    for t in gov.decision_thresholds if gov is not None else []:
+        f = h.figure(t.figure)
+        name = f.label if f is not None else t.figure
+        lines.append(Line(f"{name}: decided at", f"{t.threshold} (the author's decision threshold; policies, not "
+                          "this summary, judge it)", "declared", "#governance"))  # fmt: skip
     return lines
 
 

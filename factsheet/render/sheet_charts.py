@@ -167,13 +167,19 @@ def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:
         for k in ("ttft_ms", "tpot_ms", "e2el_ms")
         for q in (50, 99)
     ]
+    thresholds = metrics[0].slo.thresholds() if metrics else {}
+    latency += [  # the SLO's thresholds as lines, so each point reads against them
+        Series(f"SLO {LATENCY_LABELS[k]}", [thresholds[k]] * len(metrics), "#777777", dashed=True)
+        for k in ("ttft_ms", "e2el_ms")
+        if k in thresholds
+    ]
     throughput = [Series("output tok/s", [m.output_throughput for m in metrics], "#1f2a44")]
     charts = [
         line_chart(
             labels,
             x_title,
             latency,
-            title="Latency p50 (solid) and p99 (dashed) by load point",
+            title="Latency p50 (solid) and p99 (dashed) by load point, SLO (grey)",
             y_title="ms (log scale)",
             log_y=True,
         ),

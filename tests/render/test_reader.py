@@ -69,7 +69,7 @@ def test_the_summary_fits_two_pages_and_answers_the_reviewers_questions(pdf):
         "holds 4 concurrent users at p99 E2EL ≤ 450 ms", "a rebuild's p99 E2EL stays within", "Policy",
         "the build's gate passed", "Not measured, and why", "Accuracy", "not requested in the build spec",
         "Known limitations", "answers in English only", "Signature", "not signed when rendered",
-        "Acceptable use", "demonstrations and tests only",
+        "Acceptable use", "demonstrations and tests only", ">= 4 concurrent users (the author's decision threshold",
     ):  # fmt: skip
         assert answer in summary, answer
     assert "Figure 1. Capacity search" in summary and "Figure 2. Latency distribution" in summary
