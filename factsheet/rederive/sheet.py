@@ -90,9 +90,9 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     out += headline_differences(sheet)  # page 1's figures from the rest of the sheet (>= 1.6.0)
     out += deployment_differences(sheet)  # a kept chat template against its digest (>= 1.7.0)
     out += binding.missing()
-    out += binding.relabelled(sheet.schema_version)
     out += uncited_records(sheet, folder)  # after the figures: a figure a forger edited is named first
     out += missing_records(sheet, bound=bool(binding.bound))
+    out = binding.relabelled(sheet.schema_version) + out  # first: a relabel is why the rest differs
     unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]
     return Rederivation(discrepancies=out, unbound=unbound)
 
