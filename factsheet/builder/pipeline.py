@@ -662,6 +662,7 @@ def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | No
         template=search.template.model_copy(update={"seed": at.seed}),
         slo=run.spec.load.slo,
         workload=search.bound_workload,
+        repeats=spec.repeats,
     )
     records = run.checkpoints.records(
         f"{name}.jsonl", records_jsonl(result.records), len(result.records), context
