@@ -9,4 +9,4 @@ from probes.targets.engines import EngineIdentity
 
 ConformanceSection = Conformance
 
-__all__ = ["ConformanceCheck", "ConformanceSection", "EngineIdentity"]
+__all__ = ["ConformanceCheck", "ConformanceSection"]
