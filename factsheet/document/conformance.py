@@ -5,7 +5,6 @@ each preflight check's verdict, as the server answered before the first measured
 from __future__ import annotations
 
 from probes.targets.conformance import Conformance, ConformanceCheck
-from probes.targets.engines import EngineIdentity
 
 ConformanceSection = Conformance
 
