@@ -25,17 +25,19 @@ endif
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-# Every test, every lane (CI runs this), and the import contracts (pyproject's [tool.importlinter]).
+# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy.
 test: system test-system tool serving docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
 
-# The fast lane while developing: ruff, the import contracts and the `unit` tests (no subprocess CLI,
+# The fast lane while developing: ruff, the import contracts, mypy and the `unit` tests (no subprocess CLI,
 # browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), under 3 minutes on 2 cores.
 check: system tool
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -m unit -q
 
 # The documentation site (docs/, mkdocs.yml) into out/docs/; --strict: a broken link or anchor fails it.

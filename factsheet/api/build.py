@@ -105,8 +105,8 @@ def build_factsheet(
     paths = render_all(
         sheet,
         out_dir,
-        signing_key_id=signer and key_id(signer.public_key()),
-        planned_at=plan and plan.planned_at,
+        signing_key_id=key_id(signer.public_key()) if signer else None,
+        planned_at=plan.planned_at if plan else None,
     )
     paths += gate.write(out_dir)
     attestation = None

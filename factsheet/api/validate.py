@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field
 
 from factsheet.api.results import Result
-from factsheet.compliance.recheck import rechecked
+from factsheet.compliance.recheck import recheck, rechecked
 from factsheet.rederive import Discrepancy
 from factsheet.rederive.coverage import explain as classes
 from factsheet.rederive.validate import FiguresDiffer, check_figures, check_records, load_factsheet
@@ -51,5 +51,10 @@ def validate_file(path: Path) -> tuple[str, list[str]]:
         return "build spec", []
     sheet = load_factsheet(path)
     notes = check_records(sheet, path.parent)
+    try:
+        figures = check_figures(sheet, path.parent)
+    except FiguresDiffer as exc:
+        # A forged figure first: the summary's findings, re-run on it, differ only because of it.
+        raise FiguresDiffer(exc.discrepancies + recheck(sheet, path)) from None
     notes += rechecked(sheet, path)
-    return f"factsheet (schema {sheet.schema_version})", notes + check_figures(sheet, path.parent)
+    return f"factsheet (schema {sheet.schema_version})", notes + figures

@@ -114,47 +114,17 @@ def sign_factsheet(
     json_path = Path(json_path)
     sheet = sheet or load_factsheet(json_path)
     folder = json_path.parent
-    consistency_checks(sheet, json_path)
-    # confined first: a name leading outside the folder is refused before anything is looked up there
-    names = subject_names(sheet, json_path.name)
-    for n in names:
-        confined(folder, n, "signed file", no_symlinks=True)
-    missing = [n for n in names if not (folder / n).is_file()]
-    if missing:
-        raise InputError(
-            f"{folder}: cannot sign, missing {', '.join(missing)} (render the factsheet first: factsheet render)"
-        )
-    if (model_folder is None) != (oms_key is None):
-        raise InputError("OMS signing needs both --model-folder and --oms-key")
-    if oms_key is not None:
-        oms.check_private(oms_key)  # a wrong key type is refused before anything is written
+    _check_signable(sheet, json_path, model_folder, oms_key)
     if plan is None:  # a folder whose build pre-registered its gate keeps the plan bound, or is not signed
         plan = bind_existing(json_path, private.public_key(), sheet)
     verdict, again = None, None
     if report is not None:
         verdict, again = rechecked_verdict(sheet, json_path, report, report_sha256, "compliance report")
     bundle = results_path(json_path)
-    results = eval_result_statements(sheet, folder, json_path.name)
-    if verdict is not None and again is not None:
-        results.insert(
-            0, test_result_statement(sheet, folder, json_path.name, verdict, again.model_dump(mode="json"))
-        )
-    lines = [
-        json.dumps(
-            dsse.sign(json.dumps(st, sort_keys=True).encode(), private), separators=(",", ":")
-        ).encode()
-        for st in results
-    ]
     outputs: dict[Path, bytes] = {}
-    bound = None
+    lines, bound = _results_bundle(sheet, json_path, private, verdict, again)
     if lines:
         outputs[bundle] = b"".join(line + b"\n" for line in lines)
-        # each line's digest too, so that verify names the line that changed, whatever byte it was
-        bound = {
-            "name": bundle.name,
-            "digest": {"sha256": hashlib.sha256(outputs[bundle]).hexdigest()},
-            "lines": [hashlib.sha256(line).hexdigest() for line in lines],
-        }
     oms_binding, oms_out = None, None
     if model_folder is not None:
         oms_out = oms.oms_path(json_path)
@@ -175,6 +145,61 @@ def sign_factsheet(
     if not lines and bundle.exists():  # a stale bundle of an earlier signing would be covered by nothing
         bundle.unlink()
     return Signed(out, bundle if lines else None, oms_out, verdict)
+
+
+def _check_signable(
+    sheet: Factsheet, json_path: Path, model_folder: Path | None, oms_key: Path | None
+) -> None:
+    """Before anything is made: the records match the figures, every file to sign is in the folder (confined
+    first: a name leading outside it is refused before anything is looked up there), and an OMS request is
+    whole, with a key of the right type."""
+    folder = json_path.parent
+    consistency_checks(sheet, json_path)
+    names = subject_names(sheet, json_path.name)
+    for n in names:
+        confined(folder, n, "signed file", no_symlinks=True)
+    missing = [n for n in names if not (folder / n).is_file()]
+    if missing:
+        raise InputError(
+            f"{folder}: cannot sign, missing {', '.join(missing)} (render the factsheet first: factsheet render)"
+        )
+    if (model_folder is None) != (oms_key is None):
+        raise InputError("OMS signing needs both --model-folder and --oms-key")
+    if oms_key is not None:
+        oms.check_private(oms_key)
+
+
+def _results_bundle(
+    sheet: Factsheet,
+    json_path: Path,
+    private: Ed25519PrivateKey,
+    verdict: ComplianceVerdict | None,
+    again: ComplianceReport | None,
+) -> tuple[list[bytes], dict | None]:
+    """The results bundle's signed lines (the gate's Test Result first, then each headline eval result) and
+    its binding for the statement: the file's digest and each line's, so that verify names the line that
+    changed, whatever byte it was. No lines: (empty, None)."""
+    folder = json_path.parent
+    results = eval_result_statements(sheet, folder, json_path.name)
+    if verdict is not None and again is not None:
+        results.insert(
+            0, test_result_statement(sheet, folder, json_path.name, verdict, again.model_dump(mode="json"))
+        )
+    lines = [
+        json.dumps(
+            dsse.sign(json.dumps(st, sort_keys=True).encode(), private), separators=(",", ":")
+        ).encode()
+        for st in results
+    ]
+    if not lines:
+        return lines, None
+    content = b"".join(line + b"\n" for line in lines)
+    bound = {
+        "name": results_path(json_path).name,
+        "digest": {"sha256": hashlib.sha256(content).hexdigest()},
+        "lines": [hashlib.sha256(line).hexdigest() for line in lines],
+    }
+    return lines, bound
 
 
 def build_signer(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from factsheet.document.schema import SCHEMA_VERSION
 from probes.accuracy import AccuracyResult
@@ -41,6 +41,20 @@ class CapacityStepContext(Model):
     confirmation: bool = Field(description="a confirmation run, not a search probe")
     template: LoadPoint = Field(description="the first load point's settings, which every probe takes")
     slo: SLO
+    repeats: int | None = Field(
+        None,
+        description="the runs the build asked for of its headline run (schema >= 1.10.0: the spec's repeats, "
+        "1: none; None: an older step): so a document that leaves its repeats out (a failed one hidden) "
+        "no longer matches its search's records",
+    )
+
+    @model_serializer(mode="wrap")
+    def _older_steps_unchanged(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """An older step states no `repeats`: left out, so its digest is the one its build wrote."""
+        data = handler(self)
+        if data.get("repeats") is None:
+            data.pop("repeats", None)
+        return data
 
 
 class WorkloadCapacityStepContext(CapacityStepContext):
@@ -157,10 +171,12 @@ def capacity_step_context(
     template: LoadPoint,
     slo: SLO,
     workload: WorkloadProfile | None = None,
+    repeats: int | None = None,
 ) -> CapacityStepContext | WorkloadCapacityStepContext:
     """The load section's own search: a capacity step; a compared workload's (`workload` given): a workload
-    capacity step, which also binds the profile."""
+    capacity step, which also binds the profile. `repeats`: the runs its build asked for (>= 1.10.0)."""
     step = {"knob": knob, "value": float(value), "position": position, "confirmation": confirmation}
+    step["repeats"] = repeats
     if workload is None:
         return CapacityStepContext(**step, template=template, slo=slo)
     return WorkloadCapacityStepContext(**step, workload=workload, template=template, slo=slo)

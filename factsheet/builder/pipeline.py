@@ -59,7 +59,7 @@ from probes.core.measurement import Model, NotMeasured, shown
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.hostload import HostLoad
-from probes.load.capacity import STEP_REPEATS_RULE, point_runner, search_capacity
+from probes.load.capacity import STEP_REPEATS_RULE, CapacityResult, narrow, point_runner, search_capacity
 from probes.load.client import Endpoint
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
@@ -138,8 +138,7 @@ def build(
     if budget_s is not None:  # --budget wins over the spec's load.budget_s
         spec = spec.model_copy(update={"load": spec.load.model_copy(update={"budget_s": budget_s})})
     run = _Run(spec, out, log, bar, Checkpoints(out, resume=resume, log=log))
-    if budget_s is not None:
-        run.budget_from = "--budget"
+    run.budget_from = "--budget" if budget_s is not None else run.budget_from
     _preflight(spec)
     log(f"target: {spec.target.kind} — starting / checking")
     with open_target(spec.target) as live, _energy_monitor(run):
@@ -166,10 +165,7 @@ def build(
         accuracy = _accuracy(run)
         system = _system(run, spec_path.parent)
     tuning = _tuning(run)  # after the build's server is stopped
-    if isinstance(run.plan, BuildPlan):
-        taken = round(time.monotonic() - run.plan_at, 2)
-        run.plan = run.plan.model_copy(update={"taken_s": taken, "cuts": run.plan.cuts + run.cuts})
-        log(f"plan: estimated {duration(run.plan.estimate_s)}, took {duration(taken)}")
+    _close_plan(run)
     if resume:
         log(run.checkpoints.summary())
         for stale in run.checkpoints.remove_stale():
@@ -197,6 +193,14 @@ def build(
         provenance=_provenance(spec_path, spec_raw, started, t0),
     )
     return sheet.model_copy(update={"headline": headline(sheet)})  # page 1's figures, from the sheet itself
+
+
+def _close_plan(run: _Run) -> None:
+    """The plan as kept: the time the build took after planning, and what the budget cut."""
+    if isinstance(run.plan, BuildPlan):
+        taken = round(time.monotonic() - run.plan_at, 2)
+        run.plan = run.plan.model_copy(update={"taken_s": taken, "cuts": run.plan.cuts + run.cuts})
+        run.log(f"plan: estimated {duration(run.plan.estimate_s)}, took {duration(taken)}")
 
 
 def _check_metrics_page(run: _Run) -> None:
@@ -522,50 +526,66 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         repeat=prober(confirm, "repeat") if confirm and spec.repeats > 1 else None,
         more=more,
     )
+    _state_cuts(run, search, result, points)
     low, high = result.range
-    lo, hi = result.bracket
-    if result.search.max_points < points:
-        run.cuts.append(
-            f"{search.what}: stopped after {result.search.max_points} probes, not {points}: budget"
-        )
-        run.log(f"  cut: {run.cuts[-1]}")
-    if (
-        result.search.max_points < spec.max_points
-        and lo is not None
-        and hi is not None
-        and "point budget" in result.stop_reason
-    ):
-        unit = "users" if spec.knob == "concurrency" else "req/s"
-        aim = "1" if spec.knob == "concurrency" else f"{spec.tolerance:g} × {lo:g}"
-        run.cuts.append(f"{search.what}: resolution {hi - lo:g} {unit}, not {aim}: budget")
-        run.log(f"  cut: {run.cuts[-1]}")
     run.log(
         f"  {search.what} at SLO: {result.capacity}, bracket [{_fmt(result.bracket[0], 'g')}, "
         f"{_fmt(result.bracket[1], 'g')}) ({result.stop_reason}); range [{_fmt(low, 'g')}, {_fmt(high, 'g')})"
     )
     n = len(result.points)  # the runs after the points: the repeats of the step that held
-    repeats = None
-    if spec.repeats > 1:
-        of = n - 1 if further else None  # the step that held: its first run is the last point
-        runs = [
-            RepeatRun(
-                point=p,
-                seed=steps.seeds[n + j],
-                isolation=isolations[-len(further) + j],
-                records=steps.records[n + j],
-                server_records=steps.scrapes[n + j],
-                host_load=steps.loads[n + j],
-                system_prompts=steps.prompts[n + j],
-            )  # fmt: skip
-            for j, p in enumerate(further)
-        ]
-        if of is None:
-            run.log(f"  {search.what}: no confirmation step held, so no repeats of the headline run")
-        repeats = Repeats(k=spec.repeats, of=of, runs=runs, answer_rule=STEP_REPEATS_RULE)
+    repeats = _repeats(run, search, steps, isolations, further, n)
     return CapacitySection(
         result=result, records=steps.records[:n], server_records=steps.scrapes[:n], host_load=steps.loads[:n],
         seeds=steps.seeds[:n], repeats=repeats, system_prompts=merged_prompts(steps.prompts),
     )  # fmt: skip
+
+
+def _state_cuts(run: _Run, search: _Search, result: CapacityResult, points: int) -> None:
+    """What the budget cut from this search, stated and logged: probes not made, and the bracket's
+    resolution when the search stopped before it narrowed."""
+    spec = search.spec
+    if result.search.max_points < points:
+        run.cuts.append(
+            f"{search.what}: stopped after {result.search.max_points} probes, not {points}: budget"
+        )
+        run.log(f"  cut: {run.cuts[-1]}")
+    lo, hi = result.bracket
+    if (
+        result.search.max_points < spec.max_points
+        and lo is not None
+        and hi is not None
+        and not narrow(spec.knob, lo, hi, spec.tolerance)
+    ):
+        unit = "users" if spec.knob == "concurrency" else "req/s"
+        aim = "1" if spec.knob == "concurrency" else f"{spec.tolerance:g} × {lo:g}"
+        run.cuts.append(f"{search.what}: resolution {hi - lo:g} {unit}, not {aim}: budget")
+        run.log(f"  cut: {run.cuts[-1]}")
+
+
+def _repeats(
+    run: _Run, search: _Search, steps: _Steps, isolations: list, further: list, n: int
+) -> Repeats | None:
+    """The repeats of the confirmation step that held (its first run is the last point), or None without
+    repeats in the spec."""
+    spec = search.spec
+    if spec.repeats <= 1:
+        return None
+    of = n - 1 if further else None
+    runs = [
+        RepeatRun(
+            point=p,
+            seed=steps.seeds[n + j],
+            isolation=isolations[-len(further) + j],
+            records=steps.records[n + j],
+            server_records=steps.scrapes[n + j],
+            host_load=steps.loads[n + j],
+            system_prompts=steps.prompts[n + j],
+        )  # fmt: skip
+        for j, p in enumerate(further)
+    ]
+    if of is None:
+        run.log(f"  {search.what}: no confirmation step held, so no repeats of the headline run")
+    return Repeats(k=spec.repeats, of=of, runs=runs, answer_rule=STEP_REPEATS_RULE)
 
 
 @dataclass(frozen=True)
@@ -642,6 +662,7 @@ def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | No
         template=search.template.model_copy(update={"seed": at.seed}),
         slo=run.spec.load.slo,
         workload=search.bound_workload,
+        repeats=spec.repeats,
     )
     records = run.checkpoints.records(
         f"{name}.jsonl", records_jsonl(result.records), len(result.records), context

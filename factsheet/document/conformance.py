@@ -5,8 +5,7 @@ each preflight check's verdict, as the server answered before the first measured
 from __future__ import annotations
 
 from probes.targets.conformance import Conformance, ConformanceCheck
-from probes.targets.engines import EngineIdentity
 
 ConformanceSection = Conformance
 
-__all__ = ["ConformanceCheck", "ConformanceSection", "EngineIdentity"]
+__all__ = ["ConformanceCheck", "ConformanceSection"]

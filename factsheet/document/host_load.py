@@ -74,8 +74,9 @@ def run_loads(load: LoadSection | NotMeasured) -> list[RunLoad]:
     return out
 
 
-def busy(loads: list[RunLoad]) -> list[RunLoad]:
-    return [r for r in loads if r.busy]
+def busy(loads: list[RunLoad]) -> list[tuple[RunLoad, HostLoad]]:
+    """The runs measured on a busy host, each with its (measured) load."""
+    return [(r, r.load) for r in loads if r.busy and isinstance(r.load, HostLoad)]
 
 
 def busy_note(which: str, loads: list[RunLoad]) -> str | None:
@@ -83,8 +84,5 @@ def busy_note(which: str, loads: list[RunLoad]) -> str | None:
     found = busy(loads)
     if not found:
         return None
-    worst = max(found, key=lambda r: r.load.other + r.load.steal)
-    return (
-        f"{which}: {len(found)} of {len(loads)} run(s) measured on a busy host (most: {worst.run}, "
-        f"{worst.load.summary()})"
-    )
+    run, load = max(found, key=lambda found: found[1].other + found[1].steal)
+    return f"{which}: {len(found)} of {len(loads)} run(s) measured on a busy host (most: {run.run}, {load.summary()})"

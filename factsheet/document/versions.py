@@ -85,6 +85,9 @@ GATES_PAGE_ONE = Version("1.10.0")
 # that wrote it. 1.9.0's records are 1.8.0's in shape (1.9.0 added only the client checks a relabel drops):
 # a 1.9.0 build relabelled 1.8.0 is told apart by a signature only (docs/limits.md).
 WRITER_IN_HEADER = Version("1.10.0")
+# 1.10.0 also: each capacity step's (and repeat's) context binds the repeats its build asked for (`repeats`, 1:
+# none), read from the document by JUDGES_REPLIES' gate: repeats left out with their files deleted mismatch
+# every step of the search (factsheet/rederive/load.py, asked_repeats).
 
 SETTLES_ON_REPEATS = Version("1.8.0")  # the capacity's answer applies its repeats (REPEATS_RULE)
 FLOORS_REBUILD = Version("1.8.0")  # a rebuild interval's lower end is no less than 0 (headline/rebuild.py)

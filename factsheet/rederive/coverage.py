@@ -107,6 +107,7 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("headline.figures[].rebuild", "re-derived", "each figure over its run's repeats (values, mean, sd, the "
      "rebuild interval) recomputed from the repeats' re-derived figures (>= 1.7.0)"),
     ("identity", "attested only", "the model named and the weights' digests as found at build time"),
+    ("governance", "attested only", "the author's governance statements as the spec declares them (>= 1.10.0)"),
     ("system", "attested only", "host, engine and library versions as found at build time"),
     ("system.deployment", "attested only", "the chat template and generation defaults as read from the served "
      "folder at build time (>= 1.7.0): the folder is not beside the factsheet"),

@@ -357,9 +357,10 @@ def _capacity(
     for i, (stated, rec) in enumerate(zip(cap.points, section.records, strict=True)):
         context = capacity_step_context(
             cap.knob, stated.value, i, confirmation=stated.confirmation, template=step_template(section, template, i),
-            slo=cap.slo, workload=searched.workload,
+            slo=cap.slo, workload=searched.workload, repeats=asked_repeats(section, judges_replies),
         )  # fmt: skip
         fields = {
+            "repeats": f"{path}.repeats (the runs the build asked for)",
             "knob": f"{base}.knob",
             "value": f"{base}.points[{i}].value",
             "position": f"{path}.records[{i}] (place in the probing order)",
@@ -441,6 +442,15 @@ def _judged_alone(
 def step_template(section: CapacitySection, template: LoadPoint, i: int) -> LoadPoint:
     """The template capacity step `i` ran, and its records are bound to: with its own seed (>= 1.7.0)."""
     return template.model_copy(update={"seed": section.seeds[i]}) if section.seeds else template
+
+
+def asked_repeats(section: CapacitySection, by_version: bool) -> int | None:
+    """The runs of its headline run a search's build asked for, which each of its steps' records is bound to
+    from schema 1.10.0 (`by_version`): the repeats' k, 1 where it states none. So repeats left out of the
+    document (a failed one hidden, page 1 recomputed) mismatch every step of the search."""
+    if not by_version:
+        return None
+    return section.repeats.k if section.repeats is not None else 1
 
 
 def seed_named(d: Discrepancy, template_path: str, seed_path: str) -> Discrepancy:

@@ -11,7 +11,14 @@ from factsheet.document.repeats import SEED_RULE, run_seed, search_block
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
-from factsheet.rederive.load import attested_client, percentiles_of, rejudged, seed_named, worded_as
+from factsheet.rederive.load import (
+    asked_repeats,
+    attested_client,
+    percentiles_of,
+    rejudged,
+    seed_named,
+    worded_as,
+)
 from factsheet.rederive.records import Binding, Expected, read_records
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import judge_point, knob_point
@@ -99,10 +106,12 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
         context = capacity_step_context(
             cap.knob, run.point.value, len(cap.points) + j, confirmation=True,
             template=template.model_copy(update={"seed": run.seed}), slo=cap.slo, workload=workload,
+            repeats=asked_repeats(section, judges_replies),
         )  # fmt: skip
         fields = {"knob": f"{path}.result.knob", "value": f"{at}.point.value", "slo": f"{path}.result.slo",
                   "position": f"{at}.records (place after the search)", "confirmation": f"{at}.point.confirmation",
-                  "template": template_path, "workload": f"{path} (its workload)"}  # fmt: skip
+                  "template": template_path, "workload": f"{path} (its workload)",
+                  "repeats": f"{path}.repeats.k"}  # fmt: skip
         records, problems = read_records(folder, run.records, RequestRecord.model_validate, f"{at}.records",
                                          Expected(context, fields), binding)  # fmt: skip
         out += [seed_named(d, template_path, f"{at}.seed") for d in problems]

@@ -51,7 +51,7 @@ REDERIVED = (
     "chat template (schema >= 1.7.0): a template text the factsheet keeps hashes to its stated sha256 and size",
     "binding (schema >= 1.2.0): each records file's header names the digest of the context the factsheet "
     "states for it (a load point's label, settings, SLO and start; a capacity step's knob, value, place, "
-    "kind, template and SLO; the accuracy run's dataset, tasks and sampling; the energy window and the "
+    "kind, template, SLO and (>= 1.10.0) the repeats its build asked for; the accuracy run's dataset, tasks and sampling; the energy window and the "
     "load point it covers); no records file is named twice, and every file in the folder's records/ is "
     "cited by a figure (one left out hides a run); the document's schema version no lower than its records' "
     "writer's (schema >= 1.10.0: each header names it, each load record states its outcome)",
@@ -90,9 +90,9 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     out += headline_differences(sheet)  # page 1's figures from the rest of the sheet (>= 1.6.0)
     out += deployment_differences(sheet)  # a kept chat template against its digest (>= 1.7.0)
     out += binding.missing()
-    out += binding.relabelled(sheet.schema_version)
     out += uncited_records(sheet, folder)  # after the figures: a figure a forger edited is named first
     out += missing_records(sheet, bound=bool(binding.bound))
+    out = binding.relabelled(sheet.schema_version) + out  # first: a relabel is why the rest differs
     unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]
     return Rederivation(discrepancies=out, unbound=unbound)
 

@@ -342,7 +342,7 @@ def search_capacity(
         lo, hi = _bracket_to_clear_fail(probes, s, threshold)
     else:
         lo, hi = _bracket(probes, s.start, s.min_value, cap, s.max_points)
-    while lo is not None and hi is not None and not _narrow(knob, lo, hi, s.tolerance):
+    while lo is not None and hi is not None and not narrow(knob, lo, hi, s.tolerance):
         if probes.full(s.max_points):
             break
         mid = (lo + hi) / 2 if knob == "rate" else float((int(lo) + int(hi)) // 2)
@@ -494,7 +494,8 @@ def _bracket_down(search: _Search, value, floor, max_points) -> tuple[float | No
     return None, value
 
 
-def _narrow(knob: Knob, lo: float, hi: float, tolerance: float) -> bool:
+def narrow(knob: Knob, lo: float, hi: float, tolerance: float) -> bool:
+    """Whether a bracket [lo, hi) is at the search's resolution: one user, or `tolerance` of lo for a rate."""
     return hi - lo <= 1 if knob == "concurrency" else hi - lo <= tolerance * lo
 
 
@@ -507,7 +508,7 @@ def _stop_reason(search, lo, hi, s: CapacitySearch) -> str:
         if s.rule == "bracketing":
             return f"point budget ({s.max_points}) spent before a probe failed: capacity is at least the highest pass"
         return "every probed value passed up to the maximum value: capacity is at least that"
-    if _narrow(search.knob, lo, hi, s.tolerance):
+    if narrow(search.knob, lo, hi, s.tolerance):
         return "bracket narrowed to the tolerance"
     return f"point budget ({s.max_points}) spent before the bracket narrowed"
 

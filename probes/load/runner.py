@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import gc
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -189,7 +190,7 @@ async def run_point(
     slo: SLO,
     *,
     api_key: str | None = None,
-    prompts: list[str] | None = None,
+    prompts: Sequence[str] | None = None,
     workload: Workload | None = None,
     tokenizer_path: str | None = None,
     progress: Progress | None = None,

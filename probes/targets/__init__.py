@@ -107,7 +107,6 @@ def open_target(
 __all__ = [
     "DeploymentFacts",
     "EndpointTarget",
-    "EngineIdentity",
     "EngineInfo",
     "GGUFSource",
     "Isolation",

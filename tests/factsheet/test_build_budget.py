@@ -46,13 +46,15 @@ def test_a_budget_is_planned_kept_and_its_cut_stated(tmp_path, endpoint_spec):
     probes = plan["items"][1]
     # planned: fewer probes than 16; made: at most those, fewer where the probes ran longer than their estimate
     made = cap["search"]["max_points"]
-    assert probes["what"] == "capacity: search probes" and made <= probes["runs"] < 16 and made < 7
+    assert probes["what"] == "capacity: search probes" and made <= probes["runs"] < 16
     assert f"capacity: {probes['runs']} probes, not 16: budget" in plan["cuts"]
     if made < probes["runs"]:
         assert f"capacity: stopped after {made} probes, not {probes['runs']}: budget" in plan["cuts"]
     lo, hi = cap["bracket"]
-    assert lo <= 8 < hi and hi - lo > 1  # the truth inside a bracket wider than the resolution asked
-    assert f"capacity: resolution {hi - lo:g} users, not 1: budget" in plan["cuts"]
+    assert lo <= 8 < hi  # the truth inside the bracket, however far the budget let it narrow
+    # a bracket wider than the resolution asked is stated as the budget's cut (how far it narrows before the
+    # budget ends depends on the host's speed)
+    assert (f"capacity: resolution {hi - lo:g} users, not 1: budget" in plan["cuts"]) == (hi - lo > 1)
     # kept: the build's own clock, from its start to the end of its measurements
     assert sheet["provenance"]["wall_time_s"] <= BUDGET_S
     # the printed plan within 25 % of the time its part took

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from factsheet.document.schema import SCHEMA_VERSION
+from probes.core.digests import sha256_bytes, sha256_json
 from probes.load import capacity as capacity_module
 from probes.load.capacity import PASS_RULE
 from probes.targets.mock_server import MockServerConfig, running
@@ -111,12 +113,52 @@ def test_an_edited_pass_or_client_check_is_caught(stalled):
     stalled.write_text(original)
 
 
-def test_a_1_8_0_document_is_asked_for_no_check(stalled):
-    """Relabelled 1.8.0 without the checks its probes could not state: the verdicts replay as they are, and
+def _as_written_at_1_8_0(path: Path, doc: dict) -> None:
+    """The build as a 1.8.0 tool wrote it (a relabel alone is refused: the records name their writer): each
+    header names no writer's schema and binds no repeats, no record states its outcome, no figure of outcomes
+    is stated, and each file's digest is restated."""
+    renamed: dict[str, str] = {}
+    load = doc["load"]
+    runs = [*load["points"], *({"records": r} for r in load["capacity"]["records"])]
+    runs += [{"records": r} for r in load["capacity"].get("server_records") or [] if r]
+    runs += [{"records": p["server_records"]} for p in load["points"] if p.get("server_records")]
+    for rec in (r["records"] for r in runs):
+        file = path.parent / rec["path"]
+        head, *lines = file.read_text().splitlines()
+        header = json.loads(head)["header"]
+        header.pop("schema_version", None)
+        context = header["context"]
+        context.pop("repeats", None)
+        if "run" in context:
+            context["run"] = renamed.get(context["run"], context["run"])
+        renamed[header["context_sha256"]] = header["context_sha256"] = sha256_json([context])
+        rows = [{k: v for k, v in json.loads(x).items() if k != "outcome"} for x in lines]
+        data = "".join(json.dumps(x) + "\n" for x in [{"header": header}, *rows]).encode()
+        file.write_bytes(data)
+        rec["sha256"] = sha256_bytes(data)
+    _drop(doc, {"finish_reasons", "output_tokens_sources"})
+    doc["schema_version"] = "1.8.0"
+
+
+def _drop(tree: object, keys: set[str]) -> None:
+    if isinstance(tree, dict):
+        for key in keys & tree.keys():
+            del tree[key]
+        for value in tree.values():
+            _drop(value, keys)
+    elif isinstance(tree, list):
+        for value in tree:
+            _drop(value, keys)
+
+
+def test_a_1_8_0_document_is_asked_for_no_check(stalled, tmp_path):
+    """Written at 1.8.0, without the checks its probes could not state: the verdicts replay as they are, and
     no probe or point is asked for a check."""
+    shutil.copytree(stalled.parent, tmp_path / "out")
+    stalled = tmp_path / "out" / stalled.name
     original = stalled.read_text()
     doc = json.loads(original)
-    doc["schema_version"] = "1.8.0"
+    _as_written_at_1_8_0(stalled, doc)
     for p in doc["load"]["capacity"]["result"]["points"]:
         p.pop("client")
     # an older tool's words for its pass rule (1.8.0's differ from 1.9.0's): attested, not held to this tool's
@@ -136,7 +178,7 @@ def test_a_quiet_client_passes_every_value_at_1_8_0_as_at_1_9_0(tmp_path, endpoi
     assert all(p["passed"] and not p["client"]["client_bound"] for p in cap["points"])
     code, output = _validate(path, doc)
     assert code == 0, output
-    doc["schema_version"] = "1.8.0"
+    _as_written_at_1_8_0(path, doc)
     for p in cap["points"]:
         p.pop("client")
     code, output = _validate(path, doc)

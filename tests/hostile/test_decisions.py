@@ -333,3 +333,20 @@ def test_a_made_up_condition_does_not_switch_a_rule_off(tmp_path):
     rule = report["results"][0]
     assert rule["outcome"] == "fail" and rule["reason"].startswith(f"condition {NOT_SUPPORTED}"), rule
     assert result.exit_code == 1
+
+
+def test_a_forged_figure_on_a_gated_sheet_is_named_first(gated_builds, tmp_path):
+    """A figure the gate reads edited (every load point's p99 E2EL to 1 ms, records untouched): the summary's
+    findings no longer match either, but `validate` names the figure first, then the summary (issue 42: it
+    named the compliance summary alone)."""
+    shutil.copytree(gated_builds["pass"].parent, tmp_path / "sheet")
+    sheet = tmp_path / "sheet" / "factsheet.json"
+    doc = json.loads(sheet.read_text())
+    for p in doc["load"]["points"]:
+        p["result"]["metrics"]["e2el_ms"]["percentiles"]["p99"] = 1.0
+    sheet.write_text(json.dumps(doc))
+    result = validate(sheet)
+    assert result.exit_code == 1, result.output
+    first = result.output.split(": stated", 1)[0]
+    assert first.endswith("result.metrics.e2el_ms.percentiles.p99"), result.output
+    assert "compliance" in result.output  # the summary's findings, after the figure

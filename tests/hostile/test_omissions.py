@@ -16,7 +16,7 @@ from factsheet.document.headline.figures import headline
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 from probes.core.digests import sha256_bytes
 from tests.support.mock_server import mock_url_fixture
-from tests.support.mock_spec import endpoint_spec
+from tests.support.mock_spec import e2el_slo, endpoint_spec
 
 runner = CliRunner()
 FIXTURES = Path(__file__).parents[1] / "factsheet" / "fixtures"
@@ -127,3 +127,41 @@ def test_headers_stripped_of_the_writer_still_show_it_by_the_outcomes(current_bu
 def _copy_build(source: Path, into: Path) -> tuple[Path, dict]:
     shutil.copytree(source, into)
     return into / "factsheet.json", json.loads((into / "factsheet.json").read_text())
+
+
+# The search's runs are bound to the repeats its build asked for (schema >= 1.10.0): repeats left out, and
+# their records files deleted too, mismatch every step of the search.
+REPEATS = {
+    "knob": "concurrency",
+    "start": 2,
+    "max_value": 4,
+    "num_requests": 8,
+    "confirm_requests": 8,
+    "repeats": 3,
+}
+
+
+@pytest.fixture(scope="module")
+def repeats_build(tmp_path_factory, mock_url) -> Path:
+    folder = tmp_path_factory.mktemp("repeats")
+    spec = endpoint_spec(
+        folder, mock_url, points=((2, 6),), overrides={"load": {"slo": e2el_slo(5000), "capacity": REPEATS}}
+    )
+    result = runner.invoke(app, ["build", str(spec), "-o", str(folder / "out")])
+    assert result.exit_code == 0, result.output
+    return folder / "out"
+
+
+def test_repeats_left_out_with_their_files_deleted_are_named(repeats_build, tmp_path):
+    path, doc = _copy_build(repeats_build, tmp_path / "b")
+    assert _validate(path, doc)[0] == 0
+    runs = doc["load"]["capacity"]["repeats"]["runs"]
+    assert len(runs) == 2
+    for run in runs:
+        for rec in (run["records"], run.get("server_records")):
+            if rec:
+                (tmp_path / "b" / rec["path"]).unlink()
+    doc["load"]["capacity"]["result"]["search"]["confirm_runs"] = 1  # the search's steps of one run each
+    code, out = _validate(path, _without_repeats(doc))
+    assert code == 1, out
+    assert "load.capacity.repeats (the runs the build asked for): stated 1, recomputed 3" in out

@@ -113,8 +113,8 @@ def test_html_shows_every_load_figure_with_its_n(page, sheet):
     throughput = load.table_after("Throughput and goodput per load point")
     for entry in _completed(sheet):
         m = entry.result.metrics
-        latency = load.table_after(f"Latency at {entry.result.label}")
-        assert latency[0][:8] == ["Metric", "n", "mean", "p50", "p90", "p95", "p99", "max"]
+        latency = load.table_after("Latency by load point")  # one table, a row per point and metric
+        assert latency[0][:9] == ["Load point", "Metric", "n", "mean", "p50", "p90", "p95", "p99", "max"]
         for metric, name in (
             ("ttft_ms", "TTFT"),
             ("tpot_ms", "TPOT"),
@@ -122,9 +122,9 @@ def test_html_shows_every_load_figure_with_its_n(page, sheet):
             ("e2el_ms", "E2EL"),
         ):
             d = getattr(m, metric)
-            row = _row(latency, f"{name} ms")
-            assert row[1] == str(d.n)
-            for col, q in zip((3, 4, 5, 6), (50, 90, 95, 99), strict=True):
+            row = next(r for r in latency if r[:2] == [entry.result.label, f"{name} ms"])
+            assert row[2] == str(d.n)
+            for col, q in zip((4, 5, 6, 7), (50, 90, 95, 99), strict=True):
                 assert row[col].split(" [")[0] == f"{d.p(q):,.1f}", (entry.result.label, metric, q)
         row = _row(throughput, entry.result.label)
         assert row[3] == str(m.completed) and row[7] == f"{m.output_throughput:,.1f}"

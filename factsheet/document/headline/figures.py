@@ -243,7 +243,7 @@ def p99_verdict(m: LoadMetrics, metric: str) -> Verdict:
 def _run_figures(sheet: Factsheet, run: Run | None, guards: rebuild.Guards) -> list[Figure]:
     labels = [(f"{k}.p99", f"p99 {LATENCY_LABELS.get(k, k)}", "ms") for k in LATENCIES]
     labels += [("goodput", "Goodput", "req/s"), ("slo_attainment", "SLO attainment", "fraction")]
-    if run is None:
+    if run is None or isinstance(sheet.load, NotMeasured):
         reason = sheet.load.reason if isinstance(sheet.load, NotMeasured) else "no load point"
         return [_nm(id, label, unit, reason, "/load", RULE_HEADLINE_WORDS) for id, label, unit in labels]
     out = [_p99(run, k, label) for k, (_, label, _) in zip(LATENCIES, labels, strict=False)]
@@ -289,10 +289,9 @@ def _goodput(run: Run) -> Figure:
         return Figure(**where, value=None, interval=None, n=m.measured, verdict="not_measured",
                       note="the spec sets no SLO threshold")  # fmt: skip
     g = m.goodput_ci
-    bounded = g is not None and g.lower is not None
-    interval = Interval(lower=g.lower, upper=g.upper, method=g.method) if bounded else None
+    interval = Interval(lower=g.lower, upper=g.upper, method=g.method) if g and g.lower is not None else None
     return Figure(**where, value=m.goodput, interval=interval, n=m.measured,
-                  verdict="sufficient" if bounded else "insufficient")  # fmt: skip
+                  verdict="sufficient" if interval else "insufficient")  # fmt: skip
 
 
 def _attainment(run: Run) -> Figure:
@@ -335,9 +334,10 @@ def _energy(sheet: Factsheet) -> Figure:
     id, label, unit = "energy_wh_per_1000_requests", "Energy per 1,000 requests", "Wh/1000 requests"
     en = sheet.energy
     source = "/energy"
-    for x, at in ((en, "/energy"), (getattr(en, "energy", None), "/energy/energy")):
-        if isinstance(x, NotMeasured):
-            return _nm(id, label, unit, x.reason, at, RULE_ENERGY)
+    if isinstance(en, NotMeasured):
+        return _nm(id, label, unit, en.reason, "/energy", RULE_ENERGY)
+    if isinstance(en.energy, NotMeasured):
+        return _nm(id, label, unit, en.energy.reason, "/energy/energy", RULE_ENERGY)
     total = en.energy.total
     if isinstance(total, NotMeasured):
         return _nm(id, label, unit, total.reason, "/energy/energy/total", RULE_ENERGY)
