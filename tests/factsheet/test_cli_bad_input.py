@@ -348,7 +348,7 @@ _WRONG: dict[str, tuple[str, ...]] = {
 }
 NOT_A_PATH = {
     (): {"--debug", "--version"},
-    ("build",): {"--resume", "--overwrite"},
+    ("build",): {"--resume", "--overwrite", "--budget"},
     ("validate",): {"--explain"},
     ("export",): {"--format"},
     ("check",): {"--allow-insufficient"},

@@ -106,9 +106,9 @@ def test_a_records_file_that_is_a_fifo_is_refused_without_hanging(sheet):
 def test_a_symlink_inside_the_folder_is_followed_for_validate(sheet):
     """Confinement is about where a file really is: a link that stays inside the folder is read."""
     name = records_path(sheet)
-    real = sheet / "records" / "real.jsonl"
+    real = sheet / "real.jsonl"  # beside records/, where a file no figure cites would be a discrepancy
     (sheet / name).rename(real)
-    (sheet / name).symlink_to("real.jsonl")
+    (sheet / name).symlink_to("../real.jsonl")
     ran = _validate(sheet)
     assert ran.returncode == 0, ran.stderr
 
@@ -127,8 +127,8 @@ def test_sign_refuses_a_symlinked_subject_even_inside_the_folder(sheet, keys):
     """A signature covers files really in the folder: `verify` would refuse the link anyway."""
     private, _ = keys
     name = records_path(sheet)
-    (sheet / name).rename(sheet / "records" / "real.jsonl")
-    (sheet / name).symlink_to("real.jsonl")
+    (sheet / name).rename(sheet / "real.jsonl")
+    (sheet / name).symlink_to("../real.jsonl")
     assert_refused(cli("sign", sheet / "factsheet.json", "--key", private), name, "symlink")
     assert not (sheet / "factsheet.intoto.jsonl").exists()
 
