@@ -11,6 +11,8 @@ from probes.accuracy.dataset import HUMANEVALPLUS_FILE, load_dataset
 from tests.support.fake_http import FakeHandler, serving, serving_release
 from tests.support.humaneval_path import DATASET, task_in
 
+pytestmark = pytest.mark.system
+
 
 class _FakeLLM(FakeHandler):
     seen: list = []

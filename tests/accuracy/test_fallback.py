@@ -14,6 +14,8 @@ from probes.accuracy.harness import judge, program_for
 from probes.accuracy.sandbox import SandboxLimits
 from probes.targets.ports import free_port
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture
 def offline(monkeypatch):

@@ -15,6 +15,8 @@ from probes.accuracy.harness import SampleVerdict, judge
 from probes.accuracy.harness import TestVerdict as SetVerdict  # not a test class
 from probes.accuracy.sandbox import SandboxLimits
 
+pytestmark = pytest.mark.system
+
 # HumanEval/4 (mean absolute deviation) wrong only on lists longer than 10: every base input is shorter,
 # so it passes base and fails exactly the plus inputs longer than 10 (in v0.1.10, 345 of 785; EvalPlus 0.3.1
 # --test-details lists those 345 as plus_fail_tests).

@@ -10,6 +10,8 @@ import pytest
 from probes.accuracy.harness import judge
 from probes.accuracy.sandbox import SandboxLimits
 
+pytestmark = pytest.mark.system
+
 LIMITS = SandboxLimits()
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from probes.core.files import is_temporary
 
+pytestmark = pytest.mark.system
+
 # Runs the CLI with fsync slowed down for one output file, so the kill lands inside its write: the
 # bytes are in the temporary file, the rename has not happened yet.
 SLOW_WRITE = """

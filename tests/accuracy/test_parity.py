@@ -12,6 +12,8 @@ from probes.accuracy.compare import SetComparison
 from probes.accuracy.harness import judge
 from probes.accuracy.sandbox import SandboxLimits
 
+pytestmark = pytest.mark.system
+
 LIMITS = SandboxLimits()
 
 

@@ -3,8 +3,12 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from probes.accuracy.parity import EVALPLUS_PARITY
 from tests.support import sheet_fixture as fx
+
+pytestmark = pytest.mark.system
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "humaneval_parity_results.md"
 

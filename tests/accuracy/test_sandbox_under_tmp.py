@@ -16,6 +16,8 @@ import pytest
 from probes.accuracy.harness import judge
 from probes.accuracy.sandbox import SandboxLimits
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def tmp_venv_python():

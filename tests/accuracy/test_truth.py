@@ -12,6 +12,8 @@ from probes.accuracy.passk import pass_at_k
 from probes.accuracy.sandbox import SandboxLimits
 from tests.support.humaneval_path import DATASET
 
+pytestmark = pytest.mark.system
+
 
 def test_small_canonical_pass_and_wrong_fail(small_tasks, small_expected):
     for task in small_tasks.tasks:

@@ -27,6 +27,8 @@ from probes.core.digests import sha256_bytes
 from probes.core.errors import CheckFailed
 from tests.api.api_helpers import cli, endpoint_spec, files_under, policy
 
+pytestmark = pytest.mark.system
+
 
 def test_build_names_every_file_it_leaves(built):
     assert built.exit_code == 0 and built.failure is None and built.error is None

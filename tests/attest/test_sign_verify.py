@@ -17,6 +17,8 @@ from factsheet.attest.statement import statement
 from factsheet.rederive.validate import load_factsheet
 from tests.attest.attest_helpers import run_cli, run_entry_point
 
+pytestmark = pytest.mark.system
+
 ATT = "factsheet.intoto.jsonl"
 
 

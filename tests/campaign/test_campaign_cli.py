@@ -8,6 +8,8 @@ from factsheet.cli.commands import app
 from tests.support.fake_http import serving_release
 from tests.support.humaneval_path import DATASET
 
+pytestmark = pytest.mark.system
+
 runner = CliRunner()
 
 

@@ -12,6 +12,8 @@ from tuner.campaign.runner import run_campaign
 from tuner.campaign.spec import CampaignSpec
 from tuner.campaign.store import CampaignError, CampaignStore
 
+pytestmark = pytest.mark.system
+
 
 def spec(**kw) -> CampaignSpec:
     base = {

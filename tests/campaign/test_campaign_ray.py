@@ -10,6 +10,8 @@ ray = pytest.importorskip("ray", reason="ray not installed (optional extra 'ray'
 from tuner.campaign.runner import run_campaign  # noqa: E402
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture
 def local_ray(monkeypatch):

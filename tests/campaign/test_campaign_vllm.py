@@ -11,6 +11,8 @@ from tuner.campaign.runner import run_campaign
 from tuner.campaign.spec import CampaignSpec
 from tuner.features.derive import serving_python
 
+pytestmark = pytest.mark.e2e
+
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 

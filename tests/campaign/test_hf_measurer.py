@@ -27,6 +27,8 @@ from tuner.features.derive import serving_python
 from tuner.features.space import FeatureSpace
 from tuner.features.uvl import parse_uvl
 
+pytestmark = pytest.mark.system
+
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 FAKE = str(HERE / "fake_hf_worker.py")

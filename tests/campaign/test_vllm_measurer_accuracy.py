@@ -15,6 +15,8 @@ from tuner.campaign.measure import measure_one
 from tuner.campaign.store import CampaignStore
 from tuner.campaign.vllm_measurer import from_options
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "models" / "smollm2-cpu.yaml"
 

@@ -16,6 +16,8 @@ from factsheet.catalogue.site import build_catalogue
 from factsheet.cli.commands import app
 from probes.load.stats import proportion_ci
 
+pytestmark = pytest.mark.system
+
 runner = CliRunner()
 
 

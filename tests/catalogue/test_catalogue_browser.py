@@ -17,6 +17,8 @@ from playwright.sync_api import Error as PlaywrightError
 from factsheet.catalogue.site import build_catalogue
 from tests.catalogue.catalogue_browser import chromium
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, releases, other_build, keys) -> Path:

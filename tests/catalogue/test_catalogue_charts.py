@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from factsheet.render import Series, line_chart
+
+pytestmark = pytest.mark.system
 
 
 def test_intervals_and_marks_are_drawn_and_described():

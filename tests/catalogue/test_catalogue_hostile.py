@@ -11,10 +11,13 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from factsheet.catalogue.site import build_catalogue
 from factsheet.cli.commands import app
+
+pytestmark = pytest.mark.system
 
 runner = CliRunner()
 PLANTED = "<script>fetch('http://127.0.0.1:9/planted')</script>"

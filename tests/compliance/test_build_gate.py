@@ -7,10 +7,14 @@ import hashlib
 import json
 import re
 
+import pytest
+
 from factsheet.cli.commands import app
 from probes.core.digests import sha256_bytes
 from tests.support.compliance_builds import MIN_E2EL_MS, gated_build, runner
 from tests.support.mock_spec import P99_POLICY as POLICY
+
+pytestmark = pytest.mark.system
 
 
 def test_build_passes_its_own_policy(tmp_path, mock_url):

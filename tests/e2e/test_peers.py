@@ -38,7 +38,7 @@ LLAMA_VENV = Path(
 )
 LLAMA_PYTHON = LLAMA_VENV / "bin" / "python"
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 @contextmanager

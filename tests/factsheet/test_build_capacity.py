@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.mock_spec import e2el_slo
+
+pytestmark = pytest.mark.system
 
 CAPACITY = {"knob": "concurrency", "start": 1, "max_value": 16, "num_requests": 24}
 

@@ -22,6 +22,8 @@ from tests.support.deployment import TEMPLATE
 from tests.support.mock_spec import endpoint_spec_dict
 from tests.support.spec_builder import DELETE, write_spec
 
+pytestmark = pytest.mark.system
+
 runner = CliRunner()
 SERVE = (
     "import sys; from probes.targets.mock_server import MockServerConfig, serve_forever; "

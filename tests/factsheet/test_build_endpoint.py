@@ -9,6 +9,8 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 
+pytestmark = pytest.mark.system
+
 runner = CliRunner()
 
 

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from factsheet.cli.commands import app
 from tests.support.fake_rapl import wall_clock_counter
 
+pytestmark = pytest.mark.system
+
 WATTS = 30.0
 
 

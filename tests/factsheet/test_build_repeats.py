@@ -31,6 +31,8 @@ from probes.targets.isolation import CACHE_RESET, reset_prefix_cache
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.mock_spec import e2el_slo
 
+pytestmark = pytest.mark.system
+
 MOCK = MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)
 CAPACITY = {
     "knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 24, "repeats": 3,

@@ -23,6 +23,8 @@ from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.mock_spec import e2el_slo
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 CAPACITY = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 12, "confirm_requests": 16}
 SLOTS = MockServerConfig(model="mock-model", ttft_ms=40, itl_ms=10, slots=4)  # 40 + 7 × 10 = 110 ms

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
+
+pytestmark = pytest.mark.system
 
 TUNING = """\
 tuning:

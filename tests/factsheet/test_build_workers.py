@@ -16,6 +16,8 @@ from probes.targets.ports import free_port
 from tests.support.mock_spec import endpoint_spec_dict
 from tests.support.spec_builder import DELETE, write_spec
 
+pytestmark = pytest.mark.system
+
 runner = CliRunner()
 
 

@@ -18,6 +18,8 @@ import typer.main
 
 from factsheet.cli.commands import app
 
+pytestmark = pytest.mark.system
+
 
 def _command_paths(group: typer.Typer, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     click_group = typer.main.get_group(group)

@@ -8,11 +8,14 @@ import json
 import math
 
 import jsonschema
+import pytest
 from typer.testing import CliRunner
 
 from factsheet.api.json_schemas import json_schemas
 from factsheet.cli.commands import app
 from factsheet.document.schema import Factsheet
+
+pytestmark = pytest.mark.system
 
 runner = CliRunner()
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 CODE_ROOTS = ("factsheet", "probes", "tuner")
 FIXTURE = Path(__file__).parent / "fixtures" / "factsheet-1.0.0"
 

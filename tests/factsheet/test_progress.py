@@ -3,6 +3,7 @@ time left, in a log a line a minute says done/total and the time left (fake cloc
 
 from io import StringIO
 
+import pytest
 from rich.console import Console
 
 from factsheet.builder.pipeline import build
@@ -10,6 +11,8 @@ from factsheet.cli.progress import bars, log_bars
 from factsheet.spec.build import load_spec
 from probes.core.progress import duration, time_left_s
 from tests.support.mock_spec import e2el_slo
+
+pytestmark = pytest.mark.system
 
 
 def test_build_drives_one_bar_per_load_point_to_completion(tmp_path, mock_url, endpoint_spec):

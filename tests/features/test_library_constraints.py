@@ -9,9 +9,12 @@ from tuner.features.derive import check_with_library, serving_python
 from tuner.features.space import FeatureSpace
 
 PYTHON = serving_python()
-pytestmark = pytest.mark.skipif(
-    PYTHON is None, reason="serving environment (.venv-vllm or $FACTSHEET_VLLM_PYTHON) not installed"
-)
+pytestmark = [
+    pytest.mark.system,  # the serving environment's libraries, in a process
+    pytest.mark.skipif(
+        PYTHON is None, reason="serving environment (.venv-vllm or $FACTSHEET_VLLM_PYTHON) not installed"
+    ),
+]
 
 # (strategy or anchor features, features that the library rejects with them)
 KNOWN_INVALID = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
@@ -13,6 +14,8 @@ from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
 from tests.support.spec_builder import write_spec
+
+pytestmark = pytest.mark.system
 
 runner = CliRunner()
 

@@ -29,6 +29,8 @@ from tests.hostile.untrusted_builds import (  # noqa: F401 (fixtures)
     sheet,
 )
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture
 def outside(sheet, tmp_path) -> Path:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from factsheet.rederive.coverage import CLASSES, classify, leaf_fields, unclassified
 from tests.hostile.binding_builds import full_build  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.system
 
 
 def test_every_field_of_the_model_is_classified():

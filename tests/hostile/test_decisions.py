@@ -27,6 +27,8 @@ from tests.hostile.decisions_builds import (
     write_policy,
 )
 
+pytestmark = pytest.mark.system
+
 NOT_SUPPORTED = "not supported by its records"
 
 

@@ -16,6 +16,8 @@ import pytest
 
 from tests.hostile.binding_builds import Forgery, full_build  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.system
+
 NOT_MEASURED = {"status": "not_measured", "reason": "not requested in the build spec"}
 
 

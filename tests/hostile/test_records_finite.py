@@ -11,6 +11,8 @@ import pytest
 
 from tests.hostile.untrusted_builds import cli, edit, honest, mock_url, sheet  # noqa: F401 (fixtures)
 
+pytestmark = pytest.mark.system
+
 
 @pytest.mark.parametrize("number", ["Infinity", "NaN", "1e400"])
 def test_non_finite_number_in_a_record_is_malformed_records(sheet, number):

@@ -34,6 +34,8 @@ from tests.hostile.untrusted_builds import (  # noqa: F401 (fixtures)
     sheet,
 )
 
+pytestmark = pytest.mark.system
+
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 

@@ -24,6 +24,8 @@ from tests.hostile.exports_builds import many_points, write
 from tests.support.fake_vllm import marked, new_marker, tree_spec
 from tests.support.spec_builder import write_spec
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 1.5  # the promise is 1 s; see the module docstring
 EXIT = {signal.SIGTERM: 143, signal.SIGINT: 130}

@@ -7,6 +7,8 @@ from probes.load.records import RequestRecord
 from probes.targets.mock_server import MockServerConfig, running
 from tests.load.loadharness import point
 
+pytestmark = pytest.mark.system
+
 
 class _Fake:
     """A point whose e2el is 100 ms / (1 − rate/50): the M/M/1 shape; 200 ms SLO ⇒ capacity 25/s."""

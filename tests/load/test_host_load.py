@@ -28,6 +28,8 @@ from tests.load.loadharness import point, run
 from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
 from tests.support.spec_builder import write_spec
 
+pytestmark = pytest.mark.system
+
 runner = CliRunner()
 
 

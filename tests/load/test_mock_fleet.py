@@ -4,6 +4,8 @@ schedule, and the client's figure is compared with that log."""
 import asyncio
 import json
 
+import pytest
+
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import run_point
 from probes.targets.mock_fleet import LATE_TOLERANCE_MS, read_timing, running_fleet
@@ -14,6 +16,7 @@ from probes.targets.mock_server import MockServerConfig
 TOLERANCE_MS = 25.0
 
 
+@pytest.mark.system
 def test_fleet_serves_from_its_processes_and_logs_its_own_timing(tmp_path):
     cfg = MockServerConfig(ttft_ms=100, itl_ms=20)
     with running_fleet(cfg, 2, tmp_path) as url:

@@ -30,6 +30,8 @@ from probes.load.workloads.profiles import ChatSessionsProfile
 from probes.targets.mock_fleet import read_timing, running_fleet
 from probes.targets.mock_server import MockServerConfig, Received, running
 
+pytestmark = pytest.mark.system
+
 TTFT_MS, ITL_MS = 100.0, 20.0
 # The client's TTFT runs from its send to its read of the first chunk; the server's from its read of the
 # request to its write of that chunk. The difference is two trips over loopback and each side's loop delay:

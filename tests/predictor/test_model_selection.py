@@ -13,6 +13,8 @@ from tuner.features.space import FeatureSpace
 from tuner.predictor.decide import recommend, verify
 from tuner.predictor.learn import CANDIDATES, cross_validate, evaluate, per_config, select_model
 
+pytestmark = pytest.mark.system
+
 EFFECTS = {
     "max_new_tokens_128": 2.0,
     "num_beams_4": 3.0,

@@ -15,6 +15,8 @@ from tuner.predictor.decide import pareto_front, recommend
 from tuner.predictor.learn import evaluate, learnability
 from tuner.predictor.predict import SENSES
 
+pytestmark = pytest.mark.system
+
 UVL = Path(__file__).resolve().parents[1] / "campaign" / "live_sampling.uvl"
 FEATURES = ["Temperature", "temperature_0_0", "temperature_1_0", "TopK", "top_k_5"]
 FEATURES += ["RepetitionPenalty", "repetition_penalty_1_3"]

@@ -12,6 +12,8 @@ from tuner.features.space import FeatureSpace
 from tuner.predictor.decide import pareto_mask, recommend, verify
 from tuner.predictor.learn import evaluate
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> pd.DataFrame:

@@ -10,6 +10,8 @@ from factsheet.spec.predictor import PredictorSpec
 from tests.support import sheet_fixture as fx
 from tuner.predictor.predict import accuracy_statement
 
+pytestmark = pytest.mark.system
+
 
 def test_section_from_a_campaign_validates_and_renders(tmp_path):
     spec = PredictorSpec.model_validate(

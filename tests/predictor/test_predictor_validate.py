@@ -20,6 +20,8 @@ from factsheet.cli.commands import app
 from factsheet.spec.predictor import PredictorSpec
 from probes.core.digests import sha256_bytes
 
+pytestmark = pytest.mark.system
+
 FIXTURE = Path(__file__).parents[1] / "factsheet" / "fixtures" / "factsheet-1.0.0"
 runner = CliRunner()
 

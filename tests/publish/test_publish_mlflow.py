@@ -25,7 +25,7 @@ from probes.targets.ports import free_port
 from tests.publish.mlflow_server import mlflow_server, refusing_proxy
 from tests.support.compliance_builds import build, spec_text
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.system, pytest.mark.timeout(600)]
 mlflow = pytest.importorskip("mlflow")  # the test extra installs it; skip, not fail, without it
 
 GATE_POLICY = """\

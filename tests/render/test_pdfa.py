@@ -13,6 +13,8 @@ from factsheet.render import render_all
 from tests.render.pdfa_checks import read_facts
 from tests.support import sheet_fixture as fx
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory):

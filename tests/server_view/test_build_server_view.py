@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
@@ -15,6 +16,8 @@ from factsheet.rederive.validate import load_factsheet
 from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support import mock_spec
+
+pytestmark = pytest.mark.system
 
 VIEW = {"interval_s": 0.1, "stop_when_saturated": True}
 runner = CliRunner()

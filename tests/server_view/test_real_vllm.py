@@ -14,7 +14,7 @@ from probes.targets import open_target
 from tests.server_view.vllm_target import SERVING_PYTHON, serving_target
 
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.e2e,
     pytest.mark.skipif(not SERVING_PYTHON.exists(), reason="serving environment missing: run `make serving`"),
 ]
 

@@ -21,6 +21,8 @@ import pytest
 from tests.support.fake_vllm import TREE, marked, new_marker, tree_spec
 from tests.support.spec_builder import write_spec
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

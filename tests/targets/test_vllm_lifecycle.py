@@ -17,6 +17,8 @@ from probes.targets import TargetError, VllmServer, VllmTarget
 from probes.targets.model_source import PreparedModel
 from tests.support.procs import running_where
 
+pytestmark = pytest.mark.system
+
 SERVE_MOCK = (
     "from probes.targets.mock_server import MockServerConfig, serve_forever;"
     "serve_forever(MockServerConfig(model='m'), port={port})"

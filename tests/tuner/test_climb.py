@@ -56,6 +56,7 @@ def test_finds_known_optimum_under_noise(seed):
     _check_acceptances(result, cfg.noise_z)
 
 
+@pytest.mark.system
 def test_flat_surface_false_moves_stay_at_the_noise_rate():
     # With z = 3 a comparison passes by chance with p ≈ 0.13 %; ~5 comparisons per climb gives an
     # expected 0.3 false moves in 40 climbs, so more than 2 means the noise rule is broken.
@@ -115,6 +116,7 @@ def test_unsupported_knob_is_fixed_and_recorded():
     assert any(e.decision == "unsupported" for e in result.trace)
 
 
+@pytest.mark.system
 def test_simulator_prescreen_saves_live_evaluations_and_reports_fidelity():
     plain = SyntheticEvaluator(peaked)
     tune(plain, _cfg())
@@ -241,6 +243,7 @@ def test_restart_point_is_the_farthest_from_every_evaluated_point_and_seeded():
     assert [e.point for e in _restarts(first)] == [e.point for e in _restarts(again)]
 
 
+@pytest.mark.system
 def test_restart_with_a_simulator_starts_at_the_best_predicted_unmeasured_point():
     sim = SyntheticEvaluator(two_peaks, source="simulator", noise=False)
     result = tune(SyntheticEvaluator(two_peaks), _cfg(restarts=1), simulator=sim)

@@ -27,6 +27,8 @@ from tests.support.fake_http import Recording, serving
 from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
 from tests.support.spec_builder import DELETE, merged, spec_yaml, write_spec
 
+pytestmark = pytest.mark.system
+
 runner = CliRunner()
 
 CAPACITY = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 20}
