@@ -24,6 +24,7 @@ from probes.load.capacity import PASS_RULE
 from probes.targets.mock_server import MockServerConfig, running
 from tests.load.loadharness import block_the_loop
 from tests.support.mock_spec import e2el_slo
+from tests.support.trees import drop_keys
 
 # TTFT 300 ms: the client-bound rule's resolution is 5 % of it, 15 ms, far above a quiet loop's lag (under
 # 1 ms; a few ms on a loaded 2-core host) and far below the 100 ms stall. The E2EL threshold (2 s) is far
@@ -136,19 +137,8 @@ def _as_written_at_1_8_0(path: Path, doc: dict) -> None:
         data = "".join(json.dumps(x) + "\n" for x in [{"header": header}, *rows]).encode()
         file.write_bytes(data)
         rec["sha256"] = sha256_bytes(data)
-    _drop(doc, {"finish_reasons", "output_tokens_sources"})
+    drop_keys(doc, {"finish_reasons", "output_tokens_sources"})
     doc["schema_version"] = "1.8.0"
-
-
-def _drop(tree: object, keys: set[str]) -> None:
-    if isinstance(tree, dict):
-        for key in keys & tree.keys():
-            del tree[key]
-        for value in tree.values():
-            _drop(value, keys)
-    elif isinstance(tree, list):
-        for value in tree:
-            _drop(value, keys)
 
 
 def test_a_1_8_0_document_is_asked_for_no_check(stalled, tmp_path):

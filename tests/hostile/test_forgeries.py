@@ -15,6 +15,7 @@ import shutil
 import pytest
 
 from tests.hostile.binding_builds import Forgery, full_build  # noqa: F401 (a fixture)
+from tests.support.trees import drop_keys
 
 pytestmark = pytest.mark.system
 
@@ -232,7 +233,9 @@ def test_an_unbound_document_says_its_settings_are_attested_only(full_build, tmp
                 json.dumps({k: v for k, v in json.loads(x).items() if k not in newer}) for x in lines
             ],
         )
-    _drop(forged.doc, {"finish_reasons", "output_tokens_sources"})  # figures of outcomes, which 1.1.0 had not
+    drop_keys(
+        forged.doc, {"finish_reasons", "output_tokens_sources"}
+    )  # figures of outcomes, which 1.1.0 had not
     result = forged.validate()
     assert result.exit_code == 0, result.output
     assert "records unbound" in result.output and "attested only" in result.output
@@ -274,15 +277,3 @@ def test_records_without_headers_still_show_the_concurrency(full_build, tmp_path
     result = forged.validate()
     assert result.exit_code == 1, result.output
     assert "load.points[0].result.point.concurrency: stated 64, recomputed 'at most 16" in result.output
-
-
-def _drop(tree: object, keys: set[str]) -> None:
-    """Every `keys` entry removed wherever it is in `tree`."""
-    if isinstance(tree, dict):
-        for key in keys & tree.keys():
-            del tree[key]
-        for value in tree.values():
-            _drop(value, keys)
-    elif isinstance(tree, list):
-        for value in tree:
-            _drop(value, keys)

@@ -2,7 +2,11 @@ import asyncio
 import sys
 import time
 
+import numpy as np
+
+from probes.load.metrics import compute_metrics
 from probes.load.point import SLO, LoadPoint
+from probes.load.records import RequestRecord
 from probes.load.runner import PointResult, run_point
 from probes.targets.mock_server import MockServerConfig, running
 
@@ -44,3 +48,25 @@ async def block_the_loop() -> None:
     while True:
         await asyncio.sleep(EVERY_S - STALL_S)
         time.sleep(STALL_S)  # holds the loop (not the GIL: the mock server's thread serves on time)
+
+
+def measured(e2el: np.ndarray, slo: SLO):
+    """A run's result as a capacity search reads it (`.metrics`, `.arrivals`), from each request's known E2EL:
+    requests sent 10 ms apart, the first chunk 10 ms after sending, two output tokens."""
+    recs = [
+        RequestRecord(
+            index=i,
+            sent_s=i * 0.01,
+            first_chunk_s=i * 0.01 + 0.01,
+            chunk_s=[i * 0.01 + 0.01, i * 0.01 + v],
+            end_s=i * 0.01 + v,
+            output_tokens=2,
+        )
+        for i, v in enumerate(e2el)
+    ]
+
+    class Measured:
+        metrics = compute_metrics(recs, slo)
+        arrivals = None
+
+    return Measured()

@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 
 from probes.load.capacity import CapacityError, CapacitySearch, find_capacity, point_runner, search_capacity
-from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
-from probes.load.records import RequestRecord
 from probes.targets.mock_server import MockServerConfig, running
-from tests.load.loadharness import point
+from tests.load.loadharness import measured, point
 
 SLO_130 = SLO(e2el_ms=130)
 
@@ -32,23 +30,7 @@ class _Slots:
         limit = self.holds if self.n >= 400 else self.slots
         base = 0.100 if c <= limit else 0.200
         e2el = base * (1 + 0.2 * np.arange(self.n) / (self.n - 1))
-        recs = [
-            RequestRecord(
-                index=i,
-                sent_s=i * 0.01,
-                first_chunk_s=i * 0.01 + 0.01,
-                chunk_s=[i * 0.01 + 0.01, i * 0.01 + v],
-                end_s=i * 0.01 + v,
-                output_tokens=2,
-            )
-            for i, v in enumerate(e2el)
-        ]
-
-        class R:
-            metrics = compute_metrics(recs, SLO_130)
-            arrivals = None
-
-        return R()
+        return measured(e2el, SLO_130)
 
 
 def _search(**kw) -> CapacitySearch:

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 from probes.load.capacity import CapacitySearch, find_capacity, judge_point, settle_repeats
-from probes.load.metrics import compute_metrics
 from probes.load.point import SLO
-from probes.load.records import RequestRecord
 from probes.load.stats import min_samples
+from tests.load.loadharness import measured
 
 SLO_130 = SLO(e2el_ms=130)
 
@@ -36,23 +35,7 @@ class _Server:
             e2el = base * np.exp(self.rng.normal(0.0, self.sigma, self.n))
         if self.tail_at is not None and c >= self.tail_at:
             e2el[: max(1, self.n // 50)] = 0.2  # 2 % slow requests: only a long run sees them
-        recs = [
-            RequestRecord(
-                index=i,
-                sent_s=i * 0.01,
-                first_chunk_s=i * 0.01 + 0.01,
-                chunk_s=[i * 0.01 + 0.01, i * 0.01 + v],
-                end_s=i * 0.01 + v,
-                output_tokens=2,
-            )
-            for i, v in enumerate(e2el)
-        ]
-
-        class R:
-            metrics = compute_metrics(recs, SLO_130)
-            arrivals = None
-
-        return R()
+        return measured(e2el, SLO_130)
 
 
 def _find(probe, confirm, **kw):
