@@ -27,8 +27,14 @@ class _Fake(FakeHandler):
     def do_POST(self):  # noqa: N802 - http.server API
         body = self.read_json()
         type(self).seen.append((self.path, body))
-        if body.get("stream"):
-            self.reply_events([{"choices": [{"text": tok}]} for tok in ("a", "b", "c")])
+        if body.get("stream"):  # as asked: max_tokens tokens, the last chunk saying so
+            n = body["max_tokens"]
+            self.reply_events(
+                [
+                    {"choices": [{"text": "a", "finish_reason": "length" if i == n - 1 else None}]}
+                    for i in range(n)
+                ]
+            )
             return
         record = task_in(body["messages"][0]["content"])
         # Greedy answers right, sampling at temperature 1 answers wrong: the parameters reach the server.
