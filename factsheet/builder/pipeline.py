@@ -385,18 +385,35 @@ def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
     )
     searches += [budget.PlannedSearch(c.capacity, c.workload, f"capacity {c.workload.profile}")
                  for c in spec.load.compared_workloads]  # fmt: skip
+    law = _growth(run, template, cal, searches)
     # A repeat after a fresh start of the server the tool started costs a start, as the build's own did.
     isolation = elapsed if isinstance(spec.target, VllmTarget) else 0.0
     given = spec.load.budget_s
     built, counts = budget.plan(spec, cal, searches, points, elapsed_s=elapsed, isolation_s=isolation,
-                                budget_s=given, budget_from=run.budget_from if given else None)  # fmt: skip
+                                budget_s=given, budget_from=run.budget_from if given else None, law=law)  # fmt: skip
     run.max_points = {s.what: n for s, n in zip(searches, counts, strict=True)}
     probe_items = [i for i, item in enumerate(built.items) if item.what.endswith(": search probes")]
     run.reserve = {s.what: sum(item.total_s for item in built.items[i + 1 :])
                    for s, i in zip(searches, probe_items, strict=True)}  # fmt: skip
-    for line in budget.lines(built):
+    for line in budget.lines(built, law):
         run.log(line)
     return built
+
+
+def _growth(
+    run: _Run, template: LoadPoint, cal, searches: list[budget.PlannedSearch]
+) -> budget.Growth | None:
+    """The calibration's second round, at the first closed-loop search's start (4 users a worker at least):
+    how latency grows with load, for the plan's estimate of the searches (none without such a search)."""
+    live, spec = run.live, run.spec
+    starts = [int(s.spec.start) for s in searches if s.spec.knob == "concurrency"]
+    if not starts:
+        return None
+    workers = _workers(run)
+    users = max(starts[0], 4 * workers.get("workers", 1))
+    return budget.calibrate_load(live.base_url, live.model, template, cal, users, slo=spec.load.slo,
+                                 api_key=live.api_key, tokenizer_path=live.tokenizer_path, profile=_profile(spec),
+                                 server_view=spec.load.server_view, server_pid=live.server_pid, **workers)  # fmt: skip
 
 
 def _capacity(run: _Run) -> CapacitySection | NotMeasured:
