@@ -29,6 +29,8 @@ QUEUE_ALLOWANCE = 1.4
 # Latency "grew with load" where the second calibration round's mean E2EL is this far above the first request's.
 GROWTH_SEEN = 1.1
 SIMULATED_REQUESTS = 16  # requests of a run simulated on the law: all alike, so their count decides nothing
+# As a search goes, the next probe is taken to last this many times the longest so far (BUDGET_RULE).
+NEXT_PROBE_ALLOWANCE = 1.5
 # The plan fits its estimate in this share of the budget left: the rest absorbs the estimate's own error.
 RESERVE = 0.9
 
