@@ -213,13 +213,13 @@ def _peak(records: list[RequestRecord], *, missing_end: float | None) -> int:
 
 def _judged_alike(stated: Arrivals | None, rules: RuleSet):
     """Arrivals as stated, less the client-bound verdict where the document's rule is not replayed (schema
-    1.0.0's, which it does not state): its rates and send lags are figures the records determine and are
-    compared; its verdict is attested. Otherwise the verdict, its reasons and the rule's words are held to
-    the rule that judged the document."""
+    1.0.0's): its rates and send lags are figures the records determine and are compared; its verdict is
+    attested. Otherwise the verdict and its reasons are held to the rule that judged the document; the rule's
+    words, where stated, always are."""
     if stated is None or rules.of("client-bound").replayed:
         return stated
     data = stated.model_dump(mode="json", exclude_unset=True)
-    for key in ("client_bound", "client_bound_reasons", "client_bound_rule"):
+    for key in ("client_bound", "client_bound_reasons"):
         data.pop(key, None)
     return data
 

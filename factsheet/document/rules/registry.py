@@ -26,21 +26,32 @@ _BY_SENT_S = (
     "a reported figure by more than that"
 )
 _SEND_LAG_BY_SENT_S = "actual send − scheduled send − client queue time"
+# Schema 1.0.0's rule had an absolute limit and was stated in no document: its verdicts are attested.
+_BY_SEND_LAG_1MS = (
+    f"client-bound when sends achieved < {MIN_ACHIEVED_FRACTION * 100:g} % of the scheduled rate, or the send "
+    "lag at p50 or p99 > 1 ms (stated in no document: its verdicts are attested, its rates and send lags "
+    "re-derived)"
+)
 
 
-def _worded_by_sent_s(arrivals: Arrivals, metrics: LoadMetrics | None) -> Arrivals:
-    """The arrivals with the send lag in the words before 1.8.0 (schema 1.0.0: its verdict is attested)."""
+def _worded_by_send_lag_1ms(arrivals: Arrivals, metrics: LoadMetrics | None) -> Arrivals:
+    """The arrivals in schema 1.0.0's words (its verdict is attested: `Rule.replayed`)."""
     lag = arrivals.send_lag_ms.model_copy(update={"definition": _SEND_LAG_BY_SENT_S})
-    return arrivals.model_copy(update={"send_lag_ms": lag})
+    return arrivals.model_copy(update={"send_lag_ms": lag, "client_bound_rule": _BY_SEND_LAG_1MS})
 
 
 def _judged_by_sent_s(arrivals: Arrivals, metrics: LoadMetrics | None) -> Arrivals:
     """The verdict by sent_s alone (the last byte's figures still stated, as such a document may state them)."""
-    reasons = sent_s_reasons(
-        arrivals.achieved_rate, arrivals.achieved_fraction, arrivals.send_lag_ms, metrics
+    lag = arrivals.send_lag_ms
+    reasons = sent_s_reasons(arrivals.achieved_rate, arrivals.achieved_fraction, lag, metrics)
+    return arrivals.model_copy(
+        update={
+            "client_bound": bool(reasons),
+            "client_bound_reasons": reasons,
+            "client_bound_rule": _BY_SENT_S,
+            "send_lag_ms": lag.model_copy(update={"definition": _SEND_LAG_BY_SENT_S}),
+        }
     )
-    update = {"client_bound": bool(reasons), "client_bound_reasons": reasons, "client_bound_rule": _BY_SENT_S}
-    return _worded_by_sent_s(arrivals, metrics).model_copy(update=update)
 
 
 # Rebuild intervals (factsheet/document/headline/rebuild.py), each guard a rule of its own version.
@@ -59,12 +70,8 @@ WIDEN_METHOD = (
 )
 
 RULES: tuple[Rule, ...] = (
-    Rule(
-        "client-bound/send-lag-1ms", "1.0.0",
-        "client-bound when sends achieved < 98 % of the scheduled rate, or the send lag at p50 or p99 > 1 ms "
-        "(stated in no document: its verdicts are attested, its rates and send lags re-derived)",
-        ended="1.1.0", arrivals=_worded_by_sent_s, replayed=False,
-    ),
+    Rule("client-bound/send-lag-1ms", "1.0.0", _BY_SEND_LAG_1MS, ended="1.1.0", arrivals=_worded_by_send_lag_1ms,
+         replayed=False),
     Rule("client-bound/sent-s", "1.1.0", _BY_SENT_S, ended="1.8.0", arrivals=_judged_by_sent_s),
     Rule("client-bound/last-byte", "1.8.0", CLIENT_BOUND_RULE),
     Rule(
