@@ -12,6 +12,7 @@ from pathlib import Path
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
 from securesystemslib.signer import SSlibKey
 
 from factsheet.untrusted.limits import MAX_KEY_BYTES
@@ -66,25 +67,30 @@ def read_key(path: Path, what: str) -> bytes:
         raise KeyFileError(f"{path}: cannot read {what}: {exc.strerror}") from exc
 
 
-def load_private(path: Path) -> Ed25519PrivateKey:
-    data = read_key(path, "private key")
+def load_pem(path: Path, what: str, *, private: bool) -> PrivateKeyTypes | PublicKeyTypes:
+    """The one PEM reader for every key the tool takes (the Ed25519 signing key, the OMS EC key): the file read
+    within its limit, parsed by `cryptography`'s own loaders; a bad key is one line naming the file (exit 2).
+    The caller checks the key's type."""
+    data = read_key(path, what)
     try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except TypeError as exc:  # encrypted PEM
+        if private:
+            return serialization.load_pem_private_key(data, password=None)
+        return serialization.load_pem_public_key(data)
+    except TypeError as exc:  # an encrypted PEM (a password is never asked for)
         raise KeyFileError(f"{path}: encrypted private keys are not supported ({exc})") from exc
     except (ValueError, UnsupportedAlgorithm) as exc:
-        raise KeyFileError(f"{path}: not a PEM private key ({first_line(exc)})") from exc
+        raise KeyFileError(f"{path}: not a PEM {what} ({first_line(exc)})") from exc
+
+
+def load_private(path: Path) -> Ed25519PrivateKey:
+    key = load_pem(path, "private key", private=True)
     if not isinstance(key, Ed25519PrivateKey):
         raise KeyFileError(f"{path}: not an Ed25519 private key ({type(key).__name__})")
     return key
 
 
 def load_public(path: Path) -> Ed25519PublicKey:
-    data = read_key(path, "public key")
-    try:
-        key = serialization.load_pem_public_key(data)
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise KeyFileError(f"{path}: not a PEM public key ({first_line(exc)})") from exc
+    key = load_pem(path, "public key", private=False)
     if not isinstance(key, Ed25519PublicKey):
         raise KeyFileError(f"{path}: not an Ed25519 public key ({type(key).__name__})")
     return key

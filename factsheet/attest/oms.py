@@ -18,11 +18,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from factsheet.attest.keys import KeyFileError, first_line, read_key
+from factsheet.attest.keys import KeyFileError, load_pem
 from factsheet.document.schema import Factsheet
 from factsheet.untrusted.limits import MAX_ATTESTATION_BYTES
 from factsheet.untrusted.parsing import parse_json
@@ -116,23 +114,11 @@ def _check_curve(key, path: Path, what: str) -> None:
 
 def check_private(path: Path) -> None:
     """The OMS private key: an unencrypted PEM EC key on a supported curve (exit 2 otherwise)."""
-    data = read_key(path, "OMS private key")
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except TypeError as exc:
-        raise KeyFileError(f"{path}: encrypted private keys are not supported ({exc})") from exc
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise KeyFileError(f"{path}: not a PEM private key ({first_line(exc)})") from exc
-    _check_curve(key, path, "private key")
+    _check_curve(load_pem(path, "OMS private key", private=True), path, "private key")
 
 
 def check_public(path: Path) -> None:
-    data = read_key(path, "OMS public key")
-    try:
-        key = serialization.load_pem_public_key(data)
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise KeyFileError(f"{path}: not a PEM public key ({first_line(exc)})") from exc
-    _check_curve(key, path, "public key")
+    _check_curve(load_pem(path, "OMS public key", private=False), path, "public key")
 
 
 def served_files(sheet: Factsheet) -> dict[str, str]:

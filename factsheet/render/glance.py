@@ -129,11 +129,24 @@ def rebuild_words(rb: Rebuild | None, digits: int = 1, unit: str = "", percent: 
     if rb.interval is None:
         return f"over {rb.k} repeats: {values} (fewer than 3 values: no rebuild interval){busy}"
     sd = f"{rb.sd:.2%}" if percent else _num(rb.sd, digits + 1)
+    # The interval's method and the repeats' isolation are stated once, under the table (`rebuild_method`).
     return (
-        f"rebuild interval [{num(rb.interval.lower)}, {num(rb.interval.upper)}] (95 % prediction for the next "
-        f"build: mean ± t(k − 1)·s·√(1 + 1/k), k {rb.k}; repeats {values}; mean {num(rb.mean)}, sd {sd}; "
-        f"{rb.isolation}){busy}"
+        f"rebuild interval [{num(rb.interval.lower)}, {num(rb.interval.upper)}] (k {rb.k}; repeats {values}; "
+        f"mean {num(rb.mean)}, sd {sd}){busy}"
     )
+
+
+REBUILD_METHOD = "95 % prediction interval for the next build's value from the k repeats of its run: mean ± t(k − 1)·s·√(1 + 1/k)"
+
+
+def rebuild_method(sheet: Factsheet) -> str | None:
+    """The rebuild intervals' method and how their repeats were separated, said once for every headline figure
+    that has one (None: no figure was repeated)."""
+    rebuilds = [f.rebuild for f in stated_or_computed(sheet).figures if f.rebuild is not None]
+    if not rebuilds:
+        return None
+    isolations = "; ".join(dict.fromkeys(rb.isolation for rb in rebuilds))
+    return f"Rebuild interval: {REBUILD_METHOD}. Repeats: {isolations}."
 
 
 def _hit_rate(cap: CapacitySection) -> str:

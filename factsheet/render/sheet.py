@@ -16,7 +16,7 @@ from factsheet.document.files import FACTSHEET_HTML, FACTSHEET_JSON, FACTSHEET_P
 from factsheet.document.schema import Factsheet
 from factsheet.render.environment import page
 from factsheet.render.files import check_folder, write_set
-from factsheet.render.glance import glance_rows
+from factsheet.render.glance import glance_rows, rebuild_method
 from factsheet.render.pdf import pdf_bytes
 from factsheet.render.reviewer import summary
 from factsheet.render.sheet_charts import figures
@@ -75,6 +75,7 @@ def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
         records_files=sheet.records_files(),
         metric_names=LATENCY_LABELS,
         glance=glance_rows(sheet),
+        rebuild_method=rebuild_method(sheet),
         coverage=sheet_coverage(sheet),
         reviewer=summary(sheet, key, digest, weak, planned),
     )

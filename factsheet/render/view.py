@@ -54,7 +54,7 @@ def view(sheet: Factsheet) -> dict:
         "load": _load_view(sheet.load),
         "accuracy": _accuracy_view(sheet.accuracy),
         "energy": _energy_view(sheet.energy),
-        "library_rows": _library_rows(sheet.system),
+        "libraries": _libraries(sheet.system),
         "system_prompt_rows": _system_prompt_rows(sheet.load),
         "definitions": _definitions(sheet.load),
         "server_view_rows": server_view_rows(sheet.load),
@@ -221,20 +221,16 @@ def _energy_view(energy) -> dict:
     return {"missing": None}
 
 
-def _library_rows(system) -> list[tuple[tuple[str, str], object]]:
-    """Tool-side and serving-side libraries side by side; a serving side not inspected says why once."""
-    tool = sorted(system.libraries.items())
+def _libraries(system) -> dict:
+    """Tool-side and serving-side libraries, each as one 'name version' list (a serving side not inspected:
+    its NotMeasured, which says why)."""
     serving = system.serving_libraries
-    serve = [] if isinstance(serving, NotMeasured) else sorted(serving.items())
-    rows = []
-    for i in range(max(len(tool), len(serve), 1)):
-        left = tool[i] if i < len(tool) else ("", "")
-        if isinstance(serving, NotMeasured):
-            right = serving if i == 0 else ("", "")
-        else:
-            right = serve[i] if i < len(serve) else ("", "")
-        rows.append((left, right))
-    return rows
+    return {
+        "tool": [f"{k} {v}" for k, v in sorted(system.libraries.items())],
+        "serving": serving
+        if isinstance(serving, NotMeasured)
+        else [f"{k} {v}" for k, v in sorted(serving.items())],
+    }
 
 
 def _system_prompt_rows(load: LoadSection | NotMeasured) -> list[tuple[str, str, list | None]]:
@@ -255,7 +251,16 @@ def _system_prompt_rows(load: LoadSection | NotMeasured) -> list[tuple[str, str,
             rows.append(
                 (f"capacity search ({runs} run{'s' if runs != 1 else ''})", profile, section.system_prompts)
             )
-    return rows
+    return _merged(rows)
+
+
+def _merged(rows: list[tuple[str, str, list | None]]) -> list[tuple[str, str, list | None]]:
+    """Rows that sent the same system prompts under the same workload, as one row naming each of them."""
+    merged: dict[tuple, tuple[list[str], str, list | None]] = {}
+    for name, profile, prompts in rows:
+        key = (profile, None if prompts is None else tuple(p.model_dump_json() for p in prompts))
+        merged.setdefault(key, ([], profile, prompts))[0].append(name)
+    return [(", ".join(names), profile, prompts) for names, profile, prompts in merged.values()]
 
 
 def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
