@@ -99,6 +99,8 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     # Document framing.
     ("schema_version", "attested only", "the version the document states, no lower than its records' writer's (>= 1.10.0: their headers name it, their outcomes show it)"),
     ("kind", "attested only", "document type"),
+    ("rules", "re-derived", "the ids of the judging rules it was judged by: each one in the registry and a rule of "
+     "its version, none of its version's left out (factsheet/document/rules)"),
     ("name", "attested only", "the factsheet's name"),
     ("plan", "attested only", "the build's plan and estimate from its calibration request, what its budget cut and "
      "what it took (>= 1.10.0): an estimate, no record keeps the calibration"),

@@ -17,6 +17,7 @@ from factsheet.rederive.predictor import predictor
 from factsheet.rederive.presence import missing_records, named_twice, uncited_records
 from factsheet.rederive.records import Binding
 from factsheet.rederive.repeats import capacity_repeats, seeds
+from factsheet.rederive.rules import stated_rules
 from probes.core.measurement import Model, NotMeasured
 
 REDERIVED = (
@@ -64,7 +65,7 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     folder = Path(folder)
     rules = rule_set(sheet.schema_version)  # the rules that judged it (factsheet/document/rules)
     binding = Binding(required="records/bound" in rules)
-    out: list[Discrepancy] = named_twice(sheet)
+    out: list[Discrepancy] = stated_rules(sheet, rules) + named_twice(sheet)
     if not isinstance(sheet.load, NotMeasured):
         out += load_points(sheet.load, folder, binding, rules)
         out += capacity(sheet.load, folder, binding, rules)

@@ -139,6 +139,14 @@ def _judged_fields_stripped(f: Forgery) -> None:
 
 
 # (id, forgery, the figure validate must name)
+def _rule_forged(f: Forgery) -> None:
+    f.doc["rules"][0] = "client-bound/forged"  # a rule no tool has: refused, never looked past
+
+
+def _rule_dropped(f: Forgery) -> None:
+    f.doc["rules"].remove("client-check/recomputed")  # as if its client checks were attested whole
+
+
 FORGERIES = [
     ("energy-samples-removed", _energy_samples_removed, "energy.records"),
     ("capacity-search-deleted", _capacity_search_deleted, "load.capacity.result.search"),
@@ -162,7 +170,18 @@ FORGERIES = [
         "load.points[0].records (request 0): stated 'completed'",
     ),
     ("judged-fields-stripped", _judged_fields_stripped, "load.points[0].records (request 0)"),
+    ("rule-id-forged", _rule_forged, "rules[0]: stated 'client-bound/forged'"),
+    ("rule-dropped", _rule_dropped, "rules: stated"),
 ]
+
+
+def test_the_build_states_the_rules_of_its_version(full_build):  # noqa: F811
+    from factsheet.document.rules import rule_set
+    from factsheet.document.schema import SCHEMA_VERSION
+
+    doc = json.loads((full_build / "factsheet.json").read_text())
+    assert doc["schema_version"] == SCHEMA_VERSION
+    assert doc["rules"] == rule_set(SCHEMA_VERSION).ids and "client-bound/last-byte" in doc["rules"]
 
 
 def test_the_honest_build_validates_with_its_records_bound(full_build):  # noqa: F811

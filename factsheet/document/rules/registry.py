@@ -103,6 +103,8 @@ RULES: tuple[Rule, ...] = (
          "document whose version is lower than its records' writer's was relabelled"),
     Rule("gate/headline-point", "1.0.0", "a policy's load.points[headline].result.metrics… is the headline "
          "load point's", ended="1.10.0"),
+    Rule("rules/stated", "1.11.0", "the document states the ids of the rules it was judged by (`rules`), "
+         "each one a rule of its version"),
     Rule("gate/page-one", "1.10.0", "a policy's load.points[headline].result.metrics… is the run page 1 "
          "states (the capacity's last confirmation run when there is one)"),
 )  # fmt: skip
