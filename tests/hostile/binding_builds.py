@@ -118,4 +118,5 @@ class Forgery:
         version lowered to one that had no headers."""
         for rec in self.records_entries():
             self.rewrite_records(rec, lambda lines: [line for line in lines if '"header"' not in line])
+        self.doc.pop("rules", None)  # no older tool stated them
         self.doc["schema_version"] = version

@@ -79,11 +79,13 @@ def _capacity_without_load_points(f: Forgery) -> None:
 def _downgraded_search_deleted(f: Forgery) -> None:
     """schema_version lowered to 1.0.0 (which kept no search): the records' headers still say 1.2.0."""
     f.doc["schema_version"] = "1.0.0"
+    f.doc.pop("rules")  # as an older tool wrote it
     _capacity_search_deleted(f)
 
 
 def _downgraded_concurrency(f: Forgery) -> None:
     f.doc["schema_version"] = "1.1.0"
+    f.doc.pop("rules")  # as an older tool wrote it
     _concurrency_raised(f)
 
 
@@ -108,6 +110,7 @@ def _energy_downgraded_samples_removed(f: Forgery) -> None:
     """schema_version lowered to 1.0.0 (which kept no counter samples) to have component energies taken
     as stated: the other records' headers still say 1.2.0."""
     f.doc["schema_version"] = "1.0.0"
+    f.doc.pop("rules")  # as an older tool wrote it
     _energy_samples_removed(f)
 
 
