@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import xdist_groups
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -66,7 +68,41 @@ def lane(item: pytest.Item) -> str:
     return "unit"
 
 
+# Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) a worker takes a group whole (tests/support/
+# xdist_groups.py): a test file (its module fixtures built once), or the serving environment's group: every test
+# against a real server and every test of the tokenizer conversion run on one worker, one after another (two CPU
+# servers at once starve each other on 2 cores; the conversion is made once). A file may name its own group
+# (`pytest.mark.xdist_group("name")`, e.g. to share a folder's session build). Groups are handed out serving
+# group first, then costliest lane first, so that the short unit files even out the end.
+SERVING_GROUP = "serving-environment"
+LANE_ORDER = ("e2e", "slow", "system", "unit")
+
+
+def xdist_group(item: pytest.Item, cost: str) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs["name"])
+    if cost == "e2e" or "tokenizer_json" in getattr(item, "fixturenames", ()):
+        return SERVING_GROUP
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    xdist_groups.start(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    xdist_groups.stop(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    return xdist_groups.make_scheduler(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups: dict[str, str] = {}
+    rank: dict[str, tuple[bool, int]] = {}
     for item in items:
         cost = lane(item)
         item.add_marker(cost)
@@ -74,6 +110,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("slow")
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(TIMEOUT_S[cost]))
+        group = groups[item.nodeid] = xdist_group(item, cost)
+        rank[group] = min(
+            rank.get(group, (True, len(LANE_ORDER))), (group != SERVING_GROUP, LANE_ORDER.index(cost))
+        )
+    if hasattr(config, "workerinput"):  # an xdist worker: the order groups are handed out in
+        items.sort(key=lambda item: rank[groups[item.nodeid]])
+        xdist_groups.publish(config, groups)
 
 
 @pytest.fixture(scope="session")

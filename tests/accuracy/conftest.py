@@ -38,10 +38,11 @@ def small_tasks(small_dataset):
 
 @pytest.fixture(scope="session")
 def small_expected(small_tasks, cache_root):
-    import os
-
     from probes.accuracy.harness import expected_outputs
     from probes.accuracy.sandbox import SandboxLimits
 
-    os.environ["FACTSHEET_CACHE_DIR"] = str(cache_root)
-    return expected_outputs(small_tasks, SandboxLimits())
+    # The cache the tests read these from; set for this computation only (set for good, it sent every later
+    # test of the session, in any folder, to this folder's cache).
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("FACTSHEET_CACHE_DIR", str(cache_root))
+        return expected_outputs(small_tasks, SandboxLimits())
