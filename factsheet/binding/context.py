@@ -128,7 +128,7 @@ class RecordsHeader(Model):
     schema_version: str | None = Field(
         None,
         description="the factsheet schema of the tool that wrote the records (schema >= 1.10.0; None: an "
-        "older tool's): a document stating a lower one was relabelled (WRITER_IN_HEADER)",
+        "older tool's): a document stating a lower one was relabelled (rule records/writer)",
     )
 
 

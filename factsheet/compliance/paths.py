@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from factsheet.document.headline.select import informative_run
+from factsheet.document.rules import rule_set
 from factsheet.document.schema import Factsheet, headline_index
-from factsheet.document.versions import GATES_PAGE_ONE, at_least
 from factsheet.untrusted.limits import MAX_INDEX_DIGITS
 from probes.core.errors import InputError
 from probes.core.measurement import NotMeasured
@@ -180,7 +180,7 @@ def page_one_path(sheet: BaseModel, path: str) -> str:
     point, and whose re-check must judge the same), is returned as given."""
     if not (path == _HEADLINE_METRICS or path.startswith(_HEADLINE_METRICS + ".")):
         return path
-    if not isinstance(sheet, Factsheet) or not at_least(sheet.schema_version, GATES_PAGE_ONE):
+    if not isinstance(sheet, Factsheet) or "gate/page-one" not in rule_set(sheet.schema_version):
         return path
     run = informative_run(sheet.load)
     if run is None or not run.pointer.startswith(_CAPACITY_RUN):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factsheet.binding import capacity_step_context, load_point_context
+from factsheet.document.rules import RuleSet
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.client_rows import client_rows
@@ -26,13 +27,9 @@ from probes.load.capacity import (
     settle_repeats,
 )
 from probes.load.metrics import LoadMetrics
-from probes.load.point import LoadPoint
+from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord, judge
 from probes.load.runner import (
-    CLIENT_BOUND_RULE,
-    CLIENT_BOUND_RULE_BEFORE_1_8,
-    SEND_LAG,
-    SEND_LAG_BEFORE_1_8,
     Arrivals,
     point_figures,
     rejudged_client,
@@ -51,18 +48,10 @@ def percentiles_of(metrics: LoadMetrics) -> tuple[float, ...]:
 
 
 def load_points(
-    load: LoadSection,
-    folder: Path,
-    binding: Binding | None = None,
-    *,
-    last_byte_rule: bool = True,
-    client_check: bool = False,
-    judges_replies: bool = False,
+    load: LoadSection, folder: Path, binding: Binding | None, rules: RuleSet
 ) -> list[Discrepancy]:
-    """Each load point's figures from its records; `last_byte_rule` False: a document older than 1.8.0,
-    whose client-bound verdicts were judged by sent_s alone; `client_check` (schema >= 1.9.0): its client
-    check recomputed but for the loop lag (`attested_client`); `judges_replies` (schema >= 1.10.0): every
-    record's outcome re-derived (`rejudged`)."""
+    """Each load point's figures from its records, by the rules that judged its document (`figures`): its
+    client check (`attested_client`) and every record's outcome (`rejudged`) too."""
     out: list[Discrepancy] = []
     for i, entry in enumerate(load.points):
         path, res, src = f"load.points[{i}]", entry.result, entry.records.path
@@ -86,20 +75,18 @@ def load_points(
         if records is None:
             continue
         fixed = res.point.output_len if res.workload.output_lens_digest is None and not res.turns else None
-        records, wrong = rejudged(
-            records, res.point.ignore_eos, judges_replies, fixed, f"{path}.records", src
-        )
+        records, wrong = rejudged(records, res.point.ignore_eos, rules, fixed, f"{path}.records", src)
         out += wrong
-        metrics, window, arrivals = point_figures(
-            res.point, res.metrics.slo, records, res.started_at, percentiles_of(res.metrics),
-            last_byte_rule=_judged_by_last_byte(res.arrivals, last_byte_rule),
-        )  # fmt: skip
-        metrics = worded_as(metrics, res.metrics, judges_replies)
+        metrics, window, arrivals = figures(
+            res.point, res.metrics.slo, records, res.started_at, percentiles_of(res.metrics), rules
+        )
+        metrics = worded_as(metrics, res.metrics, rules)
         out += differences(res.metrics, metrics, f"{path}.result.metrics", src)
         out += differences(res.window_epoch, window, f"{path}.result.window_epoch", src)
-        out += differences(_judged_alike(res.arrivals, arrivals), arrivals, f"{path}.result.arrivals", src)
+        stated_arrivals = _judged_alike(res.arrivals, rules)
+        out += differences(stated_arrivals, arrivals, f"{path}.result.arrivals", src)
         out += differences(res.sent, len(records), f"{path}.result.sent", src)
-        if judges_replies or res.requests is not None:  # every point states them from 1.10.0
+        if "replies/outcome" in rules or res.requests is not None:  # every point states them since
             counts = request_counts(res.point, records)
             out += differences(res.requests, counts, f"{path}.result.requests", src)
         turns = turn_figures(steady_records(records, res.point), percentiles_of(res.metrics))
@@ -109,7 +96,7 @@ def load_points(
         )
         out += _in_flight_within_cap(res.point, records, path, src)
         out += attested_client(
-            res.client, records, res.point, (metrics, arrivals), client_check, f"{path}.result", src
+            res.client, records, res.point, (metrics, arrivals), rules, f"{path}.result", src
         )[1]
         seen = server_view.recompute(
             res.server_view, res.saturation, entry.server_records, load_point_context(res), records, metrics,
@@ -119,26 +106,47 @@ def load_points(
     return out
 
 
-def worded_as(metrics: LoadMetrics, stated: LoadMetrics, judges_replies: bool) -> LoadMetrics:
-    """The recomputed metrics with the definitions' words of a document older than 1.10.0 (which defined
-    output tokens and goodput before replies were judged): the figures are compared, its words attested."""
-    return metrics if judges_replies else metrics.model_copy(update={"definitions": stated.definitions})
+def figures(
+    point: LoadPoint,
+    slo: SLO,
+    records: list[RequestRecord],
+    started_at: float,
+    percentiles: tuple[float, ...],
+    rules: RuleSet,
+) -> tuple[LoadMetrics, tuple[float, float] | None, Arrivals | None]:
+    """What a run's records determine (probes' point_figures, by today's rules), the open loop's client-bound
+    verdict by the rule that judged the document (its rule's own function where that is not today's)."""
+    metrics, window, arrivals = point_figures(point, slo, records, started_at, percentiles)
+    judge = rules.of("client-bound").arrivals
+    if arrivals is not None and judge is not None:
+        arrivals = judge(arrivals, metrics)
+    return metrics, window, arrivals
+
+
+def worded_as(metrics: LoadMetrics, stated: LoadMetrics, rules: RuleSet) -> LoadMetrics:
+    """The recomputed metrics with the definitions' words of a document whose replies were not judged
+    (no replies/outcome: output tokens and goodput were defined before): the figures are compared, its
+    words attested."""
+    if "replies/outcome" in rules:
+        return metrics
+    return metrics.model_copy(update={"definitions": stated.definitions})
 
 
 def rejudged(
     records: list[RequestRecord],
     ignore_eos: bool,
-    required: bool,
+    rules: RuleSet,
     fixed_len: int | None,
     at: str,
     src: str,
 ) -> tuple[list[RequestRecord], list[Discrepancy]]:
     """Each record's outcome re-derived from its own fields by the run's rule (records.judge), and the
     records with those outcomes, which every figure is then computed from: an outcome edited in a records
-    file is named, never believed. `required` (schema >= 1.10.0): a record must state its outcome and the
-    length it asked for (a dropped one would count a cut reply as completed); `fixed_len`: the length every
-    request of the point asked for, where the workload sets one. Older records state none and are judged
-    as they were (`ok`)."""
+    file is named, never believed. Under replies/outcome a record must state its outcome and the length it
+    asked for (a dropped one would count a cut reply as completed); `fixed_len`: the length every request of
+    the point asked for, where the workload sets one. Older records state none and are judged as they were
+    (`ok`)."""
+    required = "replies/outcome" in rules
     again: list[RequestRecord] = []
     wrong: list[tuple[RequestRecord, str]] = []
     for r in records:
@@ -203,30 +211,16 @@ def _peak(records: list[RequestRecord], *, missing_end: float | None) -> int:
     return most
 
 
-def _judged_by_last_byte(stated: Arrivals | None, by_version: bool) -> bool:
-    """Whether a point's verdict is replayed by the rule reading the last byte: as the rule it states says
-    (the rule before 1.8.0 read sent_s alone), else as its document's version does."""
-    if stated is not None and "client_bound_rule" in stated.model_fields_set:
-        return stated.client_bound_rule != CLIENT_BOUND_RULE_BEFORE_1_8
-    return by_version
-
-
-def _judged_alike(stated: Arrivals | None, recomputed: Arrivals | None):
-    """Arrivals as stated, less the client-bound verdict when the document was judged by another rule than
-    the one replayed (a 1.0.0 document states none): its rates and send lags are figures the records
-    determine and are compared; its verdict is that rule's, not a figure this tool's rule should reproduce.
-    A send lag defined in the words used before 1.8.0 is the same figure (from sent_s), so those words are
-    read as today's."""
-    if stated is None:
+def _judged_alike(stated: Arrivals | None, rules: RuleSet):
+    """Arrivals as stated, less the client-bound verdict where the document's rule is not replayed (schema
+    1.0.0's): its rates and send lags are figures the records determine and are compared; its verdict is
+    attested. Otherwise the verdict and its reasons are held to the rule that judged the document; the rule's
+    words, where stated, always are."""
+    if stated is None or rules.of("client-bound").replayed:
         return stated
     data = stated.model_dump(mode="json", exclude_unset=True)
-    lag = data.get("send_lag_ms")
-    if isinstance(lag, dict) and lag.get("definition") == SEND_LAG_BEFORE_1_8:
-        lag["definition"] = SEND_LAG
-    rule = recomputed.client_bound_rule if recomputed is not None else CLIENT_BOUND_RULE
-    if "client_bound_rule" not in stated.model_fields_set or stated.client_bound_rule != rule:
-        for key in ("client_bound", "client_bound_reasons", "client_bound_rule"):
-            data.pop(key, None)
+    for key in ("client_bound", "client_bound_reasons"):
+        data.pop(key, None)
     return data
 
 
@@ -249,20 +243,20 @@ def attested_client(
     records: list[RequestRecord],
     point: LoadPoint,
     figures: tuple[LoadMetrics, Arrivals | None],
-    by_check: bool,
+    rules: RuleSet,
     at: str,
     src: str,
 ) -> tuple[ClientCheck | None, list[Discrepancy]]:
-    """A run's client check as stated, and where it differs from the one recomputed (schema >= 1.9.0,
-    `by_check`, where every run states one): each worker's loop lag as stated (not in the records, as the
+    """A run's client check as stated, and where it differs from the one recomputed (client-check/
+    recomputed, where every run states one): each worker's loop lag as stated (not in the records, as the
     host's load is not), everything else from the records (`rejudged_client`), so a verdict edited against
     its own lag or against the records is named. A run without one is a discrepancy (every run states one,
-    and a dropped one would hide a flag). Before 1.9.0, none: a many-worker point's check was attested
+    and a dropped one would hide a flag). Before that rule, a many-worker point's check was attested
     whole."""
-    if not by_check:  # attested whole, as stated (the replay states it back on each probe)
+    if "client-check/recomputed" not in rules:  # attested whole, as stated (the replay states it back)
         return stated, []
     if stated is None:
-        missing = "a client check (every run states one, schema >= 1.9.0)"
+        missing = "a client check (every run states one under rule client-check/recomputed)"
         return None, [Discrepancy(figure=f"{at}.client", stated=None, recomputed=missing, source=src)]
     metrics, arrivals = figures
     again = rejudged_client(stated, records, point, metrics, arrivals)
@@ -272,20 +266,10 @@ def attested_client(
     return stated, rows + differences(stated, again, f"{at}.client", src)
 
 
-def capacity(
-    load: LoadSection,
-    folder: Path,
-    binding: Binding | None = None,
-    *,
-    last_byte_rule: bool = True,
-    settle: bool = False,
-    client_check: bool = False,
-    judges_replies: bool = False,
-) -> list[Discrepancy]:
-    """The load section's capacity search and each compared workload's, recomputed from their records
-    (`last_byte_rule`: as `load_points`; `settle`, schema >= 1.8.0: the answer applies its repeats,
-    probes.load.capacity.REPEATS_RULE; `client_check`, schema >= 1.9.0: each verdict reads the run's stated
-    client check, `attested_client`)."""
+def capacity(load: LoadSection, folder: Path, binding: Binding | None, rules: RuleSet) -> list[Discrepancy]:
+    """The load section's capacity search and each compared workload's, recomputed from their records by
+    the rules that judged the document (capacity/settles-on-repeats: the answer applies its repeats; each
+    verdict reads the run's client check as `attested_client` gives it)."""
     out: list[Discrepancy] = []
     if not isinstance(load.capacity, NotMeasured):
         if not load.points:
@@ -302,10 +286,7 @@ def capacity(
             _Searched(load.capacity, template, "load.capacity", "load.points[0].result.point"),
             folder,
             binding,
-            last_byte_rule,
-            settle,
-            client_check,
-            judges_replies,
+            rules,
         )
     for k, compared in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
@@ -315,7 +296,7 @@ def capacity(
             out.append(Discrepancy(figure=f"{path}.capacity.result.search", stated="none",
                                    recomputed="the search's parameters (a compared workload keeps them)"))  # fmt: skip
             continue
-        out += _capacity(searched, folder, binding, last_byte_rule, settle, client_check, judges_replies)
+        out += _capacity(searched, folder, binding, rules)
     return out
 
 
@@ -336,10 +317,7 @@ def _capacity(
     searched: _Searched,
     folder: Path,
     binding: Binding | None,
-    last_byte_rule: bool,
-    settle: bool,
-    client_check: bool = False,
-    judges_replies: bool = False,
+    rules: RuleSet,
 ) -> list[Discrepancy]:
     """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
@@ -357,7 +335,7 @@ def _capacity(
     for i, (stated, rec) in enumerate(zip(cap.points, section.records, strict=True)):
         context = capacity_step_context(
             cap.knob, stated.value, i, confirmation=stated.confirmation, template=step_template(section, template, i),
-            slo=cap.slo, workload=searched.workload, repeats=asked_repeats(section, judges_replies),
+            slo=cap.slo, workload=searched.workload, repeats=asked_repeats(section, rules),
         )  # fmt: skip
         fields = {
             "repeats": f"{path}.repeats (the runs the build asked for)",
@@ -382,15 +360,11 @@ def _capacity(
         if records is None:
             return out
         point = knob_point(template, cap.knob, stated.value)
-        records, wrong = rejudged(
-            records, point.ignore_eos, judges_replies, None, f"{path}.records[{i}]", rec.path
-        )
+        records, wrong = rejudged(records, point.ignore_eos, rules, None, f"{path}.records[{i}]", rec.path)
         out += wrong
         # A capacity point keeps no epoch window (0.0 origin: only the relative window is in its metrics).
-        metrics, _, arrivals = point_figures(
-            point, cap.slo, records, 0.0, percentiles_of(stated.metrics), last_byte_rule=last_byte_rule
-        )
-        metrics = worded_as(metrics, stated.metrics, judges_replies)
+        metrics, _, arrivals = figures(point, cap.slo, records, 0.0, percentiles_of(stated.metrics), rules)
+        metrics = worded_as(metrics, stated.metrics, rules)
         scrapes = section.server_records[i] if i < len(section.server_records) else None
         seen = server_view.recompute(
             stated.server_view, stated.saturation, scrapes, context, records, metrics, folder,
@@ -399,7 +373,7 @@ def _capacity(
         out += seen.problems
         stop = ("saturated", stated.stopped_early) if stated.stopped_early else (None, None)
         client, missing = attested_client(
-            stated.client, records, point, (metrics, arrivals), client_check, f"{base}.points[{i}]", rec.path
+            stated.client, records, point, (metrics, arrivals), rules, f"{base}.points[{i}]", rec.path
         )
         out += missing
         replayed.append(
@@ -407,6 +381,7 @@ def _capacity(
         )
     if cap.search is not None:
         # The repeats' own verdicts are re-derived from their records by factsheet/rederive/repeats.py.
+        settle = "capacity/settles-on-repeats" in rules
         repeats = [r.point for r in section.repeats.runs] if settle and section.repeats else []
         return out + _replay(cap, replayed, base, ", ".join(r.path for r in section.records), repeats)
     return out + _judged_alone(cap, replayed, base, [r.path for r in section.records])
@@ -444,11 +419,11 @@ def step_template(section: CapacitySection, template: LoadPoint, i: int) -> Load
     return template.model_copy(update={"seed": section.seeds[i]}) if section.seeds else template
 
 
-def asked_repeats(section: CapacitySection, by_version: bool) -> int | None:
+def asked_repeats(section: CapacitySection, rules: RuleSet) -> int | None:
     """The runs of its headline run a search's build asked for, which each of its steps' records is bound to
-    from schema 1.10.0 (`by_version`): the repeats' k, 1 where it states none. So repeats left out of the
-    document (a failed one hidden, page 1 recomputed) mismatch every step of the search."""
-    if not by_version:
+    under records/binds-repeats: the repeats' k, 1 where it states none. So repeats left out of the document
+    (a failed one hidden, page 1 recomputed) mismatch every step of the search."""
+    if "records/binds-repeats" not in rules:
         return None
     return section.repeats.k if section.repeats is not None else 1
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from factsheet.document.predictor import PredictorSection, parse_constraints
-from factsheet.document.versions import KEEPS_PREDICTOR_RECORDS, at_least
+from factsheet.document.rules import RuleSet, rule
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.records import read_records
 from probes.core.measurement import Model
@@ -38,11 +38,11 @@ class Measurement(Model):
     latency: LatencyEvidence | None = Field(None, description="the latency requests' records")
 
 
-def predictor(section: PredictorSection, version: str, folder: Path) -> list[Discrepancy]:
+def predictor(section: PredictorSection, rules: RuleSet, folder: Path) -> list[Discrepancy]:
     if section.records is None:
-        if not at_least(version, KEEPS_PREDICTOR_RECORDS):
-            return []  # attested only before 1.3.0
-        why = f"the campaign's measurements (schema >= {KEEPS_PREDICTOR_RECORDS} keeps them)"
+        if "keeps/predictor-records" not in rules:
+            return []  # attested only, as the document's version kept none
+        why = f"the campaign's measurements (schema >= {rule('keeps/predictor-records').began} keeps them)"
         return [Discrepancy(figure=FIGURE, stated="none", recomputed=why)]
     pairs, out = read_records(folder, section.records, _line, FIGURE)
     if pairs is None:

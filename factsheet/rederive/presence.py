@@ -8,8 +8,8 @@ import posixpath
 from pathlib import Path
 
 from factsheet.document.files import RECORDS_DIR
+from factsheet.document.rules import RuleSet, rule
 from factsheet.document.schema import Factsheet, RecordsFile, energy_point
-from factsheet.document.versions import KEEPS_ENERGY_SAMPLES_AND_SEARCH, at_least
 from factsheet.rederive.compare import Discrepancy
 from probes.core.errors import InputError
 from probes.core.measurement import NotMeasured
@@ -63,16 +63,18 @@ def named_twice(sheet: Factsheet) -> list[Discrepancy]:
     return out
 
 
-def missing_records(sheet: Factsheet, *, bound: bool = False) -> list[Discrepancy]:
-    """Measured figures whose evidence the document's schema version keeps, but which it does not name.
-    `bound`: its records carry context headers, so a tool of schema >= 1.2.0 wrote them, whatever version
-    the document states (a version lowered to escape these checks is held to the records' own)."""
+def missing_records(sheet: Factsheet, rules: RuleSet, *, bound: bool = False) -> list[Discrepancy]:
+    """Measured figures whose evidence the document's rules keep (keeps/energy-samples-and-search), but which
+    it does not name. `bound`: its records carry context headers (records/bound), so a tool that kept them
+    wrote them, whatever version the document states (a version lowered to escape these checks is held to
+    the records' own)."""
     out: list[Discrepancy] = []
-    keeps = bound or at_least(sheet.schema_version, KEEPS_ENERGY_SAMPLES_AND_SEARCH)
+    kept = "keeps/energy-samples-and-search"
+    keeps = bound or kept in rules
     since = (
-        "records bound to their contexts (schema >= 1.2.0)"
+        f"records bound to their contexts (schema >= {rule('records/bound').began})"
         if bound
-        else f"schema {sheet.schema_version} >= {KEEPS_ENERGY_SAMPLES_AND_SEARCH}"
+        else f"schema {sheet.schema_version} >= {rule(kept).began}"
     )
     energy = sheet.energy
     if not isinstance(energy, NotMeasured) and not isinstance(energy.energy, NotMeasured):

@@ -11,8 +11,9 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from factsheet.binding import Context, context_digest, parse_header
+from factsheet.document.rules import rule
 from factsheet.document.schema import RecordsFile
-from factsheet.document.versions import JUDGES_REPLIES, SchemaVersionError, parse
+from factsheet.document.versions import SchemaVersionError, parse
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.untrusted.reading import read_records_file
 from probes.core.errors import InputError
@@ -37,7 +38,7 @@ class Binding:
     writers: list[tuple[str, str, str]] = field(default_factory=list)
 
     def relabelled(self, stated: str) -> list[Discrepancy]:
-        """The document's version against its records' writer's (WRITER_IN_HEADER): a lower one is a relabel
+        """The document's version against its records' writer's (records/writer): a lower one is a relabel
         by someone other than the tool that wrote them (a 1.10.0 build stated 1.8.0 drops every check since)."""
         mine = parse(stated)
         for path, version, how in self.writers:
@@ -104,7 +105,7 @@ def read_records(
     # A binding failure is reported and the figures are still recomputed: whatever else differs is named too.
     problems = [] if binding is None else _bind(header, expected or Expected(None), binding, rec, figure)
     if binding is not None and any(getattr(r, "outcome", None) is not None for r in records):
-        binding.writers.append((rec.path, str(JUDGES_REPLIES), "its records' outcomes"))
+        binding.writers.append((rec.path, rule("replies/outcome").began, "its records' outcomes"))
     if len(records) != rec.records:
         problems.append(
             Discrepancy(

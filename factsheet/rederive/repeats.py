@@ -7,13 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from factsheet.binding import capacity_step_context
-from factsheet.document.repeats import SEED_RULE, run_seed, search_block
+from factsheet.document.repeats import run_seed, search_block
+from factsheet.document.rules import RuleSet
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
 from factsheet.rederive.compare import Discrepancy, differences
 from factsheet.rederive.load import (
     asked_repeats,
     attested_client,
+    figures,
     percentiles_of,
     rejudged,
     seed_named,
@@ -24,16 +26,16 @@ from probes.core.measurement import NotMeasured
 from probes.load.capacity import judge_point, knob_point
 from probes.load.point import LoadPoint
 from probes.load.records import RequestRecord
-from probes.load.runner import point_figures
 
 RULE_SOURCE = "load.seed_rule: load.seed + 1000 × block + position"
 
 
-def seeds(load: LoadSection) -> list[Discrepancy]:
-    """Every run's seed by SEED_RULE (a document that states the rule); nothing to check before 1.7.0."""
-    if load.seed_rule is None or not load.points:
+def seeds(load: LoadSection, rules: RuleSet) -> list[Discrepancy]:
+    """Every run's seed by the seed rule (seeds/block-position) where it judged the document; its words
+    (load.seed_rule) are attested."""
+    if "seeds/block-position" not in rules or not load.points:
         return []
-    out = differences(load.seed_rule, SEED_RULE, "load.seed_rule", "the tool's seed rule")
+    out: list[Discrepancy] = []
     base = load.points[0].result.point.seed
     for i, p in enumerate(load.points):
         out += differences(p.result.point.seed, run_seed(base, 0, i), f"load.points[{i}].result.point.seed",
@@ -61,29 +63,24 @@ def capacity_repeats(
     load: LoadSection,
     folder: Path,
     binding: Binding | None,
-    *,
-    last_byte_rule: bool = True,
-    client_check: bool = False,
-    judges_replies: bool = False,
+    rules: RuleSet,
 ) -> list[Discrepancy]:
-    """The repeats of the load section's capacity search and of each compared workload's (`last_byte_rule`
-    False: verdicts of a document older than 1.8.0, judged by sent_s alone; `client_check`, >= 1.9.0: each
-    verdict reads the run's stated client check)."""
+    """The repeats of the load section's capacity search and of each compared workload's, by the rules that
+    judged the document (rederive/load.py: `figures`, `attested_client`)."""
     out: list[Discrepancy] = []
     if not isinstance(load.capacity, NotMeasured) and load.points:
         template = load.points[0].result.point  # every probe (and repeat) takes the first point's shape
         out += _repeats(load.capacity, template, "load.capacity", "load.points[0].result.point", None, folder,
-                        binding, last_byte_rule, client_check, judges_replies)  # fmt: skip
+                        binding, rules)  # fmt: skip
     for k, c in enumerate(load.compared_workloads):
         path = f"load.compared_workloads[{k}]"
         out += _repeats(c.capacity, c.template, f"{path}.capacity", f"{path}.template", c.workload, folder,
-                        binding, last_byte_rule, client_check, judges_replies)  # fmt: skip
+                        binding, rules)  # fmt: skip
     return out
 
 
 def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_path: str, workload, folder: Path,
-            binding: Binding | None, last_byte_rule: bool = True, client_check: bool = False,
-            judges_replies: bool = False) -> list[Discrepancy]:  # fmt: skip
+            binding: Binding | None, rules: RuleSet) -> list[Discrepancy]:  # fmt: skip
     """The repeats of one search: the run repeated (its last confirmation), their number, and each one's
     figures and verdict from its records."""
     rep, cap = section.repeats, section.result
@@ -106,7 +103,7 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
         context = capacity_step_context(
             cap.knob, run.point.value, len(cap.points) + j, confirmation=True,
             template=template.model_copy(update={"seed": run.seed}), slo=cap.slo, workload=workload,
-            repeats=asked_repeats(section, judges_replies),
+            repeats=asked_repeats(section, rules),
         )  # fmt: skip
         fields = {"knob": f"{path}.result.knob", "value": f"{at}.point.value", "slo": f"{path}.result.slo",
                   "position": f"{at}.records (place after the search)", "confirmation": f"{at}.point.confirmation",
@@ -118,18 +115,17 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
         if records is None:
             continue
         point = knob_point(template, cap.knob, run.point.value)
-        records, wrong = rejudged(records, point.ignore_eos, judges_replies, None, f"{at}.records", src)
+        records, wrong = rejudged(records, point.ignore_eos, rules, None, f"{at}.records", src)
         out += wrong
-        metrics, _, arrivals = point_figures(point, cap.slo, records, 0.0, percentiles_of(run.point.metrics),
-                                             last_byte_rule=last_byte_rule)  # fmt: skip
-        metrics = worded_as(metrics, run.point.metrics, judges_replies)
+        metrics, _, arrivals = figures(point, cap.slo, records, 0.0, percentiles_of(run.point.metrics), rules)
+        metrics = worded_as(metrics, run.point.metrics, rules)
         seen = server_view.recompute(
             run.point.server_view, run.point.saturation, run.server_records, context, records, metrics, folder,
             (f"{at}.server_records", f"{at}.point"), binding,
         )  # fmt: skip
         out += seen.problems
         client, missing = attested_client(
-            run.point.client, records, point, (metrics, arrivals), client_check, f"{at}.point", src
+            run.point.client, records, point, (metrics, arrivals), rules, f"{at}.point", src
         )
         out += missing
         replayed = _Replayed(

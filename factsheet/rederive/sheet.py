@@ -5,15 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factsheet.document.rules import rule_set
 from factsheet.document.schema import Factsheet
-from factsheet.document.versions import (
-    BINDS_RECORDS,
-    JUDGES_BY_CLIENT_CHECK,
-    JUDGES_BY_LAST_BYTE,
-    JUDGES_REPLIES,
-    SETTLES_ON_REPEATS,
-    at_least,
-)
 from factsheet.rederive.accuracy import accuracy
 from factsheet.rederive.compare import Discrepancy
 from factsheet.rederive.deployment import deployment_differences
@@ -69,29 +62,25 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     """Every re-derivable figure recomputed and every records file's binding checked. Read the records'
     digests first (`factsheet.rederive.validate.check_records`)."""
     folder = Path(folder)
-    binding = Binding(required=at_least(sheet.schema_version, BINDS_RECORDS))
+    rules = rule_set(sheet.schema_version)  # the rules that judged it (factsheet/document/rules)
+    binding = Binding(required="records/bound" in rules)
     out: list[Discrepancy] = named_twice(sheet)
     if not isinstance(sheet.load, NotMeasured):
-        last_byte = at_least(sheet.schema_version, JUDGES_BY_LAST_BYTE)
-        settle = at_least(sheet.schema_version, SETTLES_ON_REPEATS)
-        by_check = at_least(sheet.schema_version, JUDGES_BY_CLIENT_CHECK)
-        rules = {"last_byte_rule": last_byte, "client_check": by_check}
-        rules["judges_replies"] = at_least(sheet.schema_version, JUDGES_REPLIES)
-        out += load_points(sheet.load, folder, binding, **rules)
-        out += capacity(sheet.load, folder, binding, settle=settle, **rules)
-        out += capacity_repeats(sheet.load, folder, binding, **rules)
-        out += seeds(sheet.load)
+        out += load_points(sheet.load, folder, binding, rules)
+        out += capacity(sheet.load, folder, binding, rules)
+        out += capacity_repeats(sheet.load, folder, binding, rules)
+        out += seeds(sheet.load, rules)
     if not isinstance(sheet.accuracy, NotMeasured):
         out += accuracy(sheet.accuracy, folder, binding)
     if not isinstance(sheet.energy, NotMeasured):
         out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder, binding)
     if not isinstance(sheet.predictor, NotMeasured):
-        out += predictor(sheet.predictor, sheet.schema_version, folder)
+        out += predictor(sheet.predictor, rules, folder)
     out += headline_differences(sheet)  # page 1's figures from the rest of the sheet (>= 1.6.0)
     out += deployment_differences(sheet)  # a kept chat template against its digest (>= 1.7.0)
     out += binding.missing()
     out += uncited_records(sheet, folder)  # after the figures: a figure a forger edited is named first
-    out += missing_records(sheet, bound=bool(binding.bound))
+    out += missing_records(sheet, rules, bound=bool(binding.bound))
     out = binding.relabelled(sheet.schema_version) + out  # first: a relabel is why the rest differs
     unbound = [] if binding.required or binding.bound else [path for _, path in binding.unbound]
     return Rederivation(discrepancies=out, unbound=unbound)

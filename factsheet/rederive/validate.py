@@ -6,9 +6,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from factsheet.document.rules import rule
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
 from factsheet.document.stamp import tool_version
-from factsheet.document.versions import BINDS_RECORDS, check_readable
+from factsheet.document.versions import check_readable
 from factsheet.rederive import Discrepancy, rederivation
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES, MAX_RECORDS_TOTAL_BYTES
 from factsheet.untrusted.parsing import check_factsheet_counts, parse_json
@@ -89,7 +90,7 @@ def check_figures(sheet: Factsheet, folder: Path) -> list[str]:
     notes.append(_template_note(sheet))
     if found.unbound:
         notes.append(
-            f"records unbound (schema {sheet.schema_version} < {BINDS_RECORDS}: no context header): the "
+            f"records unbound (schema {sheet.schema_version} < {rule('records/bound').began}: no context header): the "
             "settings, labels, SLO and start times they were measured under are attested only, not bound "
             f"({', '.join(found.unbound)})"
         )

@@ -70,17 +70,8 @@ CLIENT_BOUND_RULE = (
     "began to leave (sent_s: achieved rate, send lag) and by when its last byte left (written_s: achieved "
     "rate by the last byte, write lag): either could move a reported figure by more than that"
 )
-# The rule before schema 1.8.0 (sent_s only): `validate` replays an older document's verdicts by it.
-CLIENT_BOUND_RULE_BEFORE_1_8 = (
-    f"client-bound when sends achieved < {MIN_ACHIEVED_FRACTION * 100:g} % of the scheduled rate, or the "
-    f"client's own delay (send lag) at p50 or p99 > {LATENCY_RESOLUTION * 100:g} % of the smallest TTFT or "
-    f"E2EL figure at that percentile (the resolution latency figures are stated to): either could move "
-    "a reported figure by more than that"
-)
 SEND_LAG = "sent_s (the client began writing the request) − scheduled send − client queue time"
 WRITE_LAG = "written_s (the request's last byte handed to the kernel) − scheduled send − client queue time"
-# The send lag's words before schema 1.8.0, for the same figure (from sent_s); `validate` accepts them.
-SEND_LAG_BEFORE_1_8 = "actual send − scheduled send − client queue time"
 
 
 class Arrivals(Model):
@@ -618,10 +609,8 @@ def _arrivals(
     records: list[RequestRecord],
     point: LoadPoint,
     metrics: LoadMetrics | None = None,
-    last_byte_rule: bool = True,
 ) -> Arrivals | None:
-    """How the sends kept to the schedule; `last_byte_rule` False: judged by the rule before schema 1.8.0
-    (sent_s only), the last byte's figures still stated."""
+    """How the sends kept to the schedule, by CLIENT_BOUND_RULE."""
     if point.mode != "open" or not records:
         return None
     achieved = _rate([r.sent_s for r in records])
@@ -631,17 +620,8 @@ def _arrivals(
         [1000 * r.queued_s for r in records], unit="ms", definition="time waiting for a max_concurrency slot"
     )
     fraction = achieved / scheduled if achieved and scheduled else None
-    reasons = []
-    if fraction is None:
-        reasons.append("fewer than two requests sent: no achieved rate")
-    elif fraction < MIN_ACHIEVED_FRACTION:
-        reasons.append(
-            f"achieved rate {achieved:.3g}/s by sent_s is {100 * (1 - fraction):.1f} % below the schedule"
-        )
-    reasons += _client_delay_reasons(lag, metrics)
+    reasons = sent_s_reasons(achieved, fraction, lag, metrics)
     last_byte = _by_last_byte(records, metrics)
-    if not last_byte_rule:
-        last_byte = last_byte._replace(reasons=())
     return Arrivals(
         target_rate=point.rate,
         scheduled_rate=scheduled,
@@ -654,8 +634,22 @@ def _arrivals(
         write_lag_ms=last_byte.lag,
         client_bound=bool(reasons or last_byte.reasons),
         client_bound_reasons=[*reasons, *last_byte.reasons],
-        client_bound_rule=CLIENT_BOUND_RULE if last_byte_rule else CLIENT_BOUND_RULE_BEFORE_1_8,
+        client_bound_rule=CLIENT_BOUND_RULE,
     )
+
+
+def sent_s_reasons(
+    achieved: float | None, fraction: float | None, lag: Distribution, metrics: LoadMetrics | None
+) -> list[str]:
+    """The client-bound rule read by when each request began to leave (sent_s: achieved rate, send lag)."""
+    reasons = []
+    if fraction is None:
+        reasons.append("fewer than two requests sent: no achieved rate")
+    elif fraction < MIN_ACHIEVED_FRACTION:
+        reasons.append(
+            f"achieved rate {achieved:.3g}/s by sent_s is {100 * (1 - fraction):.1f} % below the schedule"
+        )
+    return reasons + _client_delay_reasons(lag, metrics)
 
 
 class _LastByte(NamedTuple):
@@ -718,17 +712,15 @@ def point_figures(
     records: list[RequestRecord],
     started_at: float,
     percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
-    *,
-    last_byte_rule: bool = True,
 ) -> tuple[LoadMetrics, tuple[float, float] | None, Arrivals | None]:
-    """What a run's raw records determine: its metrics, steady window (epoch s) and arrival fidelity.
-    The run itself and `factsheet validate`'s re-derivation both call this (`last_byte_rule` False: an
-    older document's verdicts, judged by sent_s alone)."""
+    """What a run's raw records determine: its metrics, steady window (epoch s) and arrival fidelity by
+    today's rules. The run itself and `factsheet validate`'s re-derivation both call this (an older
+    document's rules: factsheet/document/rules)."""
     metrics = compute_metrics(steady_records(records, point), slo, percentiles=percentiles)
     window = None
     if metrics.window_start_s is not None and metrics.window_end_s is not None:
         window = (started_at + metrics.window_start_s, started_at + metrics.window_end_s)
-    return metrics, window, _arrivals(records, point, metrics, last_byte_rule)
+    return metrics, window, _arrivals(records, point, metrics)
 
 
 def server_figures(

@@ -24,6 +24,7 @@ from factsheet.document.headline.rebuild import (
     t_quantile,
 )
 from factsheet.document.repeats import SEED_BLOCK
+from factsheet.document.rules import rule_set
 from factsheet.document.schema import SCHEMA_VERSION
 from factsheet.spec.build import CapacitySpec
 from probes.load.capacity import STEP_REPEATS_RULE
@@ -256,6 +257,6 @@ def test_a_wide_interval_is_kept_and_a_share_stops_at_1():
 
 
 def test_the_guards_follow_the_documents_version():
-    assert Guards.of("1.7.0") == Guards(floor=False, widen=False)
-    assert Guards.of("1.8.0") == Guards(floor=True, widen=False)
-    assert Guards.of("1.9.0") == Guards(floor=True, widen=True)
+    assert Guards.of(rule_set("1.7.0")) == Guards(floor=False, widen=False)
+    assert Guards.of(rule_set("1.8.0")) == Guards(floor=True, widen=False)
+    assert Guards.of(rule_set("1.9.0")) == Guards(floor=True, widen=True)

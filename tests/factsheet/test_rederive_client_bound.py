@@ -1,6 +1,6 @@
-"""The client-bound verdict is re-derived under the rule the document states: a verdict edited in a
-document judged by this tool's rule is caught; a 1.0.0 document (judged by the older rule, which it does not
-state) keeps validating on its figures."""
+"""The client-bound verdict is re-derived under the rule of the document's version (factsheet/document/rules):
+a 1.0.0 document (judged by a rule it does not state, its verdict attested) keeps validating on its figures,
+and one edited to state today's rule is caught by that rule's words, never replayed by them."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ def _validate(tmp_path: Path, edit) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_an_edited_verdict_under_the_current_rule_is_caught(tmp_path):
+def test_today_s_rule_stated_on_a_1_0_0_document_is_caught(tmp_path):
     def flip(a: dict) -> None:
         a["client_bound_rule"] = CLIENT_BOUND_RULE
         a["client_bound"] = not a["client_bound"]
 
     code, output = _validate(tmp_path, flip)
-    assert code == 1 and "load.points[1].result.arrivals.client_bound:" in output
+    assert code == 1 and "load.points[1].result.arrivals.client_bound_rule:" in output
 
 
 def test_an_edited_send_lag_is_caught_whatever_the_rule(tmp_path):

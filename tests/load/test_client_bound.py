@@ -12,8 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from factsheet.document.rules import rule
 from probes.load.point import SLO, LoadPoint
-from probes.load.runner import LATENCY_RESOLUTION, MIN_ACHIEVED_FRACTION, point_figures, run_point
+from probes.load.runner import LATENCY_RESOLUTION, MIN_ACHIEVED_FRACTION, run_point
 from probes.load.workloads.workload import synthetic_prompts
 from probes.targets.mock_server import MockServerConfig, serve_forever
 from probes.targets.ports import free_port
@@ -127,6 +128,6 @@ def test_bytes_that_leave_late_are_flagged_by_the_last_byte_where_sent_s_sees_no
     assert a.client_bound and any(x.startswith("write-lag p50") for x in a.client_bound_reasons)
     # sent_s alone (the rule before 1.8.0): every request began on time, 5 % of a TTFT > PAUSE_S is
     # > 75 ms, far above the send lag of bodies built before their send time
-    _, _, by_sent = point_figures(lp, SLO(), r.records, r.started_at, last_byte_rule=False)
+    by_sent = rule("client-bound/sent-s").arrivals(a, r.metrics)
     assert not by_sent.client_bound, by_sent.client_bound_reasons
     assert not any("sent_s" in x or x.startswith("send-lag") for x in a.client_bound_reasons)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from factsheet.document.rules import rule, rule_set
 from factsheet.document.schema import LoadPointEntry, LoadSection, RecordsFile
-from factsheet.rederive.load import load_points
+from factsheet.rederive.load import figures, load_points
 from probes.core.digests import sha256_bytes
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import compute_metrics
@@ -19,7 +20,6 @@ from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord, load_records, record_line, records_jsonl
 from probes.load.runner import (
     CLIENT_BOUND_RULE,
-    CLIENT_BOUND_RULE_BEFORE_1_8,
     WRITE_LAG,
     Arrivals,
     PointResult,
@@ -46,8 +46,14 @@ def _records(*, lag_s=0.0002, stretch=1.0, write_s: float | None = 0.0001, write
     return out
 
 
-def _judge(records, *, last_byte_rule=True) -> Arrivals:
-    return _arrivals(records, OPEN, compute_metrics(records, SLO()), last_byte_rule)
+SENT_S = rule("client-bound/sent-s")  # the rule before the last byte was read (the registry keeps it)
+NOW, THEN = rule_set(rule("client-bound/last-byte").began), rule_set(SENT_S.began)  # records without outcomes
+
+
+def _judge(records, *, by_sent_s=False) -> Arrivals:
+    metrics = compute_metrics(records, SLO())
+    arrivals = _arrivals(records, OPEN, metrics)
+    return SENT_S.arrivals(arrivals, metrics) if by_sent_s else arrivals
 
 
 def test_bytes_leaving_slower_than_the_schedule_are_flagged_by_the_last_byte_only():
@@ -60,7 +66,7 @@ def test_bytes_leaving_slower_than_the_schedule_are_flagged_by_the_last_byte_onl
         "achieved rate 97.1/s by the last byte (written_s) is 2.9 % below the schedule"
     ]
     # sent_s alone (the rule before 1.8.0) sees nothing wrong: the case the issue observed
-    assert not _judge(recs, last_byte_rule=False).client_bound
+    assert not _judge(recs, by_sent_s=True).client_bound
 
 
 def test_a_late_last_byte_is_flagged_by_the_write_lag():
@@ -70,7 +76,7 @@ def test_a_late_last_byte_is_flagged_by_the_write_lag():
     assert a.client_bound
     assert a.client_bound_reasons[0].startswith("write-lag p50 2.2 ms > 5 % of ")
     assert not any(r.startswith("send-lag") for r in a.client_bound_reasons)
-    assert not _judge(_records(write_s=0.002), last_byte_rule=False).client_bound
+    assert not _judge(_records(write_s=0.002), by_sent_s=True).client_bound
 
 
 def test_a_client_that_keeps_up_by_both_readings_is_not_flagged():
@@ -138,10 +144,10 @@ def _sheet(folder: Path, records: list[RequestRecord], arrivals: Arrivals | None
 def test_validate_rederives_the_last_byte_figures(tmp_path):
     section = _sheet(tmp_path, _records(write_s=0.002))
     assert section.points[0].result.arrivals.client_bound  # by its write lag
-    assert load_points(section, tmp_path) == []
+    assert load_points(section, tmp_path, None, NOW) == []
     section.points[0].result.arrivals.write_lag_ms.percentiles["p99"] += 1.0
     section.points[0].result.arrivals.achieved_fraction_written *= 1.01
-    found = {d.figure for d in load_points(section, tmp_path)}
+    found = {d.figure for d in load_points(section, tmp_path, None, NOW)}
     assert found == {"load.points[0].result.arrivals.write_lag_ms.percentiles.p99",
                      "load.points[0].result.arrivals.achieved_fraction_written"}  # fmt: skip
 
@@ -149,15 +155,20 @@ def test_validate_rederives_the_last_byte_figures(tmp_path):
 def test_an_older_document_is_replayed_by_the_rule_it_was_judged_by(tmp_path):
     # A 1.7.0 point sent by workers: its records carry written_s, which the rule of its day did not read.
     records = _records(write_s=0.002)
-    _, _, then = point_figures(OPEN, SLO(), records, 1.7e9, last_byte_rule=False)
-    assert not then.client_bound and then.client_bound_rule == CLIENT_BOUND_RULE_BEFORE_1_8
+    _, _, then = figures(OPEN, SLO(), records, 1.7e9, (50, 99), THEN)
+    assert not then.client_bound and then.client_bound_rule == SENT_S.wording
+    assert then.send_lag_ms.definition == "actual send − scheduled send − client queue time"  # its words
     old = then.model_dump(mode="json", exclude={"achieved_rate_written", "achieved_fraction_written",
                                                 "write_lag_ms"})  # fmt: skip
-    old["send_lag_ms"]["definition"] = "actual send − scheduled send − client queue time"  # its words
     section = _sheet(tmp_path, records, Arrivals.model_validate(old))
-    assert load_points(section, tmp_path, last_byte_rule=False) == []
+    assert load_points(section, tmp_path, None, THEN) == []
     # its verdict is still held to that rule: flipped, it is caught
     section.points[0].result.arrivals.client_bound = True
-    assert [d.figure for d in load_points(section, tmp_path, last_byte_rule=False)] == [
+    assert [d.figure for d in load_points(section, tmp_path, None, THEN)] == [
         "load.points[0].result.arrivals.client_bound"
     ]
+    # and held to its own version's rule: today's read of the last byte finds it client-bound
+    section.points[0].result.arrivals.client_bound = False
+    assert "load.points[0].result.arrivals.client_bound" in {
+        d.figure for d in load_points(section, tmp_path, None, NOW)
+    }

@@ -11,8 +11,8 @@ from factsheet.document.headline import rebuild
 from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.headline.select import Run, answer_run, confirmation_run, informative_run
 from factsheet.document.headline_model import Figure, Headline, Interval, Rebuild, Verdict
+from factsheet.document.rules import rule_set
 from factsheet.document.schema import CapacitySection, Factsheet
-from factsheet.document.versions import JUDGES_REPLIES, at_least
 from probes.core.measurement import NotMeasured
 from probes.load.capacity import RANGE_METHOD
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
@@ -62,7 +62,8 @@ _OF_RUN = {f"{k}.p99": _P99S[f"{k}.p99"] for k in LATENCIES} | {
 def headline(sheet: Factsheet) -> Headline:
     """Page 1's figures of `sheet`, in page order."""
     run = informative_run(sheet.load)
-    guards = rebuild.Guards.of(sheet.schema_version)
+    rules = rule_set(sheet.schema_version)
+    guards = rebuild.Guards.of(rules)
     return Headline(
         figures=[
             *_capacities(sheet, guards),
@@ -70,7 +71,7 @@ def headline(sheet: Factsheet) -> Headline:
             _pass_at_1(sheet),
             _energy(sheet),
         ],
-        void=void_reason(sheet) if at_least(sheet.schema_version, JUDGES_REPLIES) else None,
+        void=void_reason(sheet) if "replies/outcome" in rules else None,
     )
 
 

@@ -23,37 +23,25 @@ from dataclasses import dataclass
 from scipy.stats import t as student_t
 
 from factsheet.document.headline_model import Interval, Rebuild
-from factsheet.document.versions import FLOORS_REBUILD, WIDENS_REBUILD, at_least
+from factsheet.document.rules import RuleSet
+from factsheet.document.rules.registry import CONFIDENCE, FLOOR_METHOD, REBUILD_METHOD, WIDEN_METHOD
 
-CONFIDENCE = 0.95
 MIN_REPEATS = 3  # two runs give one degree of freedom: t(1, 0.975) = 12.7, an interval that says nothing
-REBUILD_METHOD = (
-    f"normal-theory prediction interval for the next build's value: mean ± t(k − 1, "
-    f"{1 - (1 - CONFIDENCE) / 2:g}) · s · √(1 + 1/k), over the k repeats' values (s their sample standard "
-    f"deviation); {CONFIDENCE:.0%} if the repeats are independent draws of one normal distribution"
-)
-
-# A figure that cannot be negative (a latency, a rate, a share) gets no negative lower end (schema >= 1.8.0:
-# before, the normal interval of a widely spread figure could state one, e.g. −302 ms for a p99 E2EL).
-FLOOR_METHOD = f"{REBUILD_METHOD}; its lower end no less than 0, as the figure cannot be negative"
-WIDEN_METHOD = (
-    f"{FLOOR_METHOD}; its half-width no less than the repeats' mean within-run {CONFIDENCE:.0%} half-width × "
-    "√(1 + 1/k), as a next build carries its own run's sampling noise however closely k runs agreed"
-)
 SHARE_METHOD = f"{WIDEN_METHOD}; its upper end no more than 1, as the figure is a share"
 
 
 @dataclass(frozen=True)
 class Guards:
-    """Which guards a document's rebuild intervals carry, by its schema version: `floor` (1.8.0), `widen`
-    (1.9.0, with a share's ceiling). Read once per document, so the build and `validate` apply the same."""
+    """Which guards a document's rebuild intervals carry, by the rules that judged it: `floor`
+    (rebuild/floor), `widen` (rebuild/widen, with a share's ceiling). Read once per document, so the build
+    and `validate` apply the same."""
 
     floor: bool
     widen: bool
 
     @classmethod
-    def of(cls, schema_version: str) -> Guards:
-        return cls(at_least(schema_version, FLOORS_REBUILD), at_least(schema_version, WIDENS_REBUILD))
+    def of(cls, rules: RuleSet) -> Guards:
+        return cls("rebuild/floor" in rules, "rebuild/widen" in rules)
 
 
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
