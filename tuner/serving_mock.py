@@ -10,13 +10,16 @@ spec_k > 0 is unsupported, with that reason.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 
-from probes.load.point import SLO
+from probes.load.point import SLO, LoadPoint
+from probes.load.runner import run_point
 from probes.targets import TargetError
 from probes.targets.mock_server import MockServerConfig, running
-from probes.targets.serving_model import ServingModelConfig
+from probes.targets.serving_model import PROFILES, ServingModelConfig
+from tuner.campaign.latency import measured
 from tuner.knobs import OperatingPoint
 from tuner.live import LiveEvaluator
 
@@ -55,3 +58,53 @@ class ServingMockEvaluator(LiveEvaluator):
         stack = contextlib.ExitStack()
         self._live = _Served(base_url=stack.enter_context(running(cfg)), model=cfg.model)
         self._stack, self._server = stack, point
+
+
+SOURCE = "the mock server's serving model (a stated law, not a GPU), streamed through the load probe"
+
+
+class ServingMockMeasurer:
+    """A campaign's measurer (tuner/campaign/spec.py) on the serving model: each configuration's engine
+    arguments max_num_seqs and max_num_batched_tokens set the law's batch limits (the mock restarted when they
+    change); every other option (sampling, dtype, chunked prefill, prefix caching) has no effect on the law,
+    which states none. Per measurement, a closed loop of `users` users and `requests` requests (latency under
+    load, so the batch limits show), figures from its records the load probe's way. A simulation."""
+
+    def __init__(
+        self, serving: ServingModelConfig, users: int, requests: int, input_len: int, output_len: int
+    ):
+        self.serving, self.users, self.requests = serving, users, requests
+        self.input_len, self.output_len = input_len, output_len
+        self._stack: contextlib.ExitStack | None = None
+        self._url: str | None = None
+        self._law: ServingModelConfig | None = None
+
+    def close(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+        self._stack, self._url, self._law = None, None, None
+
+    def measure(self, kwargs: dict, *, seed: int) -> dict:
+        engine = kwargs.get("engine", {})
+        law = self.serving.model_copy(
+            update={k: engine[k] for k in ("max_num_seqs", "max_num_batched_tokens") if k in engine}
+        )
+        if law != self._law:
+            self.close()
+            self._stack = contextlib.ExitStack()
+            self._url, self._law = self._stack.enter_context(running(MockServerConfig(serving=law))), law
+        point = LoadPoint.at(concurrency=self.users, num_requests=self.requests, input_len=self.input_len,
+                             output_len=self.output_len, seed=seed)  # fmt: skip
+        result = asyncio.run(run_point(self._url, MockServerConfig().model, point, SLO()))
+        return measured(result.records, source=SOURCE, point=point, workload=result.workload)
+
+
+def mock_measurer(
+    profile: str = "tinyllama-vllm-paper", users: int = 32, requests: int = 64, input_len: int = 128,
+    output_len: int = 16,
+) -> ServingMockMeasurer:  # fmt: skip
+    """The campaign factory (`measurer: tuner.serving_mock:mock_measurer`): a profile of
+    probes/targets/serving_model.py and the load each measurement sends."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile {profile!r}: one of {', '.join(PROFILES)}")
+    return ServingMockMeasurer(PROFILES[profile], users, requests, input_len, output_len)

@@ -6,21 +6,31 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from factsheet.document.plan import BuildPlan, Calibration, PlanItem
 from factsheet.spec.build import BuildSpec, CapacitySpec
 from probes.core.measurement import NotMeasured
 from probes.core.progress import duration
-from probes.load.point import LoadPoint
+from probes.load.capacity import search_capacity
+from probes.load.metrics import compute_metrics
+from probes.load.point import SLO, LoadPoint
+from probes.load.records import RequestRecord
 from probes.load.runner import run_point
 from probes.load.workloads.profiles import ChatSessionsProfile, WorkloadProfile
 
 MIN_POINTS = 2  # a search needs a start and one more value to bracket anything
-# A search's probes above capacity queue (the clear fail that ends the doubling, about half the bisection's):
-# their requests take longer than the calibration's. Against the mock (8 slots, E2EL 171 ms) a failed probe
-# took 1.4–1.8× a passing one's rounds; over a search, 1.4× the rounds is the plan's allowance.
+# Where the calibration sees no growth of latency with load, a search's probes above capacity still queue (the
+# clear fail that ends the doubling, about half the bisection's): their requests take longer than the
+# calibration's. Against the mock (8 slots, E2EL 171 ms) a failed probe took 1.4–1.8× a passing one's rounds;
+# over a search, 1.4× the rounds is the plan's allowance. Where it sees growth, its law (`Growth`) says it.
 QUEUE_ALLOWANCE = 1.4
+# Latency "grew with load" where the second calibration round's mean E2EL is this far above the first request's.
+GROWTH_SEEN = 1.1
+SIMULATED_REQUESTS = 16  # requests of a run simulated on the law: all alike, so their count decides nothing
+# As a search goes, the next probe is taken to last this many times the longest so far (BUDGET_RULE).
+NEXT_PROBE_ALLOWANCE = 1.5
 # The plan fits its estimate in this share of the budget left: the rest absorbs the estimate's own error.
 RESERVE = 0.9
 
@@ -34,21 +44,25 @@ class PlannedSearch:
     what: str
 
 
-def calibrate(base_url: str, model: str, template: LoadPoint, **run_kw) -> Calibration | NotMeasured:
-    """One request of the template's shape per worker (one worker: concurrency 1), timed: the plan's unit of
-    cost. A calibration that fails is no plan, never a failed build: the measured runs say what failed."""
-    users = run_kw.get("workers", 1)
+def _round(base_url: str, model: str, template: LoadPoint, users: int, **run_kw):
+    """One request per user, all sent at once, timed: (its result, its wall time in ms)."""
     point = template.model_copy(update={"mode": "closed", "concurrency": users, "rate": None,
                                         "num_requests": users, "warmup_requests": 0, "cooldown_requests": 0,
                                         "duration_s": None})  # fmt: skip
     t0 = time.monotonic()
+    result = asyncio.run(run_point(base_url, model, point, run_kw.pop("slo"), **run_kw))
+    return result, (time.monotonic() - t0) * 1000.0
+
+
+def calibrate(base_url: str, model: str, template: LoadPoint, **run_kw) -> Calibration | NotMeasured:
+    """One request of the template's shape per worker (one worker: concurrency 1), timed: the plan's unit of
+    cost. A calibration that fails is no plan, never a failed build: the measured runs say what failed."""
     try:
-        result = asyncio.run(run_point(base_url, model, point, run_kw.pop("slo"), **run_kw))
+        result, wall_ms = _round(base_url, model, template, run_kw.get("workers", 1), **run_kw)
     except Exception as exc:  # noqa: BLE001 - an estimate's failure is stated, the build goes on
         return NotMeasured(
             reason=f"the calibration request failed ({exc}): no estimate, so no plan to a budget"
         )
-    wall_ms = (time.monotonic() - t0) * 1000.0
     m = result.metrics
     if not m.completed or m.e2el_ms.mean is None:
         return NotMeasured(
@@ -58,6 +72,39 @@ def calibrate(base_url: str, model: str, template: LoadPoint, **run_kw) -> Calib
     tpot = m.tpot_ms.mean if m.tpot_ms is not None and m.tpot_ms.n else None
     return Calibration(e2el_ms=m.e2el_ms.mean, ttft_ms=m.ttft_ms.mean, tpot_ms=tpot,
                        startup_ms=wall_ms - m.e2el_ms.mean)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Growth:
+    """Latency under load, from the calibration's second round (`users` requests at once): with the first
+    request, a law linear in users (ESTIMATE_METHOD)."""
+
+    users: int
+    e2el_ms: float
+    from_users: int  # the calibration's own users (its workers)
+    from_ms: float  # the calibration's E2EL
+
+    def seen(self) -> bool:
+        """Whether latency grew with load beyond a round's own noise."""
+        return self.users > self.from_users and self.e2el_ms > GROWTH_SEEN * self.from_ms
+
+    def e2el_s(self, users: float) -> float:
+        slope = (self.e2el_ms - self.from_ms) / (self.users - self.from_users)
+        return (self.from_ms + slope * (users - self.from_users)) / 1000
+
+
+def calibrate_load(
+    base_url: str, model: str, template: LoadPoint, cal: Calibration, users: int, **run_kw
+) -> Growth | None:
+    """The calibration's second round, at `users` users (a capacity search's start): how latency grows with
+    load. None where it fails or does not complete (the plan then takes latency not to grow)."""
+    workers = run_kw.get("workers", 1)
+    try:
+        result, _ = _round(base_url, model, template, users, **run_kw)
+    except Exception:  # noqa: BLE001 - no law, stated by the plan's method: latency taken not to grow
+        return None
+    mean = result.metrics.e2el_ms.mean
+    return None if mean is None else Growth(users, mean, workers, cal.e2el_ms)
 
 
 def run_s(cal: Calibration, n: int, *, concurrency: int | None = None, rate: float | None = None) -> float:
@@ -100,6 +147,72 @@ def confirm_s(cal: Calibration, s: PlannedSearch) -> float:
     return run_s(cal, n, rate=s.spec.start)
 
 
+@dataclass(frozen=True)
+class Simulated:
+    """A search run on the latency law: each probe's estimate, and the confirmation step at its answer."""
+
+    probes_s: list[float]
+    confirm_value: float | None
+
+
+def _law_run(law: Growth, slo: SLO, requests: Callable[[float], int], costs: list[float], start_s: float):
+    """A run on the law, as the search judges it (its requests all alike), its estimate added to `costs`."""
+
+    def run(value: float):
+        e2el = law.e2el_s(value)
+        costs.append(start_s + math.ceil(requests(value) / value) * e2el)
+        recs = [RequestRecord(index=i, sent_s=0.0, first_chunk_s=0.001, chunk_s=[0.001, e2el], end_s=e2el,
+                              output_tokens=2) for i in range(SIMULATED_REQUESTS)]  # fmt: skip
+
+        class Measured:
+            metrics = compute_metrics(recs, slo)
+            arrivals = None
+
+        return Measured()
+
+    return run
+
+
+def simulate(
+    cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO, points: int
+) -> Simulated | None:
+    """The search's own rule (doubling to a clear fail, bisection to its resolution) run on the latency law, at
+    most `points` probes: the probes it would make and the value it would confirm. None where there is no law
+    (latency not seen to grow, a rate knob, a p99 not on E2EL) or the law never fails within the search's
+    reach: the search's length is then its point budget (`probes_s`)."""
+    threshold = slo.thresholds().get(slo.p99_metric)
+    if law is None or not law.seen() or s.spec.knob != "concurrency" or slo.p99_metric != "e2el_ms":
+        return None
+    judged = SLO(e2el_ms=threshold, p99_metric="e2el_ms")
+    per_user, start_s, costs = _per_user(s.profile), cal.startup_ms / 1000, []
+    requests = lambda v: s.spec.requests_at(s.spec.num_requests, v, per_user)  # noqa: E731
+    params = s.spec.search_parameters().model_copy(update={"max_points": points})
+    result, _ = search_capacity(_law_run(law, judged, requests, costs, start_s), judged, params,
+                                knob="concurrency")  # fmt: skip
+    if all(p.passed for p in result.points):
+        return None
+    return Simulated(probes_s=costs, confirm_value=result.capacity)
+
+
+def search_probes(
+    cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO, points: int
+) -> tuple[int, float]:
+    """The probes a search is estimated to make with `points` at most, and their time: on the law where it
+    sees the search's bracket, else all `points` along the doubling path."""
+    sim = simulate(cal, law, s, slo, points)
+    return (points, probes_s(cal, s, points)) if sim is None else (len(sim.probes_s), sum(sim.probes_s))
+
+
+def search_confirm_s(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float:
+    """One confirmation run: at the answer the law gives (its latency there), else at the start value."""
+    sim = simulate(cal, law, s, slo, s.spec.max_points)
+    if law is None or sim is None or sim.confirm_value is None or s.spec.confirm_requests is None:
+        return confirm_s(cal, s)
+    v = sim.confirm_value
+    n = s.spec.requests_at(s.spec.confirm_requests, v, _per_user(s.profile))
+    return cal.startup_ms / 1000 + math.ceil(n / v) * law.e2el_s(v)
+
+
 def plan(
     spec: BuildSpec,
     cal: Calibration,
@@ -110,6 +223,7 @@ def plan(
     isolation_s: float,
     budget_s: float | None,
     budget_from: str | None,
+    law: Growth | None = None,
 ) -> tuple[BuildPlan, list[int]]:
     """The plan and each search's probes (max_points as cut by the budget, BUDGET_RULE)."""
     fixed: list[PlanItem] = []
@@ -123,7 +237,7 @@ def plan(
     for s in searches:
         if s.spec.confirm_requests is not None:
             k, more = s.spec.repeats, s.spec.max_confirmations - 1
-            each = confirm_s(cal, s)
+            each = search_confirm_s(cal, law, s, spec.load.slo)
             step = k * each + (k - 1) * isolation_s
             again = f"; each further step, on a failed run: +{duration(step)}, {more} at most" if more else ""
             fixed.append(PlanItem(what=f"{s.what}: a confirmation step of {k} run(s){again}", runs=k, each_s=each,
@@ -137,16 +251,17 @@ def plan(
     cuts, counts, probe_items = [], [], []
     for s in searches:
         n = s.spec.max_points
+        made, total = search_probes(cal, law, s, spec.load.slo, n)
         if left is not None:
-            while n > MIN_POINTS and probes_s(cal, s, n) > left:
+            while n > MIN_POINTS and total > left:
                 n -= 1
-            if n < s.spec.max_points:
+                made, total = search_probes(cal, law, s, spec.load.slo, n)
+            if n < s.spec.max_points and made == n:
                 cuts.append(f"{s.what}: {n} probes, not {s.spec.max_points}: budget")
-        total = probes_s(cal, s, n)
-        if left is not None:
             left -= total
         counts.append(n)
-        probe_items.append(PlanItem(what=f"{s.what}: search probes", runs=n, each_s=total / n, total_s=total))
+        probe_items.append(PlanItem(what=f"{s.what}: search probes", runs=made, each_s=total / made,
+                                    total_s=total))  # fmt: skip
     head = len(points) + (spec.energy is not None)  # the sweep (and idle power) run first, then the searches
     items = fixed[:head] + probe_items + fixed[head:]
     estimate = sum(i.total_s for i in items)
@@ -169,12 +284,13 @@ def _accuracy(spec: BuildSpec, cal: Calibration) -> PlanItem:
     )
 
 
-def lines(p: BuildPlan) -> list[str]:
+def lines(p: BuildPlan, law: Growth | None = None) -> list[str]:
     """The plan in words, as the build prints it before its first measured request."""
     cal = p.calibration
     budget = f"budget {duration(p.budget_s)} ({p.budget_from}); " if p.budget_s is not None else "no budget; "
+    grew = "" if law is None else f"; at {law.users} users E2EL {law.e2el_ms:.0f} ms"
     out = [f"plan: {budget}estimate {duration(p.estimate_s)} from here, {duration(p.elapsed_before_s)} spent so far "
-           f"(calibration request: E2EL {cal.e2el_ms:.0f} ms, run start-up {cal.startup_ms:.0f} ms)"]  # fmt: skip
+           f"(calibration request: E2EL {cal.e2el_ms:.0f} ms, run start-up {cal.startup_ms:.0f} ms{grew})"]  # fmt: skip
     out += [f"  {i.what}: {i.runs} × ~{duration(i.each_s)} = ~{duration(i.total_s)}" for i in p.items]
     out += [f"  cut: {c}" for c in p.cuts]
     return out

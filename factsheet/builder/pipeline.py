@@ -115,7 +115,8 @@ class _Run:
             if budget is None
             else f", {duration(max(budget - self.plan.elapsed_before_s - spent, 0))} of the budget"
         )
-        return f" [plan: ~{duration(max(self.plan.estimate_s - spent, 0))} left{of}]"
+        left, planned = duration(max(self.plan.estimate_s - spent, 0)), duration(self.plan.estimate_s)
+        return f" [plan: ≈ {left} left of the {planned} planned{of}]"
 
 
 def build(
@@ -157,7 +158,7 @@ def build(
         energy_key = _key(run, spec.energy, [k["spec"] for k in point_keys])
         energy = _reused_energy(run, energy_key)
         if run.monitor is not None and energy is None:
-            log(f"energy: measuring idle power for {spec.energy.idle_s:g} s")
+            log(f"energy: measuring idle power for {spec.energy.idle_s:g} s{run.left()}")
             run.idle = run.monitor.measure_idle(spec.energy.idle_s)
         # Energy rests on the monitor's window over a load point: without its checkpoint, the points run again.
         points = _measure_load(run, point_keys, reuse=spec.energy is None or energy is not None)
@@ -388,18 +389,35 @@ def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
     )
     searches += [budget.PlannedSearch(c.capacity, c.workload, f"capacity {c.workload.profile}")
                  for c in spec.load.compared_workloads]  # fmt: skip
+    law = _growth(run, template, cal, searches)
     # A repeat after a fresh start of the server the tool started costs a start, as the build's own did.
     isolation = elapsed if isinstance(spec.target, VllmTarget) else 0.0
     given = spec.load.budget_s
     built, counts = budget.plan(spec, cal, searches, points, elapsed_s=elapsed, isolation_s=isolation,
-                                budget_s=given, budget_from=run.budget_from if given else None)  # fmt: skip
+                                budget_s=given, budget_from=run.budget_from if given else None, law=law)  # fmt: skip
     run.max_points = {s.what: n for s, n in zip(searches, counts, strict=True)}
     probe_items = [i for i, item in enumerate(built.items) if item.what.endswith(": search probes")]
     run.reserve = {s.what: sum(item.total_s for item in built.items[i + 1 :])
                    for s, i in zip(searches, probe_items, strict=True)}  # fmt: skip
-    for line in budget.lines(built):
+    for line in budget.lines(built, law):
         run.log(line)
     return built
+
+
+def _growth(
+    run: _Run, template: LoadPoint, cal, searches: list[budget.PlannedSearch]
+) -> budget.Growth | None:
+    """The calibration's second round, at the first closed-loop search's start (4 users a worker at least):
+    how latency grows with load, for the plan's estimate of the searches (none without such a search)."""
+    live, spec = run.live, run.spec
+    starts = [int(s.spec.start) for s in searches if s.spec.knob == "concurrency"]
+    if not starts:
+        return None
+    workers = _workers(run)
+    users = max(starts[0], 4 * workers.get("workers", 1))
+    return budget.calibrate_load(live.base_url, live.model, template, cal, users, slo=spec.load.slo,
+                                 api_key=live.api_key, tokenizer_path=live.tokenizer_path, profile=_profile(spec),
+                                 server_view=spec.load.server_view, server_pid=live.server_pid, **workers)  # fmt: skip
 
 
 def _capacity(run: _Run) -> CapacitySection | NotMeasured:
@@ -473,7 +491,8 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     last_probe_s: list[float] = []  # each search probe's wall time, for the budget's check before the next
 
     def more(made: int) -> bool:
-        """Whether the budget leaves another search probe (as long as the last) and everything planned after."""
+        """Whether the budget leaves another search probe (1.5 × the longest so far) and everything planned
+        after."""
         budget_s = run.spec.load.budget_s
         if (
             budget_s is None
@@ -483,7 +502,10 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
         ):
             return True
         spent = run.plan.elapsed_before_s + (time.monotonic() - run.plan_at)
-        return spent + last_probe_s[-1] + run.reserve.get(search.what, 0.0) <= budget_s
+        # the longest probe so far, half again: one near capacity (queueing) outlasts the doubling's first ones,
+        # and a busy host stretches the next one further
+        next_s = budget.NEXT_PROBE_ALLOWANCE * max(last_probe_s)
+        return spent + next_s + run.reserve.get(search.what, 0.0) <= budget_s
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult | _Isolated]:
         def probe(value: float) -> PointResult | _Isolated:
@@ -731,7 +753,7 @@ def _accuracy(run: _Run) -> AccuracySection | NotMeasured:
     saved = run.checkpoints.reuse("accuracy", key, AccuracySection, "accuracy")
     if saved is not None:
         return saved
-    run.log("accuracy: HumanEval+ generation and sandboxed evaluation")
+    run.log(f"accuracy: HumanEval+ generation and sandboxed evaluation{run.left()}")
     result: AccuracyResult = asyncio.run(
         run_humaneval(
             f"{live.base_url}/v1",

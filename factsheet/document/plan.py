@@ -12,12 +12,18 @@ from probes.core.measurement import Model
 ESTIMATE_METHOD = (
     "one calibration request of the first load point's shape at concurrency 1 gives the target's E2EL, TTFT "
     "and TPOT, and a run's start-up (its wall time less its E2EL); a closed-loop run of n requests at c users "
-    "is estimated at start-up + ⌈n / c⌉ × E2EL (latency taken not to grow with load: a run above capacity "
-    "takes longer), an open-loop one at start-up + n / rate + E2EL; a capacity search's probes along its "
-    "doubling path from the start, their requests' part × 1.4 (probes above capacity queue); one confirmation "
-    "step of k runs at the start value (at most, where latency does not grow with load), each further run after "
-    "a fresh server start costing the build's own start; HumanEval+ at ⌈tasks × samples / concurrency⌉ × (TTFT + max_tokens × TPOT) (at most: "
-    "max_tokens is the cap); the tuner at its own time budget"
+    "is estimated at start-up + ⌈n / c⌉ × E2EL, an open-loop one at start-up + n / rate + E2EL; where the build "
+    "has a closed-loop capacity search, a second calibration round (its start's users, at least 4 a worker, "
+    "one request each, sent at once) gives latency under load, and where its mean E2EL is over 1.1 × the "
+    "first's, E2EL is taken to grow linearly in users through the two: the search's own rule (doubling to a "
+    "clear fail, bisection to its resolution, at most max_points) is run on that law for the probes it would "
+    "make, each at start-up + ⌈n / c⌉ × E2EL(c), and one confirmation step of k runs at the value it would "
+    "confirm; where latency is not seen to grow (or the p99 is not on E2EL, or the knob is a rate), a search's "
+    "max_points probes along its doubling path from the start, their requests' part × 1.4 (probes above "
+    "capacity queue), and its confirmation step at the start value (at most, where latency does not grow); "
+    "each further run of a step after a fresh server start costing the build's own start; HumanEval+ at "
+    "⌈tasks × samples / concurrency⌉ × (TTFT + max_tokens × TPOT) (at most: max_tokens is the cap); the tuner "
+    "at its own time budget"
 )
 BUDGET_RULE = (
     "the budget covers the build from its start to the end of its measurements; the plan keeps every sweep "
@@ -25,7 +31,7 @@ BUDGET_RULE = (
     "over the plan: the plan states each one's cost), and cuts a capacity search's probes (max_points) to what "
     "the rest leaves of 90 % of the budget (10 % kept for the estimate's own error), the load section's search "
     "first served; as a search goes, it stops before a probe the budget no longer leaves (the time spent, the "
-    "last probe's time again and the plan's estimate of everything after), stating the probes it made as its "
+    "longest probe's time so far × 1.5 and the plan's estimate of everything after), stating the probes it made as its "
     "max_points; a search so cut bisects its bracket (the widest interval left) with the points it has, and "
     "states the resolution it reached"
 )

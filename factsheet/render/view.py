@@ -60,7 +60,16 @@ def view(sheet: Factsheet) -> dict:
         "server_view_rows": server_view_rows(sheet.load),
         "server_view_groups": server_view_groups(server_view_rows(sheet.load)),
         "host_loads": run_loads(sheet.load),
+        "host_load_groups": _by_scope(run_loads(sheet.load)),
     }
+
+
+def _by_scope(loads: list) -> list[tuple[str, list]]:
+    """The runs' host loads by whose runs they are (the sweep's, each search's), in page order."""
+    groups: dict[str, list] = {}
+    for r in loads:
+        groups.setdefault(r.scope, []).append(r)
+    return list(groups.items())
 
 
 def _load_view(load: LoadSection | NotMeasured) -> dict | None:

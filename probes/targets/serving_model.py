@@ -48,6 +48,11 @@ class ServingModelConfig(Model):
     def step_ms(self, batch: int, prefill_tokens: int) -> float:
         return self.base_ms + self.per_seq_ms * batch + self.per_prefill_token_ms * prefill_tokens
 
+    def scaled(self, factor: float) -> ServingModelConfig:
+        """The same engine on hardware `factor`× slower (each cost × factor; 0.5: twice as fast)."""
+        return self.model_copy(update={"base_ms": self.base_ms * factor, "per_seq_ms": self.per_seq_ms * factor,
+                                       "per_prefill_token_ms": self.per_prefill_token_ms * factor})  # fmt: skip
+
     def describe(self) -> str:
         return (
             f"step_ms = {self.base_ms:g} + {self.per_seq_ms:g}·batch + {self.per_prefill_token_ms:g}·prefill_tokens; "

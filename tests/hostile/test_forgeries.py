@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from tests.hostile.binding_builds import Forgery, full_build  # noqa: F401 (a fixture)
+from tests.hostile.binding_builds import Forgery
 from tests.support.trees import drop_keys
 
 pytestmark = pytest.mark.system

@@ -31,3 +31,22 @@ def test_max_num_seqs_is_the_mocks_and_a_restart_knob():
     assert waits[-1] > waits[0] + 5 * LAW.step_ms(2, 0)
     assert spec.unsupported is not None and spec.unsupported.knob == "spec_k"
     assert "no speculative decoding" in spec.unsupported.reason
+
+
+@pytest.mark.system
+def test_the_campaign_measurer_sets_the_laws_batch_limits_from_the_configuration():
+    """tuner.serving_mock:mock_measurer (the predictor's campaign on the serving model): max_num_seqs of the
+    configuration's engine arguments is the law's; a sampling option changes nothing the law states."""
+    from tuner.serving_mock import ServingMockMeasurer
+
+    measurer = ServingMockMeasurer(LAW, users=4, requests=8, input_len=4, output_len=8)
+    try:
+        wide = measurer.measure({"engine": {"max_num_seqs": 4}, "request": {"temperature": 1.2}}, seed=0)
+        narrow = measurer.measure({"engine": {"max_num_seqs": 2}}, seed=1)
+    finally:
+        measurer.close()
+    # a batch of 4: 30 ms steps; of 2: 20 ms steps (TPOT p50 follows the law)
+    assert wide["tpot_p50_ms"] == pytest.approx(LAW.step_ms(4, 0), rel=0.15)
+    assert narrow["tpot_p50_ms"] == pytest.approx(LAW.step_ms(2, 0), rel=0.15)
+    assert wide["n_requests"] == narrow["n_requests"] == 8
+    assert narrow["latency"]["source"].startswith("the mock server's serving model")
