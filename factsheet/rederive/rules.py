@@ -1,4 +1,4 @@
-"""The judging rules a factsheet states (`rules`, schema >= 1.11.0), each looked up in the registry and held
+"""The judging rules a factsheet states (`rules`), each looked up in the registry and held
 to the rule set of the document's version: the rules it was judged by are its version's, whatever it states."""
 
 from __future__ import annotations

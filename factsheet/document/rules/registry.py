@@ -89,6 +89,8 @@ RULES: tuple[Rule, ...] = (
          "context the factsheet states for it"),
     Rule("keeps/predictor-records", "1.3.0", "predictor.records: the tuning campaign's measurements and their "
          "request records are kept"),
+    Rule("keeps/deployment", "1.7.0", "the deployment's facts are kept: chat template, generation defaults, "
+         "system prompts' digests"),
     Rule("seeds/block-position", "1.7.0", SEED_RULE),
     Rule("rebuild/prediction", "1.7.0", REBUILD_METHOD),
     Rule("rebuild/floor", "1.8.0", FLOOR_METHOD),
