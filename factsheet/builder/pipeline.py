@@ -36,7 +36,9 @@ from factsheet.document.repeats import (
     run_seed,
     search_block,
 )
+from factsheet.document.rules import rule_set
 from factsheet.document.schema import (
+    SCHEMA_VERSION,
     AccuracySection,
     CapacitySection,
     ComparedWorkload,
@@ -173,6 +175,7 @@ def build(
         for stale in run.checkpoints.remove_stale():
             log(f"resume: removed {stale} (not part of this build)")
     sheet = Factsheet(
+        rules=rule_set(SCHEMA_VERSION).ids,
         name=spec.name,
         plan=run.plan,
         identity=Identity(

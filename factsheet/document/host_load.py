@@ -20,6 +20,8 @@ class RunLoad:
     run: str  # in words: "load point concurrency=4", "capacity (synthetic) confirmation: concurrency 8"
     path: str  # the field stating it
     load: HostLoad | NotMeasured | None  # None: not recorded (schema < 1.6.0)
+    scope: str = ""  # whose run: "load points", "capacity (synthetic)"
+    name: str = ""  # the run within its scope: "concurrency=4", "confirmation: concurrency 8"
 
     @property
     def measured(self) -> bool:
@@ -35,11 +37,14 @@ def search_loads(section: CapacitySection, scope: str, path: str) -> list[RunLoa
     r = section.result
     return [
         RunLoad(
-            f"{scope} {'confirmation' if p.confirmation else 'probe'}: {r.knob} {p.value:g}",
+            f"{scope} {name}",
             f"{path}.host_load[{i}]",
             section.host_load[i] if i < len(section.host_load) else None,
+            scope,
+            name,
         )
         for i, p in enumerate(r.points)
+        for name in (f"{'confirmation' if p.confirmation else 'probe'}: {r.knob} {p.value:g}",)
     ]
 
 
@@ -47,12 +52,9 @@ def repeat_loads(section: CapacitySection, scope: str, path: str) -> list[RunLoa
     """The host load of each further run of a search's repeated run (schema >= 1.7.0), in order."""
     runs = section.repeats.runs if section.repeats is not None else []
     return [
-        RunLoad(
-            f"{scope} repeat {j + 2}: {section.result.knob} {run.point.value:g}",
-            f"{path}.repeats.runs[{j}].host_load",
-            run.host_load,
-        )  # fmt: skip
+        RunLoad(f"{scope} {name}", f"{path}.repeats.runs[{j}].host_load", run.host_load, scope, name)
         for j, run in enumerate(runs)
+        for name in (f"repeat {j + 2}: {section.result.knob} {run.point.value:g}",)
     ]
 
 
@@ -61,7 +63,13 @@ def run_loads(load: LoadSection | NotMeasured) -> list[RunLoad]:
     if not isinstance(load, LoadSection):
         return []
     out = [
-        RunLoad(f"load point {e.result.label}", f"load.points[{i}].host_load", e.host_load)
+        RunLoad(
+            f"load point {e.result.label}",
+            f"load.points[{i}].host_load",
+            e.host_load,
+            "load points",
+            e.result.label,
+        )  # fmt: skip
         for i, e in enumerate(load.points)
     ]
     if not isinstance(load.capacity, NotMeasured):

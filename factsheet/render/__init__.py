@@ -14,7 +14,7 @@ The public API (import it from `factsheet.render`, never from the modules below)
 
 File names come only from `factsheet.document.files`. The modules split the work by job: `environment` (jinja2,
 filters, CSS), `view` (what a section shows), `charts` (SVG drawing), `sheet_charts` (the factsheet's
-figures), `pdf` (the PDF/A writer, on `factsheet.render.pdfa`), `files` (writing a set), `sheet` (the factsheet).
+figures), `section_pictures` (energy, tuning, predictor), `pdf` (the PDF/A writer, on `factsheet.render.pdfa`), `files` (writing a set), `sheet` (the factsheet).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from factsheet.render.charts import Chart, Points, Series, line_chart, scatter_c
 from factsheet.render.environment import CSS_FILE, page
 from factsheet.render.files import RenderError, check_folder, write_set
 from factsheet.render.pdf import pdf_bytes, render_pdf
+from factsheet.render.section_pictures import energy_picture, predictor_pictures, tuning_pictures
 from factsheet.render.sheet import SECTIONS, Integrity, json_to_attach, render_all, render_html
-from factsheet.render.sheet_charts import figures, load_charts, predictor_charts, tuning_chart
+from factsheet.render.sheet_charts import figures, load_charts
 from factsheet.render.view import view
 
 __all__ = [
@@ -36,18 +37,19 @@ __all__ = [
     "RenderError",
     "Series",
     "check_folder",
+    "energy_picture",
     "figures",
     "json_to_attach",
     "line_chart",
     "load_charts",
     "page",
     "pdf_bytes",
-    "predictor_charts",
+    "predictor_pictures",
     "render_all",
     "render_html",
     "render_pdf",
     "scatter_chart",
-    "tuning_chart",
+    "tuning_pictures",
     "view",
     "write_set",
 ]

@@ -42,6 +42,7 @@ class Picture:
     id: str
     caption: str = ""  # the figure's caption when it says more than the chart's title
     wide: bool = False  # the table as one row per series, a column per x (each series at the same x values)
+    digits: int = 1  # decimals of its table's values (a fraction or R² needs more than a latency)
 
 
 def capacity_picture(cap: CapacitySection | NotMeasured, id: str) -> Picture | None:

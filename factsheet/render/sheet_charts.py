@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.schema import Factsheet, LoadSection
-from factsheet.render.charts import Chart, Points, Series, line_chart, scatter_chart
+from factsheet.render.charts import Chart, Series, line_chart
 from factsheet.render.evidence_charts import Picture, capacity_picture, latency_picture, rebuild_picture
+from factsheet.render.section_pictures import energy_picture, predictor_pictures, tuning_pictures
 from factsheet.render.server_view import confirmation_chart
-from probes.core.measurement import MS_PER_S, NotMeasured
+from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS
-from tuner import TuningResult
 
 # Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
 _METRIC_COLOURS = {"ttft_ms": "#0072B2", "tpot_ms": "#D55E00", "e2el_ms": "#009E73"}
@@ -42,8 +42,11 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | dict[str, Figure] | Fi
     rebuild = [rebuild_picture(h.figure("e2el_ms.p99"), "data-rebuild")]
     charts = {
         "load": [*load_charts(sheet.load), *filter(None, [confirmation_chart(sheet.load)])],
-        "tuning": tuning_chart(sheet.tuning),
-        "predictor": predictor_charts(sheet.predictor),
+    }
+    sections = {
+        "energy": [energy_picture(sheet.energy, "data-energy")],
+        "tuning": tuning_pictures(sheet.tuning, "data-tuning"),
+        "predictor": predictor_pictures(sheet.predictor, "data-predictor"),
     }
     number = 0
 
@@ -61,94 +64,8 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | dict[str, Figure] | Fi
     evidence = [pictured(p) for p in rebuild if p is not None]
     by_profile = {profile: pictured(p) for profile, p in compared.items() if p is not None}
     load_figures = [numbered(c) for c in charts["load"]]
-    tuning = numbered(charts["tuning"]) if charts["tuning"] is not None else None
-    predictor = [numbered(c) for c in charts["predictor"]]
-    return {"summary": first, "capacity": evidence, "compared": by_profile, "load": load_figures,
-            "tuning": tuning, "predictor": predictor}  # fmt: skip
-
-
-def tuning_chart(tuning: TuningResult | NotMeasured) -> Chart | None:
-    """The trajectory: goodput and p99 of every evaluation in trace order, live and simulated apart."""
-    if isinstance(tuning, NotMeasured):
-        return None
-    entries = [e for e in tuning.trace if e.figures is not None]
-    names = [f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" for e in entries]
-
-    def figure(source: str, what: str, scale: float = 1.0) -> list[float | None]:
-        return [getattr(e.figures, what).value * scale if e.source == source else None for e in entries]
-
-    # One axis for goodput (req/s) and p99: p99 is drawn in seconds, which shares its scale.
-    to_s = 1 / MS_PER_S
-    slo_s = tuning.score.slo_p99_ms * to_s
-    series = [
-        Series("goodput, live", figure("live", "goodput"), "#1f6f43"),
-        Series("goodput, sim.", figure("simulator", "goodput"), "#1f6f43", dashed=True),
-        Series("p99, live", figure("live", "p99", to_s), "#a23b2a"),
-        Series("p99, sim.", figure("simulator", "p99", to_s), "#a23b2a", dashed=True),
-        Series("SLO (p99)", [slo_s] * len(entries), "#777777", dashed=True),
-    ]
-    return line_chart(
-        [str(e.index) for e in entries],  # the operating point of each is in the trace table
-        "evaluation # (its operating point: trace table below)",
-        series,
-        title="Tuning trajectory: goodput and p99 per evaluation",
-        y_title="goodput req/s · p99 s",
-        log_y=False,
-        x_names=names,
-    )
-
-
-_TARGET_COLOURS = ("#1f6f43", "#a23b2a", "#2a5da2", "#8a5a00", "#6a3d9a", "#555555")
-
-
-def predictor_charts(predictor) -> list[Chart]:
-    """The learning curve (held-out R² of the Random Forest against configurations used, per learnable figure)
-    and the Pareto front drawn over every measured configuration (its first two objectives)."""
-    if isinstance(predictor, NotMeasured):
-        return []
-    curves = {
-        name: {c.n: c.r2_mean for c in t.learning_curve}
-        for name, t in predictor.targets.items()
-        if t.status is None and t.learning_curve
-    }
-    sizes = sorted({n for c in curves.values() for n in c})
-    charts = [
-        line_chart(
-            [str(n) for n in sizes],
-            "configurations measured and used for training",
-            [
-                Series(name, [c.get(n) for n in sizes], _TARGET_COLOURS[i % len(_TARGET_COLOURS)])
-                for i, (name, c) in enumerate(curves.items())
-            ],
-            title="Learning curve: Random Forest R² on held-out configurations",
-            y_title="R² (mean over random subsets)",
-            log_y=False,
-        )
-        if sizes
-        else None
-    ]
-    pareto = predictor.pareto
-    senses = list(pareto.senses.items()) if pareto else []
-    if len(senses) >= 2 and pareto.configurations:
-        (fx, sx), (fy, sy) = senses[:2]
-
-        def xy(rows):
-            return [(getattr(r, fx), getattr(r, fy)) for r in rows]
-
-        charts.append(
-            scatter_chart(
-                [
-                    Points("measured", xy(pareto.configurations), "#9aa3b0", 2.2),
-                    Points("Pareto front", xy(pareto.front), "#a23b2a", 3.4),
-                ],
-                title=f"Pareto front of {len(senses)} objectives, drawn on {fx} and {fy}",
-                x_title=f"{fx} ({sx}imise)",
-                y_title=f"{fy} ({sy}imise)",
-                log_x=all(getattr(r, fx) > 0 for r in pareto.configurations),
-                log_y=all(getattr(r, fy) > 0 for r in pareto.configurations),
-            )
-        )
-    return [c for c in charts if c is not None]
+    later = {name: [pictured(p) for p in pictures if p is not None] for name, pictures in sections.items()}
+    return {"summary": first, "capacity": evidence, "compared": by_profile, "load": load_figures, **later}
 
 
 def load_charts(load: LoadSection | NotMeasured) -> list[Chart]:

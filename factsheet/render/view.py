@@ -60,7 +60,16 @@ def view(sheet: Factsheet) -> dict:
         "server_view_rows": server_view_rows(sheet.load),
         "server_view_groups": server_view_groups(server_view_rows(sheet.load)),
         "host_loads": run_loads(sheet.load),
+        "host_load_groups": _by_scope(run_loads(sheet.load)),
     }
+
+
+def _by_scope(loads: list) -> list[tuple[str, list]]:
+    """The runs' host loads by whose runs they are (the sweep's, each search's), in page order."""
+    groups: dict[str, list] = {}
+    for r in loads:
+        groups.setdefault(r.scope, []).append(r)
+    return list(groups.items())
 
 
 def _load_view(load: LoadSection | NotMeasured) -> dict | None:
@@ -235,7 +244,7 @@ def _libraries(system) -> dict:
 
 def _system_prompt_rows(load: LoadSection | NotMeasured) -> list[tuple[str, str, list | None]]:
     """Each load point's and each capacity search's workload and the system prompts it sent (None: not
-    recorded, schema < 1.7.0)."""
+    recorded: an older factsheet)."""
     if isinstance(load, NotMeasured):
         return []
     rows = [

@@ -7,6 +7,7 @@ from factsheet.document.predictor import AccuracyStatement
 from factsheet.document.schema import Factsheet
 from factsheet.render import render_html
 from factsheet.spec.predictor import PredictorSpec
+from tests.render.page import Page
 from tests.support import sheet_fixture as fx
 from tuner.predictor.predict import accuracy_statement
 
@@ -71,6 +72,22 @@ def test_section_from_a_campaign_validates_and_renders(tmp_path):
     assert "Pareto front of 2 objectives, drawn on e2el_p50_ms and pass_at_1." in html
     assert "X: e2el_p50_ms (minimise); Y: pass_at_1 (maximise). measured: 10 points" in html
     assert f"Pareto front: {len(front)} points" in html
+    # each picture beside the numbers behind it: the front's table holds every configuration's means
+    page = Page.parse(html).section("predictor")
+    tables = {t.attrs["id"]: t for t in page.iter("table") if "id" in t.attrs}
+    pareto = tables["data-predictor-pareto"]
+    rows = [[c.text for c in tr.iter() if c.tag in ("td", "th")] for tr in pareto.iter("tr")][1:]
+    assert pareto.text.startswith("Data of Figure") and len(rows) == len(section.pareto.configurations)
+    ids = {r.config_id for r in front}
+    for c in section.pareto.configurations:
+        row = next(r for r in rows if r[0].endswith(f"({c.config_id})"))
+        assert row[0].startswith("Pareto front" if c.config_id in ids else "measured")
+        assert row[1] == f"{c.e2el_p50_ms:.4g}" and row[2] == f"{c.pass_at_1:,.4f}"
+    curve_rows = [
+        [c.text for c in tr.iter() if c.tag == "td"] for tr in tables["data-predictor-curve"].iter("tr")
+    ]
+    assert [r[2] for r in curve_rows if r] == [f"{c.r2_mean:,.3f}" for c in curve]
+    assert sum(1 for caption, _, _ in page.figures() if "The numbers behind it" in caption) == 2
     assert "the first 2 tasks of HumanEval+ in dataset order, one program per task (chat" in html
     assert "graded_plus_share = base and plus test inputs passed" in html
 

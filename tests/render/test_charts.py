@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from factsheet.render import Points, Series, line_chart, render_html, scatter_chart, tuning_chart
-from tests.render.page import Page
-from tests.support import sheet_fixture as fx
+from factsheet.render import Points, Series, line_chart, scatter_chart
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -114,30 +111,6 @@ def _extents(svg: ET.Element) -> list[tuple[float, float]]:
     return sorted(out)
 
 
-def _thirty_evaluations():
-    tuning = fx.tuning_result()
-    trace = [
-        e.model_copy(update={"index": i + 1})
-        for i in range(30)
-        for e in [tuning.trace[i % len(tuning.trace)]]
-    ]
-    return tuning.model_copy(update={"trace": trace})
-
-
-def test_a_thirty_evaluation_trajectory_has_readable_x_labels():
-    tuning = _thirty_evaluations()
-    chart = tuning_chart(tuning)
-    svg = _svg(chart)
-    spans = _extents(svg)
-    assert len(spans) >= 8  # enough labels to read positions off
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans  # no two labels overlap
-    labels = [t.text for t in _x_tick_texts(svg)]
-    assert labels[0] == "1" and labels[-1] == "30"
-    # Every evaluation's operating point is still named, in the description rather than on the axis.
-    for e in tuning.trace:
-        assert f"#{e.index} c{e.point.concurrency}/m{e.point.max_num_seqs}/k{e.point.spec_k}" in chart.alt
-
-
 @pytest.mark.parametrize("n", [2, 5, 12, 26, 30, 60])
 def test_long_category_labels_never_overlap(n):
     labels = [f"#{i} c16/m32/k2" for i in range(n)]
@@ -145,13 +118,3 @@ def test_long_category_labels_never_overlap(n):
     spans = _extents(_svg(chart))
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
     assert _x_tick_texts(_svg(chart))[-1].text == labels[-1]
-
-
-def test_figure_captions_are_short_and_the_values_go_to_the_description():
-    page = Page.parse(render_html(fx.empty_sheet().model_copy(update={"tuning": _thirty_evaluations()})))
-    ((caption, alt, src),) = page.root.figures()
-    assert caption == "Figure 1. Tuning trajectory: goodput and p99 per evaluation."
-    svg = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
-    assert svg.find(f"{NS}desc").text == alt == svg.get("aria-label")
-    assert "goodput, live" in alt or "goodput, sim." in alt
-    assert "#30 " in alt and "#30 " not in caption

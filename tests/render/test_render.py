@@ -227,13 +227,15 @@ def test_text_is_escaped(sheet):
 
 def test_charts_are_numbered_svg_images_with_alt_text(page, sheet):
     figures = page.root.figures()
-    # The summary's latency distribution of the headline run, two load charts, then the tuning trajectory.
-    assert len(figures) == 4
-    assert [c.split(".")[0] for c, _, _ in figures] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
+    # The summary's latency distribution of the headline run, two load charts, power over the energy
+    # window, then the tuner's climb (p99 against the SLO, goodput).
+    assert len(figures) == 6
+    assert [c.split(".")[0] for c, _, _ in figures] == [f"Figure {i}" for i in range(1, 7)]
     assert figures[0][0].startswith("Figure 1. Latency distribution (CDF through its stated percentiles) of")
-    assert "Tuning trajectory" in figures[3][1]
-    assert len(page.section("summary").figures()) == 1
-    assert len(page.section("load").figures()) == 2 and len(page.section("tuning").figures()) == 1
+    assert figures[3][1].startswith("Power over the measured window")
+    assert "Tuner's climb: p99" in figures[4][1] and "Tuner's climb: goodput" in figures[5][1]
+    assert len(page.section("summary").figures()) == 1 and len(page.section("energy").figures()) == 1
+    assert len(page.section("load").figures()) == 2 and len(page.section("tuning").figures()) == 2
     for _, alt, src in figures[1:3]:
         assert src.startswith("data:image/svg+xml;base64,")
         svg = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
