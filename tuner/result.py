@@ -31,7 +31,7 @@ Decision = Literal[
 
 
 BEFORE_CONFIRMATION = (
-    "not estimated: written by a tuner that did not confirm its recommendation (schema < 1.1.0)"
+    "not estimated: written by a tuner that did not confirm its recommendation (an older schema)"
 )
 
 
@@ -67,7 +67,7 @@ class PointFigures(Model):
     point: OperatingPoint
     source: Source
     figures: Figures
-    # Both added in factsheet schema 1.1.0; a 1.0.0 document has neither.
+    # Both added in a later factsheet schema: the first has neither.
     basis: str | None = Field(
         None, description="which runs the figures pool: fresh confirmation runs or the search's own"
     )

@@ -2,7 +2,7 @@
 kept when a new major is released), tested to be up to date, shipped as the package data
 `factsheet.published_schemas`.
 
-Each schema's `$id` is stable and carries its semver: https://llm-factsheet.dev/schemas/v1/factsheet-1.0.0.schema.json.
+Each schema's `$id` is stable and carries its semver: https://llm-factsheet.dev/schemas/v1/factsheet-MAJOR.MINOR.PATCH.schema.json.
 """
 
 from __future__ import annotations
@@ -10,12 +10,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factsheet.compliance.diff import DIFF_VERSION, DiffReport
-from factsheet.compliance.policy import POLICY_SCHEMA_VERSION, Policy
-from factsheet.compliance.report import REPORT_VERSION, ComplianceReport
+from factsheet.compliance.diff import DiffReport
+from factsheet.compliance.policy import Policy
+from factsheet.compliance.report import ComplianceReport
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
-from factsheet.document.versions import parse
-from factsheet.spec.build import SPEC_SCHEMA_VERSION, BuildSpec
+from factsheet.document.versions import (
+    DIFF_VERSION,
+    POLICY_SCHEMA_VERSION,
+    REPORT_VERSION,
+    SPEC_SCHEMA_VERSION,
+    parse,
+)
+from factsheet.spec.build import BuildSpec
 from probes.core.files import check_output, write_atomic
 
 BASE_URI = "https://llm-factsheet.dev/schemas"

@@ -1,4 +1,4 @@
-"""Raw records bound to their context: each records file (schema >= 1.2.0) starts with a header naming the
+"""Raw records bound to their context: each records file starts with a header naming the
 sha256 of the context it was measured in (a load point's settings, a capacity step, the accuracy run, the
 energy window), computed here the same way by the build that writes it and by `validate` that checks it."""
 

@@ -43,7 +43,7 @@ class CapacityStepContext(Model):
     slo: SLO
     repeats: int | None = Field(
         None,
-        description="the runs the build asked for of its headline run (schema >= 1.10.0: the spec's repeats, "
+        description="the runs the build asked for of its headline run (the spec's repeats, "
         "1: none; None: an older step): so a document that leaves its repeats out (a failed one hidden) "
         "no longer matches its search's records",
     )
@@ -58,7 +58,7 @@ class CapacityStepContext(Model):
 
 
 class WorkloadCapacityStepContext(CapacityStepContext):
-    """A step of a compared workload's capacity search (schema >= 1.4.0): the capacity step's context (its
+    """A step of a compared workload's capacity search: the capacity step's context (its
     `template` the settings of that workload's probes) and the profile it sent, so one profile's records
     cannot stand for another's."""
 
@@ -88,7 +88,7 @@ class EnergyContext(Model):
 
 
 class ServerScrapesContext(Model):
-    """A run's /metrics scrapes: bound to the run whose request records they accompany (schema >= 1.3.0)."""
+    """A run's /metrics scrapes: bound to the run whose request records they accompany."""
 
     role: Literal["server scrapes"] = "server scrapes"
     run: str = Field(
@@ -127,7 +127,7 @@ class RecordsHeader(Model):
     context: Annotated[Context, Field(discriminator="role")]
     schema_version: str | None = Field(
         None,
-        description="the factsheet schema of the tool that wrote the records (schema >= 1.10.0; None: an "
+        description="the factsheet schema of the tool that wrote the records (None: an "
         "older tool's): a document stating a lower one was relabelled (rule records/writer)",
     )
 
@@ -174,7 +174,7 @@ def capacity_step_context(
     repeats: int | None = None,
 ) -> CapacityStepContext | WorkloadCapacityStepContext:
     """The load section's own search: a capacity step; a compared workload's (`workload` given): a workload
-    capacity step, which also binds the profile. `repeats`: the runs its build asked for (>= 1.10.0)."""
+    capacity step, which also binds the profile. `repeats`: the runs its build asked for."""
     step = {"knob": knob, "value": float(value), "position": position, "confirmation": confirmation}
     step["repeats"] = repeats
     if workload is None:

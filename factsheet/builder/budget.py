@@ -26,6 +26,8 @@ MIN_POINTS = 2  # a search needs a start and one more value to bracket anything
 # calibration's. Against the mock (8 slots, E2EL 171 ms) a failed probe took 1.4–1.8× a passing one's rounds;
 # over a search, 1.4× the rounds is the plan's allowance. Where it sees growth, its law (`Growth`) says it.
 QUEUE_ALLOWANCE = 1.4
+# The second calibration round's users: the first closed-loop search's start × this (three doublings up its path).
+GROWTH_ROUND = 8
 # Latency "grew with load" where the second calibration round's mean E2EL is this far above the first request's.
 GROWTH_SEEN = 1.1
 SIMULATED_REQUESTS = 16  # requests of a run simulated on the law: all alike, so their count decides nothing

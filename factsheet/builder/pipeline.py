@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -35,7 +36,9 @@ from factsheet.document.repeats import (
     run_seed,
     search_block,
 )
+from factsheet.document.rules import rule_set
 from factsheet.document.schema import (
+    SCHEMA_VERSION,
     AccuracySection,
     CapacitySection,
     ComparedWorkload,
@@ -172,6 +175,7 @@ def build(
         for stale in run.checkpoints.remove_stale():
             log(f"resume: removed {stale} (not part of this build)")
     sheet = Factsheet(
+        rules=rule_set(SCHEMA_VERSION).ids,
         name=spec.name,
         plan=run.plan,
         identity=Identity(
@@ -404,14 +408,16 @@ def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
 def _growth(
     run: _Run, template: LoadPoint, cal, searches: list[budget.PlannedSearch]
 ) -> budget.Growth | None:
-    """The calibration's second round, at the first closed-loop search's start (4 users a worker at least):
-    how latency grows with load, for the plan's estimate of the searches (none without such a search)."""
+    """The calibration's second round, three doublings up the first closed-loop search's path (its start × 8,
+    at most its max_value, 4 users a worker at least): how latency grows with load where the search's bracket
+    is likely to lie, queueing included, for the plan's estimate of the searches (none without such a search)."""
     live, spec = run.live, run.spec
-    starts = [int(s.spec.start) for s in searches if s.spec.knob == "concurrency"]
-    if not starts:
+    closed = [s.spec for s in searches if s.spec.knob == "concurrency"]
+    if not closed:
         return None
     workers = _workers(run)
-    users = max(starts[0], 4 * workers.get("workers", 1))
+    reach = min(closed[0].start * budget.GROWTH_ROUND, closed[0].max_value or math.inf)
+    users = max(int(reach), 4 * workers.get("workers", 1))
     return budget.calibrate_load(live.base_url, live.model, template, cal, users, slo=spec.load.slo,
                                  api_key=live.api_key, tokenizer_path=live.tokenizer_path, profile=_profile(spec),
                                  server_view=spec.load.server_view, server_pid=live.server_pid, **workers)  # fmt: skip

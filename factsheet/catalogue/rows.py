@@ -134,7 +134,7 @@ _POINT = re.compile(r"^/load/points/(\d+)(/|$)")
 
 def _figures(sheet: Factsheet) -> dict[FigureKey, HeadlineFigure]:
     """The row's figures as page 1 states them: the sheet's headline section (which the re-derivation has
-    recomputed), or for a sheet older than schema 1.6.0 the one computed from it."""
+    recomputed), or for an older sheet the one computed from it."""
     head = stated_or_computed(sheet)
     out: dict[FigureKey, HeadlineFigure] = {}
     for key, id in HEADLINE_IDS.items():

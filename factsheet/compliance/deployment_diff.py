@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from factsheet.document.rules import rule
 from factsheet.document.schema import Factsheet, LoadSection
 from probes.core.measurement import Model, NotMeasured
 from probes.targets.deployment import ChatTemplate, DeploymentFacts, GenerationDefaults
@@ -16,8 +17,11 @@ from probes.targets.deployment import ChatTemplate, DeploymentFacts, GenerationD
 DEPLOYMENT_RULE = "a changed deployment fact is reported, never a regression: it does not decide the verdict"
 
 
+_KEPT = rule("keeps/deployment").began  # an older factsheet states none of these facts
+
+
 class DeploymentChange(Model):
-    """One deployment fact on both sides (diff >= 1.3.0)."""
+    """One deployment fact on both sides."""
 
     fact: str = Field(description="'chat template', 'generation defaults' or 'system prompts'")
     scope: str = Field(description="'deployment', or the load point whose workload sent the system prompts")
@@ -70,7 +74,9 @@ def _facts(old: DeploymentFacts | None, new: DeploymentFacts | None) -> list[Dep
         path = f"system.deployment.{name}"
         if old is None or new is None:
             which = "old" if old is None else "new"
-            out.append(_nc(fact, "deployment", path, f"not stated in the {which} factsheet (schema < 1.7.0)"))
+            out.append(
+                _nc(fact, "deployment", path, f"not stated in the {which} factsheet (schema < {_KEPT})")
+            )
             continue
         a, b = getattr(old, name), getattr(new, name)
         da, db = digest(a), digest(b)
@@ -98,7 +104,9 @@ def _system_prompts(old: Factsheet, new: Factsheet) -> list[DeploymentChange]:
         if a is None or b is None:
             which = "old" if a is None else "new"
             out.append(
-                _nc("system prompts", label, path, f"not recorded in the {which} factsheet (schema < 1.7.0)")
+                _nc(
+                    "system prompts", label, path, f"not recorded in the {which} factsheet (schema < {_KEPT})"
+                )
             )
             continue
         out.append(_row("system prompts", label, path, _prompts(a), _prompts(b)))
@@ -128,7 +136,9 @@ def _search_prompts(old: Factsheet, new: Factsheet) -> list[DeploymentChange]:
         if before is None or b is None:
             which = "old" if before is None else "new"
             out.append(
-                _nc("system prompts", scope, path, f"not recorded in the {which} factsheet (schema < 1.7.0)")
+                _nc(
+                    "system prompts", scope, path, f"not recorded in the {which} factsheet (schema < {_KEPT})"
+                )
             )
         else:
             out.append(_row("system prompts", scope, path, _prompts(before), _prompts(b)))

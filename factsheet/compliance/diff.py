@@ -18,7 +18,7 @@ gave a 0.3 ms wide interval, and the gate alarmed on it):
   p99 interval lay wholly within the threshold), below the range's high (a probe that clearly failed);
   beyond noise when the new range lies wholly below (or above) the old one.
 
-- the confirmation run's figures when both sides repeated it (spec `repeats`, schema >= 1.7.0): between-run
+- the confirmation run's figures when both sides repeated it (spec `repeats`): between-run
   variance decides. Welch's t-test on the k repeats' values of each side (the figure's run-to-run spread, not
   one run's sampling noise), two-sided at α = 5 % / m, m the figures so decided in the diff (Bonferroni): a
   false alarm on any of them in at most 5 % of diffs between builds of one deployment, if the repeats are
@@ -59,6 +59,7 @@ from factsheet.document.headline.repeated import Repeated, repeated
 from factsheet.document.host_load import RunLoad, busy, busy_note, repeat_loads, search_loads
 from factsheet.document.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.document.stamp import tool_version, utc_now
+from factsheet.document.versions import DIFF_VERSION, DiffVersion
 from factsheet.export.text import markdown_code, markdown_text
 from factsheet.rederive import Discrepancy
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
@@ -71,18 +72,6 @@ from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import LoadPoint
 from probes.load.stats import min_samples, quantile_ci
 
-# 1.1.0: verdicts "unsupported" and "inconclusive", with verdict_reason and each side's unsupported figures.
-# 1.2.0: capacity at SLO and the confirmation runs' figures decide; sweep rows are indicative; percentiles
-# only where both sides' samples support them, with order-statistic noise; lower bounds; noise_scope.
-# 1.3.0: `deployment`: the chat template, generation defaults and system prompts, old against new (changes
-# are named, never decide the verdict).
-# 1.3.0 also: between-run noise from the repeats (Welch, Bonferroni over the figures so decided: Noise.alpha,
-# FigureDiff.k_old/k_new); a worse row on a busy host is "not decided: busy host" (FigureDiff.busy_host).
-# 1.4.0: the baseline held to its records as the candidate is (either side unsupported: verdict unsupported);
-# no_regression only when every row that decides was compared and decided; a row decides only on between-run
-# noise (FigureDiff.between_run; else not decided: no between-run noise); the policy's `on_inconclusive` and
-# the gate it gives (DiffReport.gate); the baseline's repeats alone decide a candidate run at the same load.
-DIFF_VERSION = "1.4.0"
 NOISE_CONFIDENCE = 0.95
 # Each side's percentile interval: two 97.5 % intervals make a ≥ 95 % interval of their difference.
 SIDE_CONFIDENCE = 1 - (1 - NOISE_CONFIDENCE) / 2
@@ -173,7 +162,7 @@ class Noise(Model):
     upper: float | None
     p_value: float | None = None
     alpha: float | None = Field(
-        None, description=f"the level p_value is judged at (diff >= 1.3.0; None: {1 - NOISE_CONFIDENCE:g})"
+        None, description=f"the level p_value is judged at (None: {1 - NOISE_CONFIDENCE:g})"
     )
 
 
@@ -199,29 +188,25 @@ class FigureDiff(Model):
     regression: bool = Field(
         False, description="worse beyond noise and limit on a row that decides (never an indicative one)"
     )
-    indicative: bool = Field(False, description=f"diff >= 1.2.0: {INDICATIVE}")
+    indicative: bool = Field(False, description=f"{INDICATIVE}")
     old_lower_bound: bool = Field(
         False, description="the old value is a lower bound (every probe up to the search's maximum passed)"
     )
     new_lower_bound: bool = Field(False, description="the new value is a lower bound")
-    notes: list[str] = Field(
-        default_factory=list, description="what a reader must know to read the row (diff >= 1.2.0)"
-    )
+    notes: list[str] = Field(default_factory=list, description="what a reader must know to read the row")
     old_repeats: list[float] | None = Field(
-        None, description="between-run: the figure in each of the old side's repeats (diff >= 1.3.0)"
+        None, description="between-run: the figure in each of the old side's repeats"
     )
-    new_repeats: list[float] | None = Field(None, description="between-run: the new side's (diff >= 1.3.0)")
-    busy_host: bool = Field(
-        False, description="a run of the row was measured on a busy host, on either side (diff >= 1.3.0)"
-    )
+    new_repeats: list[float] | None = Field(None, description="between-run: the new side's")
+    busy_host: bool = Field(False, description="a run of the row was measured on a busy host, on either side")
     not_decided: NotDecided | None = Field(
         None,
-        description="a row that decides, not decided: why. 'busy host' (worse beyond noise and limit, diff >= "
-        "1.3.0); 'no between-run noise' (whatever its change: its noise is one run's own, diff >= 1.4.0)",
+        description="a row that decides, not decided: why. 'busy host' (worse beyond noise and limit); "
+        "'no between-run noise' (whatever its change: its noise is one run's own)",
     )
     between_run: bool = Field(
         False,
-        description="diff >= 1.4.0: the row's noise covers a rebuild's (both sides repeated the run, the "
+        description="the row's noise covers a rebuild's (both sides repeated the run, the "
         "baseline's repeats, or a share over a fixed task set); only such a row decides",
     )
     too_few_samples: bool = Field(
@@ -266,7 +251,7 @@ HEADS: dict[str, str] = {
 
 
 class DiffReport(Model):
-    diff_version: Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0"] = DIFF_VERSION
+    diff_version: DiffVersion = DIFF_VERSION
     kind: Literal["llm-factsheet-diff"] = "llm-factsheet-diff"
     old: str
     new: str
@@ -274,19 +259,19 @@ class DiffReport(Model):
     new_sha256: str
     verdict: Verdict = Field(
         description="regression; unsupported (either side's figures do not re-derive from its records: the "
-        "baseline's as the candidate's, diff >= 1.4.0); "
+        "baseline's as the candidate's); "
         "inconclusive (a row that decides was not compared, or not decided: busy host, no between-run "
         "noise; or no such row); no_regression (every row that decides compared and decided, none worse)."
     )
     verdict_reason: str = Field(description="the verdict in words")
     on_inconclusive: OnInconclusive = Field(
         DEFAULT_ON_INCONCLUSIVE,
-        description="diff >= 1.4.0: the gate an inconclusive verdict gives (the policy's `on_inconclusive`)",
+        description="the gate an inconclusive verdict gives (the policy's `on_inconclusive`)",
     )
     on_inconclusive_source: str = Field("default", description="the policy that set it, or 'default'")
     gate: Literal["pass", "fail"] = Field(
         "fail",
-        description="diff >= 1.4.0: the exit code's verdict: pass (exit 0) on no_regression, and on "
+        description="the exit code's verdict: pass (exit 0) on no_regression, and on "
         "inconclusive where on_inconclusive is pass; fail (exit 1) otherwise",
     )
     old_unsupported: list[Discrepancy] = Field(
@@ -304,12 +289,12 @@ class DiffReport(Model):
         "it is not decided: no between-run noise; no_regression needs every row that decides compared and "
         "decided, else inconclusive, whose exit code the policy's on_inconclusive chooses"
     )
-    noise_scope: str = Field(NOISE_SCOPE, description="what the noise intervals cover (diff >= 1.2.0)")
+    noise_scope: str = Field(NOISE_SCOPE, description="what the noise intervals cover")
     limits: dict[str, Limit]
     figures: list[FigureDiff]
     deployment: list[DeploymentChange] = Field(
         default_factory=list,
-        description=f"the deployment's facts old against new (diff >= 1.3.0): {DEPLOYMENT_RULE}",
+        description=f"the deployment's facts old against new: {DEPLOYMENT_RULE}",
     )
     generated_at: str
     tool_version: str
@@ -609,7 +594,7 @@ def _judge_capacity(f: FigureDiff, limit: Limit | None) -> None:
     _decide(f, bool(worse and f.beyond_limit))
 
 
-# system_prompts (>= 1.7.0) is part of what prompts_digest already covers (a chat-sessions script holds them).
+# system_prompts is part of what prompts_digest already covers (a chat-sessions script holds them).
 _WORKLOAD_DESCRIPTION = {"profile", "generator_version", "parameters", "requests_digest", "system_prompts"}
 
 
@@ -617,7 +602,7 @@ def workload_key(e: LoadPointEntry) -> str:
     """What must be equal for two load points to be compared: the point as run and the prompts sent."""
     data = {
         "point": e.result.point.model_dump(mode="json"),
-        # What identifies the prompts; the profile's description (schema >= 1.3.0) and the bodies' digest
+        # What identifies the prompts; the profile's description and the bodies' digest
         # (which names the served model) leave it out, so an older factsheet's synthetic points compare.
         "workload": e.result.workload.model_dump(mode="json", exclude=_WORKLOAD_DESCRIPTION),
     }

@@ -2,7 +2,7 @@
 
 A path is dotted names; a list is entered with `[N]` (index), `[headline]` (the headline load point) or
 `[LABEL]` (the item whose label is LABEL: a load point's `concurrency=4`, a capacity point's value).
-`load.points[headline].result.metrics…` is page 1's run (schema >= 1.10.0, `page_one_path`): the capacity's
+`load.points[headline].result.metrics…` is page 1's run (rule gate/page-one, `page_one_path`): the capacity's
 last confirmation run when there is one, so a gate judges the figure page 1 states.
 Paths are checked against the factsheet's JSON Schema when a policy is loaded (a renamed field is a bad
 policy, found before anything runs), then resolved over a factsheet, where any section on the way may be
@@ -176,7 +176,7 @@ def page_one_path(sheet: BaseModel, path: str) -> str:
     """`load.points[headline].result.metrics…` as the run page 1 states it: the capacity's last confirmation
     run (`load.capacity.result.points[i].metrics…`) when page 1 states one (informative_run, the one place
     that choice is made), so a gate never judges a sweep point's p99 beside page 1's confirmation run's
-    (issue 42). Any other path, or a document older than schema 1.10.0 (whose gate judged the headline load
+    (issue 42). Any other path, or a document judged by rule gate/headline-point (whose gate judged the headline load
     point, and whose re-check must judge the same), is returned as given."""
     if not (path == _HEADLINE_METRICS or path.startswith(_HEADLINE_METRICS + ".")):
         return path

@@ -25,9 +25,6 @@ from probes.core.errors import InputError, describe_validation_error
 from probes.core.measurement import Model
 
 POLICY_VERSION = 1
-POLICY_SCHEMA_VERSION = (
-    "1.1.0"  # 1.1.0: on_inconclusive  # semver of the published policy schema; its major is POLICY_VERSION
-)
 PROFILES_PACKAGE = "factsheet.compliance.profiles"
 
 Op = Literal["<=", "<", ">=", ">", "==", "!=", "exists"]
@@ -169,7 +166,7 @@ class Policy(Model):
     )
     on_inconclusive: Literal["pass", "fail"] | None = Field(
         None,
-        description="policy 1.1.0: the exit code of a `factsheet diff` whose verdict is inconclusive (a figure "
+        description="the exit code of a `factsheet diff` whose verdict is inconclusive (a figure "
         "it decides on not compared, or not decided: no between-run noise, busy host): fail (exit 1, the "
         "default) or pass (exit 0); the diff report states which applied",
     )

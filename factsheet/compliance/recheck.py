@@ -2,7 +2,7 @@
 
 The summary (`compliance` in factsheet.json) states a verdict; anyone can write `pass` there. So `factsheet
 validate` takes each named policy as applied from the build's report beside the factsheet (compliance.json,
->= 1.1.0, which carries the rules; a built-in profile may also be loaded by name), checks its digest against
+which carries the rules; a built-in profile may also be loaded by name), checks its digest against
 the one the summary names, runs them on the sheet as it was before the gate (compliance section removed,
 records from its folder) and compares verdict, counts and findings. The rules themselves are what the build
 applied: which policy was meant is attested (the signature covers compliance.json), not re-checked.
@@ -127,7 +127,7 @@ def _policies(
         where = f"compliance.policies[{i}]"
         applied = by_id.get(named.id)
         if applied is None or applied.rules is None:
-            # A built-in profile applied as it ships needs no copy of its rules (a report before 1.1.0 kept
+            # A built-in profile applied as it ships needs no copy of its rules (an older report kept
             # none; `factsheet check` with other policies may have replaced the build's report).
             profile = builtin_profile(named.id)
             if profile is not None and profile.sha256 == named.sha256:

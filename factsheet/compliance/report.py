@@ -9,12 +9,11 @@ from pydantic import Field
 from factsheet.compliance.evidence import RecordsCheck
 from factsheet.compliance.policy import AppliedParameter, Evidence, Op, Reference, Rule, Scalar
 from factsheet.document.compliance_summary import OUTCOMES, ComplianceSummary, GateFinding, Outcome, PolicyId
+from factsheet.document.versions import REPORT_VERSION, ReportVersion
 from factsheet.rederive import Discrepancy
 from probes.core.measurement import Model
 from probes.load.stats import SampleSufficiency
 
-# 1.1.0: each policy carries its rules as applied (so `factsheet validate` can re-run them), and `integrity`.
-REPORT_VERSION = "1.1.0"
 # The always-on check in every report, whatever the policies: a decision rests only on figures the raw
 # records give. It is no policy's rule, so a policy cannot leave it out.
 INTEGRITY_POLICY = "llm-factsheet"
@@ -91,7 +90,7 @@ class PolicyApplied(Model):
     rules: list[Rule] | None = Field(
         None,
         description="the rules as applied (parameters substituted), whose digest is sha256 "
-        "(absent in reports before 1.1.0)",
+        "(absent in older reports)",
     )
 
 
@@ -109,7 +108,7 @@ class Integrity(Model):
 
 
 class ComplianceReport(Model):
-    report_version: Literal["1.0.0", "1.1.0"] = REPORT_VERSION
+    report_version: ReportVersion = REPORT_VERSION
     kind: Literal["llm-factsheet-compliance"] = "llm-factsheet-compliance"
     factsheet: FactsheetRef
     policies: list[PolicyApplied]
@@ -120,7 +119,7 @@ class ComplianceReport(Model):
     integrity: Integrity | None = Field(
         None,
         description="the built-in integrity check (a failure is also a gating result of policy "
-        "'llm-factsheet'); absent when no records folder was given, and in reports before 1.1.0",
+        "'llm-factsheet'); absent when no records folder was given, and in older reports",
     )
     generated_at: str
     tool_version: str

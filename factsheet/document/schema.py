@@ -91,7 +91,9 @@ from tuner import TuningResult
 # 1.10.0 also: the author's governance statements (`governance`, from the spec's optional section, as written:
 # release dates, base model and adapters, modalities, distribution channels, acceptable use, known limitations,
 # standards claimed, a decision threshold per headline figure); declared, never measured.
-SCHEMA_VERSION = "1.10.0"
+# 1.11.0: the ids of the judging rules the document was judged by (`rules`: factsheet/document/rules), each
+# looked up in the registry by validate; an older document is judged by the rule set of its version.
+SCHEMA_VERSION = "1.11.0"
 
 
 class ModelIdentity(Model):
@@ -331,6 +333,11 @@ class Factsheet(Model):
         description="semver of the schema the document follows; a tool reads every older minor of its major",
     )
     kind: Literal["llm-factsheet"] = "llm-factsheet"
+    rules: list[str] | None = Field(
+        None,
+        description="the ids of the judging rules the document was judged by, from the registry of the tool "
+        "that wrote it (schema >= 1.11.0; None: an older document, judged by the rules of its version)",
+    )
     name: str
     headline: Headline | None = Field(
         None,

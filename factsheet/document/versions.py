@@ -8,6 +8,8 @@ major would need `factsheet migrate` (none exists: 1 is the first major).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from packaging.version import InvalidVersion, Version
 
 from probes.core.errors import InputError
@@ -28,6 +30,46 @@ def parse(text: object, what: str = "schema_version") -> Version:
         raise SchemaVersionError(f"{what}: {text!r} is not a semantic version (MAJOR.MINOR.PATCH)")
     return version
 
+
+# The other published schemas' versions, each with what its minors added.
+# semver of the published spec schema; its major is factsheet.spec.build.SPEC_VERSION. 1.2.0: the optional `publish` section.
+# 1.3.0: load.rationale (why the load is shaped as it is; carried into the factsheet).
+# 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
+# jsonl, trace); a trace point gives neither concurrency nor rate.
+# 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
+# 1.6.0: `load.workers` (worker processes the load is split across; probes/load/workers), `load.executor`
+# and `load.ray_address` (the workers as Ray actors across a cluster's nodes).
+# 1.7.0: `capacity.confirm_step` (one, or bisect: how a failed confirmation steps down).
+# 1.7.0 also: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
+# prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
+# 1.8.0: `target.check_model` (model listing optional) and `target.engine` (the serving engine, else found from
+# the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
+# 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
+# each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
+# 1.8.0 also: the optional `governance` section (factsheet/spec/governance.py), carried into the factsheet as written.
+SPEC_SCHEMA_VERSION = "1.8.0"
+
+# The compliance report's schema. 1.1.0: each policy carries its rules as applied (so `factsheet validate` can re-run them), and `integrity`.
+REPORT_VERSION = "1.1.0"
+ReportVersion = Literal["1.0.0", "1.1.0"]  # every version a report may state
+
+# The diff report's schema. 1.1.0: verdicts "unsupported" and "inconclusive", with verdict_reason and each side's unsupported figures.
+# 1.2.0: capacity at SLO and the confirmation runs' figures decide; sweep rows are indicative; percentiles
+# only where both sides' samples support them, with order-statistic noise; lower bounds; noise_scope.
+# 1.3.0: `deployment`: the chat template, generation defaults and system prompts, old against new (changes
+# are named, never decide the verdict).
+# 1.3.0 also: between-run noise from the repeats (Welch, Bonferroni over the figures so decided: Noise.alpha,
+# FigureDiff.k_old/k_new); a worse row on a busy host is "not decided: busy host" (FigureDiff.busy_host).
+# 1.4.0: the baseline held to its records as the candidate is (either side unsupported: verdict unsupported);
+# no_regression only when every row that decides was compared and decided; a row decides only on between-run
+# noise (FigureDiff.between_run; else not decided: no between-run noise); the policy's `on_inconclusive` and
+# the gate it gives (DiffReport.gate); the baseline's repeats alone decide a candidate run at the same load.
+DIFF_VERSION = "1.4.0"
+DiffVersion = Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0"]  # every version a diff may state
+
+# semver of the published policy schema; its major is factsheet.compliance.policy.POLICY_VERSION. 1.1.0:
+# on_inconclusive.
+POLICY_SCHEMA_VERSION = "1.1.0"
 
 # What each minor of factsheet schema 1 changed in how a document is judged is a rule of the registry
 # (factsheet/document/rules): a document is held to the rules of its version.

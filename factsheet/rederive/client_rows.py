@@ -1,4 +1,4 @@
-"""A client check's per-worker rows against the records (schema >= 1.9.0): which workers sent the point and how
+"""A client check's per-worker rows against the records: which workers sent the point and how
 many each sent are in the records' `worker` fields; the pooled loop lag is what the rows' own lags pool to.
 Only each worker's loop lag is attested (the host's load is not in the records)."""
 

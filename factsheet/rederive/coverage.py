@@ -1,7 +1,7 @@
 """Which figures `validate` vouches for, and how: every field of a factsheet is in exactly one class.
 
 - **re-derived**: recomputed from raw records, or bound to them as the context they were measured in (the
-  records file's header names the digest of that context, schema >= 1.2.0);
+  records file's header names the digest of that context);
 - **re-checked**: recomputed by running something again on re-derived figures (the compliance section: the
   named policies run on the re-derived sheet);
 - **attested only**: stated by the author and not checkable from the folder (host and provenance facts, the
@@ -27,11 +27,11 @@ A = "accuracy.result"
 
 
 def _client_rules(at: str, whose: str) -> tuple[tuple[str, Class, str], ...]:
-    """A run's client check (every run >= 1.9.0; a many-worker point's >= 1.6.0): recomputed from the records
+    """A run's client check (rule client-check/recomputed; before it, a many-worker point's only): recomputed from the records
     but for what they do not keep, each worker's event-loop lag and how the workers ran."""
     lag = "sampled during the run and not kept in the records: the verdict is re-derived with it as stated"
     return (
-        (at, "re-derived", f"{whose} client check from its records (>= 1.9.0; before: attested whole): each "
+        (at, "re-derived", f"{whose} client check from its records (before: attested whole): each "
          "worker's share of the arrivals, the write delay, every verdict and reason"),
         (f"{at}.loop_lag_ms", "attested only", f"every worker's event-loop lag pooled, {lag}; its count, "
          "mean, spread and extremes must pool the rows' (one worker: its row's whole)"),
@@ -54,15 +54,15 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{section}.records", "re-derived", "the records' digest, count and header"),
         (f"{section}.server_records", "re-derived", "the /metrics scrapes' digest, count and header"),
         (f"{section}.system_prompts", "attested only", "the digests of the system prompts its runs sent "
-         "(>= 1.7.0): the prompts are not kept"),
-        (f"{section}.host_load", "attested only", "the host's CPU over each probe from /proc as found (>= 1.6.0)"),
+         ": the prompts are not kept"),
+        (f"{section}.host_load", "attested only", "the host's CPU over each probe from /proc as found"),
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
         (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
-        (f"{c}.points[].isolation", "attested only", "a confirmation step's further run (>= 1.10.0): what the "
+        (f"{c}.points[].isolation", "attested only", "a confirmation step's further run: what the "
          "target answered to the fresh start or prefix-cache reset before it, as found: no record keeps it"),
         *_client_rules(f"{c}.points[].client", "the probe's"),
-        (c, "re-derived", "the search replayed on the probes' records (>= 1.1.0; 1.0.0: verdicts and answer)"),
+        (c, "re-derived", "the search replayed on the probes' records (without its parameters, in the first schema: verdicts and answer)"),
         (f"{c}.points[].value", "re-derived", "bound: part of the capacity step's context"),
         (f"{c}.points[].confirmation", "re-derived", "bound: part of the capacity step's context"),
         (f"{c}.knob", "re-derived", "bound: part of every capacity step's context"),
@@ -71,8 +71,8 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{c}.pass_rule", "attested only", "the statement of the pass rule"),
         (f"{c}.range_method", "attested only", "the name of the range method"),
         (f"{section}.seeds", "re-derived", "bound: part of each step's context; each checked against "
-         "load.seed_rule (>= 1.7.0)"),
-        (f"{section}.repeats", "re-derived", "the repeats of the headline run (>= 1.7.0): each one's figures and "
+         "load.seed_rule"),
+        (f"{section}.repeats", "re-derived", "the repeats of the headline run: each one's figures and "
          "verdict recomputed from its records; which run was repeated (the last confirmation) and how often"),
         (f"{section}.repeats.runs[].seed", "re-derived", "bound: part of the repeat's context; checked against "
          "load.seed_rule"),
@@ -81,7 +81,7 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{section}.repeats.runs[].isolation", "attested only", "what the target answered to the fresh start or "
          "prefix-cache reset before the repeat, as found: no record keeps it"),
         (f"{section}.repeats.runs[].system_prompts", "attested only", "the digests of the system prompts the "
-         "repeat sent (>= 1.7.0): the prompts are not kept"),
+         "repeat sent: the prompts are not kept"),
         (f"{section}.repeats.runs[].host_load", "attested only", "the host's CPU over the repeat from /proc as "
          "found: no record keeps it"),
         (f"{section}.repeats.runs[].point.server_view.status", "attested only", "whether a /metrics page was "
@@ -97,39 +97,41 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
 # (path prefix, class, why): longest prefix wins.
 RULES: tuple[tuple[str, Class, str], ...] = (
     # Document framing.
-    ("schema_version", "attested only", "the version the document states, no lower than its records' writer's (>= 1.10.0: their headers name it, their outcomes show it)"),
+    ("schema_version", "attested only", "the version the document states, no lower than its records' writer's (rule records/writer: their headers name it, their outcomes show it)"),
     ("kind", "attested only", "document type"),
+    ("rules", "re-derived", "the ids of the judging rules it was judged by: each one in the registry and a rule of "
+     "its version, none of its version's left out (factsheet/document/rules)"),
     ("name", "attested only", "the factsheet's name"),
     ("plan", "attested only", "the build's plan and estimate from its calibration request, what its budget cut and "
-     "what it took (>= 1.10.0): an estimate, no record keeps the calibration"),
+     "what it took: an estimate, no record keeps the calibration"),
     ("headline", "re-derived", "page 1's figures recomputed from the rest of the sheet, itself re-derived from "
-     "the records (>= 1.6.0)"),
+     "the records"),
     ("headline.figures[].rebuild", "re-derived", "each figure over its run's repeats (values, mean, sd, the "
-     "rebuild interval) recomputed from the repeats' re-derived figures (>= 1.7.0)"),
+     "rebuild interval) recomputed from the repeats' re-derived figures"),
     ("identity", "attested only", "the model named and the weights' digests as found at build time"),
-    ("governance", "attested only", "the author's governance statements as the spec declares them (>= 1.10.0)"),
+    ("governance", "attested only", "the author's governance statements as the spec declares them"),
     ("system", "attested only", "host, engine and library versions as found at build time"),
     ("system.deployment", "attested only", "the chat template and generation defaults as read from the served "
-     "folder at build time (>= 1.7.0): the folder is not beside the factsheet"),
-    ("system.deployment.chat_template.sha256", "re-checked", "recomputed from the kept template text (>= "
-     "1.7.0; attested only where the text is over 16 KiB and not kept)"),
+     "folder at build time: the folder is not beside the factsheet"),
+    ("system.deployment.chat_template.sha256", "re-checked", "recomputed from the kept template text ("
+     "attested only where the text is over 16 KiB and not kept)"),
     ("system.deployment.chat_template.size_bytes", "re-checked", "recomputed from the kept template text "
-     "(>= 1.7.0; attested only where the text is not kept)"),
+     "(attested only where the text is not kept)"),
     ("conformance", "attested only", "the engine found and each preflight check's verdict, as the server "
-     "answered before the first measured request (>= 1.10.0): the preflight's requests are not kept"),
+     "answered before the first measured request: the preflight's requests are not kept"),
     ("provenance", "attested only", "tool version, commit, spec digest, command and times of the build"),
     ("tuning", "attested only", "the tuning trace: its evaluations ran against servers that are gone"),
-    ("predictor", "attested only", "the performance predictor's section as stated (before schema 1.3.0 its "
-     "measurements were not kept)"),
+    ("predictor", "attested only", "the performance predictor's section as stated (before rule keeps/predictor-records "
+     "its measurements were not kept)"),
     ("predictor.records", "re-derived", "the campaign's measurements: digest and count; each one's latency "
-     "figures from its request records (schema >= 1.3.0)"),
-    ("predictor.campaign.measurements", "re-derived", "the measurements kept (>= 1.3.0)"),
+     "figures from its request records"),
+    ("predictor.campaign.measurements", "re-derived", "the measurements kept"),
     ("predictor.targets", "re-derived", "model selection, CV scores, learning curve, importance and "
-     "learnability re-run on the measurements (>= 1.3.0)"),
-    ("predictor.pareto", "re-derived", "the front re-computed from the measurements (>= 1.3.0)"),
+     "learnability re-run on the measurements"),
+    ("predictor.pareto", "re-derived", "the front re-computed from the measurements"),
     ("predictor.recommendation", "re-derived", "re-run, seeded, on the measurements: the pick and every "
-     "prediction (>= 1.3.0; a bundled feature model: a .uvl file is not read from a factsheet)"),
-    ("predictor.summary", "re-derived", "from the re-derived figures (>= 1.3.0)"),
+     "prediction (a bundled feature model: a .uvl file is not read from a factsheet)"),
+    ("predictor.summary", "re-derived", "from the re-derived figures"),
     ("predictor.summary.verified", "attested only", "the live verification ran against a server that is gone"),
     ("predictor.verification", "attested only", "live measurements of the recommendation, not kept"),
     ("compliance", "re-checked", "the named policies run again on the re-derived sheet"),
@@ -138,18 +140,18 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("load.reason", "attested only", "why the load section was not measured"),
     ("load.percentile_method", "attested only", "the name of the percentile method used"),
     ("load.seed_rule", "attested only", "the statement of the seed rule; every run's seed is checked against "
-     "it and bound to its records (>= 1.7.0)"),
+     "it and bound to its records"),
     ("load.rationale", "attested only", "the spec author's statement of why the load is shaped as it is"),
     ("load.points[].records", "re-derived", "the records' digest, count and header"),
     (f"{P}.metrics", "re-derived", "every metric recomputed from the per-request records"),
     (f"{P}.window_epoch", "re-derived", "the steady window from the records and the start time"),
     (f"{P}.arrivals", "re-derived", "open-loop arrival fidelity from the records' send times (sent_s) and, "
-     ">= 1.8.0, their last bytes (written_s: achieved rate and write lag)"),
+     "by rule client-bound/last-byte, their last bytes (written_s: achieved rate and write lag)"),
     (f"{P}.sent", "re-derived", "the number of records"),
     (f"{P}.not_sent", "re-derived", "the point's request count less the records"),
     (f"{P}.requests", "re-derived", "planned, sent, completed, truncated, failed and never sent, from the "
-     "records and their re-derived outcomes (>= 1.10.0)"),
-    (f"{P}.model", "attested only", "the model id the requests named (>= 1.10.0): the bodies are not kept, "
+     "records and their re-derived outcomes"),
+    (f"{P}.model", "attested only", "the model id the requests named: the bodies are not kept, "
      "their digest is"),
     (f"{P}.point", "re-derived", "bound: the settings are part of the records' context"),
     (f"{P}.label", "re-derived", "bound: part of the records' context"),
@@ -158,23 +160,23 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     (f"{P}.aborted", "attested only", "why a run stopped early, as the run reported"),
     (f"{P}.workload", "attested only", "profile, parameters, generator version and digests of the prompts "
      "and request bodies sent (the requests are not kept)"),
-    (f"{P}.workload.system_prompts", "attested only", "the digests of the system prompts sent (>= 1.7.0): "
+    (f"{P}.workload.system_prompts", "attested only", "the digests of the system prompts sent: "
      "the prompts are not kept"),
     (f"{P}.turns", "re-derived", "chat-sessions figures by turn, recomputed from the records' session and turn"),
     (f"{P}.records", "attested only", "never written (the records are the file named by .records); unused"),
-    ("load.points[].server_records", "re-derived", "the /metrics scrapes' digest, count and header (>= 1.3.0)"),
-    (f"{P}.server_view", "re-derived", "every server-view figure from the run's /metrics scrapes (>= 1.3.0)"),
+    ("load.points[].server_records", "re-derived", "the /metrics scrapes' digest, count and header"),
+    (f"{P}.server_view", "re-derived", "every server-view figure from the run's /metrics scrapes"),
     (f"{P}.server_view.status", "attested only", "whether a /metrics page was read, as the run found it"),
     (f"{P}.server_view.reason", "attested only", "why no /metrics page was read (no endpoint), as found"),
     (f"{P}.saturation", "re-derived", "the trend tests on the scrapes' waiting queue and the records' TTFT"),
     (f"{P}.scrapes", "attested only", "never written (the scrapes are the file named by .server_records)"),
     (f"{P}.host_load", "attested only", "never written (the run's host load is load.points[].host_load)"),
-    ("load.points[].host_load", "attested only", "the host's CPU over the run from /proc as found (>= 1.6.0): "
+    ("load.points[].host_load", "attested only", "the host's CPU over the run from /proc as found: "
      "no record keeps it"),
     *_client_rules(f"{P}.client", "the point's"),
     # Capacity: the load section's search, and each compared workload's (below).
     *_capacity_rules("load.capacity"),
-    # Compared workloads (schema >= 1.4.0).
+    # Compared workloads.
     ("load.compared_workloads", "attested only", "which workload profiles were compared (empty: none)"),
     ("load.compared_workloads[].workload", "re-derived", "bound: part of every step's context of its search"),
     ("load.compared_workloads[].template", "re-derived", "bound: part of every step's context of its search"),
@@ -202,7 +204,7 @@ RULES: tuple[tuple[str, Class, str], ...] = (
     ("energy.status", "attested only", "whether energy was measured"),
     ("energy.reason", "attested only", "why energy was not measured"),
     ("energy.records", "re-derived", "the counters' samples: digest, count and header"),
-    ("energy.energy", "re-derived", "window energies and idle power from the samples (>= 1.1.0), every "
+    ("energy.energy", "re-derived", "window energies and idle power from the samples, every "
      "derived figure, the window and counts against the load point covered"),
     ("energy.carbon", "attested only", "carbon inputs and method as stated"),
     ("energy.carbon.energy_kwh", "re-derived", "from the re-derived energy"),

@@ -1,4 +1,4 @@
-"""`validate`'s check of the deployment facts (schema >= 1.7.0): a chat template whose text the factsheet
+"""`validate`'s check of the deployment facts: a chat template whose text the factsheet
 keeps must be the text its digest and size name. Everything else in `system.deployment` is attested only:
 the model folder it was read from is not beside the factsheet."""
 

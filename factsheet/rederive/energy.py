@@ -1,5 +1,5 @@
-"""Energy figures recomputed from what they rest on. With the counters' samples kept (schema >= 1.1.0):
-each component's window energy and the idle power, through the monitor's own windowing; without them (1.0.0)
+"""Energy figures recomputed from what they rest on. With the counters' samples kept:
+each component's window energy and the idle power, through the monitor's own windowing; without them (the first schema)
 from each component's stated window energy. Then every derived figure from those and the load point whose
 steady window and counts they cover; carbon from that energy, the stated intensity and PUE."""
 

@@ -9,7 +9,7 @@ from factsheet.rederive.compare import Discrepancy, differences
 
 def headline_differences(sheet: Factsheet) -> list[Discrepancy]:
     """Each stated headline field that the rest of `sheet` does not give, named by its path and its figure's
-    id; empty when the sheet states no headline (older than schema 1.6.0) or states the computed one."""
+    id; empty when the sheet states no headline (an older document) or states the computed one."""
     if sheet.headline is None:
         return []
     computed = headline(sheet)

@@ -212,8 +212,8 @@ def _peak(records: list[RequestRecord], *, missing_end: float | None) -> int:
 
 
 def _judged_alike(stated: Arrivals | None, rules: RuleSet):
-    """Arrivals as stated, less the client-bound verdict where the document's rule is not replayed (schema
-    1.0.0's): its rates and send lags are figures the records determine and are compared; its verdict is
+    """Arrivals as stated, less the client-bound verdict where the document's rule is not replayed (client-bound/
+    send-lag-1ms): its rates and send lags are figures the records determine and are compared; its verdict is
     attested. Otherwise the verdict and its reasons are held to the rule that judged the document; the rule's
     words, where stated, always are."""
     if stated is None or rules.of("client-bound").replayed:
@@ -232,10 +232,8 @@ class _Replayed:
     saturation: object = None
     stop_reason: str | None = None  # attested: as the run reported (a point stopped when saturated)
     aborted: str | None = None
-    client: ClientCheck | None = None  # attested: the run's client check as stated (schema >= 1.9.0)
-    isolation: Isolation | None = (
-        None  # attested: what separated a confirmation step's further run (>= 1.10.0)
-    )
+    client: ClientCheck | None = None  # attested: the run's client check as stated
+    isolation: Isolation | None = None  # attested: what separated a confirmation step's further run
 
 
 def attested_client(
@@ -292,7 +290,7 @@ def capacity(load: LoadSection, folder: Path, binding: Binding | None, rules: Ru
         path = f"load.compared_workloads[{k}]"
         searched = _Searched(compared.capacity, compared.template, f"{path}.capacity", f"{path}.template",
                              compared.workload, f"{path}.workload")  # fmt: skip
-        if compared.capacity.result.search is None:  # schema >= 1.4.0 always states it
+        if compared.capacity.result.search is None:  # every compared workload states it
             out.append(Discrepancy(figure=f"{path}.capacity.result.search", stated="none",
                                    recomputed="the search's parameters (a compared workload keeps them)"))  # fmt: skip
             continue
@@ -319,9 +317,9 @@ def _capacity(
     binding: Binding | None,
     rules: RuleSet,
 ) -> list[Discrepancy]:
-    """Each probed point's metrics from its records. With the search's parameters stated (schema >= 1.1.0)
+    """Each probed point's metrics from its records. With the search's parameters stated
     the probe's own search is replayed on them: every verdict, the order of probing, the confirmations, the
-    bracket, capacity, range and stop reason. Without (1.0.0): each verdict through the probe's own judge,
+    bracket, capacity, range and stop reason. Without (the first schema): each verdict through the probe's own judge,
     and the answer through the probe's own `answer`."""
     section, template, path = searched.section, searched.template, searched.path
     cap, base = section.result, f"{path}.result"
@@ -390,7 +388,7 @@ def _capacity(
 def _judged_alone(
     cap: CapacityResult, replayed: list[_Replayed], base: str, paths: list[str]
 ) -> list[Discrepancy]:
-    """A search without its parameters (1.0.0): each verdict through the probe's own judge, and the answer
+    """A search without its parameters (the first schema): each verdict through the probe's own judge, and the answer
     through the probe's own `answer`."""
     out: list[Discrepancy] = []
     judged = [
@@ -415,7 +413,7 @@ def _judged_alone(
 
 
 def step_template(section: CapacitySection, template: LoadPoint, i: int) -> LoadPoint:
-    """The template capacity step `i` ran, and its records are bound to: with its own seed (>= 1.7.0)."""
+    """The template capacity step `i` ran, and its records are bound to: with its own seed."""
     return template.model_copy(update={"seed": section.seeds[i]}) if section.seeds else template
 
 
@@ -490,7 +488,7 @@ def _replay(
             )
         ]
     # The rule's and the range method's words are attested (coverage.py): a document states the words of the
-    # tool that built it, and a later tool's wording (1.9.0's PASS_RULE) must not fail an older build.
+    # tool that built it, and a later tool's wording of PASS_RULE must not fail an older build.
     words = {"pass_rule": cap.pass_rule, "range_method": cap.range_method}
     settled = again if bracketing else settle_repeats(again, repeats)
     return differences(cap, settled.model_copy(update=words), base, src)

@@ -1,4 +1,4 @@
-"""The predictor section re-derived from the campaign's measurements the factsheet keeps (schema >= 1.3.0):
+"""The predictor section re-derived from the campaign's measurements the factsheet keeps:
 each measurement's latency figures from its request records (the load probe's metrics), then the model
 selection, learning curves, Pareto front and the recommendation's predictions re-run on the table those
 measurements make (seeded: the same table gives the same answer, to float precision)."""
@@ -55,7 +55,7 @@ def predictor(section: PredictorSection, rules: RuleSet, folder: Path) -> list[D
     df = measurement_table(features, rows)
     out += differences(section.campaign.measurements, len(df), "predictor.campaign.measurements", src)
     if df.empty or section.objective is None or section.model.feature_model not in BUNDLED:
-        return out  # nothing to learn from, or inputs a document before 1.3.0 (or a .uvl file) does not keep
+        return out  # nothing to learn from, or inputs an older document (or a .uvl file) does not keep
     try:
         return out + _decisions(section, df, src)
     except (ValueError, KeyError, TypeError) as exc:  # measurements no campaign could have produced

@@ -1,5 +1,5 @@
 """Reading the raw records a factsheet names (their digests are checked before, by `check_records`), and
-checking the header that binds each file to its context (schema >= 1.2.0)."""
+checking the header that binds each file to its context."""
 
 from __future__ import annotations
 
@@ -26,20 +26,20 @@ T = TypeVar("T")
 class Binding:
     """How the records files of one factsheet are bound to their contexts, gathered as they are read.
 
-    `required`: the document's schema binds every records file (>= 1.2.0). An older document's files carry
+    `required`: the document's schema binds every records file. An older document's files carry
     no header and are read unbound (listed in `unbound`); but once one of its files carries a header, a
     file without one had its header removed, and is held to it too (see `missing`)."""
 
     required: bool
     bound: list[str] = field(default_factory=list)
     unbound: list[tuple[str, str]] = field(default_factory=list)  # (figure, records path)
-    # (records path, the schema its writer had, how the file shows it): a header's `schema_version` (>= 1.10.0),
+    # (records path, the schema its writer had, how the file shows it): a header's `schema_version`,
     # or what only a tool of that schema writes in a record.
     writers: list[tuple[str, str, str]] = field(default_factory=list)
 
     def relabelled(self, stated: str) -> list[Discrepancy]:
         """The document's version against its records' writer's (records/writer): a lower one is a relabel
-        by someone other than the tool that wrote them (a 1.10.0 build stated 1.8.0 drops every check since)."""
+        by someone other than the tool that wrote them (a build stated at an older version drops every check its version added)."""
         mine = parse(stated)
         for path, version, how in self.writers:
             try:
@@ -60,7 +60,7 @@ class Binding:
     def missing(self) -> list[Discrepancy]:
         if not (self.required or self.bound):
             return []
-        why = "schema >= 1.2.0" if self.required else "the factsheet's other records files are bound"
+        why = "rule records/bound" if self.required else "the factsheet's other records files are bound"
         return [
             Discrepancy(
                 figure=figure,

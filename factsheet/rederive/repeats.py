@@ -1,4 +1,4 @@
-"""The seed of every run (schema >= 1.7.0: load.seed_rule) and the repeats of a capacity's headline run,
+"""The seed of every run (load.seed_rule) and the repeats of a capacity's headline run,
 recomputed: each repeat's figures and verdict from its records (bound to its place after the search, its kind
 and seed), what was repeated, and every seed against the rule."""
 

@@ -1,5 +1,5 @@
 """The server view and the saturation test of each run, recomputed from its /metrics scrapes and its request
-records (schema >= 1.3.0), the scrapes bound to the run they were taken in."""
+records, the scrapes bound to the run they were taken in."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def recompute(
     scrapes' context names."""
     figure, result = where
     if stated_view is None and stated_saturation is None and scrapes_file is None:
-        return Recomputed(None, None, [])  # before 1.3.0, or not asked: nothing stated, nothing to check
+        return Recomputed(None, None, [])  # an older document, or not asked: nothing stated, nothing to check
     sat = stated_saturation
     interval = sat.interval_s if sat is not None and sat.interval_s is not None else DEFAULT_INTERVAL_S
     config = ServerViewSpec(interval_s=interval, stop_when_saturated=bool(sat and sat.stop_when_saturated))

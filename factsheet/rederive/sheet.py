@@ -17,42 +17,43 @@ from factsheet.rederive.predictor import predictor
 from factsheet.rederive.presence import missing_records, named_twice, uncited_records
 from factsheet.rederive.records import Binding
 from factsheet.rederive.repeats import capacity_repeats, seeds
+from factsheet.rederive.rules import stated_rules
 from probes.core.measurement import Model, NotMeasured
 
 REDERIVED = (
     "load points: every metric (counts, throughputs, TTFT/TPOT/ITL/E2EL distributions and percentiles, their "
     "95 % CIs, p99 sample sufficiency, goodput and its CI, SLO attainment, the p99 check), the steady window "
-    "and open-loop arrival fidelity (by sent_s; schema >= 1.8.0 also by the last byte, written_s: achieved "
+    "and open-loop arrival fidelity (by sent_s; by rule client-bound/last-byte also by the last byte, written_s: achieved "
     "rate and write lag), from each point's per-request records; each client-bound verdict by the rule it "
     "was judged by",
-    "capacity: each probed run's metrics from its records, then the probe's search replayed on them (schema "
-    ">= 1.1.0): every verdict, the order of probing, confirmations, bracket, capacity, range, stop reason",
-    "capacity repeats (schema >= 1.7.0): each repeat's metrics and verdict from its records, bound to its "
+    "capacity: each probed run's metrics from its records, then the probe's search replayed on them (rule "
+    "keeps/energy-samples-and-search): every verdict, the order of probing, confirmations, bracket, capacity, range, stop reason",
+    "capacity repeats: each repeat's metrics and verdict from its records, bound to its "
     "place after the search, its value and seed; which run was repeated and how many times; every run's seed "
     "against the seed rule",
     "accuracy: pass@k (base and plus) from the per-sample verdicts, the per-sample records the JSON repeats, "
     "generation failures",
-    "energy: each component's window energy and the idle power from the counters' samples (schema >= "
-    "1.1.0); window, request and token counts against the load point they cover; every derived figure "
+    "energy: each component's window energy and the idle power from the counters' samples (rule "
+    "keeps/energy-samples-and-search); window, request and token counts against the load point they cover; every derived figure "
     "(average power, J/request, J/token, Wh/1000 requests, tokens/J, net of idle, totals, the TDP estimate); "
     "carbon from that energy, intensity and PUE",
-    "predictor (schema >= 1.3.0): each campaign measurement's latency figures and metrics from its request "
+    "predictor: each campaign measurement's latency figures and metrics from its request "
     "records; the model selection per figure, learning curves, importance, learnability, Pareto front, the "
     "recommendation's predictions and the summary re-run (seeded) on the table the measurements make",
-    "headline (schema >= 1.6.0): every page-1 figure (value, interval, n, verdict, source run, rule) "
+    "headline: every page-1 figure (value, interval, n, verdict, source run, rule) "
     "recomputed from the rest of the sheet, whose figures are re-derived above",
-    "chat template (schema >= 1.7.0): a template text the factsheet keeps hashes to its stated sha256 and size",
-    "binding (schema >= 1.2.0): each records file's header names the digest of the context the factsheet "
+    "chat template: a template text the factsheet keeps hashes to its stated sha256 and size",
+    "binding: each records file's header names the digest of the context the factsheet "
     "states for it (a load point's label, settings, SLO and start; a capacity step's knob, value, place, "
-    "kind, template, SLO and (>= 1.10.0) the repeats its build asked for; the accuracy run's dataset, tasks and sampling; the energy window and the "
+    "kind, template, SLO and the repeats its build asked for; the accuracy run's dataset, tasks and sampling; the energy window and the "
     "load point it covers); no records file is named twice, and every file in the folder's records/ is "
     "cited by a figure (one left out hides a run); the document's schema version no lower than its records' "
-    "writer's (schema >= 1.10.0: each header names it, each load record states its outcome)",
+    "writer's (each header names it, each load record states its outcome)",
 )
 
 
 class Rederivation(Model):
-    """What `rederive` found, and what it could not bind (records of a document older than 1.2.0)."""
+    """What `rederive` found, and what it could not bind (records of a document before rule records/bound)."""
 
     discrepancies: list[Discrepancy]
     unbound: list[str] = []  # records paths read without a context header (settings attested only)
@@ -64,7 +65,7 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     folder = Path(folder)
     rules = rule_set(sheet.schema_version)  # the rules that judged it (factsheet/document/rules)
     binding = Binding(required="records/bound" in rules)
-    out: list[Discrepancy] = named_twice(sheet)
+    out: list[Discrepancy] = stated_rules(sheet, rules) + named_twice(sheet)
     if not isinstance(sheet.load, NotMeasured):
         out += load_points(sheet.load, folder, binding, rules)
         out += capacity(sheet.load, folder, binding, rules)
@@ -76,8 +77,8 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
         out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder, binding)
     if not isinstance(sheet.predictor, NotMeasured):
         out += predictor(sheet.predictor, rules, folder)
-    out += headline_differences(sheet)  # page 1's figures from the rest of the sheet (>= 1.6.0)
-    out += deployment_differences(sheet)  # a kept chat template against its digest (>= 1.7.0)
+    out += headline_differences(sheet)  # page 1's figures from the rest of the sheet
+    out += deployment_differences(sheet)  # a kept chat template against its digest
     out += binding.missing()
     out += uncited_records(sheet, folder)  # after the figures: a figure a forger edited is named first
     out += missing_records(sheet, rules, bound=bool(binding.bound))

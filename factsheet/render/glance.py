@@ -202,7 +202,7 @@ _CLAIM = {
 
 
 def _verdict_words(verdict: str | None) -> str:
-    if verdict is None:  # a factsheet older than schema 1.3.0, which records no verdict
+    if verdict is None:  # an older factsheet, which records no verdict
         return "no verdict recorded"
     return f"{VERDICT_NAMES[verdict]} ({_WHY[verdict]})"
 

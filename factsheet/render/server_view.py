@@ -31,7 +31,7 @@ def server_view_groups(rows: list[ServerViewRow]) -> list[tuple[str, list[Server
 
 
 def server_view_rows(load: LoadSection | NotMeasured) -> list[ServerViewRow]:
-    """One row per load point and per capacity confirmation run that states a server view (schema >= 1.3.0)."""
+    """One row per load point and per capacity confirmation run that states a server view."""
     if isinstance(load, NotMeasured):
         return []
     rows = [

@@ -245,7 +245,7 @@ def _libraries(system) -> dict:
 
 def _system_prompt_rows(load: LoadSection | NotMeasured) -> list[tuple[str, str, list | None]]:
     """Each load point's and each capacity search's workload and the system prompts it sent (None: not
-    recorded, schema < 1.7.0)."""
+    recorded: an older factsheet)."""
     if isinstance(load, NotMeasured):
         return []
     rows = [

@@ -34,22 +34,6 @@ from probes.targets import TargetSpec
 from tuner import TunerSpec
 
 SPEC_VERSION = 1
-# semver of the published spec schema; its major is SPEC_VERSION. 1.2.0: the optional `publish` section.
-# 1.3.0: load.rationale (why the load is shaped as it is; carried into the factsheet).
-# 1.3.0: `load.workload` (the workload profile: synthetic, chat-sessions, shared-prefix, long-context, code,
-# jsonl, trace); a trace point gives neither concurrency nor rate.
-# 1.4.0: `load.compared_workloads` (capacity at SLO for further workload profiles, side by side).
-# 1.6.0: `load.workers` (worker processes the load is split across; probes/load/workers), `load.executor`
-# and `load.ray_address` (the workers as Ray actors across a cluster's nodes).
-# 1.7.0: `capacity.confirm_step` (one, or bisect: how a failed confirmation steps down).
-# 1.7.0 also: `capacity.repeats` (the headline run k ≥ 3 times in all, each after a fresh server start or a
-# prefix-cache reset, each with its own seed: the factsheet's between-run spread and rebuild interval).
-# 1.8.0: `target.check_model` (model listing optional) and `target.engine` (the serving engine, else found from
-# the server's answers) for an endpoint; a base_url ending in /v1 is read without it.
-# 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
-# each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
-# 1.8.0 also: the optional `governance` section (factsheet/spec/governance.py), carried into the factsheet as written.
-SPEC_SCHEMA_VERSION = "1.8.0"
 MAX_REPEATS = 50
 # The one reason a factsheet gives for a section the spec left out (`NotMeasured.reason`).
 NOT_REQUESTED = "not requested in the build spec"
@@ -86,7 +70,7 @@ class CapacitySpec(Model):
         None,
         gt=0,
         description="an optional cap: the largest value probed (the factsheet names it when it binds). None: "
-        "the search doubles until a clear fail (spec >= 1.8.0; before, 64 when not given)",
+        "the search doubles until a clear fail (before, 64 when not given)",
     )
     min_attainment: Quantity | None = Field(None, gt=0, le=1, description="also require this SLO attainment")
     tolerance: Quantity = Field(
@@ -114,7 +98,7 @@ class CapacitySpec(Model):
     )
     repeats: Count = Field(
         1,
-        description="runs of the headline run (the last confirmation) in all: 1, as before 1.7.0, or k ≥ 3, "
+        description="runs of the headline run (the last confirmation) in all: 1, as older specs had it, or k ≥ 3, "
         f"each further one after a fresh server start (a server the tool starts) or a prefix-cache reset (an "
         f"endpoint that offers one), each with its own seed; the factsheet states each headline figure's "
         f"spread over them and its rebuild interval. At most {MAX_REPEATS}; needs confirm_requests",
@@ -222,7 +206,7 @@ class LoadSpec(Model):
     budget_s: Quantity | None = Field(
         None,
         gt=0,
-        description="the build's time budget in seconds (spec >= 1.8.0; `factsheet build --budget` wins): the "
+        description="the build's time budget in seconds (`factsheet build --budget` wins): the "
         "build plans to it before the first measured request and cuts capacity probes to keep it "
         "(factsheet/document/plan.py BUDGET_RULE); none: planned and stated, nothing cut",
     )
@@ -251,7 +235,7 @@ class LoadSpec(Model):
         1,
         description="worker processes the load is sent from, one event loop each ('auto': one per core of "
         "the host that builds; more than its cores is refused before anything is sent). 1: one process, as "
-        "before 1.6.0",
+        "older specs had it",
     )
     executor: Literal["processes", "ray"] = Field(
         "processes",

@@ -1,4 +1,4 @@
-"""The first line of a raw-records file (schema >= 1.2.0; older files have none): a JSON object with the
+"""The first line of a raw-records file (older files have none): a JSON object with the
 single key `header`, which no record has, binding the records to the context they were measured in.
 
 Only its place and shape are known here, so that every reader of a records file, probes included, can step
@@ -14,7 +14,7 @@ HEADER_KEY = "header"
 
 
 def split_header(data: bytes) -> tuple[bytes | None, list[bytes]]:
-    """The header line (None for a file written before schema 1.2.0) and the record lines after it."""
+    """The header line (None for an older file, written without one) and the record lines after it."""
     lines = [line for line in data.splitlines() if line.strip()]
     if lines and _is_header(lines[0]):
         return lines[0], lines[1:]

@@ -58,7 +58,7 @@ class HostLoad(Model):
     )
     server: float | None = Field(
         description="the server's process tree, fraction of capacity: the embedded server's, or an endpoint's "
-        "on this host found by the port it listens on (schema >= 1.10.0); None: an endpoint not found on this "
+        "on this host found by the port it listens on; None: an endpoint not found on this "
         "host (a server here that could not be found counts under other processes)"
     )
     other: float = Field(description="busy ticks of every other process, fraction of capacity")

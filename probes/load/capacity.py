@@ -32,8 +32,8 @@ from probes.server_view import Saturation, ServerView
 
 Knob = Literal["rate", "concurrency"]
 # How the search finds its upper end and confirms (stated on every result's `search`, so validate replays the rule
-# the build ran: a document that states none ran "capped"). capped (schema < 1.10.0): doubling up to max_value,
-# stopping at the first failure. bracketing (schema >= 1.10.0): doubling until a clear fail (SEARCH_METHODS), with
+# the build ran: a document that states none ran "capped"). capped (the only rule of older builds): doubling up to max_value,
+# stopping at the first failure. bracketing: doubling until a clear fail (SEARCH_METHODS), with
 # max_value an optional cap, and each confirmation step confirm_runs runs, a failed one stepping down.
 SearchRule = Literal["capped", "bracketing"]
 
@@ -73,13 +73,13 @@ RANGE_METHOD = (
     "by the probes (None: no probe was that clear)"
 )
 REPEATS_RULE = (
-    "with repeats (the build spec's capacity.repeats: k ≥ 3; schema >= 1.8.0), the last confirmation's value "
+    "with repeats (the build spec's capacity.repeats: k ≥ 3), the last confirmation's value "
     "holds only when all k of its runs passed the pass rule; when one failed, the answer falls to the highest "
     "other value whose last run passed (no further run is made), not confirmed; in the range, a value with a "
     "failed repeat is no clear pass, and a value whose runs disagree no clear fail"
 )
 STEP_REPEATS_RULE = (
-    "with repeats (the build spec's capacity.repeats: k ≥ 3) under search rule bracketing (schema >= 1.10.0): "
+    "with repeats (the build spec's capacity.repeats: k ≥ 3) under search rule bracketing: "
     "each confirmation step is k runs at one value, each after the first following an isolation; a value holds "
     "only when all k runs passed the pass rule, a failed run ends its step (its runs stay among the points) and "
     "the answer steps down and is confirmed again; the runs of the step that held are the headline run's repeats"
@@ -117,17 +117,17 @@ class CapacityPoint(Model):
         False, description="a confirmation run of the answer (long), not a search probe"
     )
     metrics: LoadMetrics
-    server_view: ServerView | NotMeasured | None = Field(None, description="schema >= 1.3.0")
-    saturation: Saturation | None = Field(None, description="schema >= 1.3.0")
+    server_view: ServerView | NotMeasured | None = Field(None, description="the server view over the run")
+    saturation: Saturation | None = Field(None, description="the saturation test")
     stopped_early: str | None = Field(None, description="why the run stopped before its count (saturated)")
     client: ClientCheck | None = Field(
         None,
-        description="the run's client check (schema >= 1.9.0; validate recomputes it but for the loop lag, "
+        description="the run's client check (validate recomputes it but for the loop lag, "
         "which is not in the records): stated and flagged beside the verdict, not part of it",
     )
     isolation: Isolation | None = Field(
         None,
-        description="a further run of a confirmation step (search rule bracketing, schema >= 1.10.0): what "
+        description="a further run of a confirmation step (search rule bracketing): what "
         "separated it from the run before it (None: the step's first run, or a search probe)",
     )
 
@@ -148,16 +148,16 @@ class CapacitySearch(Model):
     max_points: int
     max_confirmations: int
     confirm_step: ConfirmStep = Field(
-        "one", description="how a failed confirmation steps down (CONFIRM_STEP_WORDS; schema >= 1.7.0)"
+        "one", description="how a failed confirmation steps down (CONFIRM_STEP_WORDS)"
     )
     rule: SearchRule = Field(
         "capped",
-        description="how the upper end is found and the answer confirmed (SEARCH_METHODS; >= 1.10.0)",
+        description="how the upper end is found and the answer confirmed (SEARCH_METHODS)",
     )
     confirm_runs: int = Field(
         1,
         ge=1,
-        description="runs per confirmation step (search rule bracketing: the spec's repeats; >= 1.10.0)",
+        description="runs per confirmation step (search rule bracketing: the spec's repeats)",
     )
 
     @classmethod
@@ -211,7 +211,7 @@ class CapacityResult(Model):
     range_method: str = RANGE_METHOD
     search: CapacitySearch | None = Field(
         None,
-        description="start, bounds, tolerance and budgets, so the search can be replayed (schema >= 1.1.0)",
+        description="start, bounds, tolerance and budgets, so the search can be replayed",
     )
 
 
@@ -281,7 +281,7 @@ def judge(
         reasons.append(f"{check.metric} p99 {check.p99_ms:.4g} ms > {check.threshold_ms:g} ms")
     if metrics.measured and metrics.failed > MAX_FAILED_FRACTION * metrics.measured:
         reasons.append(f"{metrics.failed} of {metrics.measured} requests failed")
-    # A reply cut short is no pass either (records.OUTCOME_RULE; schema >= 1.10.0, 0 before).
+    # A reply cut short is no pass either (records.OUTCOME_RULE; an older run counted none).
     if metrics.measured and metrics.truncated > MAX_FAILED_FRACTION * metrics.measured:
         reasons.append(f"{metrics.truncated} of {metrics.measured} replies truncated")
     if min_attainment is not None and (metrics.slo_attainment or 0.0) < min_attainment:

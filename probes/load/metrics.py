@@ -80,26 +80,25 @@ class LoadMetrics(Model):
     truncated: int = Field(
         0,
         description="replies that ended short of what was asked (OUTCOME_RULE), excluded from every latency, "
-        "throughput and goodput figure (schema >= 1.10.0; an older document counted them completed)",
+        "throughput and goodput figure (an older document counted them completed)",
     )
     failed: int
     errors: dict[str, int] = Field(default_factory=dict, description="failed requests by cause")
     finish_reasons: dict[str, int] = Field(
         default_factory=dict,
         description="answered requests (completed or truncated) by the finish_reason the server sent, 'none' "
-        "where no chunk carried one (schema >= 1.10.0)",
+        "where no chunk carried one",
     )
     output_tokens_sources: dict[str, int] = Field(
         default_factory=dict,
-        description="completed requests by where their output tokens were counted from (TOKEN_SOURCE_RULE; "
-        "schema >= 1.10.0)",
+        description="completed requests by where their output tokens were counted from (TOKEN_SOURCE_RULE)",
     )
     window_start_s: float | None
     window_end_s: float | None
     duration_s: float | None
     total_input_tokens: int | None = Field(
         description="prompt tokens of completed requests (server usage); None: not counted by the server "
-        "for every one (schema >= 1.10.0; before, 0 was stated)"
+        "for every one (before, 0 was stated)"
     )
     total_output_tokens: int
     request_throughput: float | None = Field(description="req/s")
@@ -192,7 +191,7 @@ def pool_metrics(
     start, end = windows[0] if len(runs) == 1 and windows[0] else (None, None)
     out_tokens = sum(r.output_tokens or 0 for r in ok)
     counted = [r.prompt_tokens for r in ok if r.prompt_tokens is not None]
-    judged = any(r.outcome is not None for r in records)  # schema >= 1.10.0; an older one summed 0 for none
+    judged = any(r.outcome is not None for r in records)  # an older file states no outcome: 0 for none
     # A count missing for some completed request is no figure: 0 is never stated for "not counted".
     in_tokens = sum(counted) if not judged or (ok and len(counted) == len(ok)) else None
     truncated = sum(1 for r in records if r.truncated)
@@ -256,7 +255,7 @@ def _window(records: list[RequestRecord]) -> tuple[float, float] | None:
 
 
 def _judged_counts(answered: list[RequestRecord], ok: list[RequestRecord]) -> dict[str, dict[str, int]]:
-    """finish_reasons and output_tokens_sources; empty for records older than 1.10.0 (no outcome stated), so
+    """finish_reasons and output_tokens_sources; empty for older records (no outcome stated), so
     an older document's metrics recompute as it stated them."""
     if not any(r.outcome is not None for r in answered):
         return {}

@@ -13,7 +13,7 @@ from probes.core.records_header import parse_record_line, split_header
 ErrorKind = Literal[
     "http", "timeout", "connect", "reset", "read", "stream_cut", "protocol", "cancelled", "not_streamed"
 ]
-# How a request ended (schema >= 1.10.0): `completed` only when the reply ended as asked (OUTCOME_RULE);
+# How a request ended: `completed` only when the reply ended as asked (OUTCOME_RULE);
 # `truncated`: an answer that ended short of it (a stream cut by the server, a stop while EOS is ignored);
 # `failed`: no answer (an error, or no content at all).
 Outcome = Literal["completed", "truncated", "failed"]
@@ -47,21 +47,19 @@ class RequestRecord(Model):
     prompt_tokens_source: Literal["usage", "tokenizer"] | None = Field(
         None,
         description="where prompt_tokens comes from: the server's usage.prompt_tokens, else the workload's "
-        "tokenizer over the prompt sent (completions endpoint only: a chat template adds tokens) (schema >= "
-        "1.10.0)",
+        "tokenizer over the prompt sent (completions endpoint only: a chat template adds tokens)",
     )
     output_tokens: int | None = None
     output_tokens_source: TokenSource | None = Field(None, description=TOKEN_SOURCE_RULE)
     max_tokens: int | None = Field(
-        None, description="the reply length the request asked for (schema >= 1.10.0; None: an older record)"
+        None, description="the reply length the request asked for (None: an older record)"
     )
     finish_reason: str | None = Field(
         None,
-        description="the reply's finish_reason as the server sent it; None when no chunk carried one "
-        "(schema >= 1.10.0)",
+        description="the reply's finish_reason as the server sent it; None when no chunk carried one",
     )
     outcome: Outcome | None = Field(
-        None, description=f"schema >= 1.10.0 (None: an older record, judged by `ok`): {OUTCOME_RULE}"
+        None, description=f"None: an older record, judged by `ok`. {OUTCOME_RULE}"
     )
     http_status: int | None = None
     error_kind: ErrorKind | None = None
@@ -72,8 +70,8 @@ class RequestRecord(Model):
     written_s: float | None = Field(
         None,
         description="when the request's last byte was handed to the kernel (its socket buffer): every record "
-        "of schema >= 1.8.0, before that only with load.workers > 1; None when no byte left (connect failed). "
-        "sent_s is when the client began writing it, its body built and encoded (schema >= 1.7.0; before, "
+        "(an older one only with load.workers > 1); None when no byte left (connect failed). "
+        "sent_s is when the client began writing it, its body built and encoded (before, "
         "the body was built after sent_s), a new connection connected after it. Send lag and every latency "
         "run from sent_s; the open loop's write lag and achieved rate by the last byte from written_s",
     )
@@ -87,7 +85,7 @@ class RequestRecord(Model):
 
     @property
     def ok(self) -> bool:
-        """Completed (OUTCOME_RULE); a record older than schema 1.10.0 states no outcome: answered."""
+        """Completed (OUTCOME_RULE); an older record states no outcome: answered."""
         return self.answered if self.outcome is None else self.outcome == "completed"
 
     @property
@@ -108,7 +106,7 @@ class RequestRecord(Model):
 
 def judge(rec: RequestRecord, ignore_eos: bool) -> Outcome:
     """The request's outcome by OUTCOME_RULE from its own fields and whether EOS was to be ignored: the run
-    and `validate` both call this. A record without `max_tokens` (older than 1.10.0) is judged as it was."""
+    and `validate` both call this. A record without `max_tokens` (an older one) is judged as it was."""
     if not rec.answered:
         return "failed"
     if rec.max_tokens is None:
@@ -144,11 +142,11 @@ _JUDGED_FIELDS = frozenset({"max_tokens", "finish_reason", "outcome", "prompt_to
 
 def _left_out(r: RequestRecord) -> set[str]:
     out = set(_SESSION_FIELDS if r.session is None else ())
-    if r.outcome is None:  # a record read from a file older than 1.10.0: written as it was, byte for byte
+    if r.outcome is None:  # a record read from an older file: written as it was, byte for byte
         out |= _JUDGED_FIELDS
     if r.worker is None:
         out.add("worker")
-        if r.written_s is None:  # a one-worker record without it: as written before 1.8.0
+        if r.written_s is None:  # an older one-worker record without it: as it was written
             out.add("written_s")
     return out
 
@@ -159,13 +157,12 @@ def record_line(r: RequestRecord) -> bytes:
 
 
 def records_jsonl(records: Iterable[RequestRecord]) -> bytes:
-    # Records outside a session are written as before schema 1.3.0 (no session/turn keys), and records of
-    # one worker as before 1.6.0 (no worker key) but for `written_s` (1.8.0), which a record read from an
-    # older file lacks and so is written without, byte for byte.
+    # Records outside a session are written without session/turn keys, and records of one worker without
+    # the worker key, but with `written_s`, which a record read from an older file lacks and so is written without, byte for byte.
     return b"".join(record_line(r) for r in records)
 
 
 def load_records(data: bytes) -> list[RequestRecord]:
-    """The requests of a records file, after its header line when it has one (schema >= 1.2.0)."""
+    """The requests of a records file, after its header line when it has one."""
     _, lines = split_header(data)
     return [RequestRecord.model_validate(parse_record_line(line)) for line in lines]

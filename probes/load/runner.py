@@ -90,14 +90,14 @@ class Arrivals(Model):
     achieved_rate_written: float | None = Field(
         None,
         description="sent requests by when each one's last byte left: (n − 1) / (last written_s − first "
-        "written_s), over the requests whose bytes left (schema >= 1.8.0; None: records without written_s)",
+        "written_s), over the requests whose bytes left (None: records without written_s)",
     )
     achieved_fraction_written: float | None = Field(
         None,
-        description="achieved_rate_written / the scheduled rate of those same requests (schema >= 1.8.0)",
+        description="achieved_rate_written / the scheduled rate of those same requests",
     )
     write_lag_ms: Distribution | None = Field(
-        None, description=f"per request, from written_s: {WRITE_LAG} (schema >= 1.8.0; None: as above)"
+        None, description=f"per request, from written_s: {WRITE_LAG} (None: as above)"
     )
     client_bound: bool = Field(description="the client's own delay could move a reported figure (see rule)")
     client_bound_rule: str = CLIENT_BOUND_RULE
@@ -105,7 +105,7 @@ class Arrivals(Model):
 
 
 class RequestCounts(Model):
-    """What became of every request a point planned, warm-up and cool-down included (schema >= 1.10.0):
+    """What became of every request a point planned, warm-up and cool-down included:
     planned = sent + never_sent, sent = completed + truncated + failed (records.OUTCOME_RULE)."""
 
     planned: int
@@ -141,24 +141,22 @@ class PointResult(Model):
     not_sent: int = Field(0, description="requests of the point never sent (duration reached or run aborted)")
     stop_reason: StopReason = Field("count", description="what ended sending")
     aborted: str | None = Field(None, description="why the run stopped early; None when it ran its course")
-    model: str | None = Field(
-        None, description="the model id every request named (the body's `model`; schema >= 1.10.0)"
-    )
+    model: str | None = Field(None, description="the model id every request named (the body's `model`)")
     requests: RequestCounts | None = Field(
-        None, description="what became of every planned request (schema >= 1.10.0; None: an older point)"
+        None, description="what became of every planned request (None: an older point)"
     )
     metrics: LoadMetrics
     window_epoch: tuple[float, float] | None = Field(description="steady window in epoch seconds")
     arrivals: Arrivals | None
     workload: Workload
     turns: list[TurnFigures] | None = Field(
-        None, description="chat-sessions: figures by turn index over the steady window (schema >= 1.3.0)"
+        None, description="chat-sessions: figures by turn index over the steady window"
     )
     records: list[RequestRecord] = Field(exclude=True, default_factory=list)
     server_view: ServerView | NotMeasured | None = Field(
-        None, description="the target's /metrics over the run (schema >= 1.3.0; None: not asked)"
+        None, description="the target's /metrics over the run (None: not asked)"
     )
-    saturation: Saturation | None = Field(None, description="the saturation test (schema >= 1.3.0)")
+    saturation: Saturation | None = Field(None, description="the saturation test")
     scrapes: list[ScrapeRecord] | NotMeasured | None = Field(exclude=True, default=None)
     host_load: HostLoad | NotMeasured | None = Field(
         exclude=True, default=None, description="what else used the host over the run (probes/hostload)"
@@ -166,7 +164,7 @@ class PointResult(Model):
     client: ClientCheck | None = Field(
         None,
         description="each worker's event-loop lag and the client-bound verdict per worker and for the whole "
-        "(schema >= 1.6.0 with load.workers > 1; every point from 1.9.0: one worker is judged by its own loop "
+        "(every point; an older document's only with load.workers > 1: one worker is judged by its own loop "
         "lag too; None: an older one-worker point, judged by `arrivals` alone)",
     )
 
@@ -662,7 +660,7 @@ class _LastByte(NamedTuple):
 def _by_last_byte(records: list[RequestRecord], metrics: LoadMetrics | None) -> _LastByte:
     """The arrivals rule read by when each request's last byte left (written_s). Only requests whose bytes
     left count, against their own schedule: a connection the server refused is not the client falling
-    behind. Records without written_s (one worker, schema < 1.8.0) give no reading."""
+    behind. Records without written_s (an older one-worker run) give no reading."""
     written = [r for r in records if r.written_s is not None]
     if not written:
         return _LastByte()

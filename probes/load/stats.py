@@ -61,7 +61,7 @@ class SampleSufficiency(Model):
     rule: str
     verdict: Verdict | None = Field(
         None,
-        description="what the samples decide about the claim (schema >= 1.3.0): "
+        description="what the samples decide about the claim: "
         + VERDICT_RULE.format(q="99")
         + "; None without a threshold (no claim to decide)",
     )

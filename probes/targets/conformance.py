@@ -64,7 +64,7 @@ class ConformanceCheck(Model):
 
 
 class Conformance(Model):
-    """How the server answered the preflight, and the engine found (schema >= 1.10.0)."""
+    """How the server answered the preflight, and the engine found."""
 
     engine: EngineIdentity
     endpoint: Literal["completions", "chat"]

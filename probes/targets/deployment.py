@@ -104,7 +104,7 @@ class GenerationDefaults(Model):
 
 
 class DeploymentFacts(Model):
-    """What wraps and completes every request besides the weights (schema >= 1.7.0)."""
+    """What wraps and completes every request besides the weights."""
 
     chat_template: ChatTemplate | NotMeasured
     generation_config: GenerationDefaults | NotMeasured

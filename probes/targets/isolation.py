@@ -18,7 +18,7 @@ def reset_prefix_cache(base_url: str, api_key: str | None, path: str = RESET_PAT
     offers none, or not in this mode) or no answer is stated, never raised: the repeat then runs on a server
     that may still hold its prompts' prefixes (their seeds differ, so its own prompts are not among them)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    shown = "" if path == RESET_PATH else f"POST {path}: "  # vLLM's words as before 1.10.0
+    shown = "" if path == RESET_PATH else f"POST {path}: "  # vLLM's words, as older builds stated them
     try:
         resp = httpx.post(base_url.rstrip("/") + path, headers=headers, timeout=RESET_TIMEOUT_S)
     except httpx.HTTPError as exc:

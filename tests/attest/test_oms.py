@@ -21,6 +21,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from probes.targets.deployment import served_facts
 from tests.attest.attest_helpers import run_cli
 
+# One worker: the folder's one build (conftest `built`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("attest-built")]
+
 pytest.importorskip("model_signing")
 
 # A served folder as the engine reads it (weights, configs, tokenizer files, chat template), and a README it

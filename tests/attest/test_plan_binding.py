@@ -17,6 +17,9 @@ from factsheet.attest.plan import PLAN_TYPE
 from factsheet.attest.statement import STATEMENT_TYPE
 from tests.attest.attest_helpers import run_cli
 
+# One worker: the folder's one build (conftest `built`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("attest-built")]
+
 PLAN = "factsheet.plan.intoto.jsonl"
 RAW = ("\x1b", "\x07", "\u202e")
 

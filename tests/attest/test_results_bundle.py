@@ -21,6 +21,9 @@ from factsheet.document.headline.figures import stated_or_computed
 from factsheet.rederive.validate import load_factsheet
 from tests.attest.attest_helpers import run_cli
 
+# One worker: the folder's one build (conftest `built`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("attest-built")]
+
 BUNDLE = "factsheet.results.intoto.jsonl"
 
 

@@ -17,7 +17,8 @@ from factsheet.attest.statement import statement
 from factsheet.rederive.validate import load_factsheet
 from tests.attest.attest_helpers import run_cli, run_entry_point
 
-pytestmark = pytest.mark.system
+# One worker: the folder's one build (conftest `built`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("attest-built")]
 
 ATT = "factsheet.intoto.jsonl"
 

@@ -16,6 +16,9 @@ from factsheet.compliance.verdict import ComplianceVerdict
 from factsheet.rederive.validate import load_factsheet
 from tests.attest.attest_helpers import run_cli
 
+# One worker: the folder's one build (conftest `built`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("attest-built")]
+
 ATT = "factsheet.intoto.jsonl"
 
 

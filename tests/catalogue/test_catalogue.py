@@ -16,7 +16,8 @@ from factsheet.catalogue.site import build_catalogue
 from factsheet.cli.commands import app
 from probes.load.stats import proportion_ci
 
-pytestmark = pytest.mark.system
+# One worker: the folder's signed builds (conftest `builds`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("catalogue-builds")]
 
 runner = CliRunner()
 

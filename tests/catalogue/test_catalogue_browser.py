@@ -17,7 +17,8 @@ from playwright.sync_api import Error as PlaywrightError
 from factsheet.catalogue.site import build_catalogue
 from tests.catalogue.catalogue_browser import chromium
 
-pytestmark = pytest.mark.system
+# One worker: the folder's signed builds (conftest `builds`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("catalogue-builds")]
 
 
 @pytest.fixture(scope="module")

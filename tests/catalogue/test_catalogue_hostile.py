@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from factsheet.catalogue.site import build_catalogue
 from factsheet.cli.commands import app
 
-pytestmark = pytest.mark.system
+# One worker: the folder's signed builds (conftest `builds`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("catalogue-builds")]
 
 runner = CliRunner()
 PLANTED = "<script>fetch('http://127.0.0.1:9/planted')</script>"

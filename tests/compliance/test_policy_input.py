@@ -10,7 +10,8 @@ from factsheet.compliance.paths import PathError, check_path, parse
 from factsheet.compliance.policy import PolicyError, load_policy, profile_names
 from tests.support.compliance_builds import runner
 
-pytestmark = pytest.mark.system
+# One worker: the folder's one 480-request build (conftest `sheet_dir`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("compliance-sheet")]
 
 HEAD = 'policy_version: 1\nid: bad\ntitle: bad\nversion: "1"\n'
 RULE = "rules:\n  - {{id: r, title: r, field: '{field}', op: '<=', threshold: {threshold}}}\n"

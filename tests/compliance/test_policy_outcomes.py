@@ -13,6 +13,9 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 from factsheet.cli.commands import app
 from tests.support.compliance_builds import MIN_E2EL_MS, runner
 
+# One worker: the folder's one 480-request build (conftest `sheet_dir`) made once (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("compliance-sheet")]
+
 P99 = "load.points[concurrency={c}].result.metrics.e2el_ms.percentiles.p99"
 STRICT = "{measured: true, sufficient_samples: true, confidence: 0.95, raw_records: true}"
 

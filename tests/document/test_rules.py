@@ -6,6 +6,8 @@ not, judged by each rule."""
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +93,20 @@ def test_the_rule_before_the_last_byte_replays_its_verdict_from_todays_arrivals(
     assert then.send_lag_ms.definition == "actual send − scheduled send − client queue time"
     assert then.write_lag_ms == now.write_lag_ms  # the last byte's figures still stated
     assert compute_metrics(records, SLO()) == metrics
+
+
+def test_no_schema_version_is_named_outside_the_document():
+    """Versions live in factsheet/document (versions.py, the rules registry): the probes, the tuner and the
+    rest of the factsheet name a rule or a version's constant, never a version, so dropping one is local."""
+    version = re.compile(r'Version\("1\.|\b1\.(?:[0-9]|1[0-9])\.0\b')
+    repo = Path(__file__).parents[2]
+    document = repo / "factsheet" / "document"
+    found = [
+        f"{path.relative_to(repo)}:{n}"
+        for root in ("factsheet", "probes", "tuner")
+        for path in sorted((repo / root).rglob("*.py"))
+        if not path.is_relative_to(document)
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if version.search(line)
+    ]
+    assert found == []

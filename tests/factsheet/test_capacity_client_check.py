@@ -117,7 +117,7 @@ def test_an_edited_pass_or_client_check_is_caught(stalled):
 def _as_written_at_1_8_0(path: Path, doc: dict) -> None:
     """The build as a 1.8.0 tool wrote it (a relabel alone is refused: the records name their writer): each
     header names no writer's schema and binds no repeats, no record states its outcome, no figure of outcomes
-    is stated, and each file's digest is restated."""
+    is stated, no rule ids are stated, and each file's digest is restated."""
     renamed: dict[str, str] = {}
     load = doc["load"]
     runs = [*load["points"], *({"records": r} for r in load["capacity"]["records"])]
@@ -138,6 +138,7 @@ def _as_written_at_1_8_0(path: Path, doc: dict) -> None:
         file.write_bytes(data)
         rec["sha256"] = sha256_bytes(data)
     drop_keys(doc, {"finish_reasons", "output_tokens_sources"})
+    doc.pop("rules")
     doc["schema_version"] = "1.8.0"
 
 

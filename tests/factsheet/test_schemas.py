@@ -8,7 +8,8 @@ import re
 
 from factsheet.api.json_schemas import json_schemas, schema_bytes
 from factsheet.document.schema import SCHEMA_VERSION
-from factsheet.spec.build import SPEC_SCHEMA_VERSION, SPEC_VERSION
+from factsheet.document.versions import SPEC_SCHEMA_VERSION
+from factsheet.spec.build import SPEC_VERSION
 
 ID = re.compile(r"^https://llm-factsheet\.dev/schemas/v(\d+)/([a-z-]+)-(\d+)\.(\d+)\.(\d+)\.schema\.json$")
 

@@ -17,16 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.untrusted_builds import (  # noqa: F401 (fixtures)
+from tests.hostile.untrusted_builds import (
     assert_nothing_written,
     assert_refused,
     cli,
-    honest,
-    keys,
-    mock_url,
     records_path,
     set_records_path,
-    sheet,
 )
 
 pytestmark = pytest.mark.system

@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from factsheet.rederive.coverage import CLASSES, classify, leaf_fields, unclassified
-from tests.hostile.binding_builds import full_build  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.system
 

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from tests.hostile.binding_builds import Forgery, full_build  # noqa: F401 (a fixture)
+from tests.hostile.binding_builds import Forgery
 from tests.support.trees import drop_keys
 
 pytestmark = pytest.mark.system
@@ -79,11 +79,13 @@ def _capacity_without_load_points(f: Forgery) -> None:
 def _downgraded_search_deleted(f: Forgery) -> None:
     """schema_version lowered to 1.0.0 (which kept no search): the records' headers still say 1.2.0."""
     f.doc["schema_version"] = "1.0.0"
+    f.doc.pop("rules")  # as an older tool wrote it
     _capacity_search_deleted(f)
 
 
 def _downgraded_concurrency(f: Forgery) -> None:
     f.doc["schema_version"] = "1.1.0"
+    f.doc.pop("rules")  # as an older tool wrote it
     _concurrency_raised(f)
 
 
@@ -108,6 +110,7 @@ def _energy_downgraded_samples_removed(f: Forgery) -> None:
     """schema_version lowered to 1.0.0 (which kept no counter samples) to have component energies taken
     as stated: the other records' headers still say 1.2.0."""
     f.doc["schema_version"] = "1.0.0"
+    f.doc.pop("rules")  # as an older tool wrote it
     _energy_samples_removed(f)
 
 
@@ -139,6 +142,14 @@ def _judged_fields_stripped(f: Forgery) -> None:
 
 
 # (id, forgery, the figure validate must name)
+def _rule_forged(f: Forgery) -> None:
+    f.doc["rules"][0] = "client-bound/forged"  # a rule no tool has: refused, never looked past
+
+
+def _rule_dropped(f: Forgery) -> None:
+    f.doc["rules"].remove("client-check/recomputed")  # as if its client checks were attested whole
+
+
 FORGERIES = [
     ("energy-samples-removed", _energy_samples_removed, "energy.records"),
     ("capacity-search-deleted", _capacity_search_deleted, "load.capacity.result.search"),
@@ -162,7 +173,18 @@ FORGERIES = [
         "load.points[0].records (request 0): stated 'completed'",
     ),
     ("judged-fields-stripped", _judged_fields_stripped, "load.points[0].records (request 0)"),
+    ("rule-id-forged", _rule_forged, "rules[0]: stated 'client-bound/forged'"),
+    ("rule-dropped", _rule_dropped, "rules: stated"),
 ]
+
+
+def test_the_build_states_the_rules_of_its_version(full_build):  # noqa: F811
+    from factsheet.document.rules import rule_set
+    from factsheet.document.schema import SCHEMA_VERSION
+
+    doc = json.loads((full_build / "factsheet.json").read_text())
+    assert doc["schema_version"] == SCHEMA_VERSION
+    assert doc["rules"] == rule_set(SCHEMA_VERSION).ids and "client-bound/last-byte" in doc["rules"]
 
 
 def test_the_honest_build_validates_with_its_records_bound(full_build):  # noqa: F811

@@ -15,7 +15,7 @@ from factsheet import api
 from factsheet.api.signing import VerifyResult
 from factsheet.cli.commands import app
 from factsheet.cli.common import Terminal
-from tests.hostile.untrusted_builds import cli, honest, keys, mock_url  # noqa: F401 (fixtures)
+from tests.hostile.untrusted_builds import cli
 from tests.support import mock_spec
 
 MARKUP = "a[red]x[/red]b"

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.hostile.untrusted_builds import cli, edit, honest, mock_url, sheet  # noqa: F401 (fixtures)
+from tests.hostile.untrusted_builds import cli, edit
 
 pytestmark = pytest.mark.system
 

@@ -22,16 +22,12 @@ from factsheet.untrusted.limits import (
     MAX_POLICY_RULES,
     MAX_RECORDS_FILE_BYTES,
 )
-from tests.hostile.untrusted_builds import (  # noqa: F401 (fixtures)
+from tests.hostile.untrusted_builds import (
     assert_nothing_written,
     assert_refused,
     cli,
     edit,
-    honest,
-    keys,
-    mock_url,
     restate_records,
-    sheet,
 )
 
 pytestmark = pytest.mark.system

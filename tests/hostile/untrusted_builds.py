@@ -3,8 +3,8 @@ against the mock server, a private copy of it per test to turn hostile, and the 
 process with a timeout, so that an attack that hangs (a FIFO) or exhausts memory fails the test instead of
 blocking or killing the suite.
 
-A module of its own (not a conftest: names collide across test folders); the test modules import the
-fixtures from here.
+A module of its own (not a conftest: names collide across test folders); tests/hostile/conftest.py registers
+the fixtures for the folder, so that the honest build is made once.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+from factsheet.document.rules import rule_set
 from factsheet.document.schema import (
+    SCHEMA_VERSION,
     AccuracySection,
     EnergySection,
     Factsheet,
@@ -164,6 +166,7 @@ def _provenance() -> Provenance:
 
 def build_sheet(results: list[PointResult]) -> Factsheet:
     return Factsheet(
+        rules=rule_set(SCHEMA_VERSION).ids,
         name=NAME,
         identity=Identity(
             name="Mock-7B", version="r1", owner="Test Lab", license="Apache-2.0", served_model=SERVED
@@ -184,6 +187,7 @@ def build_sheet(results: list[PointResult]) -> Factsheet:
 def empty_sheet() -> Factsheet:
     """Nothing measured: every section says why."""
     return Factsheet(
+        rules=rule_set(SCHEMA_VERSION).ids,
         name="Nothing measured",
         identity=Identity(name="Mock-7B"),
         system=_system(),

@@ -89,6 +89,8 @@ RULES: tuple[Rule, ...] = (
          "context the factsheet states for it"),
     Rule("keeps/predictor-records", "1.3.0", "predictor.records: the tuning campaign's measurements and their "
          "request records are kept"),
+    Rule("keeps/deployment", "1.7.0", "the deployment's facts are kept: chat template, generation defaults, "
+         "system prompts' digests"),
     Rule("seeds/block-position", "1.7.0", SEED_RULE),
     Rule("rebuild/prediction", "1.7.0", REBUILD_METHOD),
     Rule("rebuild/floor", "1.8.0", FLOOR_METHOD),
@@ -103,6 +105,8 @@ RULES: tuple[Rule, ...] = (
          "document whose version is lower than its records' writer's was relabelled"),
     Rule("gate/headline-point", "1.0.0", "a policy's load.points[headline].result.metrics… is the headline "
          "load point's", ended="1.10.0"),
+    Rule("rules/stated", "1.11.0", "the document states the ids of the rules it was judged by (`rules`), "
+         "each one a rule of its version"),
     Rule("gate/page-one", "1.10.0", "a policy's load.points[headline].result.metrics… is the run page 1 "
          "states (the capacity's last confirmation run when there is one)"),
 )  # fmt: skip

@@ -50,10 +50,10 @@ class WorkerCheck(Model):
     send_lag_ms: Distribution | None = Field(None, description="open loop: this worker's send lag")
     achieved_fraction: float | None = Field(None, description="open loop: its achieved / scheduled rate")
     write_lag_ms: Distribution | None = Field(
-        None, description="open loop: this worker's write lag, from written_s (schema >= 1.8.0)"
+        None, description="open loop: this worker's write lag, from written_s"
     )
     achieved_fraction_written: float | None = Field(
-        None, description="open loop: its achieved / scheduled rate by the last byte (schema >= 1.8.0)"
+        None, description="open loop: its achieved / scheduled rate by the last byte"
     )
     client_bound: bool
     reasons: list[str] = Field(default_factory=list)
@@ -70,8 +70,8 @@ class ClockOffset(Model):
 
 
 class ClientCheck(Model):
-    """The client's own validity over a load run: split across worker processes (schema >= 1.6.0), or sent
-    by one (schema >= 1.9.0)."""
+    """The client's own validity over a load run: split across worker processes, or sent
+    by one."""
 
     workers: int = Field(ge=1, description="worker processes that sent the point (1: the single-process run)")
     executor: Literal["processes", "ray"] = "processes"
@@ -80,7 +80,7 @@ class ClientCheck(Model):
     loop_lag_ms: Distribution = Field(description="every worker's lag samples pooled")
     write_delay_ms: Distribution = Field(
         description="written_s − sent_s per request: connecting (new connections) and handing its last byte "
-        "to the kernel (schema >= 1.7.0: the body is built and encoded before sent_s; before, the gap held "
+        "to the kernel (the body is built and encoded before sent_s; before, the gap held "
         "its encoding); the send lag and every latency run from sent_s"
     )
     per_worker: list[WorkerCheck]

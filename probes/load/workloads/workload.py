@@ -86,7 +86,7 @@ class WorkloadConfig(Model):
 
 
 class SystemPrompt(Model):
-    """A system message the workload sent: its text's digest, never the text (schema >= 1.7.0)."""
+    """A system message the workload sent: its text's digest, never the text."""
 
     sha256: str = Field(description="sha256 of the system prompt's text, UTF-8")
     size_bytes: int = Field(ge=0, description="length of the text, UTF-8 bytes")
@@ -105,7 +105,7 @@ class Workload(Model):
     output_len_method: str | None = None
     file_digest: str | None = Field(None, description="sha256 of the source file (humaneval, jsonl)")
     spec: WorkloadConfig | None = Field(None, description="the configuration it was built from")
-    profile: str | None = Field(None, description="workload profile (schema >= 1.3.0; older: synthetic)")
+    profile: str | None = Field(None, description="workload profile (older: synthetic)")
     generator_version: str | None = Field(
         None, description="version of the profile's generator: equal version, spec and seed → equal requests"
     )
@@ -113,12 +113,12 @@ class Workload(Model):
     requests_digest: str | None = Field(
         None,
         description="sha256 of every request body exactly as sent, in request-index order, each followed by "
-        "a newline (schema >= 1.3.0)",
+        "a newline",
     )
     system_prompts: list[SystemPrompt] | None = Field(
         None,
         description="each distinct system prompt sent, in the order first sent; []: no request carries a "
-        "system message (each is the prompt alone, as the user turn) (schema >= 1.7.0; None: not recorded)",
+        "system message (each is the prompt alone, as the user turn) (None: not recorded)",
     )
 
 
@@ -195,7 +195,7 @@ def synthetic_prompts(
     output_len: int | None = None,
 ) -> tuple[LazyPrompts, Workload]:
     """`count` prompts of `input_len` tokens (the lead's original entry point; fixed lengths). `output_len`:
-    the max_tokens every request asks for, so that the recorded spec states it (schema >= 1.10.0; without it,
+    the max_tokens every request asks for, so that the recorded spec states it (without it,
     the configuration's default, as before)."""
     lengths = {"output_len": output_len} if output_len is not None else {}
     spec = WorkloadConfig(input_len=input_len, seed=seed, tokenizer_path=tokenizer_path, **lengths)
