@@ -146,7 +146,7 @@ def rebuild_method(sheet: Factsheet) -> str | None:
     if not rebuilds:
         return None
     isolations = "; ".join(dict.fromkeys(rb.isolation for rb in rebuilds))
-    return f"Rebuild interval: {REBUILD_METHOD}. Repeats: {isolations}."
+    return f"Rebuild interval: the 95 % prediction interval for the next build's value (Appendix A). Repeats: {isolations}."
 
 
 def _hit_rate(cap: CapacitySection) -> str:

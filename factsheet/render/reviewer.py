@@ -15,7 +15,7 @@ from factsheet.document.conformance import ConformanceSection
 from factsheet.document.governance import Governance
 from factsheet.document.headline.figures import stated_or_computed
 from factsheet.document.headline_model import VERDICT_WORDS, Figure, Headline
-from factsheet.document.schema import CapacitySection, Factsheet
+from factsheet.document.schema import CapacitySection, Factsheet, LoadSection
 from factsheet.render.glance import Status
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS
@@ -106,12 +106,50 @@ def _conformance(conf: ConformanceSection) -> list[Line]:
     ]
 
 
+def _measured(sheet: Factsheet) -> Line:
+    """What the build measured, in one line: the load sweep, each capacity search's workload, and the other
+    sections that ran (what did not is listed under "Not measured, and why")."""
+    parts, href = [], None
+    load = sheet.load
+    if isinstance(load, LoadSection) and load.points:
+        labels = ", ".join(p.result.label for p in load.points)
+        parts.append(f"latency and throughput at {len(load.points)} load point(s) ({labels})")
+        searched = [(load.profile(), load.capacity)] + [
+            (c.workload.profile, c.capacity) for c in load.compared_workloads
+        ]
+        profiles = [profile for profile, cap in searched if not isinstance(cap, NotMeasured)]
+        if profiles:
+            parts.append(f"capacity at SLO for {len(profiles)} workload(s) ({', '.join(profiles)})")
+        href = "#load"
+    if not isinstance(sheet.accuracy, NotMeasured):
+        r = sheet.accuracy.result
+        parts.append(f"accuracy ({r.benchmark}, {r.pass_rates.n_tasks} tasks)")
+        href = href or "#accuracy"
+    if not isinstance(sheet.energy, NotMeasured) and not isinstance(sheet.energy.energy, NotMeasured):
+        parts.append("energy over the load window")
+        href = href or "#energy"
+    if not isinstance(sheet.tuning, NotMeasured):
+        parts.append(f"tuning ({len(sheet.tuning.trace)} evaluations)")
+        href = href or "#tuning"
+    if not isinstance(sheet.predictor, NotMeasured):
+        parts.append(f"a performance predictor ({sheet.predictor.campaign.configurations} configurations)")
+        href = href or "#predictor"
+    if not parts:
+        return Line(
+            "Measured", "nothing: every section says why under Not measured", "not_measured", "#summary", "nm"
+        )
+    return Line("Measured", "; ".join(parts), "measured", href)
+
+
 def _system(sheet: Factsheet) -> list[Line]:
     ident, system = sheet.identity, sheet.system
     model = " ".join(filter(None, [ident.name, ident.version]))
     extra = ", ".join(filter(None, [ident.architecture, f"{ident.parameters:,} parameters" if ident.parameters
                                     else None, ident.license and f"licence {ident.license}"]))  # fmt: skip
-    lines = [Line("Model", f"{model}{f' ({extra})' if extra else ''}", "declared", "#identity")]
+    lines = [
+        _measured(sheet),
+        Line("Model", f"{model}{f' ({extra})' if extra else ''}", "declared", "#identity"),
+    ]
     gov = sheet.governance
     if gov is not None:
         derived = "; ".join(filter(None, [gov.base_model and f"base model {gov.base_model}",

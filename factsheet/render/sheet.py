@@ -20,7 +20,7 @@ from factsheet.render.glance import glance_rows, rebuild_method
 from factsheet.render.pdf import pdf_bytes
 from factsheet.render.reviewer import summary
 from factsheet.render.sheet_charts import figures
-from factsheet.render.view import view
+from factsheet.render.view import coverage_groups, view
 from factsheet.untrusted.limits import MAX_FACTSHEET_BYTES
 from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
@@ -76,7 +76,8 @@ def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
         metric_names=LATENCY_LABELS,
         glance=glance_rows(sheet),
         rebuild_method=rebuild_method(sheet),
-        coverage=sheet_coverage(sheet),
+        coverage=(coverage := sheet_coverage(sheet)),
+        coverage_groups=coverage_groups(coverage),
         reviewer=summary(sheet, key, digest, weak, planned),
     )
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from factsheet.document.host_load import run_loads
 from factsheet.document.schema import Factsheet, LoadSection
 from factsheet.render.environment import fmt_sig, label
-from factsheet.render.glance import answer_hit_rate
+from factsheet.render.glance import REBUILD_METHOD, answer_hit_rate, rebuild_method
 from factsheet.render.server_view import server_view_groups, server_view_rows
 from probes.core.measurement import NotMeasured
 from probes.load.metrics import LATENCY_LABELS, LoadMetrics
@@ -56,7 +56,8 @@ def view(sheet: Factsheet) -> dict:
         "energy": _energy_view(sheet.energy),
         "libraries": _libraries(sheet.system),
         "system_prompt_rows": _system_prompt_rows(sheet.load),
-        "definitions": _definitions(sheet.load),
+        "definitions": _definitions(sheet.load)
+        + ([("rebuild interval", REBUILD_METHOD)] if rebuild_method(sheet) else []),
         "server_view_rows": server_view_rows(sheet.load),
         "server_view_groups": server_view_groups(server_view_rows(sheet.load)),
         "host_loads": run_loads(sheet.load),
@@ -314,3 +315,38 @@ def weak_p99(metrics: LoadMetrics) -> list[str]:
         for k in metrics.insufficient_samples
         if getattr(metrics, k).n > 0 and (k not in suff or suff[k].verdict != "conclusive_fail")
     ]
+
+
+@dataclass(frozen=True)
+class CoverageGroup:
+    """The items of one governance form that get one answer here, listed together."""
+
+    mark: str  # the legend's key: measured, declared or not_measured
+    words: str
+    items: list[str]
+
+
+def coverage_groups(coverage) -> list[tuple[str, list[CoverageGroup]]]:
+    """Each form's items grouped by their answer (measured here, declared by the author, outside a factsheet's
+    scope, not claimed), in the form's order: a reviewer reads three lists, not a row per item."""
+    out = []
+    for key, framework in coverage.frameworks.items():
+        groups: dict[tuple[str, str], list[str]] = {}
+        for i in coverage.items:
+            if i.framework == key:
+                groups.setdefault(_coverage_answer(key, i), []).append(i.item)
+        order = ("measured", "declared", "not_measured")
+        ranked = sorted(groups.items(), key=lambda g: order.index(g[0][0]))
+        out.append((framework, [CoverageGroup(mark, words, items) for (mark, words), items in ranked]))
+    return out
+
+
+def _coverage_answer(framework: str, item) -> tuple[str, str]:
+    nist = framework == "nist-ai-600-1"
+    if item.answer == "measured":
+        return "measured", "evidence in this factsheet" if nist else "measured here"
+    if item.answer == "declared":
+        return "declared", "declared by the author"
+    if nist:
+        return "not_measured", "not assessed by this tool"
+    return "not_measured", "not in a factsheet's scope" if item.status == "outside" else "not claimed"

@@ -54,7 +54,9 @@ def test_tagged_with_a_structure_tree_and_a_language(facts):
 def test_every_chart_has_alt_text(facts, out):
     html = (out / "factsheet.html").read_text(encoding="utf-8")
     images = re.findall(r"<img [^>]*>", html)
-    assert len(images) == 4  # the headline run's latency distribution, two load charts, the tuning trajectory
+    # the headline run's latency distribution, two load charts, power over the energy window, the tuner's climb
+    # (p99 against the SLO, goodput)
+    assert len(images) == 6
     assert len(facts.figure_alts) == len(images)
     assert all(alt and len(alt) > 40 for alt in facts.figure_alts), facts.figure_alts
     assert any(alt.startswith("Latency p50") for alt in facts.figure_alts)
@@ -100,3 +102,21 @@ def test_any_document_printed_by_render_pdf_gets_the_same_archival_form(tmp_path
     )
     assert record.data == b'{"verdict": "pass"}' and record.in_catalog_af
     assert facts.has_structure_tree and facts.figure_alts == ["a black square"]
+
+
+def test_every_chart_is_vector_in_the_pdf(out):
+    """The charts are SVG in the HTML and drawn as vector paths in the PDF: no page holds a raster image."""
+    import pypdf
+
+    def images(xobjects) -> int:
+        count = 0
+        for ref in (xobjects or {}).values():
+            x = ref.get_object()
+            if x.get("/Subtype") == "/Image":
+                count += 1
+            elif x.get("/Subtype") == "/Form":  # a chart's drawing: look inside it too
+                count += images(x.get("/Resources", {}).get("/XObject"))
+        return count
+
+    pages = pypdf.PdfReader(out / "factsheet.pdf").pages
+    assert sum(images(p.get("/Resources", {}).get("/XObject")) for p in pages) == 0
