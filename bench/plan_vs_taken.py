@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from factsheet import api  # noqa: E402
 from probes.targets.mock_server import MockServerConfig, running  # noqa: E402
-from probes.targets.serving_model import PROFILES  # noqa: E402
 from tests.support.mock_spec import e2el_slo, endpoint_spec  # noqa: E402
+from tests.support.serving_process import serving_process  # noqa: E402
 
 GPU_LOAD = {"input_len": 128, "output_len": 64, "slo": e2el_slo(2500)}
 GPU_SEARCH = {"knob": "concurrency", "start": 32, "num_requests": 64, "max_points": 10}
@@ -60,12 +60,9 @@ def _commit() -> str:
 
 def case(name: str, folder: Path) -> str:
     scale, load, budget = CASES[name]
-    mock = (
-        SLOTS
-        if scale is None
-        else MockServerConfig(model="mock-model", serving=PROFILES["gpu-scale"].scaled(scale))
-    )
-    with running(mock) as url:
+    # the serving model in a process of its own (tests/support/serving_process.py), the slots mock beside
+    mock = running(SLOTS) if scale is None else serving_process("gpu-scale", scale)
+    with mock as url:
         spec = endpoint_spec(folder, url, points=((1, 4),), overrides={"load": load})
         api.build_factsheet(spec, folder / "out", budget_s=budget)
     sheet = json.loads((folder / "out" / "factsheet.json").read_text())

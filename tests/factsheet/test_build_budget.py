@@ -8,10 +8,7 @@ says so; the plan, made from one calibration request before the first measured o
 
 from __future__ import annotations
 
-import contextlib
 import json
-import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +16,7 @@ from typer.testing import CliRunner
 from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.mock_spec import e2el_slo
+from tests.support.serving_process import serving_process
 
 pytestmark = pytest.mark.system
 
@@ -86,26 +84,8 @@ GPU_SLO_MS = 2500
 GPU_CAPACITY = {"knob": "concurrency", "start": 32, "num_requests": 64, "max_points": 8}
 
 
-@contextlib.contextmanager
-def _mock_process(scale: float):
-    """The serving model in a process of its own: hundreds of streams on one loop are served by its own
-    interpreter, not one shared with the build's client (whose loop would delay the law's tokens)."""
-    code = (
-        "import time; from probes.targets.mock_server import MockServerConfig, running; "
-        "from probes.targets.serving_model import PROFILES; "
-        f"cm = running(MockServerConfig(model='mock-model', serving=PROFILES['gpu-scale'].scaled({scale!r}))); "
-        "print(cm.__enter__(), flush=True); time.sleep(3600)"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
 def _gpu_build(tmp_path, endpoint_spec, scale: float, *args):
-    with _mock_process(scale) as url:
+    with serving_process("gpu-scale", scale) as url:
         load = {"input_len": 128, "output_len": 64, "slo": e2el_slo(GPU_SLO_MS), "capacity": GPU_CAPACITY}
         spec = endpoint_spec(tmp_path, url, points=((1, 4),), overrides={"load": load})
         result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out"), *args])
