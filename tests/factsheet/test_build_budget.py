@@ -8,14 +8,16 @@ says so; the plan, made from one calibration request before the first measured o
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
-from probes.targets.serving_model import PROFILES
 from tests.support.mock_spec import e2el_slo
 
 pytestmark = pytest.mark.system
@@ -84,9 +86,26 @@ GPU_SLO_MS = 2500
 GPU_CAPACITY = {"knob": "concurrency", "start": 32, "num_requests": 64, "max_points": 8}
 
 
+@contextlib.contextmanager
+def _mock_process(scale: float):
+    """The serving model in a process of its own: hundreds of streams on one loop are served by its own
+    interpreter, not one shared with the build's client (whose loop would delay the law's tokens)."""
+    code = (
+        "import time; from probes.targets.mock_server import MockServerConfig, running; "
+        "from probes.targets.serving_model import PROFILES; "
+        f"cm = running(MockServerConfig(model='mock-model', serving=PROFILES['gpu-scale'].scaled({scale!r}))); "
+        "print(cm.__enter__(), flush=True); time.sleep(3600)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def _gpu_build(tmp_path, endpoint_spec, scale: float, *args):
-    mock = MockServerConfig(model="mock-model", serving=PROFILES["gpu-scale"].scaled(scale))
-    with running(mock) as url:
+    with _mock_process(scale) as url:
         load = {"input_len": 128, "output_len": 64, "slo": e2el_slo(GPU_SLO_MS), "capacity": GPU_CAPACITY}
         spec = endpoint_spec(tmp_path, url, points=((1, 4),), overrides={"load": load})
         result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out"), *args])
@@ -105,23 +124,24 @@ def test_the_plan_holds_at_gpu_scale_with_and_without_a_budget(tmp_path, endpoin
     plan, cap = sheet["plan"], sheet["load"]["capacity"]["result"]
     _within_a_quarter(plan)
     lo, hi = cap["bracket"]
-    # an upper end found (a clear fail by 512; on a busy host the loop's own delay can lower the bracket)
-    assert hi is not None and lo is not None and 128 <= lo < hi <= 512
+    # an upper end found: by the law alone 512 users fail (E2EL ≈ 64 × 38.7 ms ≈ 2.5 s before prefill and p99);
+    # a busy host only adds its loop's delay, so the bracket may sit lower (it held 112–192 at load1 8 on 2 cores)
+    assert hi is not None and lo is not None and 32 <= lo < hi <= 512
     if budget is not None:
         assert sheet["provenance"]["wall_time_s"] <= budget
 
 
-# 2× faster is not here: at ~500 users a step of ~19 ms is about what the one loop serving client and server
-# takes on a busy 2-core host, so the host, not the law, sets that capacity (docs/limits.md states the run).
-@pytest.mark.parametrize("scale", [2.0], ids=["2x-slower"])
-def test_the_search_brackets_capacity_on_a_host_twice_as_slow(tmp_path, endpoint_spec, scale):
+@pytest.mark.parametrize("scale", [2.0, 0.5], ids=["2x-slower", "2x-faster"])
+def test_the_search_brackets_capacity_on_a_host_twice_as_slow_or_fast(tmp_path, endpoint_spec, scale):
     budget = 60.0
     sheet = _gpu_build(tmp_path, endpoint_spec, scale, "--budget", str(budget))
     cap = sheet["load"]["capacity"]["result"]
     lo, hi = cap["bracket"]
     assert cap["search"]["max_value"] is None and hi is not None and lo is not None and lo < hi
-    # 2× slower: every step twice as long: at 256 users 64 steps of 2 × (8 + 0.06 × 256) ms = 3.0 s > 2.5 s
-    assert hi <= 256
+    # 2× slower: every step twice as long: at 256 users 64 steps of 2 × (8 + 0.06 × 256) ms = 3.0 s > 2.5 s;
+    # 2× faster: at 128 users 64 steps of 0.5 × (8 + 0.06 × 128) ms = 0.5 s pass, whatever the host adds
+    # within reason, and an upper end is found (past 512 sequences requests queue)
+    assert hi <= 256 if scale > 1 else lo >= 128
     assert sheet["provenance"]["wall_time_s"] <= budget
     _within_a_quarter(sheet["plan"])
 
