@@ -294,6 +294,12 @@ def _definitions(load: LoadSection | NotMeasured) -> list[tuple[str, str]]:
                  ("capacity range", c.range_method)]  # fmt: skip
     if server_view_rows(load):
         rows.append(("server view", SERVER_VIEW_METHOD))
+    tested = [r.saturation for r in server_view_rows(load) if r.saturation is not None]
+    if tested:
+        rows.append(("saturation test", tested[0].rule))
+    measured = [r.load for r in run_loads(load) if r.measured]
+    if measured:
+        rows.append(("host load", f"{measured[0].method}. Rule: {measured[0].rule}"))
     return rows
 
 
