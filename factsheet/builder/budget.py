@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from factsheet.document.plan import BuildPlan, Calibration, PlanItem
+from factsheet.document.plan import BuildPlan, Calibration, LoadRound, PlanItem
 from factsheet.spec.build import BuildSpec, CapacitySpec
 from probes.core.measurement import NotMeasured
 from probes.core.progress import duration
@@ -270,8 +270,9 @@ def plan(
     if budget_s is not None and estimate > RESERVE * (budget_s - elapsed_s):
         cuts.append(f"over budget: the plan needs {duration(elapsed_s + estimate)} of {duration(budget_s)} with "
                     f"every search at its least ({MIN_POINTS} probes)")  # fmt: skip
-    built = BuildPlan(budget_s=budget_s, budget_from=budget_from, calibration=cal, elapsed_before_s=elapsed_s,
-                      items=items, estimate_s=estimate, cuts=cuts)  # fmt: skip
+    load_round = None if law is None else LoadRound(users=law.users, e2el_ms=law.e2el_ms)
+    built = BuildPlan(budget_s=budget_s, budget_from=budget_from, calibration=cal, load_round=load_round,
+                      elapsed_before_s=elapsed_s, items=items, estimate_s=estimate, cuts=cuts)  # fmt: skip
     return built, counts
 
 

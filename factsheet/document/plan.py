@@ -50,6 +50,13 @@ class Calibration(Model):
     )
 
 
+class LoadRound(Model):
+    """The calibration's second round: requests sent at once, one a user, for latency under load."""
+
+    users: int = Field(description="requests sent at once, one a user")
+    e2el_ms: float = Field(description="their mean end-to-end latency (ms)")
+
+
 class PlanItem(Model):
     """One part of the build: how many runs, the estimate of each and of all."""
 
@@ -65,6 +72,10 @@ class BuildPlan(Model):
     budget_s: float | None = Field(description="the time budget (s; load.budget_s or --budget); None: none")
     budget_from: str | None = Field(None, description="where the budget was given: the spec, or --budget")
     calibration: Calibration
+    load_round: LoadRound | None = Field(
+        None,
+        description="the calibration's second round (the server answered these too); None: none completed",
+    )
     method: str = ESTIMATE_METHOD
     budget_rule: str = BUDGET_RULE
     elapsed_before_s: float = Field(description="the build's time before the plan (target start, checks) (s)")

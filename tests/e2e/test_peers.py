@@ -142,7 +142,8 @@ def test_transformers_serve_replies_count_as_completed(tmp_path, tokenizer_json)
     assert [(r["output_tokens"], r["max_tokens"], r["outcome"]) for r in records] == [(8, 8, "completed")] * 4
     # The server's own log: every request it answered is one the build sent: preflight, the plan's one
     # calibration request (one worker), and load.
-    calibration = 1 if (doc.get("plan") or {}).get("calibration") else 0
+    plan = doc.get("plan") or {}
+    calibration = (1 if plan.get("calibration") else 0) + (plan.get("load_round") or {}).get("users", 0)
     assert _posts(log, "/v1/completions") == doc["conformance"]["requests"] + calibration + res["sent"]
     assert res["model"] == model
 
@@ -231,7 +232,9 @@ def test_llama_cpp_python_without_interrupts_states_a_capacity_with_lengths_chec
         sent += len(_records(tmp_path, entry))
     # The server's own log: the requests it answered, and each reply's length as llama.cpp counted it (its
     # "eval time ... / N runs" line per reply: N + 1 tokens, the first from the prompt's evaluation).
-    sent += 1 if (doc.get("plan") or {}).get("calibration") else 0  # the plan's calibration request
+    plan = doc.get("plan") or {}
+    sent += 1 if plan.get("calibration") else 0  # the plan's calibration request
+    sent += (plan.get("load_round") or {}).get("users", 0)  # and its second round, one request a user
     assert _posts(log, "/v1/completions") == doc["conformance"]["requests"] + sent
     runs = [int(n) + 1 for n in EVAL_RUNS.findall(log.read_text(errors="replace"))]
     assert len(runs) == doc["conformance"]["requests"] + sent

@@ -46,7 +46,7 @@ def test_tuning_section(tmp_path, mock_url, endpoint_spec):
     assert any(f["knob"] == "max_num_seqs" for f in tuning["fixed_knobs"])
     assert (tmp_path / "out" / "measurements" / "tuning.json").is_file()
     html = (tmp_path / "out" / "factsheet.html").read_text()
-    assert "Tuning trajectory: goodput and p99 per evaluation" in html
+    assert "Tuner&#39;s climb: p99" in html and "Tuner&#39;s climb: goodput of each evaluation" in html
     assert "Simulator fidelity" in html and "Out of sample" in html
     # The recommendation was confirmed by fresh runs, and the factsheet says how likely each point meets the SLO.
     conf = tuning["confirmation"]
