@@ -30,7 +30,7 @@ test: system test-system tool serving docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -n 2 --dist loadgroup  # two workers; the groups: tests/conftest.py
+	$(VENV)/bin/pytest -n 2 --dist loadgroup --durations=40  # two workers; the groups: tests/conftest.py; the slowest 40 listed
 
 # The fast lane while developing: ruff, the import contracts, mypy and the `unit` tests (no subprocess CLI,
 # browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), under 3 minutes on 2 cores.

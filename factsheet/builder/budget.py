@@ -205,14 +205,31 @@ def search_probes(
     return (points, probes_s(cal, s, points)) if sim is None else (len(sim.probes_s), sum(sim.probes_s))
 
 
+def _confirm_value(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float | None:
+    """The value the law's search would confirm; None without one (the start value is then taken)."""
+    sim = simulate(cal, law, s, slo, s.spec.max_points)
+    return None if law is None or sim is None else sim.confirm_value
+
+
 def search_confirm_s(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float:
     """One confirmation run: at the answer the law gives (its latency there), else at the start value."""
-    sim = simulate(cal, law, s, slo, s.spec.max_points)
-    if law is None or sim is None or sim.confirm_value is None or s.spec.confirm_requests is None:
+    v = _confirm_value(cal, law, s, slo)
+    if v is None or s.spec.confirm_requests is None:
         return confirm_s(cal, s)
-    v = sim.confirm_value
     n = s.spec.requests_at(s.spec.confirm_requests, v, _per_user(s.profile))
     return cal.startup_ms / 1000 + math.ceil(n / v) * law.e2el_s(v)
+
+
+def warm_up_s(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float:
+    """The warm-up round after a fresh start (WARM_UP_RULE), at the value a confirmation run is estimated at:
+    c requests at once (start-up + E2EL at c users), or ⌈r⌉ at rate r."""
+    v = _confirm_value(cal, law, s, slo)
+    if v is not None:  # the law's value: a closed loop
+        return cal.startup_ms / 1000 + law.e2el_s(v)
+    v = s.spec.start
+    if s.spec.knob == "concurrency":
+        return run_s(cal, int(v), concurrency=int(v))
+    return run_s(cal, max(1, math.ceil(v)), rate=v)
 
 
 def plan(
@@ -226,8 +243,10 @@ def plan(
     budget_s: float | None,
     budget_from: str | None,
     law: Growth | None = None,
+    warm_up: bool = False,
 ) -> tuple[BuildPlan, list[int]]:
-    """The plan and each search's probes (max_points as cut by the budget, BUDGET_RULE)."""
+    """The plan and each search's probes (max_points as cut by the budget, BUDGET_RULE). `isolation_s`: what
+    isolating a repeat costs (a fresh start: the build's own start); `warm_up`: a warm-up round follows it."""
     fixed: list[PlanItem] = []
     for i, p in enumerate(points, 1):
         each = run_s(cal, p.num_requests, concurrency=p.concurrency, rate=p.rate)
@@ -240,10 +259,16 @@ def plan(
         if s.spec.confirm_requests is not None:
             k, more = s.spec.repeats, s.spec.max_confirmations - 1
             each = search_confirm_s(cal, law, s, spec.load.slo)
-            step = k * each + (k - 1) * isolation_s
+            warm = warm_up_s(cal, law, s, spec.load.slo) if warm_up and k > 1 else 0.0
+            step = k * each + (k - 1) * (isolation_s + warm)
+            after = (
+                f"; each further run after a fresh start and a warm-up round (~{duration(warm)})"
+                if warm
+                else ""
+            )
             again = f"; each further step, on a failed run: +{duration(step)}, {more} at most" if more else ""
-            fixed.append(PlanItem(what=f"{s.what}: a confirmation step of {k} run(s){again}", runs=k, each_s=each,
-                                  total_s=step))  # fmt: skip
+            fixed.append(PlanItem(what=f"{s.what}: a confirmation step of {k} run(s){after}{again}", runs=k,
+                                  each_s=each, total_s=step))  # fmt: skip
     if spec.accuracy is not None:
         fixed.append(_accuracy(spec, cal))
     if spec.tuning is not None:

@@ -57,12 +57,19 @@ from factsheet.spec.build import NOT_REQUESTED, BuildSpec, CapacitySpec
 from probes.accuracy import AccuracyResult, load_dataset, run_humaneval
 from probes.core.digests import sha256_bytes, sha256_json
 from probes.core.files import check_output
-from probes.core.isolation import Isolation
+from probes.core.isolation import FRESH_START, Isolation, warmed
 from probes.core.measurement import Model, NotMeasured, shown
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
 from probes.hostload import HostLoad
-from probes.load.capacity import STEP_REPEATS_RULE, CapacityResult, narrow, point_runner, search_capacity
+from probes.load.capacity import (
+    STEP_REPEATS_RULE,
+    CapacityResult,
+    narrow,
+    point_runner,
+    search_capacity,
+    warm_up_point,
+)
 from probes.load.client import Endpoint
 from probes.load.point import LoadPoint
 from probes.load.records import records_jsonl
@@ -391,11 +398,13 @@ def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
     searches += [budget.PlannedSearch(c.capacity, c.workload, f"capacity {c.workload.profile}")
                  for c in spec.load.compared_workloads]  # fmt: skip
     law = _growth(run, template, cal, searches)
-    # A repeat after a fresh start of the server the tool started costs a start, as the build's own did.
-    isolation = elapsed if isinstance(spec.target, VllmTarget) else 0.0
+    # A repeat after a fresh start of the server the tool started costs a start, as the build's own did, and a
+    # warm-up round (WARM_UP_RULE).
+    fresh = isinstance(spec.target, VllmTarget)
     given = spec.load.budget_s
-    built, counts = budget.plan(spec, cal, searches, points, elapsed_s=elapsed, isolation_s=isolation,
-                                budget_s=given, budget_from=run.budget_from if given else None, law=law)  # fmt: skip
+    built, counts = budget.plan(spec, cal, searches, points, elapsed_s=elapsed, isolation_s=elapsed if fresh else 0.0,
+                                budget_s=given, budget_from=run.budget_from if given else None, law=law,
+                                warm_up=fresh)  # fmt: skip
     run.max_points = {s.what: n for s, n in zip(searches, counts, strict=True)}
     probe_items = [i for i, item in enumerate(built.items) if item.what.endswith(": search probes")]
     run.reserve = {s.what: sum(item.total_s for item in built.items[i + 1 :])
@@ -638,10 +647,27 @@ def _isolated_step(
     if saved is not None:
         return saved.entry, saved.isolation
     isolation = run.live.isolate()
+    if isolation.method == FRESH_START and isolation.done:
+        isolation = _warm_up(run, search, at, isolation)
     run.log(f"{label}: {isolation.method}: {isolation.detail}")
     entry = _step(run, search, at, rates)
     run.checkpoints.save(name, key, _IsolatedEntry(entry=entry, isolation=isolation), label)
     return entry, isolation
+
+
+def _warm_up(run: _Run, search: _Search, at: _StepAt, isolation: Isolation) -> Isolation:
+    """The warm-up round after a fresh start (WARM_UP_RULE), its answers discarded: the isolation stated with it."""
+    live, knob = run.live, search.spec.knob
+    # The calibration's block: no measured run draws these prompts, so none meets a prefix they warmed.
+    seed = run_seed(run.spec.load.seed, CALIBRATION_BLOCK, 1 + at.position)
+    point = warm_up_point(search.template, knob, at.value, seed)
+    load = f"concurrency {point.concurrency}" if knob == "concurrency" else f"{at.value:g} req/s"
+    result = asyncio.run(
+        run_point(live.base_url, live.model, point, run.spec.load.slo, api_key=live.api_key,
+                  tokenizer_path=live.tokenizer_path, profile=search.profile, server_pid=live.server_pid,
+                  **_workers(run))
+    )  # fmt: skip
+    return warmed(isolation, point.num_requests, load, result.metrics.failed)
 
 
 class _IsolatedEntry(Model):

@@ -21,7 +21,8 @@ ESTIMATE_METHOD = (
     "confirm; where latency is not seen to grow (or the p99 is not on E2EL, or the knob is a rate), a search's "
     "max_points probes along its doubling path from the start, their requests' part × 1.4 (probes above "
     "capacity queue), and its confirmation step at the start value (at most, where latency does not grow); "
-    "each further run of a step after a fresh server start costing the build's own start; HumanEval+ at "
+    "each further run of a step after a fresh server start costing the build's own start and its warm-up "
+    "round (start-up + E2EL at the step's value); HumanEval+ at "
     "⌈tasks × samples / concurrency⌉ × (TTFT + max_tokens × TPOT) (at most: max_tokens is the cap); the tuner "
     "at its own time budget"
 )

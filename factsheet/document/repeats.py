@@ -2,7 +2,7 @@
 
 A spec's `repeats: k` runs the capacity's headline run (its last long confirmation) k times in all: the
 search's own run, then k − 1 more at the same value, each after a fresh server start (a server the tool
-started) or a prefix-cache reset (an endpoint that offers one), each with its own seed. Their figures give the
+started; then a warm-up round at the run's load, probes/core/isolation.py WARM_UP_RULE) or a prefix-cache reset (an endpoint that offers one), each with its own seed. Their figures give the
 between-run spread and the rebuild interval that page 1 states (`factsheet.document.headline.rebuild`).
 """
 
@@ -28,8 +28,9 @@ SEED_RULE = (
 )
 
 
-# The plan's calibration request (factsheet/document/plan.py): a block no search reaches, so its prompt warms no
-# prefix a measured run sends. Not in SEED_RULE's words: a document states that rule, and validate holds it.
+# The plan's calibration request (factsheet/document/plan.py; position 0) and the warm-up rounds after a fresh
+# start (WARM_UP_RULE; 1 + the repeat's position): a block no search reaches, so their prompts warm no prefix a
+# measured run sends. Not in SEED_RULE's words: a document states that rule, and validate holds it.
 CALIBRATION_BLOCK = SEED_BLOCK - 1
 
 

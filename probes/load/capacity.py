@@ -16,6 +16,7 @@ tell apart at 95 % (from each probe's p99 interval), which two builds on the sam
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
@@ -233,6 +234,21 @@ def knob_point(template: LoadPoint, knob: Knob, value: float) -> LoadPoint:
     shape = template.model_dump(exclude={"mode", "concurrency", "rate"})
     load = {"rate": value} if knob == "rate" else {"concurrency": int(value)}
     return LoadPoint.at(**shape, **load)
+
+
+def warm_up_point(template: LoadPoint, knob: Knob, value: float, seed: int) -> LoadPoint:
+    """The warm-up round before a run at `value` (probes/core/isolation.py WARM_UP_RULE): the run's shape at its
+    load, one request a user (closed loop) or one second of arrivals (open loop), none left out of its window."""
+    point = knob_point(template, knob, value)
+    n = point.concurrency if knob == "concurrency" else max(1, math.ceil(value))
+    update = {
+        "num_requests": n,
+        "warmup_requests": 0,
+        "cooldown_requests": 0,
+        "duration_s": None,
+        "seed": seed,
+    }
+    return point.model_copy(update=update)
 
 
 def judge_point(

@@ -337,7 +337,11 @@ def test_real_worker_measures_two_configurations_and_refuses_what_the_runner_exc
         assert 0 < f["ttft_p50_ms"] < f["e2el_p50_ms"] and f["tpot_p50_ms"] > 0
         assert f["cpu_s"] > 0
     assert g["load_s"] > 0 and b["load_s"] == 0  # loaded once, reused
-    assert b["cpu_s"] > g["cpu_s"]  # four beams cost more CPU than one
+    # the proxy covers the generation window only, not the model's load: no more CPU-seconds than that window's
+    # wall time on every core (+0.5 s for tokenizing). Which of greedy and four beams costs more is left out: on
+    # 8 tokens torch's spinning threads decide it, and a busy host reversed it.
+    for f in (g, b):
+        assert f["cpu_s"] <= (f["e2el_p50_ms"] / 1000 + 0.5) * (os.cpu_count() or 1), f
     assert all(r["error"].startswith("generation_failed") for r in refused), refused
     assert strict["error"].startswith("invalid_config")  # validate(strict): temperature without sampling
     assert versions["transformers"] == model.root.attributes["library_version"]

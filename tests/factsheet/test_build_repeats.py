@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -28,9 +29,10 @@ from factsheet.document.rules import rule_set
 from factsheet.document.schema import SCHEMA_VERSION
 from factsheet.spec.build import CapacitySpec
 from probes.load.capacity import STEP_REPEATS_RULE
-from probes.targets.isolation import CACHE_RESET, reset_prefix_cache
+from probes.targets.isolation import CACHE_RESET, FRESH_START, reset_prefix_cache
 from probes.targets.mock_server import MockServerConfig, running
-from tests.support.mock_spec import e2el_slo
+from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
+from tests.support.spec_builder import write_spec
 
 pytestmark = pytest.mark.system
 
@@ -260,3 +262,48 @@ def test_the_guards_follow_the_documents_version():
     assert Guards.of(rule_set("1.7.0")) == Guards(floor=False, widen=False)
     assert Guards.of(rule_set("1.8.0")) == Guards(floor=True, widen=False)
     assert Guards.of(rule_set("1.9.0")) == Guards(floor=True, widen=True)
+
+
+# A vllm-kind target whose command serves the mock (MOCK's timing) and appends the server's own line for every
+# streamed request to a file (argv[2]): its process id and arrival number, so each start's requests are counted.
+SERVE_LOGGED = (
+    "import sys; from aiohttp import web; from probes.targets.mock_server import MockServerConfig, build_app; "
+    "log = open(sys.argv[2], 'ab', buffering=0); "
+    "cfg = MockServerConfig(model='mock-model', ttft_ms=100, itl_ms=20, slots=4); "
+    "web.run_app(build_app(cfg, None, log.write), host='127.0.0.1', port=int(sys.argv[1]), access_log=None, "
+    "print=None)"
+)
+
+
+def test_a_repeat_after_a_fresh_start_meets_a_server_warmed_at_its_own_load(tmp_path):
+    """Known truth: the confirmation step at 4 users repeats twice, each after the tool restarts the server it
+    started. Each restarted server's own log counts 4 + 24 requests: one warm-up round at the run's concurrency
+    (4 at once, WARM_UP_RULE) and the repeat's 24; the repeat's records hold its 24 alone, and the isolation
+    says so. The plan costs the warm-up with the restart."""
+    folder, log = tmp_path / "model", tmp_path / "served.jsonl"
+    folder.mkdir()
+    target = {"kind": "vllm", "model": {"path": str(folder)}, "served_model_name": "mock-model",
+              "command": [sys.executable, "-c", SERVE_LOGGED, "{port}", str(log)], "stop_grace_s": 2}  # fmt: skip
+    spec = {**endpoint_spec_dict("unused", overrides={"load": {"slo": e2el_slo(450), "capacity": CAPACITY}}),
+            "target": target}  # fmt: skip
+    write_spec(tmp_path / "model.yaml", spec)
+    result = CliRunner().invoke(app, ["build", str(tmp_path / "model.yaml"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    sheet = json.loads((tmp_path / "out" / "factsheet.json").read_text())
+    cap = sheet["load"]["capacity"]
+    assert cap["result"]["capacity"] == 4 and len(cap["repeats"]["runs"]) == 2
+    served: dict[int, list[int]] = {}
+    for line in log.read_text().splitlines():
+        entry = json.loads(line)
+        served.setdefault(entry["pid"], []).append(entry["n"])
+    first, *restarted = served.values()  # one server process per start, in the order they served
+    assert len(restarted) == 2
+    assert [sorted(ns) for ns in restarted] == [list(range(1, 4 + 24 + 1))] * 2
+    for run in cap["repeats"]["runs"]:
+        assert run["isolation"]["method"] == FRESH_START and run["isolation"]["done"]
+        assert "then 4 warm-up requests at concurrency 4" in run["isolation"]["detail"]
+        assert run["point"]["metrics"]["e2el_ms"]["n"] == 24 and run["records"]["records"] == 24
+    step = next(i for i in sheet["plan"]["items"] if "confirmation step" in i["what"])
+    assert "warm-up round" in step["what"]
+    ok = _validate(tmp_path / "out" / "factsheet.json")
+    assert ok.exit_code == 0, ok.output

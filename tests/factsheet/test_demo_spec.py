@@ -60,7 +60,7 @@ def test_the_demo_repeats_its_headline_runs_needs_no_maximum_and_plans_within_it
     slower = Calibration(e2el_ms=1800.0, ttft_ms=400.0, tpot_ms=196.0, startup_ms=600.0)
     points = spec.load.load_points(True)
     built, counts = plan(spec, slower, searches, points, elapsed_s=120.0, isolation_s=120.0,
-                         budget_s=spec.load.budget_s, budget_from="load.budget_s")  # fmt: skip
+                         budget_s=spec.load.budget_s, budget_from="load.budget_s", warm_up=True)  # fmt: skip
     assert built.cuts == [] and counts == [s.spec.max_points for s in searches]
     assert built.elapsed_before_s + built.estimate_s <= spec.load.budget_s
     assert {"capacity: a confirmation step of 3 run(s)", "accuracy"} <= {i.what.split(";")[0].split(":")[0]
