@@ -269,8 +269,7 @@ def _capacity(f: Figure, cap: CapacitySection | NotMeasured | None) -> Line:
         return Line(label, f"no {r.knob} probed meets {slo}: {f.note}", "measured", href, "bad")
     unit = f.unit
     if f.verdict == "not_confirmed":
-        text = f"not confirmed: {f.note}"
-        return Line(label, text, "measured", href, "bad")
+        return Line(label, f.note, "measured", href, "bad")  # the note opens with "not confirmed:"
     holds = f"holds {'at least ' if f.lower_bound else ''}{f.value:g} {unit} at {slo}"
     if f.interval is not None and not f.lower_bound:
         holds += f" (the search brackets it within [{_g(f.interval.lower)}, {_g(f.interval.upper)}))"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from factsheet.document.host_load import POINTS_SCOPE, run_loads
 from factsheet.document.schema import Factsheet, LoadSection
-from factsheet.render.environment import fmt_sig, label
+from factsheet.render.environment import DIGEST_SHOWN, digest_start, fmt_sig, label
 from factsheet.render.glance import REBUILD_METHOD, answer_hit_rate, rebuild_method
 from factsheet.render.server_view import server_view_groups, server_view_rows
 from probes.core.measurement import NotMeasured
@@ -83,9 +83,6 @@ class RecordsGroup:
     records: int
 
 
-DIGEST_SHOWN = 12  # hex digits of a file's sha256 the listing shows: enough to tell one file from another
-
-
 def records_groups(sheet: Factsheet) -> list[RecordsGroup]:
     out = []
     for holds, files in sheet.records_groups():
@@ -95,18 +92,13 @@ def records_groups(sheet: Factsheet) -> list[RecordsGroup]:
             (
                 posixpath.relpath(rf.path, folder) if folder else rf.path,
                 rf.records,
-                _short(rf.sha256),
+                digest_start(rf.sha256),
                 rf.sha256,
             )
             for _, rf in files
         ]
         out.append(RecordsGroup(holds, folder, shown, sum(rf.records for _, rf in files)))
     return out
-
-
-def _short(digest: str) -> str:
-    """The digest's first hex digits (every records file's digest is a sha256, the listing's header says so)."""
-    return f"{digest.rpartition(':')[2][:DIGEST_SHOWN]}…"
 
 
 def _by_scope(loads: list) -> list[tuple[str, bool, list]]:
