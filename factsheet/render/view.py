@@ -78,26 +78,20 @@ class RecordsGroup:
     in factsheet.json, which `factsheet validate` checks every file against)."""
 
     holds: str
-    folder: str  # the folder every file of the group lies in, relative to factsheet.json ("" for several)
-    files: list[tuple[str, int, str, str]]  # name (within `folder`), records, digest shortened, digest whole
+    start: str  # what every file's path begins with, relative to factsheet.json: its folder, a name's common start
+    files: list[tuple[str, int, str, str]]  # path after `start`, records, digest shortened, digest whole
     records: int
 
 
 def records_groups(sheet: Factsheet) -> list[RecordsGroup]:
     out = []
     for holds, files in sheet.records_groups():
-        folders = {posixpath.dirname(rf.path) for _, rf in files}
-        folder = folders.pop() if len(folders) == 1 else ""
-        shown = [
-            (
-                posixpath.relpath(rf.path, folder) if folder else rf.path,
-                rf.records,
-                digest_start(rf.sha256),
-                rf.sha256,
-            )
-            for _, rf in files
-        ]
-        out.append(RecordsGroup(holds, folder, shown, sum(rf.records for _, rf in files)))
+        paths = [rf.path for _, rf in files]
+        start = posixpath.commonprefix(paths)
+        # up to a folder or a word's end, so that each name reads whole: "records/capacity-" + "01.jsonl"
+        start = start[: max(start.rfind("/"), start.rfind("-") if len(paths) > 1 else -1) + 1]
+        shown = [(rf.path[len(start) :], rf.records, digest_start(rf.sha256), rf.sha256) for _, rf in files]
+        out.append(RecordsGroup(holds, start, shown, sum(rf.records for _, rf in files)))
     return out
 
 

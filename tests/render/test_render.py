@@ -130,7 +130,11 @@ def test_html_shows_every_load_figure_with_its_n(page, html, sheet):
         assert row[3] == str(m.completed) and row[7] == f"{m.output_throughput:,.1f}"
         assert row[8].startswith(f"{m.goodput:,.2f}")
         assert row[9].startswith(f"{100 * m.slo_attainment:.1f} %")
-        assert entry.result.workload.prompts_digest in page.section("provenance").text  # with its records
+        prompts = (
+            entry.result.workload.prompts_digest
+        )  # with its records: its start shown, whole in the title
+        assert prompts.rpartition(":")[2][:12] in page.section("provenance").text
+        assert f'title="{prompts}"' in html
         # raw-record listings last: each file by name with its record count and its digest's start (the whole
         # digest in the HTML's title, and in factsheet.json)
         name, digest = entry.records.path.rpartition("/")[2], entry.records.sha256.rpartition(":")[2]
