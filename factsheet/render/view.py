@@ -89,7 +89,7 @@ def records_groups(sheet: Factsheet) -> list[RecordsGroup]:
         paths = [rf.path for _, rf in files]
         start = posixpath.commonprefix(paths)
         # up to a folder or a word's end, so that each name reads whole: "records/capacity-" + "01.jsonl"
-        start = start[: max(start.rfind("/"), start.rfind("-") if len(paths) > 1 else -1) + 1]
+        start = start[: max(start.rfind("/"), start.rfind("-")) + 1] if len(paths) > 1 else ""
         shown = [(rf.path[len(start) :], rf.records, digest_start(rf.sha256), rf.sha256) for _, rf in files]
         out.append(RecordsGroup(holds, start, shown, sum(rf.records for _, rf in files)))
     return out
