@@ -125,8 +125,10 @@ def _measured(sheet: Factsheet) -> Line:
         r = sheet.accuracy.result
         parts.append(f"accuracy ({r.benchmark}, {r.pass_rates.n_tasks} tasks)")
         href = href or "#accuracy"
-    if not isinstance(sheet.energy, NotMeasured) and not isinstance(sheet.energy.energy, NotMeasured):
-        parts.append("energy over the load window")
+    energy = sheet.energy
+    if not isinstance(energy, NotMeasured) and not isinstance(energy.energy, NotMeasured):
+        if not isinstance(energy.energy.total, NotMeasured):  # a window read but no component: not measured
+            parts.append("energy over the load window")
         href = href or "#energy"
     if not isinstance(sheet.tuning, NotMeasured):
         parts.append(f"tuning ({len(sheet.tuning.trace)} evaluations)")
@@ -396,9 +398,9 @@ def _limitations(sheet: Factsheet, h: Headline, weak_points: int) -> list[Line]:
                           "the sweep is indicative", "rederived", "#load", "bad"))  # fmt: skip
     for f in h.figures:
         if f.verdict in ("lower_bound", "not_confirmed"):
-            lines.append(
-                Line(f.label, f"{VERDICT_WORDS[f.verdict]}: {f.note}", "rederived", "#capacity", "bad")
-            )
+            # a not-confirmed figure's note opens with its verdict (factsheet/document/headline/figures.py)
+            text = f.note if f.verdict == "not_confirmed" else f"{VERDICT_WORDS[f.verdict]}: {f.note}"
+            lines.append(Line(f.label, text, "rederived", "#capacity", "bad"))
     gov = sheet.governance
     for text in gov.known_limitations if gov is not None else []:
         lines.append(Line("Declared", text, "declared", "#governance"))
