@@ -10,7 +10,10 @@ from factsheet.document.schema import CapacitySection, LoadSection
 from probes.core.measurement import NotMeasured
 from probes.hostload import HostLoad
 
-__all__ = ["RunLoad", "busy", "busy_note", "repeat_loads", "run_loads", "search_loads"]
+__all__ = ["POINTS_SCOPE", "RunLoad", "busy", "busy_note", "repeat_loads", "run_loads", "search_loads"]
+
+
+POINTS_SCOPE = "load points"  # the scope of the sweep's runs; a search's is "capacity (<its profile>)"
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ def run_loads(load: LoadSection | NotMeasured) -> list[RunLoad]:
             f"load point {e.result.label}",
             f"load.points[{i}].host_load",
             e.host_load,
-            "load points",
+            POINTS_SCOPE,
             e.result.label,
         )  # fmt: skip
         for i, e in enumerate(load.points)

@@ -379,22 +379,29 @@ class Factsheet(Model):
 
     def records_files(self) -> list[tuple[str, RecordsFile]]:
         """Every raw-records file the factsheet names, with what it holds."""
-        out: list[tuple[str, RecordsFile]] = []
+        return [file for _, files in self.records_groups() for file in files]
+
+    def records_groups(self) -> list[tuple[str, list[tuple[str, RecordsFile]]]]:
+        """The same files by whose they are (the load points', each capacity search's, the accuracy run's, the
+        energy samples', the predictor's), in order; each group's files as `records_files` names them."""
+        out: list[tuple[str, list[tuple[str, RecordsFile]]]] = []
         if not isinstance(self.load, NotMeasured):
-            out += [(f"load: {p.result.label}", p.records) for p in self.load.points]
-            out += [
+            points = [(f"load: {p.result.label}", p.records) for p in self.load.points]
+            points += [
                 (f"server view: {p.result.label}", p.server_records)
                 for p in self.load.points
                 if p.server_records
             ]
+            out.append(("load points", points))
             if not isinstance(self.load.capacity, NotMeasured):
-                out += self.load.capacity.labelled_records()
+                out.append((f"capacity search: {self.load.profile()}", self.load.capacity.labelled_records()))
             for c in self.load.compared_workloads:
-                out += c.capacity.labelled_records(f"capacity {c.workload.profile}")
+                files = c.capacity.labelled_records(f"capacity {c.workload.profile}")
+                out.append((f"capacity search: {c.workload.profile}", files))
         if not isinstance(self.accuracy, NotMeasured):
-            out.append(("accuracy: per-sample verdicts", self.accuracy.records))
+            out.append(("accuracy", [("accuracy: per-sample verdicts", self.accuracy.records)]))
         if not isinstance(self.energy, NotMeasured) and self.energy.records is not None:
-            out.append(("energy: counter samples", self.energy.records))
+            out.append(("energy", [("energy: counter samples", self.energy.records)]))
         if not isinstance(self.predictor, NotMeasured) and self.predictor.records is not None:
-            out.append(("predictor: campaign measurements", self.predictor.records))
-        return out
+            out.append(("predictor", [("predictor: campaign measurements", self.predictor.records)]))
+        return [(name, files) for name, files in out if files]

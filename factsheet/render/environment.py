@@ -42,7 +42,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         finalize=_shown,
     )
-    env.filters.update(num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=fields, label=label)
+    env.filters.update(num=fmt_num, pct=fmt_pct, sig=fmt_sig, utc=fmt_epoch, fields=fields, label=label,
+                       digest_start=digest_start)  # fmt: skip
     env.globals["verdict_names"] = VERDICT_NAMES
     env.globals["marks"] = MARKS
     env.tests.update(
@@ -65,6 +66,14 @@ def fmt_num(value: float | int | None, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
     return f"{value:,.{digits}f}"
+
+
+DIGEST_SHOWN = 12  # hex digits a listing shows of a digest (whole in the HTML's title and in factsheet.json)
+
+
+def digest_start(digest: str) -> str:
+    """A digest's first DIGEST_SHOWN hex digits, for a listing whose header names the algorithm."""
+    return f"{digest.rpartition(':')[2][:DIGEST_SHOWN]}…"
 
 
 def fmt_pct(value: float | None, digits: int = 1) -> str:

@@ -125,8 +125,10 @@ def _measured(sheet: Factsheet) -> Line:
         r = sheet.accuracy.result
         parts.append(f"accuracy ({r.benchmark}, {r.pass_rates.n_tasks} tasks)")
         href = href or "#accuracy"
-    if not isinstance(sheet.energy, NotMeasured) and not isinstance(sheet.energy.energy, NotMeasured):
-        parts.append("energy over the load window")
+    energy = sheet.energy
+    if not isinstance(energy, NotMeasured) and not isinstance(energy.energy, NotMeasured):
+        if not isinstance(energy.energy.total, NotMeasured):  # a window read but no component: not measured
+            parts.append("energy over the load window")
         href = href or "#energy"
     if not isinstance(sheet.tuning, NotMeasured):
         parts.append(f"tuning ({len(sheet.tuning.trace)} evaluations)")
@@ -269,8 +271,7 @@ def _capacity(f: Figure, cap: CapacitySection | NotMeasured | None) -> Line:
         return Line(label, f"no {r.knob} probed meets {slo}: {f.note}", "measured", href, "bad")
     unit = f.unit
     if f.verdict == "not_confirmed":
-        text = f"not confirmed: {f.note}"
-        return Line(label, text, "measured", href, "bad")
+        return Line(label, f.note, "measured", href, "bad")  # the note opens with "not confirmed:"
     holds = f"holds {'at least ' if f.lower_bound else ''}{f.value:g} {unit} at {slo}"
     if f.interval is not None and not f.lower_bound:
         holds += f" (the search brackets it within [{_g(f.interval.lower)}, {_g(f.interval.upper)}))"
@@ -397,9 +398,9 @@ def _limitations(sheet: Factsheet, h: Headline, weak_points: int) -> list[Line]:
                           "the sweep is indicative", "rederived", "#load", "bad"))  # fmt: skip
     for f in h.figures:
         if f.verdict in ("lower_bound", "not_confirmed"):
-            lines.append(
-                Line(f.label, f"{VERDICT_WORDS[f.verdict]}: {f.note}", "rederived", "#capacity", "bad")
-            )
+            # a not-confirmed figure's note opens with its verdict (factsheet/document/headline/figures.py)
+            text = f.note if f.verdict == "not_confirmed" else f"{VERDICT_WORDS[f.verdict]}: {f.note}"
+            lines.append(Line(f.label, text, "rederived", "#capacity", "bad"))
     gov = sheet.governance
     for text in gov.known_limitations if gov is not None else []:
         lines.append(Line("Declared", text, "declared", "#governance"))

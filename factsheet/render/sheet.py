@@ -72,7 +72,6 @@ def render_html(sheet: Factsheet, integrity: Integrity | None = None) -> str:
         sections=SECTIONS,
         view=shown,
         figures=figures(sheet),
-        records_files=sheet.records_files(),
         metric_names=LATENCY_LABELS,
         glance=glance_rows(sheet),
         rebuild_method=rebuild_method(sheet),

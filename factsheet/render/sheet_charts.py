@@ -30,7 +30,8 @@ class Figure:
 
 def figures(sheet: Factsheet) -> dict[str, list[Figure] | dict[str, Figure] | Figure | None]:
     """Every figure of the document by section, numbered in the order the sections come: the summary's
-    (the capacity search and the headline run's latency distribution), the load section's, then the rest."""
+    (the capacity search, the headline run's latency distribution, each compared workload's search: also
+    under `compared`, so that its section links to it), the load section's, then the rest."""
     h = stated_or_computed(sheet)
     load = sheet.load
     summary = [capacity_picture(load.capacity if not isinstance(load, NotMeasured) else load, "data-capacity"),
@@ -60,11 +61,13 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | dict[str, Figure] | Fi
         number += 1
         return Figure(number, p.chart, p.caption or f"{p.chart.title}.", p)
 
+    # every search's chart on page 2, beside the capacity it pictures (the summary states each search's)
     first = [pictured(p) for p in summary if p is not None]
-    evidence = [pictured(p) for p in rebuild if p is not None]
     by_profile = {profile: pictured(p) for profile, p in compared.items() if p is not None}
+    evidence = [pictured(p) for p in rebuild if p is not None]
     load_figures = [numbered(c) for c in charts["load"]]
     later = {name: [pictured(p) for p in pictures if p is not None] for name, pictures in sections.items()}
+    first += by_profile.values()
     return {"summary": first, "capacity": evidence, "compared": by_profile, "load": load_figures, **later}
 
 

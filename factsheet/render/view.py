@@ -6,11 +6,12 @@ is read from the factsheet, nothing is measured or defaulted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import posixpath
+from dataclasses import dataclass, replace
 
-from factsheet.document.host_load import run_loads
+from factsheet.document.host_load import POINTS_SCOPE, run_loads
 from factsheet.document.schema import Factsheet, LoadSection
-from factsheet.render.environment import fmt_sig, label
+from factsheet.render.environment import DIGEST_SHOWN, digest_start, fmt_sig, label
 from factsheet.render.glance import REBUILD_METHOD, answer_hit_rate, rebuild_method
 from factsheet.render.server_view import server_view_groups, server_view_rows
 from probes.core.measurement import NotMeasured
@@ -40,12 +41,15 @@ class PointView:
 
 @dataclass(frozen=True)
 class CapacityRow:
+    """One run of a capacity search, as its search's table shows it (a row per run)."""
+
     point: object  # probes.load.capacity.CapacityPoint
     records: object
     n: int | None
     sufficiency: object | None
     attainment_ci: object | None
     p99_ci: object | None
+    kind: str = "probe"  # probe, confirmation, or "repeat k": the headline run's k-th run
 
 
 def view(sheet: Factsheet) -> dict:
@@ -62,15 +66,47 @@ def view(sheet: Factsheet) -> dict:
         "server_view_groups": server_view_groups(server_view_rows(sheet.load)),
         "host_loads": run_loads(sheet.load),
         "host_load_groups": _by_scope(run_loads(sheet.load)),
+        "records_groups": records_groups(sheet),
+        "digest_shown": DIGEST_SHOWN,
     }
 
 
-def _by_scope(loads: list) -> list[tuple[str, list]]:
-    """The runs' host loads by whose runs they are (the sweep's, each search's), in page order."""
+@dataclass(frozen=True)
+class RecordsGroup:
+    """One line of the raw-records listing: whose files (a search's, the load points'), how many and their
+    records, each file by name with its record count and the start of its sha256 (whole in the HTML's title and
+    in factsheet.json, which `factsheet validate` checks every file against)."""
+
+    holds: str
+    start: str  # what every file's path begins with, relative to factsheet.json: its folder, a name's common start
+    files: list[tuple[str, int, str, str]]  # path after `start`, records, digest shortened, digest whole
+    records: int
+
+
+def records_groups(sheet: Factsheet) -> list[RecordsGroup]:
+    out = []
+    for holds, files in sheet.records_groups():
+        paths = [rf.path for _, rf in files]
+        start = posixpath.commonprefix(paths)
+        # up to a folder or a word's end, so that each name reads whole: "records/capacity-" + "01.jsonl"
+        start = start[: max(start.rfind("/"), start.rfind("-")) + 1] if len(paths) > 1 else ""
+        shown = [(rf.path[len(start) :], rf.records, digest_start(rf.sha256), rf.sha256) for _, rf in files]
+        out.append(RecordsGroup(holds, start, shown, sum(rf.records for _, rf in files)))
+    return out
+
+
+def _by_scope(loads: list) -> list[tuple[str, bool, list]]:
+    """The runs' host loads by whose runs they are (the sweep's, each search's), in page order, each scope with
+    whether its runs are numbered: a search's are named "#i" as its table of runs numbers them (run_loads lists
+    them in that order: probes, then repeats)."""
     groups: dict[str, list] = {}
     for r in loads:
         groups.setdefault(r.scope, []).append(r)
-    return list(groups.items())
+    numbered = [(scope, scope != POINTS_SCOPE, rows) for scope, rows in groups.items()]
+    return [
+        (scope, n, [replace(r, name=f"#{i}") for i, r in enumerate(rows, start=1)] if n else rows)
+        for scope, n, rows in numbered
+    ]
 
 
 def _load_view(load: LoadSection | NotMeasured) -> dict | None:
@@ -150,25 +186,20 @@ def _capacity_view(capacity) -> dict | None:
     if isinstance(capacity, NotMeasured):
         return None
     c = capacity.result
-    rows = []
-    for pt, rec in zip(c.points, capacity.records, strict=True):
-        check = pt.metrics.p99_check
-        rows.append(
-            CapacityRow(
-                point=pt,
-                records=rec,
-                n=check.n if check else None,
-                sufficiency=check.sufficiency if check else None,
-                attainment_ci=pt.metrics.goodput_ci.attainment if pt.metrics.goodput_ci else None,
-                p99_ci=pt.metrics.percentile_ci.get(f"{c.slo.p99_metric}.p99"),
-            )
-        )
+    rows = [
+        _capacity_row(c, pt, rec, "confirmation" if pt.confirmation else "probe")
+        for pt, rec in zip(c.points, capacity.records, strict=True)
+    ]
+    repeats = capacity.repeats.runs if capacity.repeats is not None else []
+    repeated = [_capacity_row(c, r.point, r.records, f"repeat {j + 2}") for j, r in enumerate(repeats)]
     unit = " req/s" if c.knob == "rate" else ""
     bracket = tuple(fmt_sig(b) for b in c.bracket)
     low, high = c.range
     span = f"[{fmt_sig(low)}, {fmt_sig(high)})"
     answer_point = capacity.answer_point()
     answer = next((r for r in rows if r.point is answer_point), None)
+    ends = _bracket_ends(c, rows)
+    rows += repeated
     if c.capacity is None:
         headline = f"capacity at SLO: no probed {c.knob} met the SLO"
     else:
@@ -183,9 +214,22 @@ def _capacity_view(capacity) -> dict | None:
         "bracket": bracket,
         "range": span,
         "answer": answer,
-        "ends": _bracket_ends(c, rows),
+        "ends": ends,
         "headline": headline,
     }
+
+
+def _capacity_row(c, pt, records, kind: str) -> CapacityRow:
+    check = pt.metrics.p99_check
+    return CapacityRow(
+        point=pt,
+        records=records,
+        n=check.n if check else None,
+        sufficiency=check.sufficiency if check else None,
+        attainment_ci=pt.metrics.goodput_ci.attainment if pt.metrics.goodput_ci else None,
+        p99_ci=pt.metrics.percentile_ci.get(f"{c.slo.p99_metric}.p99"),
+        kind=kind,
+    )
 
 
 def _bracket_ends(c, rows: list[CapacityRow]) -> list[tuple[str, CapacityRow]]:

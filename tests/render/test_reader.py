@@ -1,5 +1,6 @@
 """The factsheet read as a reviewer reads it, from a demo-like build (three load points, a capacity search with
-its confirmation and repeats, a second workload's search, a policy gate, governance declared): the PDF rendered
+its confirmation and repeats, a second workload's search, as many runs as the demo's searches make, a policy
+gate, governance declared): the PDF rendered
 to images (pdftoppm) within its page budget, the summary within two pages, every summary link resolving in
 the HTML and in the PDF, every picture beside the numbers behind it, and the HTML in chromium at 1,280 and
 390 px wide without horizontal overflow (a screenshot of each kept under out/test-artifacts/reader/).
@@ -16,13 +17,14 @@ from pathlib import Path
 import pypdf
 import pytest
 
+from factsheet.document.schema import Factsheet
 from tests.render.page import Page
-from tests.support.demo_like import build_demo_like
+from tests.support.demo_like import DEMO_CAPACITY_RUNS, build_demo_like
 
 pytestmark = pytest.mark.system
 
 SUMMARY_PAGES = 2
-DOCUMENT_PAGES = 12  # issue 43: the whole demo-like document within 12 pages
+DOCUMENT_PAGES = 12  # issue 43: the whole demo-like document within 12 pages, with the demo's number of runs
 ARTIFACTS = Path(__file__).resolve().parents[2] / "out" / "test-artifacts" / "reader"
 FIRST_EVIDENCE = "Headline figures: what each rests on"
 
@@ -40,6 +42,16 @@ def pdf(out) -> pypdf.PdfReader:
 @pytest.fixture(scope="module")
 def page(out) -> Page:
     return Page.parse((out / "factsheet.html").read_text(encoding="utf-8"))
+
+
+def test_the_build_has_the_demos_number_of_runs(out):
+    """The page budget is measured on as many runs as the demo's searches make (each search a table of
+    runs, a server view a row per run, its raw records one line): probes, confirmations and repeats."""
+    sheet = Factsheet.model_validate_json((out / "factsheet.json").read_text(encoding="utf-8"))
+    searches = [sheet.load.capacity] + [c.capacity for c in sheet.load.compared_workloads]
+    runs = [len(s.result.points) + len(s.repeats.runs) for s in searches]
+    assert runs == [11, 10] and sum(runs) == DEMO_CAPACITY_RUNS
+    assert all(len(s.repeats.runs) == 2 for s in searches)
 
 
 def test_the_pdf_renders_to_images_within_its_page_budget(out, pdf, tmp_path):
@@ -66,7 +78,7 @@ def test_the_summary_fits_two_pages_and_answers_the_reviewers_questions(pdf):
     summary = " ".join(texts[:SUMMARY_PAGES])
     for answer in (
         "What was measured, on what", "Weights digest", "Engine", "Hardware", "Intended use", "Out of scope",
-        "holds 4 concurrent users at p99 E2EL ≤ 450 ms", "a rebuild's p99 E2EL stays within", "Policy",
+        "holds 24 concurrent users at p99 E2EL ≤ 450 ms", "a rebuild's p99 E2EL stays within", "Policy",
         "the build's gate passed", "Not measured, and why", "Accuracy", "not requested in the build spec",
         "Known limitations", "answers in English only", "Signature", "not signed when rendered",
         "Acceptable use", "demonstrations and tests only", ">= 4 concurrent users (the author's decision threshold",
@@ -80,7 +92,7 @@ def test_the_summary_fits_two_pages_and_answers_the_reviewers_questions(pdf):
     # capacity and the p99 E2EL they picture
     (charted,) = [t for t in texts[:SUMMARY_PAGES] if "Figure 1. Capacity search" in t]
     assert "Figure 2. Latency distribution" in charted
-    assert "holds 4 concurrent users at p99 E2EL ≤ 450 ms" in charted and "p99 E2EL" in charted
+    assert "holds 24 concurrent users at p99 E2EL ≤ 450 ms" in charted and "p99 E2EL" in charted
 
 
 def test_every_summary_link_resolves_in_the_html(page):

@@ -108,7 +108,7 @@ def test_sections_come_in_order_with_their_headings(page):
     assert page.section("tuning").headings()[0] == "6. Tuning"
 
 
-def test_html_shows_every_load_figure_with_its_n(page, sheet):
+def test_html_shows_every_load_figure_with_its_n(page, html, sheet):
     load = page.section("load")
     throughput = load.table_after("Throughput and goodput per load point")
     for entry in _completed(sheet):
@@ -130,8 +130,21 @@ def test_html_shows_every_load_figure_with_its_n(page, sheet):
         assert row[3] == str(m.completed) and row[7] == f"{m.output_throughput:,.1f}"
         assert row[8].startswith(f"{m.goodput:,.2f}")
         assert row[9].startswith(f"{100 * m.slo_attainment:.1f} %")
-        assert entry.result.workload.prompts_digest in page.section("provenance").text  # with its records
-        assert entry.records.sha256 in page.section("provenance").text  # raw-record listings last
+        prompts = (
+            entry.result.workload.prompts_digest
+        )  # with its records: its start shown, whole in the title
+        assert prompts.rpartition(":")[2][:12] in page.section("provenance").text
+        assert f'title="{prompts}"' in html
+        # raw-record listings last: each file by name with its record count and its digest's start (the whole
+        # digest in the HTML's title, and in factsheet.json)
+        # (the group's files after the start their paths share: "records/load-…: 01.jsonl (12, 3aa7a15575cc…)")
+        path, digest = entry.records.path, entry.records.sha256.rpartition(":")[2]
+        listing = page.section("provenance").text
+        assert any(
+            f"{path[:k]}…:" in listing and f"{path[k:]} ({entry.records.records}, {digest[:12]}…)" in listing
+            for k in range(1, len(path))
+        )
+        assert f'title="{entry.records.sha256}"' in html
     assert "E2EL ≤ 120 ms, TTFT ≤ 60 ms" in load.text
     assert sheet.load.percentile_method in load.text
 

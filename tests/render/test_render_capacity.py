@@ -71,12 +71,15 @@ def test_capacity_section_shows_uncertainty_and_bracket_ends(page):
     assert rows["Uncertainty"].startswith("capacity ≥ low and < high: [4, 5)")
     assert rows["Confirmation"] == "confirmed by a run of 600 measured requests at 4"
     # the bracket's ends name their runs, whose figures are the search table's rows (stated once)
-    runs = [r for t in load.tables() for r in t if len(r) == 7 and r[2] in ("probe", "confirmation")]
+    runs = [r for t in load.tables() for r in t if len(r) == 10 and r[2] in ("probe", "confirmation")]
     ends = rows["Bracket ends"]
     high_at = int(ends.split("highest pass 4 (run #")[1].split(")")[0])
     low_at = int(ends.split("lowest fail 5 (run #")[1].split(")")[0])
     high, low = runs[high_at - 1], runs[low_at - 1]
-    assert high[1] == "4" and high[4].startswith("120 [") and "sufficient" in high[6] and "n = 600" in high[6]
+    # columns: #, knob, run, result, p99 [CI], attainment [CI], n, n needed, above, p99 verdict
+    assert (
+        high[1] == "4" and high[4].startswith("120 [") and high[6] == "600" and high[9] == "conclusive pass"
+    )
     assert low[1] == "5" and low[3].startswith("fail")
     # 24 requests bound the p99 only from below (above the 130 ms threshold: a clear miss).
     assert (
@@ -85,5 +88,5 @@ def test_capacity_section_shows_uncertainty_and_bracket_ends(page):
         and low[4].endswith(", —]")
     )
     assert low[5] == "20.8 % [7.1 %, 42.2 %]"  # 5 of 24 good: Clopper–Pearson
-    assert "n = 24" in low[6]
+    assert low[6] == "24" and low[9] == "conclusive fail"
     assert [r[2] for r in runs][-1] == "confirmation" and runs[-1][1] == "4"

@@ -100,7 +100,7 @@ def test_each_load_point_states_its_client_check(shown):
 
 def test_the_capacity_search_shows_each_runs_client_check_beside_its_verdict(shown):
     load = shown[0].section("load")
-    runs = [r for t in load.tables() for r in t if len(r) == 7 and r[2] in ("probe", "confirmation")]
+    runs = [r for t in load.tables() for r in t if len(r) == 10 and r[2] in ("probe", "confirmation")]
     # doubling from 1: every value passes (the check is stated beside the verdict, not judged), 4 and 8 flagged
     assert [(r[1], r[3]) for r in runs] == [("1", "pass"), ("2", "pass"), ("4", "pass"), ("8", "pass")]
     assert (

@@ -33,24 +33,27 @@ GOVERNANCE = {
     "standards": ["ISO/IEC 42001:2023"],
     "decision_thresholds": [{"figure": "capacity_at_slo", "threshold": ">= 4 concurrent users"}],
 }  # fmt: skip
-CAPACITY = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 24,
+# The demo's number of runs (models/smollm2-cpu.yaml: 21 capacity runs over two searches), against a mock of
+# SLOTS slots: a request waits for a slot above that many users, doubling its E2EL (~240 ms alone, ~480 ms
+# queued) across the 450 ms SLO. Each search doubles from 4 until 32 fails, then bisects: the load section's
+# 4, 8, 16, 32, 24, 28, 26, 25 (8 probes, bracket [24, 25]), the chat sessions' 4, 8, 16, 32, 24, 28, 26 (its
+# point budget of 7 spent, bracket [24, 26]); each confirms 24 and repeats it twice: 11 + 10 runs.
+SLOTS = 24
+CAPACITY = {"knob": "concurrency", "start": 4, "num_requests": 48, "max_points": 8, "confirm_requests": 24,
             "repeats": 3}  # fmt: skip
 SESSIONS = {"profile": "chat-sessions", "system_prompt_len": 16, "turns_min": 2, "turns_max": 2,
             "user_turn_len": 8, "output_len": 8}  # fmt: skip
-COMPARED_CAPACITY = {
-    "knob": "concurrency",
-    "start": 2,
-    "max_value": 8,
-    "num_requests": 16,
-    "confirm_requests": 24,
-}
+COMPARED_CAPACITY = {**CAPACITY, "max_points": 7}
+DEMO_CAPACITY_RUNS = (
+    21  # the demo's searches: 7 probes and 4 confirmations; 7 probes, a confirmation, 2 repeats
+)
 
 
 def build_demo_like(folder: Path, overrides: dict | None = None) -> Path:
     """Build into `folder`/out and return that folder (raises with the CLI's output when the build fails)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "gate.yaml").write_text(P99_POLICY.format(name="gate", threshold=10_000))
-    with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)) as url:
+    with running(MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=SLOTS)) as url:
         spec = endpoint_spec(
             folder,
             url,
