@@ -27,7 +27,7 @@ from factsheet.builder.predictor import build_predictor
 from factsheet.document.conformance import ConformanceSection
 from factsheet.document.files import SCRAPES_SUFFIX
 from factsheet.document.headline.figures import headline
-from factsheet.document.plan import BuildPlan
+from factsheet.document.plan import CALIBRATION_ROUNDS, BuildPlan
 from factsheet.document.repeats import (
     CALIBRATION_BLOCK,
     SEED_RULE,
@@ -376,8 +376,9 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
-    """The plan before the first measured request: one calibration request, each part's estimate, each
-    capacity search's probes cut to the budget (factsheet/document/plan.py)."""
+    """The plan before the first measured request: a calibration request, each part's estimate, each
+    capacity search's probes cut to the budget (factsheet/document/plan.py). The plan runs from the
+    calibration's start (`run.plan_at`): the calibration is its first part, as taken."""
     spec, live = run.spec, run.live
     if isinstance(_profile(spec), TraceProfile):
         why = "a trace workload: its requests come from its file, so there is no shape to calibrate, no plan"
@@ -398,13 +399,14 @@ def _plan(run: _Run, elapsed: float) -> BuildPlan | NotMeasured:
     searches += [budget.PlannedSearch(c.capacity, c.workload, f"capacity {c.workload.profile}")
                  for c in spec.load.compared_workloads]  # fmt: skip
     law = _growth(run, template, cal, searches)
+    calibrated_s = time.monotonic() - run.plan_at
     # A repeat after a fresh start of the server the tool started costs a start, as the build's own did, and a
     # warm-up round (WARM_UP_RULE).
     fresh = isinstance(spec.target, VllmTarget)
     given = spec.load.budget_s
     built, counts = budget.plan(spec, cal, searches, points, elapsed_s=elapsed, isolation_s=elapsed if fresh else 0.0,
                                 budget_s=given, budget_from=run.budget_from if given else None, law=law,
-                                warm_up=fresh)  # fmt: skip
+                                warm_up=fresh, calibrated_s=calibrated_s)  # fmt: skip
     run.max_points = {s.what: n for s, n in zip(searches, counts, strict=True)}
     probe_items = [i for i, item in enumerate(built.items) if item.what.endswith(": search probes")]
     run.reserve = {s.what: sum(item.total_s for item in built.items[i + 1 :])
@@ -658,8 +660,9 @@ def _isolated_step(
 def _warm_up(run: _Run, search: _Search, at: _StepAt, isolation: Isolation) -> Isolation:
     """The warm-up round after a fresh start (WARM_UP_RULE), its answers discarded: the isolation stated with it."""
     live, knob = run.live, search.spec.knob
-    # The calibration's block: no measured run draws these prompts, so none meets a prefix they warmed.
-    seed = run_seed(run.spec.load.seed, CALIBRATION_BLOCK, 1 + at.position)
+    # The calibration's block, past its rounds: no measured run draws these prompts, so none meets a prefix
+    # they warmed.
+    seed = run_seed(run.spec.load.seed, CALIBRATION_BLOCK, CALIBRATION_ROUNDS + at.position)
     point = warm_up_point(search.template, knob, at.value, seed)
     load = f"concurrency {point.concurrency}" if knob == "concurrency" else f"{at.value:g} req/s"
     result = asyncio.run(

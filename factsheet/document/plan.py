@@ -1,5 +1,6 @@
 """The build's plan (schema >= 1.10.0): what it will run and how long each part should take on this target,
-estimated before the first measured request from one calibration request, and what a time budget cut.
+estimated before the first measured request from a calibration request (run two or three times, the
+median taken), and what a time budget cut.
 
 An estimate, labelled as one: attested (no record keeps the calibration), never a measured figure."""
 
@@ -9,15 +10,23 @@ from pydantic import Field
 
 from probes.core.measurement import Model
 
+# Each calibration round is run up to this many times, each with its own seed (the template's + r), and the one
+# of median mean E2EL is taken: a busy host's stall of a second or so inflates one short round, not the median.
+CALIBRATION_ROUNDS = 3
+
 ESTIMATE_METHOD = (
-    "one calibration request of the first load point's shape at concurrency 1 gives the target's E2EL, TTFT "
-    "and TPOT, and a run's start-up (its wall time less its E2EL); a closed-loop run of n requests at c users "
+    "one calibration request of the first load point's shape at concurrency 1, run twice (each its own seed), a "
+    "third time where the two E2ELs differ by over 10 %, the run of median E2EL taken (of two: the lesser), "
+    "gives the target's E2EL, TTFT and TPOT, and a run's start-up (its wall time less its E2EL); a closed-loop run of n requests at c users "
     "is estimated at start-up + ⌈n / c⌉ × E2EL, an open-loop one at start-up + n / rate + E2EL; where the build "
     "has a closed-loop capacity search, a second calibration round (its start × 8 users, at most its max_value, "
-    "at least 4 a worker, one request each, sent at once) gives latency under load, and where its mean E2EL is over 1.1 × the "
-    "first's, E2EL is taken to grow linearly in users through the two: the search's own rule (doubling to a "
-    "clear fail, bisection to its resolution, at most max_points) is run on that law for the probes it would "
-    "make, each at start-up + ⌈n / c⌉ × E2EL(c), and one confirmation step of k runs at the value it would "
+    "at least 4 a worker, one request each, sent at once; run as the request is, its median mean E2EL taken: a "
+    "stall of a busy host inflates one short round, and a law through it every run) gives latency under "
+    "load, and where its mean E2EL is over 1.1 × the "
+    "first's, E2EL is taken to grow linearly in users through the two (its mean, and its p99 through the "
+    "round's p99): the search's own rule (doubling to a clear fail, bisection to its resolution, at most "
+    "max_points) is run on that law, judging the p99, for the probes it would make, each at start-up + "
+    "⌈n / c⌉ × mean E2EL(c), and one confirmation step of k runs at the value it would "
     "confirm; where latency is not seen to grow (or the p99 is not on E2EL, or the knob is a rate), a search's "
     "max_points probes along its doubling path from the start, their requests' part × 1.4 (probes above "
     "capacity queue), and its confirmation step at the start value (at most, where latency does not grow); "
@@ -49,6 +58,11 @@ class Calibration(Model):
     startup_ms: float = Field(
         description="the run's wall time less its E2EL: a run's start-up on this host (ms)"
     )
+    rounds_ms: list[float] = Field(
+        default_factory=list,
+        description="the E2EL of every run of the request, in the order run: the one of median E2EL is stated "
+        "above (ms; []: one run, as plans before this field)",
+    )
 
 
 class LoadRound(Model):
@@ -56,6 +70,14 @@ class LoadRound(Model):
 
     users: int = Field(description="requests sent at once, one a user")
     e2el_ms: float = Field(description="their mean end-to-end latency (ms)")
+    rounds_ms: list[float] = Field(
+        default_factory=list,
+        description="every round's mean E2EL, in the order run: the median one is stated above (ms; []: one "
+        "round, as plans before this field)",
+    )
+    p99_ms: float | None = Field(
+        None, description="that round's p99 E2EL (ms; None: not stated, as plans before this field)"
+    )
 
 
 class PlanItem(Model):
@@ -83,4 +105,6 @@ class BuildPlan(Model):
     items: list[PlanItem]
     estimate_s: float = Field(description="the estimate of everything planned, from the plan on (s)")
     cuts: list[str] = Field(default_factory=list, description="what the budget cut, in words")
-    taken_s: float | None = Field(None, description="what the planned part took, measured by the build (s)")
+    taken_s: float | None = Field(
+        None, description="what the planned part took, its calibration included, measured by the build (s)"
+    )

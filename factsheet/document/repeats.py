@@ -28,8 +28,8 @@ SEED_RULE = (
 )
 
 
-# The plan's calibration request (factsheet/document/plan.py; position 0) and the warm-up rounds after a fresh
-# start (WARM_UP_RULE; 1 + the repeat's position): a block no search reaches, so their prompts warm no prefix a
+# The plan's calibration rounds (factsheet/document/plan.py; positions 0 to CALIBRATION_ROUNDS − 1) and the
+# warm-up rounds after a fresh start (WARM_UP_RULE; CALIBRATION_ROUNDS + the repeat's position): a block no search reaches, so their prompts warm no prefix a
 # measured run sends. Not in SEED_RULE's words: a document states that rule, and validate holds it.
 CALIBRATION_BLOCK = SEED_BLOCK - 1
 

@@ -93,6 +93,9 @@ from tuner import TuningResult
 # standards claimed, a decision threshold per headline figure); declared, never measured.
 # 1.11.0: the ids of the judging rules the document was judged by (`rules`: factsheet/document/rules), each
 # looked up in the registry by validate; an older document is judged by the rule set of its version.
+# 1.11.0 also: the plan's calibration request and round are each run several times, the median taken, and every
+# run's E2EL stated (`plan.calibration.rounds_ms`, `plan.load_round.rounds_ms`; [] in a plan of one run), and
+# the round's p99 E2EL (`plan.load_round.p99_ms`), which the plan's law judges its simulated search by.
 SCHEMA_VERSION = "1.11.0"
 
 

@@ -41,6 +41,14 @@ LLAMA_PYTHON = LLAMA_VENV / "bin" / "python"
 pytestmark = pytest.mark.e2e
 
 
+def _calibration_requests(plan: dict) -> int:
+    """The requests the plan's calibration sent (one worker): its request and its second round (one request a
+    user), each run as many times as it states (one before it stated its runs)."""
+    cal, load = plan.get("calibration"), plan.get("load_round")
+    sent = len(cal.get("rounds_ms") or [0]) if cal else 0
+    return sent + (load["users"] * len(load.get("rounds_ms") or [0]) if load else 0)
+
+
 @contextmanager
 def _server(command: list[str], port: int, log: Path, env: dict | None = None) -> Iterator[str]:
     """The peer started in its own process group, its output into `log`; stopped (the group) on the way out."""
@@ -140,10 +148,9 @@ def test_transformers_serve_replies_count_as_completed(tmp_path, tokenizer_json)
     assert m["total_output_tokens"] == 4 * 8 and m["slo_attainment"] == 1.0
     records = _records(tmp_path, doc["load"]["points"][0]["records"])
     assert [(r["output_tokens"], r["max_tokens"], r["outcome"]) for r in records] == [(8, 8, "completed")] * 4
-    # The server's own log: every request it answered is one the build sent: preflight, the plan's one
-    # calibration request (one worker), and load.
-    plan = doc.get("plan") or {}
-    calibration = (1 if plan.get("calibration") else 0) + (plan.get("load_round") or {}).get("users", 0)
+    # The server's own log: every request it answered is one the build sent: preflight, the plan's
+    # calibration (one worker), and load.
+    calibration = _calibration_requests(doc.get("plan") or {})
     assert _posts(log, "/v1/completions") == doc["conformance"]["requests"] + calibration + res["sent"]
     assert res["model"] == model
 
@@ -232,9 +239,7 @@ def test_llama_cpp_python_without_interrupts_states_a_capacity_with_lengths_chec
         sent += len(_records(tmp_path, entry))
     # The server's own log: the requests it answered, and each reply's length as llama.cpp counted it (its
     # "eval time ... / N runs" line per reply: N + 1 tokens, the first from the prompt's evaluation).
-    plan = doc.get("plan") or {}
-    sent += 1 if plan.get("calibration") else 0  # the plan's calibration request
-    sent += (plan.get("load_round") or {}).get("users", 0)  # and its second round, one request a user
+    sent += _calibration_requests(doc.get("plan") or {})
     assert _posts(log, "/v1/completions") == doc["conformance"]["requests"] + sent
     runs = [int(n) + 1 for n in EVAL_RUNS.findall(log.read_text(errors="replace"))]
     assert len(runs) == doc["conformance"]["requests"] + sent
