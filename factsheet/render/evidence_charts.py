@@ -45,9 +45,10 @@ class Picture:
     digits: int = 1  # decimals of its table's values (a fraction or R² needs more than a latency)
 
 
-def capacity_picture(cap: CapacitySection | NotMeasured, id: str) -> Picture | None:
+def capacity_picture(cap: CapacitySection | NotMeasured, id: str, profile: str = "") -> Picture | None:
     """p99 of the SLO's metric at each run of the search, against the knob: passes filled, fails open, the
-    confirmation and each repeat of it apart, each with its 95 % interval; the SLO and the bracket drawn."""
+    confirmation and each repeat of it apart, each with its 95 % interval; the SLO and the bracket drawn.
+    `profile`: the search's workload profile, named in its title (a document draws one chart per search)."""
     if isinstance(cap, NotMeasured):
         return None
     r = cap.result
@@ -91,7 +92,8 @@ def capacity_picture(cap: CapacitySection | NotMeasured, id: str) -> Picture | N
     bands = (Band(f"bracket [{low:g}, {high:g}]", low, high),) if low is not None and high is not None else ()
     x_title = f"{r.knob} (closed-loop users)" if r.knob == "concurrency" else f"{r.knob} (req/s)"
     y_title = f"p99 {name}, ms (95 % CI)"
-    chart = xy_chart(marks, title=f"Capacity search: p99 {name} by {r.knob} against the SLO", x_title=x_title,
+    whose = f" ({profile})" if profile else ""
+    chart = xy_chart(marks, title=f"Capacity search{whose}: p99 {name} by {r.knob} against the SLO", x_title=x_title,
                      y_title=y_title, rules=rules, bands=bands, x_from_zero=True)  # fmt: skip
     return None if chart is None else Picture(chart, rows, r.knob, y_title, id)
 

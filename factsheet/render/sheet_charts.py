@@ -34,10 +34,11 @@ def figures(sheet: Factsheet) -> dict[str, list[Figure] | dict[str, Figure] | Fi
     under `compared`, so that its section links to it), the load section's, then the rest."""
     h = stated_or_computed(sheet)
     load = sheet.load
-    summary = [capacity_picture(load.capacity if not isinstance(load, NotMeasured) else load, "data-capacity"),
-               latency_picture(load, "data-latency")]  # fmt: skip
+    profile = "" if isinstance(load, NotMeasured) or not load.compared_workloads else load.profile()
+    summary = [capacity_picture(load.capacity if not isinstance(load, NotMeasured) else load, "data-capacity",
+                                profile), latency_picture(load, "data-latency")]  # fmt: skip
     compared = {} if isinstance(load, NotMeasured) else {
-        c.workload.profile: capacity_picture(c.capacity, f"data-capacity-{c.workload.profile}")
+        c.workload.profile: capacity_picture(c.capacity, f"data-capacity-{c.workload.profile}", c.workload.profile)
         for c in load.compared_workloads
     }  # fmt: skip
     rebuild = [rebuild_picture(h.figure("e2el_ms.p99"), "data-rebuild")]
