@@ -262,13 +262,15 @@ def search_confirm_s(cal: Calibration, law: Growth | None, s: PlannedSearch, slo
 
 def warm_up_s(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float:
     """The warm-up round after a fresh start (WARM_UP_RULE), at the value a confirmation run is estimated at:
-    c requests at once (start-up + E2EL at c users), or ⌈r⌉ at rate r."""
+    c requests at once (start-up + E2EL at c users; chat sessions: a session a user, turns_max rounds), or ⌈r⌉
+    at rate r."""
+    turns = s.profile.turns_max if isinstance(s.profile, ChatSessionsProfile) else 1  # a session a user
     v = _confirm_value(cal, law, s, slo)
     if v is not None:  # the law's value: a closed loop
-        return cal.startup_ms / 1000 + law.e2el_s(v)
+        return cal.startup_ms / 1000 + turns * law.e2el_s(v)
     v = s.spec.start
     if s.spec.knob == "concurrency":
-        return run_s(cal, int(v), concurrency=int(v))
+        return run_s(cal, turns * int(v), concurrency=int(v))
     return run_s(cal, max(1, math.ceil(v)), rate=v)
 
 

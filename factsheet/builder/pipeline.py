@@ -663,7 +663,8 @@ def _warm_up(run: _Run, search: _Search, at: _StepAt, isolation: Isolation) -> I
     # The calibration's block, past its rounds: no measured run draws these prompts, so none meets a prefix
     # they warmed.
     seed = run_seed(run.spec.load.seed, CALIBRATION_BLOCK, CALIBRATION_ROUNDS + at.position)
-    point = warm_up_point(search.template, knob, at.value, seed)
+    sessions = isinstance(search.profile, ChatSessionsProfile)  # each user runs a whole session
+    point = warm_up_point(search.template, knob, at.value, seed, search.profile.turns_max if sessions else 1)
     load = f"concurrency {point.concurrency}" if knob == "concurrency" else f"{at.value:g} req/s"
     result = asyncio.run(
         run_point(live.base_url, live.model, point, run.spec.load.slo, api_key=live.api_key,

@@ -32,7 +32,8 @@ class Isolation(Model):
 # repeats disagreed and the step never held. A reset leaves the running server warm: no warm-up after one.
 WARM_UP_RULE = (
     "after a fresh start, before the measured run: one round at the run's own load and shape (at concurrency c, "
-    "c requests sent at once; at a rate r, ⌈r⌉ requests at that rate), its prompts of a seed no measured run "
+    "c requests sent at once, or c chat sessions of turns_max turns each; at a rate r, ⌈r⌉ requests at that "
+    "rate), its prompts of a seed no measured run "
     "draws, its answers not measured: the restarted server meets the run as warm as the step's first run met it "
     "(that one followed every run before it); after a prefix-cache reset the server is the one that ran them all, "
     "and no warm-up is sent"

@@ -236,11 +236,12 @@ def knob_point(template: LoadPoint, knob: Knob, value: float) -> LoadPoint:
     return LoadPoint.at(**shape, **load)
 
 
-def warm_up_point(template: LoadPoint, knob: Knob, value: float, seed: int) -> LoadPoint:
+def warm_up_point(template: LoadPoint, knob: Knob, value: float, seed: int, per_user: int = 1) -> LoadPoint:
     """The warm-up round before a run at `value` (probes/core/isolation.py WARM_UP_RULE): the run's shape at its
-    load, one request a user (closed loop) or one second of arrivals (open loop), none left out of its window."""
+    load, `per_user` requests a user (closed loop: one, or a chat session's turns_max, as each user runs whole
+    sessions) or one second of arrivals (open loop), none left out of its window."""
     point = knob_point(template, knob, value)
-    n = point.concurrency if knob == "concurrency" else max(1, math.ceil(value))
+    n = per_user * point.concurrency if knob == "concurrency" else max(1, math.ceil(value))
     update = {
         "num_requests": n,
         "warmup_requests": 0,
