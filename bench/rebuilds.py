@@ -171,7 +171,14 @@ def _against(
                 if every:
                     out.append(f"  {b.name}: not comparable (its run is at {b.values.get(id)}, not {at})")
                 continue
-            v = g.rebuild.values[0] if g.rebuild else g.value
+            if g.rebuild is not None:
+                v = g.rebuild.values[0]
+            elif id.startswith("capacity_at_slo"):  # its value is users, the interval the run's p99 in ms
+                if every:
+                    out.append(f"  {b.name}: not comparable (its capacity has no repeated run)")
+                continue
+            else:
+                v = g.value
             ok = v is not None and lo is not None and hi is not None and lo <= v <= hi
             inside, total = inside + ok, total + 1
             verdict = "inside" if ok else "OUTSIDE"
@@ -245,15 +252,18 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
         rc, report = _diff(a, b)
         verdicts[report["verdict"]] = verdicts.get(report["verdict"], 0) + 1
         regressed = [f"{f['figure']} ({f['scope']})" for f in report["figures"] if f.get("regression")]
-        held = [f"{f['figure']} ({f['scope']})" for f in report["figures"] if f.get("not_decided")]
+        held: dict[str, list[str]] = {}  # why (busy host, no between-run noise) → rows
+        for f in report["figures"]:
+            if f.get("not_decided"):
+                held.setdefault(f["not_decided"], []).append(f"{f['figure']} ({f['scope']})")
         between = sum(
             1 for f in report["figures"] if f.get("old_repeats") is not None and f["status"] == "compared"
         )
         words = f"{builds[i].name} → {builds[j].name}: {report['verdict']} (exit {rc}); {between} row(s) decided by repeats"
         if regressed:
             words += f"; regression: {', '.join(regressed)}"
-        if held:
-            words += f"; not decided (busy host): {', '.join(held)}"
+        for why, rows in held.items():
+            words += f"; not decided ({why}): {', '.join(rows)}"
         out.append(words)
     n = sum(verdicts.values())
     out.append("verdicts: " + ", ".join(f"{k} {v} of {n}" for k, v in sorted(verdicts.items())))
