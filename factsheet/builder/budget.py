@@ -18,7 +18,7 @@ from probes.load.metrics import compute_metrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.records import RequestRecord
 from probes.load.runner import run_point
-from probes.load.workloads.profiles import ChatSessionsProfile, WorkloadProfile
+from probes.load.workloads.profiles import WorkloadProfile, turns_per_user
 
 MIN_POINTS = 2  # a search needs a start and one more value to bracket anything
 # Where the calibration sees no growth of latency with load, a search's probes above capacity still queue (the
@@ -158,12 +158,8 @@ def run_s(cal: Calibration, n: int, *, concurrency: int | None = None, rate: flo
     return start + n * e2el  # a trace: its own schedule, taken as one request after another
 
 
-def _per_user(profile: WorkloadProfile | None) -> int:
-    return profile.turns_max if isinstance(profile, ChatSessionsProfile) else 2
-
-
 def probe_s(cal: Calibration, s: PlannedSearch, value: float) -> float:
-    n = s.spec.requests_at(s.spec.num_requests, value, _per_user(s.profile))
+    n = s.spec.requests_at(s.spec.num_requests, value, s.profile)
     if s.spec.knob == "concurrency":
         alone = run_s(cal, n, concurrency=int(value))
     else:
@@ -182,7 +178,7 @@ def confirm_s(cal: Calibration, s: PlannedSearch) -> float:
     """One confirmation run, at the start value (the longest where latency does not grow with load)."""
     if s.spec.confirm_requests is None:
         return 0.0
-    n = s.spec.requests_at(s.spec.confirm_requests, s.spec.start, _per_user(s.profile))
+    n = s.spec.requests_at(s.spec.confirm_requests, s.spec.start, s.profile)
     if s.spec.knob == "concurrency":
         return run_s(cal, n, concurrency=int(s.spec.start))
     return run_s(cal, n, rate=s.spec.start)
@@ -226,8 +222,8 @@ def simulate(
     if law is None or not law.seen() or s.spec.knob != "concurrency" or slo.p99_metric != "e2el_ms":
         return None
     judged = SLO(e2el_ms=threshold, p99_metric="e2el_ms")
-    per_user, start_s, costs = _per_user(s.profile), cal.startup_ms / 1000, []
-    requests = lambda v: s.spec.requests_at(s.spec.num_requests, v, per_user)  # noqa: E731
+    start_s, costs = cal.startup_ms / 1000, []
+    requests = lambda v: s.spec.requests_at(s.spec.num_requests, v, s.profile)  # noqa: E731
     params = s.spec.search_parameters().model_copy(update={"max_points": points})
     result, _ = search_capacity(_law_run(law, judged, requests, costs, start_s), judged, params,
                                 knob="concurrency")  # fmt: skip
@@ -245,29 +241,27 @@ def search_probes(
     return (points, probes_s(cal, s, points)) if sim is None else (len(sim.probes_s), sum(sim.probes_s))
 
 
-def _confirm_value(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float | None:
+def confirm_value(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float | None:
     """The value the law's search would confirm; None without one (the start value is then taken)."""
-    sim = simulate(cal, law, s, slo, s.spec.max_points)
-    return None if law is None or sim is None else sim.confirm_value
+    sim = None if law is None else simulate(cal, law, s, slo, s.spec.max_points)
+    return None if sim is None else sim.confirm_value
 
 
-def search_confirm_s(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float:
-    """One confirmation run: at the answer the law gives (its latency there), else at the start value."""
-    v = _confirm_value(cal, law, s, slo)
-    if v is None or s.spec.confirm_requests is None:
+def search_confirm_s(cal: Calibration, law: Growth | None, s: PlannedSearch, at: float | None) -> float:
+    """One confirmation run: at the answer the law gives (`at`, confirm_value; its latency there), else at
+    the start value."""
+    if law is None or at is None or s.spec.confirm_requests is None:
         return confirm_s(cal, s)
-    n = s.spec.requests_at(s.spec.confirm_requests, v, _per_user(s.profile))
-    return cal.startup_ms / 1000 + math.ceil(n / v) * law.e2el_s(v)
+    n = s.spec.requests_at(s.spec.confirm_requests, at, s.profile)
+    return cal.startup_ms / 1000 + math.ceil(n / at) * law.e2el_s(at)
 
 
-def warm_up_s(cal: Calibration, law: Growth | None, s: PlannedSearch, slo: SLO) -> float:
-    """The warm-up round after a fresh start (WARM_UP_RULE), at the value a confirmation run is estimated at:
-    c requests at once (start-up + E2EL at c users; chat sessions: a session a user, turns_max rounds), or ⌈r⌉
-    at rate r."""
-    turns = s.profile.turns_max if isinstance(s.profile, ChatSessionsProfile) else 1  # a session a user
-    v = _confirm_value(cal, law, s, slo)
-    if v is not None:  # the law's value: a closed loop
-        return cal.startup_ms / 1000 + turns * law.e2el_s(v)
+def warm_up_s(cal: Calibration, law: Growth | None, s: PlannedSearch, at: float | None) -> float:
+    """The warm-up round after a fresh start (WARM_UP_RULE), at the value a confirmation run is estimated at
+    (`at`, confirm_value): c users' turns at once (start-up + E2EL at c users a turn), or ⌈r⌉ at rate r."""
+    turns = turns_per_user(s.profile)
+    if law is not None and at is not None:  # the law's value: a closed loop
+        return cal.startup_ms / 1000 + turns * law.e2el_s(at)
     v = s.spec.start
     if s.spec.knob == "concurrency":
         return run_s(cal, turns * int(v), concurrency=int(v))
@@ -306,8 +300,9 @@ def plan(
     for s in searches:
         if s.spec.confirm_requests is not None:
             k, more = s.spec.repeats, s.spec.max_confirmations - 1
-            each = search_confirm_s(cal, law, s, spec.load.slo)
-            warm = warm_up_s(cal, law, s, spec.load.slo) if warm_up and k > 1 else 0.0
+            at = confirm_value(cal, law, s, spec.load.slo)  # one simulated search for both
+            each = search_confirm_s(cal, law, s, at)
+            warm = warm_up_s(cal, law, s, at) if warm_up and k > 1 else 0.0
             step = k * each + (k - 1) * (isolation_s + warm)
             after = (
                 f"; each further run after a fresh start and a warm-up round (~{duration(warm)})"

@@ -79,7 +79,6 @@ from probes.load.workers.ray_fleet import check_address
 from probes.load.workloads.context import BuildContext
 from probes.load.workloads.plan import merged_prompts
 from probes.load.workloads.profiles import (
-    ChatSessionsProfile,
     SyntheticProfile,
     TraceProfile,
     WorkloadProfile,
@@ -500,7 +499,6 @@ class _Steps:
 
 def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     spec, steps, isolations = search.spec, _Steps(), []
-    per_user = search.profile.turns_max if isinstance(search.profile, ChatSessionsProfile) else 2
 
     last_probe_s: list[float] = []  # each search probe's wall time, for the budget's check before the next
 
@@ -526,7 +524,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
             # The search is deterministic given its results: a resumed build replays its checkpoints.
             position = len(steps.records)
             seed = run_seed(run.spec.load.seed, search.block, position)
-            at = _StepAt(kind, spec.requests_at(requests, value, per_user), value, position, seed)
+            at = _StepAt(kind, spec.requests_at(requests, value, search.profile), value, position, seed)
             if kind == "repeat":
                 entry, isolation = _isolated_step(run, search, at, steps.rates)
                 isolations.append(isolation)
@@ -663,8 +661,7 @@ def _warm_up(run: _Run, search: _Search, at: _StepAt, isolation: Isolation) -> I
     # The calibration's block, past its rounds: no measured run draws these prompts, so none meets a prefix
     # they warmed.
     seed = run_seed(run.spec.load.seed, CALIBRATION_BLOCK, CALIBRATION_ROUNDS + at.position)
-    sessions = isinstance(search.profile, ChatSessionsProfile)  # each user runs a whole session
-    point = warm_up_point(search.template, knob, at.value, seed, search.profile.turns_max if sessions else 1)
+    point = warm_up_point(search.template, knob, at.value, seed, search.profile)
     load = f"concurrency {point.concurrency}" if knob == "concurrency" else f"{at.value:g} req/s"
     result = asyncio.run(
         run_point(live.base_url, live.model, point, run.spec.load.slo, api_key=live.api_key,

@@ -27,6 +27,7 @@ from probes.load.workloads.profiles import (
     TraceProfile,
     WorkloadProfile,
     nominal_lengths,
+    turns_per_user,
 )
 from probes.load.workloads.trace import trace_shape
 from probes.server_view import ServerViewSpec
@@ -130,9 +131,11 @@ class CapacitySpec(Model):
             raise ValueError(f"start {self.start:g} > max_value {self.max_value:g}")
         return self
 
-    def requests_at(self, requests: int, value: float, per_user: int) -> int:
-        """A run's requests at `value`: at least `per_user` per closed-loop user, so a search that reaches far
-        above its start still keeps every user busy (a rate's run keeps its count)."""
+    def requests_at(self, requests: int, value: float, profile: WorkloadProfile | None) -> int:
+        """A run's requests at `value`: at least two per closed-loop user (chat sessions: a whole session,
+        turns_max), so a search that reaches far above its start still keeps every user busy (a rate's run
+        keeps its count)."""
+        per_user = turns_per_user(profile) if isinstance(profile, ChatSessionsProfile) else 2
         return max(requests, per_user * int(value)) if self.knob == "concurrency" else requests
 
     def search_parameters(self) -> capacity.CapacitySearch:

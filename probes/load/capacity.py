@@ -29,6 +29,7 @@ from probes.load.metrics import LoadMetrics
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult, Progress, run_point
 from probes.load.workers.check import ClientCheck
+from probes.load.workloads.profiles import WorkloadProfile, turns_per_user
 from probes.server_view import Saturation, ServerView
 
 Knob = Literal["rate", "concurrency"]
@@ -236,12 +237,14 @@ def knob_point(template: LoadPoint, knob: Knob, value: float) -> LoadPoint:
     return LoadPoint.at(**shape, **load)
 
 
-def warm_up_point(template: LoadPoint, knob: Knob, value: float, seed: int, per_user: int = 1) -> LoadPoint:
+def warm_up_point(
+    template: LoadPoint, knob: Knob, value: float, seed: int, profile: WorkloadProfile | None = None
+) -> LoadPoint:
     """The warm-up round before a run at `value` (probes/core/isolation.py WARM_UP_RULE): the run's shape at its
-    load, `per_user` requests a user (closed loop: one, or a chat session's turns_max, as each user runs whole
-    sessions) or one second of arrivals (open loop), none left out of its window."""
+    load, a user's turns each (closed loop: one request, or a whole chat session, `turns_per_user`) or one
+    second of arrivals (open loop), none left out of its window."""
     point = knob_point(template, knob, value)
-    n = per_user * point.concurrency if knob == "concurrency" else max(1, math.ceil(value))
+    n = turns_per_user(profile) * point.concurrency if knob == "concurrency" else max(1, math.ceil(value))
     update = {
         "num_requests": n,
         "warmup_requests": 0,

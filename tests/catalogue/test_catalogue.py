@@ -110,7 +110,8 @@ def test_index_rows_are_the_factsheets_figures(site, builds):
         sha = hashlib.sha256((b.folder / "factsheet.json").read_bytes()).hexdigest()
         truth, row = stated(b.folder), rows[sha]
         for key in ("capacity", "e2el_p99", "goodput", "pass_at_1", "energy_per_1000"):
-            assert row[key] and float(row[key]) == truth[key], (i, key, row)  # exact: repr round-trips a float
+            # exact: repr round-trips a float
+            assert row[key] and float(row[key]) == truth[key], (i, key, row)
         assert row["compliance"] == truth["compliance"]
         # and they are page 1's: the factsheet's headline section, figure by figure
         head = {

@@ -49,7 +49,9 @@ def sheet(tmp_path_factory):
     # The demo's chat-sessions capacity beside it, shrunk: 4 users of sessions up to 3 turns need 12 turns.
     compared = spec["load"]["compared_workloads"][0]["capacity"]
     # One run at its confirmation: the synthetic search's repeats already restart the real server twice.
-    compared.update(max_value=4, num_requests=12, max_points=2, confirm_requests=12, max_confirmations=1, repeats=1)
+    compared.update(
+        max_value=4, num_requests=12, max_points=2, confirm_requests=12, max_confirmations=1, repeats=1
+    )
     spec["accuracy"]["subset"] = {"first": 4}
     spec["accuracy"]["dataset"] = str(HUMANEVAL)
     spec["energy"]["idle_s"] = 1

@@ -10,7 +10,14 @@ import math
 
 import pytest
 
-from factsheet.builder.budget import Growth, PlannedSearch, search_confirm_s, search_probes, simulate
+from factsheet.builder.budget import (
+    Growth,
+    PlannedSearch,
+    confirm_value,
+    search_confirm_s,
+    search_probes,
+    simulate,
+)
 from factsheet.document.plan import Calibration
 from factsheet.spec.build import CapacitySpec
 from probes.load.point import SLO
@@ -35,7 +42,8 @@ def test_the_search_runs_on_the_law_to_its_capacity():
     assert sim.probes_s[:5] == pytest.approx(doubling)
     assert total == pytest.approx(sum(sim.probes_s))
     # the confirmation at its answer: 460 requests at ~400 users, 2 rounds of ~2.5 s
-    assert search_confirm_s(CAL, LAW, SEARCH, SLO_E2EL) == pytest.approx(
+    at = confirm_value(CAL, LAW, SEARCH, SLO_E2EL)
+    assert at == sim.confirm_value and search_confirm_s(CAL, LAW, SEARCH, at) == pytest.approx(
         0.05 + math.ceil(460 / 400) * 2.495, rel=0.01
     )
 

@@ -40,7 +40,7 @@ def test_a_closed_loop_warm_up_is_one_request_a_user_at_the_runs_shape():
 def test_a_chat_sessions_warm_up_runs_a_whole_session_a_user():
     """Each user of a chat-sessions run runs whole sessions: a round of one request a user is refused by the
     load runner (2 sessions for 6 users), so the warm-up is one session a user, turns_max turns."""
-    point = warm_up_point(TEMPLATE, "concurrency", 6, seed=999_003, per_user=SESSIONS.turns_max)
+    point = warm_up_point(TEMPLATE, "concurrency", 6, seed=999_003, profile=SESSIONS)
     completed, received = _sent(point, SESSIONS)
     assert completed == len(received) == 6 * SESSIONS.turns_max
 

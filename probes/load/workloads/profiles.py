@@ -133,6 +133,12 @@ WorkloadProfile = Annotated[
 PROFILE_NAMES = ("synthetic", "chat-sessions", "shared-prefix", "long-context", "code", "jsonl", "trace")
 
 
+def turns_per_user(profile: WorkloadProfile | None) -> int:
+    """The requests a closed-loop user sends in one go: a whole chat session (turns_max, each user runs whole
+    sessions), else one."""
+    return profile.turns_max if isinstance(profile, ChatSessionsProfile) else 1
+
+
 def nominal_lengths(profile: WorkloadProfile | None) -> tuple[int | None, int | None]:
     """(prompt tokens, max_tokens) a load point states for `profile`: its own where it sets them; None where
     the load section's lengths hold (synthetic, code, jsonl; a trace states its mean input length itself)."""
