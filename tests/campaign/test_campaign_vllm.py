@@ -40,8 +40,7 @@ def test_tiny_live_campaign_measures_latency_and_cpu_proxy(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(serving_python() is None, reason="serving environment (.venv-vllm) not installed")
-def test_tiny_live_campaign_measures_accuracy_per_configuration(tmp_path, monkeypatch):
-    monkeypatch.setenv("FACTSHEET_CACHE_DIR", str(tmp_path / "cache"))
+def test_tiny_live_campaign_measures_accuracy_per_configuration(tmp_path):
     spec = CampaignSpec.model_validate(
         {
             "feature_model": str(HERE / "live_sampling.uvl"),
