@@ -27,7 +27,6 @@ from probes.load.workloads.profiles import (
     TraceProfile,
     WorkloadProfile,
     nominal_lengths,
-    turns_per_user,
 )
 from probes.load.workloads.trace import trace_shape
 from probes.server_view import ServerViewSpec
@@ -135,7 +134,7 @@ class CapacitySpec(Model):
         """A run's requests at `value`: at least two per closed-loop user (chat sessions: a whole session,
         turns_max), so a search that reaches far above its start still keeps every user busy (a rate's run
         keeps its count)."""
-        per_user = turns_per_user(profile) if isinstance(profile, ChatSessionsProfile) else 2
+        per_user = profile.turns_max if isinstance(profile, ChatSessionsProfile) else 2
         return max(requests, per_user * int(value)) if self.knob == "concurrency" else requests
 
     def search_parameters(self) -> capacity.CapacitySearch:
