@@ -33,7 +33,7 @@ GROWTH_SEEN = 1.1
 # Two calibration rounds whose mean E2ELs are this close stand for the median of three (no third is sent).
 ROUNDS_AGREE = 1.1
 SIMULATED_REQUESTS = 16  # requests of a run simulated on the law: all alike, so their count decides nothing
-# As a search goes, the next probe is taken to last this many times the longest so far (BUDGET_RULE).
+# As a search goes, the next probe is taken to last at least this many times the longest so far (BUDGET_RULE).
 NEXT_PROBE_ALLOWANCE = 1.5
 # The plan fits its estimate in this share of the budget left: the rest absorbs the estimate's own error.
 RESERVE = 0.9
@@ -266,6 +266,34 @@ def warm_up_s(cal: Calibration, law: Growth | None, s: PlannedSearch, at: float 
     if s.spec.knob == "concurrency":
         return run_s(cal, turns * int(v), concurrency=int(v))
     return run_s(cal, max(1, math.ceil(v)), rate=v)
+
+
+@dataclass(frozen=True)
+class ProbeTime:
+    """A search probe as made: its value, its requests and its wall time."""
+
+    value: float
+    requests: int
+    seconds: float
+
+
+def _work_bound_s(made: ProbeTime, value: float, knob: str, requests: int) -> float:
+    """The time a probe at `value` of `requests` takes at most, from one made on the same host: a closed
+    loop runs ⌈n / c⌉ rounds, each at most c'/c times as long with more users (a saturated server serves its
+    users in turn: latency grows at most with them); an open loop sends n / r, at most r/r' times as long at a
+    lower rate, and its queue drains no slower at a higher one."""
+    if knob == "concurrency":
+        rounds = math.ceil(requests / value) / math.ceil(made.requests / made.value)
+        return made.seconds * rounds * max(1.0, value / made.value)
+    return made.seconds * max(1.0, made.value / value) * requests / made.requests
+
+
+def next_probe_s(made: list[ProbeTime], value: float, knob: str, requests: int) -> float:
+    """The time the budget allows the search's next probe (BUDGET_RULE): the longer of 1.5 × the longest so
+    far (a busy host's stretch) and the least of the work bounds from the probes made (a doubling past capacity
+    doubles a closed loop's probe time: 1.5 × alone let the build overrun its budget)."""
+    longest = NEXT_PROBE_ALLOWANCE * max(p.seconds for p in made)
+    return max(longest, min(_work_bound_s(p, value, knob, requests) for p in made))
 
 
 def plan(

@@ -500,23 +500,23 @@ class _Steps:
 def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
     spec, steps, isolations = search.spec, _Steps(), []
 
-    last_probe_s: list[float] = []  # each search probe's wall time, for the budget's check before the next
+    # each search probe as timed, for the budget's check before the next
+    made_probes: list[budget.ProbeTime] = []
 
-    def more(made: int) -> bool:
-        """Whether the budget leaves another search probe (1.5 × the longest so far) and everything planned
-        after."""
+    def more(made: int, value: float) -> bool:
+        """Whether the budget leaves another search probe, at `value` (budget.next_probe_s), and everything
+        planned after."""
         budget_s = run.spec.load.budget_s
         if (
             budget_s is None
             or made < budget.MIN_POINTS
-            or not last_probe_s
+            or not made_probes
             or not isinstance(run.plan, BuildPlan)
         ):
             return True
         spent = run.plan.elapsed_before_s + (time.monotonic() - run.plan_at)
-        # the longest probe so far, half again: one near capacity (queueing) outlasts the doubling's first ones,
-        # and a busy host stretches the next one further
-        next_s = budget.NEXT_PROBE_ALLOWANCE * max(last_probe_s)
+        next_s = budget.next_probe_s(made_probes, value, spec.knob,
+                                     spec.requests_at(spec.num_requests, value, search.profile))  # fmt: skip
         return spent + next_s + run.reserve.get(search.what, 0.0) <= budget_s
 
     def prober(requests: int, kind: str) -> Callable[[float], PointResult | _Isolated]:
@@ -533,7 +533,7 @@ def _search_capacity(run: _Run, search: _Search) -> CapacitySection:
             began = time.monotonic()
             entry = _step(run, search, at, steps.rates)
             if kind == "probe":
-                last_probe_s.append(time.monotonic() - began)
+                made_probes.append(budget.ProbeTime(at.value, at.requests, time.monotonic() - began))
             steps.add(entry, seed)
             return entry.result
 

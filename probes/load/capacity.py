@@ -338,14 +338,15 @@ def search_capacity(
     min_attainment: float | None = None,
     confirm: Callable[[float], _Measured] | None = None,
     repeat: Callable[[float], _Measured | CapacityPoint] | None = None,
-    more: Callable[[int], bool] | None = None,
+    more: Callable[[int, float], bool] | None = None,
 ) -> tuple[CapacityResult, list[CapacityPoint]]:
     """find_capacity, with `repeat(value)` for the further runs of a confirmation step (search rule bracketing,
     `search.confirm_runs` > 1; it isolates the run from the one before). Returns the result and the further
     runs of the step that held (the headline run's repeats: empty when none held); a failed step's runs are
     among the result's points. `repeat` may return a judged point (validate's replay of stated runs).
-    `more(n)`, asked before each search probe after n made, may stop the search early (a time budget): the
-    result then states max_points as n, the points it made, so a replay stops where the build did."""
+    `more(n, value)`, asked before each search probe after n made (`value` the one it would probe), may stop
+    the search early (a time budget): the result then states max_points as n, the points it made, so a replay
+    stops where the build did."""
     threshold = slo.thresholds().get(slo.p99_metric)
     if threshold is None:
         raise CapacityError(f"slo.{slo.p99_metric}: capacity needs the threshold of the p99 metric")
@@ -363,9 +364,9 @@ def search_capacity(
     else:
         lo, hi = _bracket(probes, s.start, s.min_value, cap, s.max_points)
     while lo is not None and hi is not None and not narrow(knob, lo, hi, s.tolerance):
-        if probes.full(s.max_points):
-            break
         mid = (lo + hi) / 2 if knob == "rate" else float((int(lo) + int(hi)) // 2)
+        if probes.full(s.max_points, mid):
+            break
         lo, hi = (mid, hi) if probes.probe(mid) else (lo, mid)
     if probes.stopped:  # stated as run: a replay with the points made stops where the build did
         search = s = s.model_copy(update={"max_points": len(probes.points)})
@@ -409,7 +410,7 @@ def _bracket_to_clear_fail(
     value = s.start
     if not search.probe(value):
         return _bracket_down(search, value, s.min_value, s.max_points)
-    while value < cap and not search.full(s.max_points):
+    while value < cap and not search.full(s.max_points, min(value * 2, cap)):
         value = min(value * 2, cap)
         search.probe(value)
         if clear_fail(search.points[-1], threshold, key):
@@ -476,11 +477,11 @@ class _Search:
         self.slo_metric, self.more, self.stopped = slo_metric, more, False
         self.points: list[CapacityPoint] = []
 
-    def full(self, max_points: int) -> bool:
-        """No further search probe: the point budget spent, or `more` said stop (then for good)."""
+    def full(self, max_points: int, value: float) -> bool:
+        """No further search probe (at `value`): the point budget spent, or `more` said stop (then for good)."""
         if len(self.points) >= max_points:
             return True
-        self.stopped = self.stopped or (self.more is not None and not self.more(len(self.points)))
+        self.stopped = self.stopped or (self.more is not None and not self.more(len(self.points), value))
         return self.stopped
 
     def probe(self, value: float, runner=None) -> bool:
@@ -493,7 +494,7 @@ class _Search:
 def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float | None, float | None]:
     value = start
     if search.probe(value):
-        while value < ceiling and not search.full(max_points):
+        while value < ceiling and not search.full(max_points, min(value * 2, ceiling)):
             nxt = min(value * 2, ceiling)
             if not search.probe(nxt):
                 return value, nxt
@@ -504,10 +505,12 @@ def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float 
 
 def _bracket_down(search: _Search, value, floor, max_points) -> tuple[float | None, float | None]:
     """Halving from a failed `value` until a pass, the floor or the point budget."""
-    while value > floor and not search.full(max_points):
+    while value > floor:
         nxt = max(value / 2, floor)
         if search.knob == "concurrency":
             nxt = float(max(int(nxt), 1))
+        if search.full(max_points, nxt):
+            break
         if search.probe(nxt):
             return nxt, value
         value = nxt

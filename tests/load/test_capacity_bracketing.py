@@ -119,7 +119,7 @@ def test_a_search_stopped_by_its_budget_states_the_points_it_made_and_replays():
     """`more` (the build's time budget) stops the search after 9 probes; the result states max_points 9, so a
     replay from the stated parameters makes the same probes and stops where the build did."""
     res, _ = search_capacity(
-        _Slots(24, slots=300), SLO_130, _search(), knob="concurrency", more=lambda n: n < 9
+        _Slots(24, slots=300), SLO_130, _search(), knob="concurrency", more=lambda n, value: n < 9
     )
     assert len(res.points) == 9 and res.search.max_points == 9 and res.bracket == (256, 384)
     assert "point budget (9)" in res.stop_reason
