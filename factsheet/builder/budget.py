@@ -194,10 +194,11 @@ class Simulated:
 
 def _law_run(law: Growth, slo: SLO, requests: Callable[[float], int], costs: list[float], start_s: float):
     """A run on the law, as the search judges it (its requests all alike, at the law's p99), its estimate (its
-    rounds at the law's mean) added to `costs`."""
+    rounds at the law's p99: a closed loop ends with its slowest user, and under queueing its rounds last the
+    tail, not the mean) added to `costs`."""
 
     def run(value: float):
-        costs.append(start_s + math.ceil(requests(value) / value) * law.e2el_s(value))
+        costs.append(start_s + math.ceil(requests(value) / value) * law.p99_s(value))
         p99 = law.p99_s(value)
         recs = [RequestRecord(index=i, sent_s=0.0, first_chunk_s=0.001, chunk_s=[0.001, p99], end_s=p99,
                               output_tokens=2) for i in range(SIMULATED_REQUESTS)]  # fmt: skip

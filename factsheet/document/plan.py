@@ -26,7 +26,7 @@ ESTIMATE_METHOD = (
     "first's, E2EL is taken to grow linearly in users through the two (its mean, and its p99 through the "
     "round's p99): the search's own rule (doubling to a clear fail, bisection to its resolution, at most "
     "max_points) is run on that law, judging the p99, for the probes it would make, each at start-up + "
-    "⌈n / c⌉ × mean E2EL(c), and one confirmation step of k runs at the value it would "
+    "⌈n / c⌉ × p99 E2EL(c) (a closed loop ends with its slowest user), and one confirmation step of k runs at the value it would "
     "confirm; where latency is not seen to grow (or the p99 is not on E2EL, or the knob is a rate), a search's "
     "max_points probes along its doubling path from the start, their requests' part × 1.4 (probes above "
     "capacity queue), and its confirmation step at the start value (at most, where latency does not grow); "
