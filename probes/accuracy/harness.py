@@ -35,6 +35,7 @@ from pydantic import Field
 from probes.accuracy import _runner
 from probes.accuracy.compare import SetComparison
 from probes.accuracy.dataset import Dataset, HumanEvalTask, cache_dir
+from probes.accuracy.errors import SandboxStartError
 from probes.accuracy.sandbox import SETUP_GRACE_S, Record, SandboxLimits, SandboxRun, decode_output
 from probes.core.files import write_atomic
 from probes.core.measurement import Model
@@ -119,10 +120,8 @@ def _canonical(task: HumanEvalTask, limits: SandboxLimits) -> Expected:
     program = task.prompt + task.canonical_solution
     run = SandboxRun(program, task.entry_point, [base, plus], limits, cpu_s=600)
     sets: list[tuple[list, list[float]]] = []
-    run.start()
     try:
-        if not run.header():
-            raise RuntimeError(f"{task.task_id}: sandbox failed to start")
+        _start(run, task)
         for inputs in (base, plus):
             kinds = ["L"] + ["R"] * len(inputs) + ["D", "C"]
             records = [run.next(_CANONICAL_LIMIT_S) for _ in kinds]
@@ -230,6 +229,24 @@ def _rerun_on_timeout(attempt: Callable[[], tuple[T, bool, float]]) -> tuple[T, 
     return result, f" (in {runs} runs)" if timed_out and runs > 1 else "", wall_s
 
 
+# A sandbox that does not come up ran no program: the host's failure, never a verdict. It is started again in a
+# fresh process, and where it still does not come up the run stops (SandboxStartError), no pass rate stated.
+START_TRIES = 2
+
+
+def _start(run: SandboxRun, task: HumanEvalTask) -> None:
+    """Start `run` and read its isolation header, in a fresh process again where it did not come up."""
+    for _ in range(START_TRIES):
+        run.start()
+        if run.header():
+            return
+        run.close()
+    raise SandboxStartError(
+        f"{task.task_id}: the code-test sandbox did not start in {START_TRIES} tries ({SETUP_GRACE_S:g} s each): "
+        "no program judged"
+    )
+
+
 @dataclass(frozen=True)
 class _Failure:
     index: int  # the failing test set (0 base, 1 plus)
@@ -285,11 +302,9 @@ def _judge_graded(
 def _grade_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set) -> tuple[int, str | None, bool]:
     """(inputs passed, the first problem or None, whether a time-out was met) for one set in its own
     sandbox."""
-    run.start()
     timeouts: list[Record] = []
     try:
-        if not run.header():
-            return 0, "sandbox failed to start", False
+        _start(run, task)
         passed, why = _run_set(run, task, test_set, timeouts, graded=True)
         return passed, why, bool(timeouts)
     finally:
@@ -299,10 +314,8 @@ def _grade_set(run: SandboxRun, task: HumanEvalTask, test_set: _Set) -> tuple[in
 def _first_failure(run: SandboxRun, task: HumanEvalTask, sets: list[_Set]) -> _Failure | None:
     """The first set with a failure, None if every set passes; stops the sandbox at the first failure
     (a failed base makes plus a failure too, so plus is not run)."""
-    run.start()
     try:
-        if not run.header():
-            return _Failure(0, "sandbox failed to start", False)
+        _start(run, task)
         for index, test_set in enumerate(sets):
             timeouts: list[Record] = []
             problem = _run_set(run, task, test_set, timeouts)
