@@ -19,45 +19,29 @@ ROOT = HERE.parent.parent
 
 @pytest.mark.slow
 @pytest.mark.skipif(serving_python() is None, reason="serving environment (.venv-vllm) not installed")
-def test_tiny_live_campaign_measures_latency_and_cpu_proxy(tmp_path):
+def test_tiny_live_campaign_measures_latency_cpu_and_accuracy_per_configuration(tmp_path):
+    # One campaign for both (each configuration a real server start, about 40 s of both cores here).
     spec = CampaignSpec.model_validate(
         {
             "feature_model": str(HERE / "live_sampling.uvl"),
             "sample": {"method": "uniform", "n": 3, "seed": 0},
             "repetitions": 1,
             "measurer": "tuner.campaign.vllm_measurer:from_options",
-            "options": {"spec": str(ROOT / "models" / "smollm2-cpu.yaml"), "requests": 3, "output_len": 16},
-        }
-    )
-    run_campaign(spec, tmp_path / "c")
-    df = pd.read_parquet(tmp_path / "c" / "measurements.parquet")
-    assert len(df) == len({*df.config_id}) and len(df) >= 2
-    assert (df["n_requests"] == 3).all()
-    assert (df["e2el_p50_ms"] > df["ttft_p50_ms"]).all() and (df["ttft_p50_ms"] > 0).all()
-    assert (df["cpu_s"] > 0).all()  # the server's process group burned CPU while serving
-    assert df["restart_s"].max() > 0 and (df["restart_s"] == 0).sum() >= 1  # one start, then reused
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(serving_python() is None, reason="serving environment (.venv-vllm) not installed")
-def test_tiny_live_campaign_measures_accuracy_per_configuration(tmp_path):
-    spec = CampaignSpec.model_validate(
-        {
-            "feature_model": str(HERE / "live_sampling.uvl"),
-            "sample": {"method": "uniform", "n": 2, "seed": 0},
-            "repetitions": 1,
-            "measurer": "tuner.campaign.vllm_measurer:from_options",
             "options": {
                 "spec": str(ROOT / "models" / "smollm2-cpu.yaml"),
-                "requests": 2,
-                "output_len": 8,
+                "requests": 3,
+                "output_len": 16,
                 "accuracy": {"tasks": 2, "max_tokens": 128, "mode": "chat", "dataset": str(DATASET)},
             },
         }
     )
     run_campaign(spec, tmp_path / "c")
     df = pd.read_parquet(tmp_path / "c" / "measurements.parquet")
-    assert len(df) == 2 and (df["n_requests"] == 2).all()  # latency rests on its own 2 requests
+    assert len(df) == len({*df.config_id}) and len(df) >= 2
+    assert (df["n_requests"] == 3).all()  # latency rests on its own 3 requests, not the accuracy run's
+    assert (df["e2el_p50_ms"] > df["ttft_p50_ms"]).all() and (df["ttft_p50_ms"] > 0).all()
+    assert (df["cpu_s"] > 0).all()  # the server's process group burned CPU while serving
+    assert df["restart_s"].max() > 0 and (df["restart_s"] == 0).sum() >= 1  # one start, then reused
     assert (df["accuracy_tasks"] == 2).all() and (df["accuracy_generation_failures"] == 0).all()
     for name in ("pass_at_1", "pass_at_1_base"):
         assert df[name].isin([0.0, 0.5, 1.0]).all()  # one program per task, 2 tasks
