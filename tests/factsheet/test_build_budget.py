@@ -54,10 +54,15 @@ def test_a_budget_is_planned_kept_and_its_cut_stated(tmp_path, endpoint_spec):
     if made < probes["runs"]:
         assert f"capacity: stopped after {made} probes, not {probes['runs']}: budget" in plan["cuts"]
     lo, hi = cap["bracket"]
-    assert lo <= 8 < hi  # the truth inside the bracket, however far the budget let it narrow
+    # the truth inside the bracket, however far the budget let it narrow: on a slow host the budget may end the
+    # doubling before a probe fails (16 users' probe takes twice 8's), and the capacity is then a lower bound
+    assert lo <= 8 and (hi is None or 8 < hi)
     # a bracket wider than the resolution asked is stated as the budget's cut (how far it narrows before the
     # budget ends depends on the host's speed)
-    assert (f"capacity: resolution {hi - lo:g} users, not 1: budget" in plan["cuts"]) == (hi - lo > 1)
+    wide = hi is not None and hi - lo > 1
+    assert wide == any(c.startswith("capacity: resolution ") for c in plan["cuts"])
+    if wide:
+        assert f"capacity: resolution {hi - lo:g} users, not 1: budget" in plan["cuts"]
     # kept: the build's own clock, from its start to the end of its measurements
     assert sheet["provenance"]["wall_time_s"] <= BUDGET_S
     # the printed plan within 25 % of the time its part took
