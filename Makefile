@@ -25,13 +25,12 @@ endif
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy. Three
-# workers on two cores: most tests wait on a server's stated timing (two workers kept the cores 60 % busy).
+# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy.
 test: system test-system tool serving docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -n 3 --dist loadgroup --durations=40  # three workers; the groups: tests/conftest.py; the slowest 40 listed
+	$(VENV)/bin/pytest -n 2 --dist loadgroup --durations=40  # two workers; the groups: tests/conftest.py; the slowest 40 listed
 
 # The fast lane while developing: ruff, the import contracts, mypy and the `unit` tests (no subprocess CLI,
 # browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), under 3 minutes on 2 cores.

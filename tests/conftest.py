@@ -68,7 +68,7 @@ def lane(item: pytest.Item) -> str:
     return "unit"
 
 
-# Under pytest-xdist (`make test`: `-n 3 --dist loadgroup`) a worker takes a group whole (tests/support/
+# Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) a worker takes a group whole (tests/support/
 # xdist_groups.py): a test file (its module fixtures built once), or the serving environment's group: every test
 # against a real server and every test of the tokenizer conversion run on one worker, one after another (two CPU
 # servers at once starve each other on 2 cores; the conversion is made once). A file may name its own group

@@ -1,4 +1,4 @@
-"""Groups of tests under pytest-xdist (`make test`: `-n 3 --dist loadgroup`): a worker takes a group whole.
+"""Groups of tests under pytest-xdist (`make test`: `-n 2 --dist loadgroup`): a worker takes a group whole.
 
 pytest-xdist's own `loadgroup` tags each node id with its group (`item._nodeid = ...@group`), which pytest 9.2's
 node ids (a property over `Node._id`) no longer take: the groups were silently dropped and two real-vLLM builds
