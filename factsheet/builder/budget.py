@@ -33,7 +33,7 @@ GROWTH_SEEN = 1.1
 # Two calibration rounds whose mean E2ELs are this close stand for the median of three (no third is sent).
 ROUNDS_AGREE = 1.1
 SIMULATED_REQUESTS = 16  # requests of a run simulated on the law: all alike, so their count decides nothing
-# As a search goes, the next probe is taken to last at least this many times the longest so far (BUDGET_RULE).
+# As a search goes, the next probe is allowed this many times its longest expected time (BUDGET_RULE).
 NEXT_PROBE_ALLOWANCE = 1.5
 # The plan fits its estimate in this share of the budget left: the rest absorbs the estimate's own error.
 RESERVE = 0.9
@@ -290,11 +290,11 @@ def _work_bound_s(made: ProbeTime, value: float, knob: str, requests: int) -> fl
 
 
 def next_probe_s(made: list[ProbeTime], value: float, knob: str, requests: int) -> float:
-    """The time the budget allows the search's next probe (BUDGET_RULE): the longer of 1.5 × the longest so
-    far (a busy host's stretch) and the least of the work bounds from the probes made (a doubling past capacity
-    doubles a closed loop's probe time: 1.5 × alone let the build overrun its budget)."""
-    longest = NEXT_PROBE_ALLOWANCE * max(p.seconds for p in made)
-    return max(longest, min(_work_bound_s(p, value, knob, requests) for p in made))
+    """The time the budget allows the search's next probe (BUDGET_RULE): 1.5 × (a busy host's stretch) the
+    longer of the longest so far and the least of the work bounds from the probes made (a doubling past capacity
+    doubles a closed loop's probe time)."""
+    longest = max(p.seconds for p in made)
+    return NEXT_PROBE_ALLOWANCE * max(longest, min(_work_bound_s(p, value, knob, requests) for p in made))
 
 
 def plan(

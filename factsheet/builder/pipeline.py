@@ -210,6 +210,11 @@ def _close_plan(run: _Run) -> None:
     """The plan as kept: the time the build took after planning, and what the budget cut."""
     if isinstance(run.plan, BuildPlan):
         taken = round(time.monotonic() - run.plan_at, 2)
+        budget_s, ended_s = run.plan.budget_s, run.plan.elapsed_before_s + taken
+        # the parts the plan keeps, or a probe, ran past their estimate
+        if budget_s is not None and ended_s > budget_s:
+            run.cuts.append(f"over budget: the measurements ended at {ended_s:.1f} s of {budget_s:g} s")
+            run.log(f"  {run.cuts[-1]}")
         run.plan = run.plan.model_copy(update={"taken_s": taken, "cuts": run.plan.cuts + run.cuts})
         run.log(f"plan: estimated {duration(run.plan.estimate_s)}, took {duration(taken)}")
 

@@ -41,7 +41,7 @@ BUDGET_RULE = (
     "over the plan: the plan states each one's cost), and cuts a capacity search's probes (max_points) to what "
     "the rest leaves of 90 % of the budget (10 % kept for the estimate's own error), the load section's search "
     "first served; as a search goes, it stops before a probe the budget no longer leaves (the time spent, the "
-    "next probe's allowance and the plan's estimate of everything after; the allowance the longer of 1.5 × the "
+    "next probe's allowance and the plan's estimate of everything after; the allowance 1.5 × the longer of the "
     "longest probe so far and the least work bound from a probe made: its time × the ratio of rounds ⌈n / c⌉ "
     "× c'/c where the next has more users, or × r/r' where the next rate is lower), stating the probes it made as its "
     "max_points; a search so cut bisects its bracket (the widest interval left) with the points it has, and "

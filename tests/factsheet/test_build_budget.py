@@ -63,7 +63,10 @@ def test_a_budget_is_planned_kept_and_its_cut_stated(tmp_path, endpoint_spec):
     assert wide == any(c.startswith("capacity: resolution ") for c in plan["cuts"])
     if wide:
         assert f"capacity: resolution {hi - lo:g} users, not 1: budget" in plan["cuts"]
-    # kept: the build's own clock, from its start to the end of its measurements
+    # kept: the build's own clock, from its start to the end of its measurements (an overrun would be stated)
+    ended = plan["elapsed_before_s"] + plan["taken_s"]
+    overran = any(c.startswith("over budget: the measurements ended") for c in plan["cuts"])
+    assert overran == (ended > BUDGET_S)
     assert sheet["provenance"]["wall_time_s"] <= BUDGET_S
     # the printed plan within 25 % of the time its part took
     assert abs(plan["estimate_s"] - plan["taken_s"]) <= 0.25 * plan["taken_s"], plan
@@ -76,6 +79,16 @@ def test_without_a_budget_the_plan_is_stated_and_nothing_cut(tmp_path, endpoint_
     assert result.exit_code == 0, result.output
     plan = json.loads((tmp_path / "out" / "factsheet.json").read_text())["plan"]
     assert plan["budget_s"] is None and plan["cuts"] == [] and plan["calibration"]["e2el_ms"] >= 340
+
+
+def test_a_budget_the_kept_parts_outrun_is_stated_as_overrun(tmp_path, endpoint_spec):
+    # The calibration's requests and the sweep point's 4 alone take over 2 s (each 340 ms, one at a time).
+    result = _build(tmp_path, endpoint_spec, "--budget", "2")
+    assert result.exit_code == 0, result.output
+    plan = json.loads((tmp_path / "out" / "factsheet.json").read_text())["plan"]
+    ended = plan["elapsed_before_s"] + plan["taken_s"]
+    assert ended > 2 and f"over budget: the measurements ended at {ended:.1f} s of 2 s" in plan["cuts"]
+    assert any(c.startswith("over budget: the plan needs") for c in plan["cuts"])  # said before it began
 
 
 def test_a_budget_that_is_no_time_is_refused(tmp_path, endpoint_spec):
