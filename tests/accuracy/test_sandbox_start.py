@@ -35,5 +35,6 @@ def test_a_sandbox_lost_once_is_started_again_and_judges(small_tasks, small_expe
     verdict, isolation = judge(task, program_for(task, completion=task.canonical_solution),
                                small_expected[task.task_id], SandboxLimits(), graded=graded)  # fmt: skip
     assert (verdict.base.status, verdict.plus.status) == ("pass", "pass")
-    assert len(calls) == (3 if graded else 2) and harness.START_TRIES == 2  # graded: one sandbox a set
+    # the lost start, then the sandbox (graded: one a set; a set that met a time-out on a busy host runs again)
+    assert calls[0] is calls[1] and len(calls) >= (3 if graded else 2) and harness.START_TRIES == 2
     assert isolation
