@@ -198,8 +198,8 @@ def _law_run(law: Growth, slo: SLO, requests: Callable[[float], int], costs: lis
     tail, not the mean) added to `costs`."""
 
     def run(value: float):
-        costs.append(start_s + math.ceil(requests(value) / value) * law.p99_s(value))
         p99 = law.p99_s(value)
+        costs.append(start_s + math.ceil(requests(value) / value) * p99)
         recs = [RequestRecord(index=i, sent_s=0.0, first_chunk_s=0.001, chunk_s=[0.001, p99], end_s=p99,
                               output_tokens=2) for i in range(SIMULATED_REQUESTS)]  # fmt: skip
 

@@ -410,8 +410,10 @@ def _bracket_to_clear_fail(
     value = s.start
     if not search.probe(value):
         return _bracket_down(search, value, s.min_value, s.max_points)
-    while value < cap and not search.full(s.max_points, min(value * 2, cap)):
+    while value < cap:
         value = min(value * 2, cap)
+        if search.full(s.max_points, value):
+            break
         search.probe(value)
         if clear_fail(search.points[-1], threshold, key):
             break
@@ -494,8 +496,10 @@ class _Search:
 def _bracket(search: _Search, start, floor, ceiling, max_points) -> tuple[float | None, float | None]:
     value = start
     if search.probe(value):
-        while value < ceiling and not search.full(max_points, min(value * 2, ceiling)):
+        while value < ceiling:
             nxt = min(value * 2, ceiling)
+            if search.full(max_points, nxt):
+                break
             if not search.probe(nxt):
                 return value, nxt
             value = nxt
