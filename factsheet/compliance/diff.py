@@ -47,8 +47,6 @@ from typing import Literal
 
 import numpy as np
 from pydantic import Field
-from scipy.stats import binomtest, fisher_exact, norm
-from scipy.stats import t as student_t
 
 from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChange, deployment_changes
 from factsheet.compliance.evidence import PointRecords, load_point_records
@@ -858,6 +856,8 @@ def _between(f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetric
 def _prediction_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
     """The candidate's one run against the baseline's repeats: the normal-theory prediction test at alpha, and
     the (1 − alpha) interval of new − mean(old)."""
+    from scipy.stats import t as student_t  # loaded on first use (probes/load/stats.py)
+
     a, k = f.old_repeats, len(f.old_repeats)
     d = float(f.new - np.mean(a))
     scale = float(np.std(a, ddof=1)) * math.sqrt(1 + 1 / k)
@@ -871,6 +871,8 @@ def _prediction_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
 
 def _welch_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
     """Welch's test and (1 − alpha) interval of mean(new) − mean(old) over the row's repeats."""
+    from scipy.stats import t as student_t
+
     a, b = f.old_repeats, f.new_repeats
     d = float(np.mean(b) - np.mean(a))
     va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
@@ -975,6 +977,8 @@ def _percentile(name: str, scope: str, a: np.ndarray, b: np.ndarray, q: float) -
 
 def _rate_diff(figure, scope, k1, t1, k2, t2, n1, n2) -> FigureDiff:
     """Good completions per second of window, compared as two Poisson rates (normal approximation)."""
+    from scipy.stats import norm
+
     if not t1 or not t2:
         return _nc(figure, scope, "no steady window in one of the factsheets")
     r1, r2 = k1 / t1, k2 / t2
@@ -990,6 +994,8 @@ def _rate_diff(figure, scope, k1, t1, k2, t2, n1, n2) -> FigureDiff:
 def _two_proportion(figure, scope, unit, k1, n1, k2, n2) -> FigureDiff:
     """Two shares: Fisher's exact test decides (valid at any n); the Newcombe hybrid score interval of the
     difference is shown (a Wald interval collapses to zero width at 0 % or 100 %)."""
+    from scipy.stats import binomtest, fisher_exact
+
     if not n1 or not n2:
         return _nc(figure, scope, "no trials in one of the factsheets")
     p1, p2 = k1 / n1, k2 / n2

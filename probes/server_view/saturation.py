@@ -32,7 +32,6 @@ import math
 
 import numpy as np
 from pydantic import Field
-from scipy.stats import kendalltau, theilslopes
 
 from probes.core.measurement import Model
 
@@ -83,6 +82,8 @@ def trend_test(
     times: list[float], values: list[float], *, series: str, unit: str, min_growth: float
 ) -> TrendTest:
     """The module's test on one series (times in s)."""
+    from scipy.stats import kendalltau, theilslopes  # loaded on first use (probes/load/stats.py)
+
     n = len(values)
     span = (max(times) - min(times)) if n else None
     base = {"series": series, "unit": unit, "n": n, "span_s": span, "min_growth": min_growth}

@@ -20,8 +20,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from scipy.stats import t as student_t
-
 from factsheet.document.headline_model import Interval, Rebuild
 from factsheet.document.rules import RuleSet
 from factsheet.document.rules.registry import CONFIDENCE, FLOOR_METHOD, REBUILD_METHOD, WIDEN_METHOD
@@ -46,6 +44,8 @@ class Guards:
 
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
     """The two-sided Student t quantile t(df, 1 − (1 − confidence)/2)."""
+    from scipy.stats import t as student_t  # loaded on first use (probes/load/stats.py)
+
     return float(student_t.ppf(1 - (1 - confidence) / 2, df))
 
 
