@@ -55,6 +55,7 @@ def sheet(tmp_path_factory):
     spec["accuracy"]["subset"] = {"first": 2}
     spec["accuracy"]["dataset"] = str(HUMANEVAL)
     spec["energy"]["idle_s"] = 1
+    spec["load"]["server_view"] = {"interval_s": 0.5}  # pages enough for the server view of a short point
     path = tmp / "model.yaml"
     path.write_text(yaml.safe_dump(spec))
     before = set(_vllm_processes())
@@ -97,6 +98,30 @@ def test_real_vllm_figures(sheet):
         # ignore_eos: exactly output_len each (the shipped spec's, as the point records it)
         assert m["total_output_tokens"] == entry["result"]["point"]["output_len"] * m["completed"]
         assert m["tpot_ms"]["mean"] > 0 and m["output_throughput"] > 0
+
+
+def test_server_view_agrees_with_the_run(sheet):
+    """vLLM's own /metrics, scraped while the sweep's point at concurrency 8 ran, agrees with what is known
+    of that run (sent by this build alone)."""
+    _, data = sheet
+    result = data["load"]["points"][1]["result"]
+    m, view = result["metrics"], result["server_view"]
+    assert view["scrapes"] >= 2, view  # a figure is a difference of two pages; a failed one is counted apart
+    # The server's histograms counted exactly the point's requests: the measured ones and the warm-up.
+    point = result["point"]
+    sent = point["num_requests"]
+    assert m["completed"] + m["failed"] + point["warmup_requests"] == sent == 16
+    assert view["ttft_ms"]["n"] == sent and view["e2el_ms"]["n"] == sent
+    # Eight users, a batch limit of 16: never more than eight running, none waiting.
+    assert 1 <= view["running"]["max"] <= 8 and view["waiting"]["max"] == 0
+    assert 0 < view["kv_cache_usage"]["max"] <= 1
+    hit = view["prefix_cache_hit_rate"]
+    assert hit["queries"] >= sent * point["input_len"] and 0 <= hit["value"] <= 1
+    assert view["preemptions"]["value"] == 0
+    # The client's TTFT includes the server's: the client p50 lies above the lower end of the server p50's bucket.
+    over = view["client_overhead_ms"]
+    assert over["client_ttft_p50_ms"] > view["ttft_ms"]["quantiles"]["p50"]["bucket_lower_ms"]
+    assert not result["saturation"]["over_saturated"]
 
 
 def test_chat_sessions_capacity_beside_synthetic(sheet):

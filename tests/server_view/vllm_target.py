@@ -1,5 +1,5 @@
 """The embedded target of models/smollm2-cpu.yaml, served by this checkout's vLLM CPU build (or
-$FACTSHEET_VLLM_PYTHON): what the slow test and the fixture capture start."""
+$FACTSHEET_VLLM_PYTHON): what the fixture capture starts."""
 
 from __future__ import annotations
 

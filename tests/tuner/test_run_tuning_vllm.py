@@ -30,6 +30,9 @@ def test_run_tuning_on_the_embedded_vllm_target():
     target = VllmTarget.model_validate(spec["target"])
     cfg = TunerSpec(
         slo_p99_ms=6000, penalty_lambda=2.0, min_samples=16, time_budget_s=300, max_evaluations=6,
+        # One climb, no confirmation: each spec_k change is a real server start (tens of seconds); restarts
+        # and confirmation are tested on synthetic evaluators (tests/tuner/test_climb.py, test_confirm.py).
+        restarts=0, confirm_runs=0,
         start=OperatingPoint(concurrency=8, max_num_seqs=8, spec_k=0),
         knobs={"concurrency": [4, 8], "max_num_seqs": [8], "spec_k": [0, 2]},
         workload=TuningLoad(input_len=128, output_len=32, num_requests=16),
