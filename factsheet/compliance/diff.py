@@ -856,7 +856,8 @@ def _between(f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetric
 def _prediction_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
     """The candidate's one run against the baseline's repeats: the normal-theory prediction test at alpha, and
     the (1 − alpha) interval of new − mean(old)."""
-    from scipy.stats import t as student_t  # loaded on first use (probes/load/stats.py)
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
+    from scipy.stats import t as student_t
 
     a, k = f.old_repeats, len(f.old_repeats)
     d = float(f.new - np.mean(a))
@@ -871,6 +872,7 @@ def _prediction_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
 
 def _welch_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
     """Welch's test and (1 − alpha) interval of mean(new) − mean(old) over the row's repeats."""
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
     from scipy.stats import t as student_t
 
     a, b = f.old_repeats, f.new_repeats
@@ -977,6 +979,7 @@ def _percentile(name: str, scope: str, a: np.ndarray, b: np.ndarray, q: float) -
 
 def _rate_diff(figure, scope, k1, t1, k2, t2, n1, n2) -> FigureDiff:
     """Good completions per second of window, compared as two Poisson rates (normal approximation)."""
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
     from scipy.stats import norm
 
     if not t1 or not t2:
@@ -994,6 +997,7 @@ def _rate_diff(figure, scope, k1, t1, k2, t2, n1, n2) -> FigureDiff:
 def _two_proportion(figure, scope, unit, k1, n1, k2, n2) -> FigureDiff:
     """Two shares: Fisher's exact test decides (valid at any n); the Newcombe hybrid score interval of the
     difference is shown (a Wald interval collapses to zero width at 0 % or 100 %)."""
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
     from scipy.stats import binomtest, fisher_exact
 
     if not n1 or not n2:

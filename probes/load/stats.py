@@ -2,8 +2,7 @@
 
 Sufficiency follows MLPerf LoadGen's early-stopping rule: a claim "the q-th percentile is ≤ T" at
 confidence c holds when, with t of n samples above T, P(Binomial(n, 1 − q) ≤ t) ≤ 1 − c. The
-binomial tail is taken from scipy's beta distribution (P(X ≤ t) = I_q(n − t, t + 1)). scipy.stats is imported
-where it is used: its import costs about 0.7 s of CPU, which every `factsheet` command would pay at start.
+binomial tail is taken from scipy's beta distribution (P(X ≤ t) = I_q(n − t, t + 1)).
 """
 
 from __future__ import annotations
@@ -102,6 +101,7 @@ def _check(percentile: float, confidence: float) -> tuple[float, float]:
 
 def _tail_prob(n: int, t: int, q: float) -> float:
     """P(Binomial(n, 1 − q) ≤ t), via the regularized incomplete beta function."""
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
     from scipy.stats import beta
 
     return float(beta.cdf(q, n - t, t + 1)) if n > t else 1.0
@@ -183,6 +183,7 @@ def _ranks(n: int, q: float, alpha: float) -> tuple[int, int, float]:
     """The order statistics' 1-based ranks of the interval and its exact coverage (when both are in range):
     P(X_(l) ≤ ξ_q) = P(Bin(n, q) ≥ l), P(ξ_q < X_(u)) = P(Bin(n, q) ≤ u − 1). Pure in (n, q, α), cached
     like `min_samples`."""
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
     from scipy.stats import binom
 
     lo_rank = int(binom.ppf(alpha / 2, n, q))
@@ -223,6 +224,7 @@ def quantile_ci(values: list[float] | np.ndarray, percentile: float, confidence:
 
 def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> ProportionCI:
     """Clopper–Pearson interval, written with scipy's beta quantiles."""
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
     from scipy.stats import beta
 
     if not 0 < confidence < 1:
