@@ -12,7 +12,6 @@ relative residuals, so each equation counts alike whatever its scale.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq, nnls
 
 from probes.core.errors import InputError
 from probes.core.measurement import MS_PER_S
@@ -34,6 +33,9 @@ def fit_step_model(
     jitter: bool = True,
 ) -> SimParams:
     """Simulator parameters from closed-loop runs at ≥ 2 concurrencies (speculation off)."""
+    # deferred: importing scipy costs every command ~0.7 s of CPU at its start (tuner.result needs this module)
+    from scipy.optimize import nnls
+
     usable = [(p, r) for p, r in runs if p.spec_k == 0 and p.concurrency <= p.max_num_seqs and len(r.e2el_ms)]
     if len({p.concurrency for p, _ in usable}) < 2:
         raise CalibrationError("calibration needs runs at ≥ 2 concurrencies with speculation off")
@@ -76,6 +78,9 @@ def acceptance_rate(num_drafts: float, num_draft_tokens: float, num_accepted_tok
     With width k = draft tokens / drafts and a constant α, the expected accepted tokens per draft is
     α + α² + … + α^k; solve that for α.
     """
+    # deferred: importing scipy costs every command ~0.7 s of CPU at its start (tuner.result needs this module)
+    from scipy.optimize import brentq
+
     if num_drafts <= 0 or num_draft_tokens <= 0:
         raise CalibrationError("speculation counters show no drafts: acceptance cannot be computed")
     k = num_draft_tokens / num_drafts

@@ -15,9 +15,6 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 from pydantic import Field
-from scipy.optimize import brentq
-from scipy.stats import nct, norm
-from scipy.stats import t as student_t
 
 from probes.core.measurement import Model
 from tuner.estimates import Estimate, Figures, compute_figures, good_mask, p99_of, score_value, slo_values_ms
@@ -179,6 +176,9 @@ def restarts_needed(order: list[OperatingPoint], server: OperatingPoint | None) 
 
 
 def slo_probability(runs: list[RunSample], cfg: TunerSpec, *, seed: int, basis: str) -> SloProbability | None:
+    # deferred: importing scipy costs every command ~0.7 s of CPU at its start (tuner.result needs this module)
+    from scipy.stats import t as student_t
+
     values = [v for v in (slo_values_ms(r, cfg.slo_metric) for r in runs) if v.size]
     if not values:
         return None
@@ -218,6 +218,10 @@ def probability_lower_bound(mean: float, sd: float, n: int, slo: float, confiden
     """One-sided `confidence` lower bound of Φ((slo − μ)/σ) from n normal samples with mean and sd: the
     statistic sqrt(n)·(slo − mean)/sd is noncentral t (n − 1 d.f., noncentrality sqrt(n)·(slo − μ)/σ);
     the bound is Φ(δ_L/sqrt(n)) for the δ_L at which the observed statistic is its `confidence` quantile."""
+    # deferred: importing scipy costs every command ~0.7 s of CPU at its start (tuner.result needs this module)
+    from scipy.optimize import brentq
+    from scipy.stats import nct, norm
+
     if sd <= 0:
         return float(mean <= slo)
     t_obs = float(np.clip(np.sqrt(n) * (slo - mean) / sd, -50, 50))  # beyond: a bound of 0 or 1

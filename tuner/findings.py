@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
-from scipy.stats import spearmanr
 
 from probes.core.measurement import NotMeasured
-from tuner.climb import ACCEPTANCE_RULE, ClimbOutcome
+from tuner.climb import ACCEPTANCE_RULE, Climb, ClimbOutcome
 from tuner.confirm import Confirmation, ConfirmedPoint, slo_probability
 from tuner.estimates import Estimate, Figures
+from tuner.evaluation import Evaluator
 from tuner.knobs import KNOBS, OperatingPoint, changed_knobs
 from tuner.result import (
     Budget,
@@ -18,8 +20,21 @@ from tuner.result import (
     KnobEffect,
     PointFigures,
     ScoreDefinition,
+    TraceEntry,
     TuningResult,
 )
+from tuner.spec import TunerSpec
+
+
+def tune(
+    evaluator: Evaluator,
+    config: TunerSpec,
+    *,
+    simulator: Evaluator | None = None,
+    progress: Callable[[TraceEntry], None] | None = None,
+) -> TuningResult:
+    """Hill-climb from `config.start` on `evaluator`; `simulator`, if given, pre-screens neighbours."""
+    return build_result(Climb(evaluator, config, simulator, progress).run())
 
 
 def build_result(
@@ -202,6 +217,9 @@ def _figures(rows: list[tuple[OperatingPoint, Figures, Figures]]) -> FidelityFig
             reason="rank correlation needs ≥3 points with varying p99 in both live and simulated figures"
         )
     else:
+        # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
+        from scipy.stats import spearmanr
+
         rho = float(spearmanr(live_p99, sim_p99).statistic)
     pos = live_g > 0
     rel = (

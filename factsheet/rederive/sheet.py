@@ -13,7 +13,6 @@ from factsheet.rederive.deployment import deployment_differences
 from factsheet.rederive.energy import energy
 from factsheet.rederive.headline import headline_differences
 from factsheet.rederive.load import capacity, load_points
-from factsheet.rederive.predictor import predictor
 from factsheet.rederive.presence import missing_records, named_twice, uncited_records
 from factsheet.rederive.records import Binding
 from factsheet.rederive.repeats import capacity_repeats, seeds
@@ -76,6 +75,9 @@ def rederivation(sheet: Factsheet, folder: Path) -> Rederivation:
     if not isinstance(sheet.energy, NotMeasured):
         out += energy(sheet.energy, sheet.load, sheet.system.host.cpu_model, folder, binding)
     if not isinstance(sheet.predictor, NotMeasured):
+        # deferred: a campaign's re-derivation loads pandas, scikit-learn and the feature model (~1 s of CPU)
+        from factsheet.rederive.predictor import predictor
+
         out += predictor(sheet.predictor, rules, folder)
     out += headline_differences(sheet)  # page 1's figures from the rest of the sheet
     out += deployment_differences(sheet)  # a kept chat template against its digest
