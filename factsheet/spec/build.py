@@ -94,7 +94,9 @@ class CapacitySpec(Model):
         "one",
         description="how a failed confirmation steps down: one (concurrency − 1, or the next lower passing "
         "probe of a rate) or bisect (to the middle between the failed value and the highest value passing "
-        "below it: a long run can hold far less than its short probe showed)",
+        "below it: a long run can hold far less than its short probe showed) or bisect-long (to the middle "
+        "between the failed value and the highest value a long run passed below it, else the lowest value a "
+        "probe passed: a failed long run discredits the probes' passes just below it)",
     )
     repeats: Count = Field(
         1,

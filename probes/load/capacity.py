@@ -45,11 +45,17 @@ DEFAULT_MAX_VALUE = 64.0
 DEFAULT_TOLERANCE = 0.05
 DEFAULT_MAX_POINTS = 8
 DEFAULT_MAX_CONFIRMATIONS = 2
-ConfirmStep = Literal["one", "bisect"]
+ConfirmStep = Literal["one", "bisect", "bisect-long"]
 CONFIRM_STEP_WORDS = {
     "one": "a failed confirmation steps down by one (concurrency) or to the next lower passing probe (rate)",
     "bisect": "a failed confirmation steps down to the middle between the failed value and the highest value "
     "still passing below it (concurrency rounded down; at adjacent values, that value itself)",
+    # A failed long run says the short probes passing just below it are not evidence (five demo rebuilds:
+    # chat sessions confirmed at 15 failed, then at 14, where a probe had passed, and the answer stayed
+    # unconfirmed); only a long run's pass is.
+    "bisect-long": "a failed confirmation steps down to the middle between the failed value and the highest "
+    "value a long run (a confirmation or a repeat) passed below it, or, where none did, the lowest value a "
+    "probe passed (concurrency rounded down; at adjacent values, that value itself)",
 }
 # A point with more failed requests than this fraction of those measured fails (failures are violations).
 MAX_FAILED_FRACTION = 0.01
@@ -73,6 +79,11 @@ RANGE_METHOD = (
     "threshold; high: the smallest probed value that failed with that interval wholly above it (or with "
     f"> {MAX_FAILED_FRACTION * 100:g} % of requests failed). The capacity is ≥ low and < high; values in between are not told apart "
     "by the probes (None: no probe was that clear)"
+)
+ANSWER_RULE = (
+    "the answer is the highest value whose last run passed; once long runs (confirmations, repeats) are made, "
+    "the highest value whose long runs all held, or where none held, the highest value passed below every "
+    "long run that failed: a short probe's pass never outranks a long run's verdict"
 )
 REPEATS_RULE = (
     "with repeats (the build spec's capacity.repeats: k ≥ 3), the last confirmation's value "
@@ -461,7 +472,11 @@ def _step_down(search: _Search, failed: float, tolerance: float, step: ConfirmSt
     """The next value to confirm after a long run failed at `failed`."""
     verdict = {p.value: p.passed for p in search.points}  # a value's last run decides, as in answer()
     below = [v for v, ok in verdict.items() if ok and v < failed]
-    if step == "bisect" and below:
+    if step == "bisect-long" and below:
+        held = {p.value: p.passed for p in search.points if p.confirmation}
+        long_passes = [v for v, ok in held.items() if ok and v < failed]
+        below = long_passes or [min(below)]
+    if step in ("bisect", "bisect-long") and below:
         base = max(below)
         if search.knob == "concurrency":
             mid = float((int(base) + int(failed)) // 2)
@@ -550,7 +565,14 @@ def answer(
     verdict = {p.value: p.passed for p in points}  # later runs of a value override earlier ones
     for r in repeats:  # a repeat does not override its run: the value holds only if every run held
         verdict[r.value] = verdict.get(r.value, True) and r.passed
-    highest = max((v for v, ok in verdict.items() if ok), default=None)
+    # Once long runs are made, a short probe's pass is evidence only below every long run that failed, and
+    # none above one that held (confirm_step bisect-long may step below passing probes; the other steps
+    # never leave a probe's pass there, so their answers are the highest value passed, as always).
+    long_runs = {p.value for p in points if p.confirmation} | {r.value for r in repeats}
+    failed = [v for v in long_runs if not verdict[v]]
+    held = [v for v in long_runs if verdict[v]]
+    passes = [v for v, ok in verdict.items() if ok and (not failed or v < min(failed))]
+    highest = max(held) if held else max(passes, default=None)
     above = [v for v, ok in verdict.items() if not ok and (highest is None or v > highest)]
     return highest, min(above, default=None)
 

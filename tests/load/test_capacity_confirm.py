@@ -10,7 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probes.load.capacity import CapacitySearch, find_capacity, judge_point, settle_repeats
+from probes.load.capacity import (
+    CapacitySearch,
+    _Search,
+    _step_down,
+    find_capacity,
+    judge_point,
+    settle_repeats,
+)
 from probes.load.point import SLO
 from probes.load.stats import min_samples
 from tests.load.loadharness import measured
@@ -115,6 +122,36 @@ def test_bisecting_between_adjacent_values_confirms_the_lower_one():
     confirm = _Server(600, tail_at=3)
     res = _find(_Server(24), confirm, confirm_step="bisect", max_confirmations=3)
     assert [c for c, _ in confirm.calls] == [4, 3, 2] and res.capacity == 2 and res.confirmed is True
+
+
+def test_bisect_long_steps_below_the_probes_a_failed_long_run_discredits():
+    """Short probes pass up to 12 and fail from 13 (a queue); long runs see a 2 % tail from 9 users on, so
+    what a long run holds is 8. After 12 fails, `bisect` steps to 10, between 12 and 8 (the highest probe
+    passing below it), and fails again: two confirmations spent, none held. `bisect-long` counts only long
+    runs' passes: none yet, so it halves towards the lowest value a probe passed, 2 → 7, which holds."""
+
+    def short(c):
+        return _Server(24, queue_from=99 if c < 13 else 5)(c)
+
+    bisect_confirm = _Server(600, tail_at=9, queue_from=99)
+    old = _find(short, bisect_confirm, confirm_step="bisect", max_confirmations=2)
+    assert [c for c, _ in bisect_confirm.calls] == [12, 10] and old.confirmed is False
+    confirm = _Server(600, tail_at=9, queue_from=99)
+    res = _find(short, confirm, confirm_step="bisect-long", max_confirmations=2)
+    assert [c for c, _ in confirm.calls] == [12, 7]
+    assert res.confirmed is True and res.capacity == 7 and res.search.confirm_step == "bisect-long"
+
+
+def test_bisect_long_halves_towards_a_value_a_long_run_held():
+    """Once a long run has held a value (7) below the failed one (12), `bisect-long` halves towards it, where
+    `bisect` halves towards the highest probe that passed (8)."""
+    search = _Search(lambda v: None, "concurrency", None)
+    for value, ok, long_run in ((2, True, False), (4, True, False), (8, True, False), (7, True, True),
+                                (12, False, True)):  # fmt: skip
+        e2el = np.full(600 if long_run else 24, 0.1 if ok else 0.2)
+        search.points.append(judge_point(value, measured(e2el, SLO_130), None, confirmation=long_run))
+    assert _step_down(search, 12, 0.05, "bisect-long") == 9  # between 7 (a long run held it) and 12
+    assert _step_down(search, 12, 0.05, "bisect") == 10  # between 8 (a probe passed it) and 12
 
 
 def _repeat(value: float, server: _Server, *, at: int | None = None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from factsheet.document.repeats import SEED_RULE
 from factsheet.document.rules.rule import Rule
-from probes.load.capacity import PASS_RULE, REPEATS_RULE
+from probes.load.capacity import ANSWER_RULE, PASS_RULE, REPEATS_RULE
 from probes.load.metrics import LoadMetrics
 from probes.load.records import OUTCOME_RULE
 from probes.load.runner import (
@@ -96,6 +96,7 @@ RULES: tuple[Rule, ...] = (
     Rule("rebuild/floor", "1.8.0", FLOOR_METHOD),
     Rule("rebuild/widen", "1.9.0", f"{WIDEN_METHOD}; a share's upper end no more than 1"),
     Rule("capacity/settles-on-repeats", "1.8.0", REPEATS_RULE),
+    Rule("capacity/answer-long-runs", "1.12.0", ANSWER_RULE),
     Rule("capacity/pass", "1.0.0", f"{PASS_RULE} (older builds state older words of it: attested)"),
     Rule("replies/outcome", "1.10.0", f"every load record states its outcome, re-derived from the record, and "
          f"a truncated reply counts in no latency, throughput, goodput or capacity pass: {OUTCOME_RULE}"),
