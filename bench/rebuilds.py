@@ -191,6 +191,22 @@ def _against(
     return inside, total
 
 
+def _host_speeds(builds: list[Build], folders: list[Path]) -> list[str]:
+    """The host's speed before each confirmation run and repeat (schema >= 1.12.0): what diff compares at."""
+    out = [
+        "## host speed: the reference kernel before each confirmation run and repeat (ms; the build's median)"
+    ]
+    for folder, b in zip(folders, builds, strict=True):
+        doc = json.loads((folder / "factsheet.json").read_text())
+        times = [h["speed"]["reference_ms"] for h in _host_loads(doc) if isinstance(h.get("speed"), dict)]
+        if times:
+            runs = ", ".join(f"{t:.2f}" for t in times)
+            out.append(f"{b.name}: median {statistics.median(times):.2f} over {len(times)} runs: {runs}")
+        else:
+            out.append(f"{b.name}: not timed (a factsheet before schema 1.12.0)")
+    return [*out, ""]
+
+
 def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
     out: list[str] = []
     first = builds[0]
@@ -198,6 +214,7 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
     for b in builds:
         out.append(f"{b.name}: {_fmt(b.seconds, 0)} s, {b.busy_runs} of {b.runs} runs on a busy host")
     out.append("")
+    out += _host_speeds(builds, folders)
     out.append("## capacity at SLO (page 1's words)")
     for id in [i for i in first.figures if i.startswith("capacity_at_slo")]:
         out.append(f"{id}:")
@@ -259,7 +276,9 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
         between = sum(
             1 for f in report["figures"] if f.get("old_repeats") is not None and f["status"] == "compared"
         )
+        adjusted = sum(1 for f in report["figures"] if f.get("host_adjusted"))
         words = f"{builds[i].name} → {builds[j].name}: {report['verdict']} (exit {rc}); {between} row(s) decided by repeats"
+        words += f", {adjusted} at the baseline's host speed" if adjusted else ""
         if regressed:
             words += f"; regression: {', '.join(regressed)}"
         for why, rows in held.items():

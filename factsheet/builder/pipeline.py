@@ -61,7 +61,7 @@ from probes.core.isolation import FRESH_START, Isolation, warmed
 from probes.core.measurement import Model, NotMeasured, shown
 from probes.core.progress import Bars, duration, no_bars
 from probes.energy import EnergyMonitor, carbon_figures, energy_figures
-from probes.hostload import HostLoad
+from probes.hostload import HostLoad, host_speed
 from probes.load.capacity import (
     STEP_REPEATS_RULE,
     CapacityResult,
@@ -711,7 +711,12 @@ def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | No
         tokenizer_path=live.tokenizer_path, profile=search.profile, server_view=run.spec.load.server_view,
         server_pid=live.server_pid, **_workers(run),
     )  # fmt: skip
+    # The runs `factsheet diff` compares between builds (a repeated step's) carry the host's speed, timed with
+    # the server idle.
+    speed = host_speed() if at.kind != "probe" and spec.repeats > 1 else None
     result = runner(at.value, run.bar(label))
+    if speed is not None and isinstance(result.host_load, HostLoad):
+        result.host_load = result.host_load.model_copy(update={"speed": speed})
     if at.kind == "probe":
         rates.setdefault(at.value, result.metrics.request_throughput)
     context = capacity_step_context(

@@ -50,6 +50,7 @@ from pydantic import Field
 
 from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChange, deployment_changes
 from factsheet.compliance.evidence import PointRecords, load_point_records
+from factsheet.compliance.host_speed import HostFactors, at_host_speed, host_factors
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.document.headline.figures import capacity_figure
@@ -65,6 +66,7 @@ from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import MISSING, PERCENTILE_METHOD, Model, NotMeasured, shown
+from probes.hostload import HostLoad
 from probes.load.capacity import knob_point
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import LoadPoint
@@ -209,6 +211,16 @@ class FigureDiff(Model):
     )
     too_few_samples: bool = Field(
         False, description="not comparable within-run: a side's samples do not support the percentile"
+    )
+    host_adjusted: bool = Field(
+        False,
+        description="between-run values at the baseline's host speed (old, new and the repeats: "
+        "factsheet/compliance/host_speed.py); False: as measured",
+    )
+    decided_by: str | None = Field(
+        None,
+        description="a row not compared whose question another row decides: the confirmation runs of two "
+        "different answers are at different loads, and the capacity row compares the answers",
     )
 
     @property
@@ -486,7 +498,7 @@ def _verdict(figures: list[FigureDiff], sides: dict[str, Support]) -> tuple[Verd
     forged = [f"the {SIDES[w]}'s figures are {reasons(s.problems)}" for w, s in sides.items() if s.problems]
     if forged:
         return "unsupported", "; ".join(forged)
-    deciding = [f for f in figures if not f.indicative]
+    deciding = [f for f in figures if not f.indicative and f.decided_by is None]
     regressed = [f for f in deciding if f.regression]
     if regressed:
         return "regression", f"regression beyond noise and threshold: {_names(regressed)}"
@@ -770,7 +782,8 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
             ]
         if ro.capacity != rn.capacity:
             why = f"the answers differ ({ro.capacity:g} vs {rn.capacity:g}): runs at different loads; capacity compared above"
-            return [_Row(_nc(x, label, why), None, None) for x in names]
+            rows = [_nc(x, label, why).model_copy(update={"decided_by": CAPACITY}) for x in names]
+            return [_Row(row, None, None) for row in rows]
         label = f"{scope} confirmation, {ro.knob} {ro.capacity:g}"
 
     def records(s: _Search, i: int, folder: Path) -> PointRecords:
@@ -788,7 +801,9 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
     loads_n = search_loads(n.section, scope, n.path)[i_n : i_n + 1]
     if rep_o is not None:
         one = None if rep_n is not None else rn.points[i_n].metrics
-        figures = [_between(f, rep_o, rep_n, one) for f in figures]
+        loads_new = [r.load for r in rep_n.runs] if rep_n is not None else [_host_load(n.section, i_n)]
+        factors = host_factors([r.load for r in rep_o.runs], loads_new)
+        figures = [_between(f, rep_o, rep_n, one, factors) for f in figures]
         loads_o += repeat_loads(o.section, scope, o.path)
         if rep_n is not None:
             loads_n += repeat_loads(n.section, scope, n.path)
@@ -801,6 +816,11 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
                 )
     _host_notes(figures, loads_o, loads_n)
     return [_Row(f, o.path, n.path) for f in figures]
+
+
+def _host_load(section: CapacitySection, i: int) -> HostLoad | None:
+    load = section.host_load[i] if i < len(section.host_load) else None
+    return load if isinstance(load, HostLoad) else None
 
 
 def _repeats_of(s: _Search, i: int) -> Repeated | None:
@@ -819,12 +839,15 @@ def _run_value(name: str, m: LoadMetrics) -> float | None:
     return getattr(m, metric).p(float(q))
 
 
-def _between(f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetrics | None) -> FigureDiff:
+def _between(
+    f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetrics | None, factors: HostFactors | None
+) -> FigureDiff:
     """A confirmation row decided by between-run variance: old is the mean of the baseline's repeats; new the
     mean of the candidate's (Welch) or, without them, its one run `one` (the baseline's prediction interval);
     the level is set once every such row is known (`_between_run_alpha`). A percentile too few samples support
     within one run is decided so too: the repeats' spread is that figure's rebuild noise, as page 1's rebuild
-    interval states it; a row not comparable for another reason stays so."""
+    interval states it; a row not comparable for another reason stays so. Where `factors` put each run at the
+    baseline's host speed (factsheet/compliance/host_speed.py), the values compared are so."""
     if f.status != "compared" and not f.too_few_samples:
         return f
     a = [_run_value(f.figure, r.metrics) for r in old.runs]
@@ -835,8 +858,11 @@ def _between(f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetric
     )
     if any(v is None for v in a + b):
         return f
+    adjusted = factors is not None and factors.old is not None and factors.new is not None
+    if factors is not None and factors.old is not None and factors.new is not None:
+        a, b = at_host_speed(f.figure, a, factors.old), at_host_speed(f.figure, b, factors.new)
     noise = Noise(method="between-run, level set below", lower=None, upper=None)
-    notes = [*f.notes]
+    notes = [*f.notes, *([factors.note] if factors is not None else [])]
     if f.too_few_samples:
         notes.append(f"each run's {f.figure} rests on fewer samples than bound it within one run: decided by "
                      "the repeats' spread alone")  # fmt: skip
@@ -850,6 +876,7 @@ def _between(f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetric
         "status": "compared", "reason": None, "unit": unit, "higher_is_better": not percentile,
         "old": float(np.mean(a)), "new": float(np.mean(b)), "old_repeats": a,
         "new_repeats": b if new is not None else None, "noise": noise, "notes": notes, "between_run": True,
+        "host_adjusted": adjusted,
     })  # fmt: skip
 
 

@@ -47,7 +47,8 @@ def parse(text: object, what: str = "schema_version") -> Version:
 # 1.8.0 also: `capacity.max_value` optional (a cap; none: the search doubles until a clear fail), repeats confirm
 # each step of the search (a failed run steps down), and `load.budget_s` (the build's time budget, planned).
 # 1.8.0 also: the optional `governance` section (factsheet/spec/governance.py), carried into the factsheet as written.
-SPEC_SCHEMA_VERSION = "1.8.0"
+# 1.9.0: `capacity.confirm_step: bisect-long` (a failed confirmation halves towards what a long run held).
+SPEC_SCHEMA_VERSION = "1.9.0"
 
 # The compliance report's schema. 1.1.0: each policy carries its rules as applied (so `factsheet validate` can re-run them), and `integrity`.
 REPORT_VERSION = "1.1.0"
@@ -64,8 +65,11 @@ ReportVersion = Literal["1.0.0", "1.1.0"]  # every version a report may state
 # no_regression only when every row that decides was compared and decided; a row decides only on between-run
 # noise (FigureDiff.between_run; else not decided: no between-run noise); the policy's `on_inconclusive` and
 # the gate it gives (DiffReport.gate); the baseline's repeats alone decide a candidate run at the same load.
-DIFF_VERSION = "1.4.0"
-DiffVersion = Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0"]  # every version a diff may state
+# 1.5.0: between-run rows at the baseline's host speed where the server did the host's CPU work
+# (FigureDiff.host_adjusted: each run's reference kernel, factsheet/compliance/host_speed.py); the confirmation
+# rows of two different answers are decided by the capacity row (FigureDiff.decided_by), not left open.
+DIFF_VERSION = "1.5.0"
+DiffVersion = Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0"]  # every version a diff may state
 
 # semver of the published policy schema; its major is factsheet.compliance.policy.POLICY_VERSION. 1.1.0:
 # on_inconclusive.

@@ -9,5 +9,17 @@ from probes.hostload.meter import (
     between,
     snapshot,
 )
+from probes.hostload.speed import HOST_SPEED_METHOD, HostSpeed, host_speed
 
-__all__ = ["BUSY_RULE", "HOST_LOAD_METHOD", "HostLoad", "HostLoadMeter", "Snapshot", "between", "snapshot"]
+__all__ = [
+    "BUSY_RULE",
+    "HOST_LOAD_METHOD",
+    "HOST_SPEED_METHOD",
+    "HostLoad",
+    "HostLoadMeter",
+    "HostSpeed",
+    "Snapshot",
+    "between",
+    "host_speed",
+    "snapshot",
+]

@@ -29,6 +29,7 @@ from pathlib import Path
 from pydantic import Field
 
 from probes.core.measurement import Model, NotMeasured
+from probes.hostload.speed import HostSpeed
 
 PROC = Path("/proc")
 BUSY_UTILISATION = 0.9
@@ -63,6 +64,11 @@ class HostLoad(Model):
     )
     other: float = Field(description="busy ticks of every other process, fraction of capacity")
     busy: bool = Field(description="measured on a busy host (`rule`)")
+    speed: HostSpeed | None = Field(
+        None,
+        description="the host's speed just before the run, by a reference kernel (a capacity search's "
+        "confirmation runs and repeats: what `factsheet diff` compares; None: not timed)",
+    )
     rule: str = BUSY_RULE
     method: str = HOST_LOAD_METHOD
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from factsheet.cli.commands import app
 from factsheet.compliance.deployment_diff import deployment_changes
 from factsheet.compliance.diff import workload_key
+from factsheet.document.versions import DIFF_VERSION
 from factsheet.rederive.validate import load_factsheet
 from probes.load.workloads.workload import SystemPrompt
 from tests.support.deployment import FIXTURE, TEMPLATE, sheet_with_template
@@ -36,7 +37,7 @@ def test_a_changed_template_is_named_and_decides_nothing(tmp_path):
     assert rows["chat template"]["status"] == "changed"
     assert (rows["chat template"]["old"], rows["chat template"]["new"]) == (sha(TEMPLATE), sha(CHANGED))
     assert rows["generation defaults"]["status"] == "unchanged"
-    assert report["verdict"] == "inconclusive" and report["diff_version"] == "1.4.0"
+    assert report["verdict"] == "inconclusive" and report["diff_version"] == DIFF_VERSION
     assert "chat template" not in report["verdict_reason"] and not any(
         f["regression"] for f in report["figures"]
     )

@@ -25,6 +25,7 @@ from factsheet.compliance.diff import (
     parse_limits,
 )
 from factsheet.document.schema import CapacitySection, Factsheet
+from factsheet.document.versions import DIFF_VERSION
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.compliance_builds import runner
 from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
@@ -70,7 +71,7 @@ def test_two_copies_of_the_same_records_without_repeats_decide_nothing(builds, t
     shutil.copytree(builds["eight"].parent, tmp_path / "copy")
     result, report = _diff(builds["eight"], tmp_path / "copy" / "factsheet.json", tmp_path / "d")
     assert result.exit_code == 1, result.output
-    assert report["verdict"] == "inconclusive" and report["diff_version"] == "1.4.0"
+    assert report["verdict"] == "inconclusive" and report["diff_version"] == DIFF_VERSION
     assert report["gate"] == "fail" and report["on_inconclusive_source"] == "default"
     cap = _row(report, CAPACITY, "capacity (synthetic)")
     assert cap["old"] == cap["new"] == 8 and cap["beyond_noise"] is False and not cap["indicative"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
 
 import pytest
@@ -27,6 +28,7 @@ from factsheet.document.headline.rebuild import (
 from factsheet.document.repeats import SEED_BLOCK
 from factsheet.document.rules import rule_set
 from factsheet.document.schema import SCHEMA_VERSION
+from factsheet.document.versions import DIFF_VERSION
 from factsheet.spec.build import CapacitySpec
 from probes.load.capacity import STEP_REPEATS_RULE
 from probes.targets.isolation import CACHE_RESET, FRESH_START, reset_prefix_cache
@@ -159,13 +161,48 @@ def test_diff_decides_a_repeated_run_by_its_between_run_spread(tmp_path, endpoin
     assert same.exit_code == 0, same.output
     result = CliRunner().invoke(app, ["diff", str(old), str(new), "-o", str(tmp_path / "d")])
     report = json.loads((tmp_path / "d" / "diff.json").read_text())
-    assert report["diff_version"] == "1.4.0" and "between-run" in report["noise_scope"]
+    assert report["diff_version"] == DIFF_VERSION and "between-run" in report["noise_scope"]
     row = next(f for f in report["figures"] if f["figure"] == "e2el_ms.p50" and f["old_repeats"] is not None)
     assert len(row["old_repeats"]) == 3 and len(row["new_repeats"]) == 3
     assert "Welch" in row["noise"]["method"] and row["noise"]["alpha"] < 0.05
     assert result.exit_code == 1, result.output
     # measured host load: a busy host holds the verdict (tests/compliance/test_diff_claims.py sets it)
     assert row["not_decided"] == "busy host" if row["busy_host"] else row["regression"]
+    # The host's speed before each run compared (a reference kernel; set here, as a slower host would state
+    # it, on hosts otherwise idle): where each side's server did the host's CPU work, a candidate whose host
+    # ran the kernel 1.5× slower is compared at the baseline's speed, and its tokens 1.5× apart (20 → 30 ms)
+    # are no regression. The same runs on an equally fast host are one, and so are they where the server did
+    # not do the host's CPU work (a GPU's): the host's speed is then noted, not applied.
+    for case, ratio, server, verdict in (
+        ("slower-host", 1.5, 0.9, "no_regression"),
+        ("same-host", 1.0, 0.9, "regression"),
+        ("gpu-server", 1.5, 0.05, "regression"),
+    ):
+        a = _on_host(old.parent, tmp_path / case / "a", 10.0, server)
+        b = _on_host(new.parent, tmp_path / case / "b", 10.0 * ratio, server)
+        out = tmp_path / case / "diff"
+        result = CliRunner().invoke(app, ["diff", str(a), str(b), "-o", str(out)])
+        report = json.loads((out / "diff.json").read_text())
+        assert report["verdict"] == verdict, (case, result.output)
+        assert result.exit_code == (0 if verdict == "no_regression" else 1)
+        rows = [f for f in report["figures"] if f["old_repeats"] is not None]
+        assert rows and all(f["host_adjusted"] == (server > 0.5) for f in rows)
+        assert all(any(f"took {ratio:.2f}× the baseline's" in n for n in f["notes"]) for f in rows)
+        tpot = next(f for f in rows if f["figure"] == "tpot_ms.p50")
+        assert tpot["new"] / tpot["old"] == pytest.approx(1.5 / (ratio if server > 0.5 else 1), rel=0.1)
+
+
+def _on_host(folder, to, reference_ms: float, server: float):
+    """A copy of a build's folder whose every capacity run states the host's speed (`reference_ms`) and the
+    server's share of the host's CPU (`server`), as a build on such a host states them."""
+    shutil.copytree(folder, to)
+    sheet = json.loads((to / "factsheet.json").read_text())
+    cap = sheet["load"]["capacity"]
+    speed = {"reference_ms": reference_ms, "fastest_ms": reference_ms, "slowest_ms": reference_ms, "rounds": 15}
+    for load in [*cap["host_load"], *(r["host_load"] for r in cap["repeats"]["runs"])]:
+        load.update({"speed": speed, "server": server, "other": 0.0, "busy": False})
+    (to / "factsheet.json").write_text(json.dumps(sheet))
+    return to / "factsheet.json"
 
 
 def test_a_capacity_that_does_not_hold_in_every_repeat_is_not_the_answer(tmp_path, endpoint_spec):

@@ -15,12 +15,13 @@ from probes.targets.isolation import CACHE_RESET, FRESH_START, Isolation
 @dataclass(frozen=True)
 class RepeatedRun:
     """One of the k runs: where it is stated, its figures, whether it passed the pass rule, whether the host
-    was busy over it."""
+    was busy over it, and the host's load over it (None: not measured)."""
 
     pointer: str
     metrics: LoadMetrics
     passed: bool
     busy: bool
+    load: HostLoad | None = None
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,21 @@ def repeated(cap: CapacitySection | NotMeasured, base: str) -> Repeated | None:
     i = cap.repeats.of
     p = cap.result.points[i]
     load = cap.host_load[i] if i < len(cap.host_load) else None
-    runs = [RepeatedRun(f"{base}/result/points/{i}", p.metrics, p.passed, _busy(load))]
+    runs = [RepeatedRun(f"{base}/result/points/{i}", p.metrics, p.passed, _busy(load), _measured(load))]
     runs += [
-        RepeatedRun(f"{base}/repeats/runs/{j}/point", r.point.metrics, r.point.passed, _busy(r.host_load))
+        RepeatedRun(f"{base}/repeats/runs/{j}/point", r.point.metrics, r.point.passed, _busy(r.host_load),
+                    _measured(r.host_load))
         for j, r in enumerate(cap.repeats.runs)
-    ]
+    ]  # fmt: skip
     return Repeated(i, runs, isolation_words([r.isolation for r in cap.repeats.runs]))
 
 
 def _busy(load) -> bool:
     return isinstance(load, HostLoad) and load.busy
+
+
+def _measured(load) -> HostLoad | None:
+    return load if isinstance(load, HostLoad) else None
 
 
 def isolation_words(done: list[Isolation]) -> str:
