@@ -50,7 +50,7 @@ from pydantic import Field
 
 from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChange, deployment_changes
 from factsheet.compliance.evidence import PointRecords, load_point_records
-from factsheet.compliance.host_speed import HostFactors, at_host_speed, host_factors
+from factsheet.compliance.host_speed import SLOWER_HOST, HostFactors, at_host_speed, host_factors, host_ratio
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.document.headline.figures import capacity_figure
@@ -125,7 +125,8 @@ NOISE_SCOPE_BETWEEN = (
 )
 BUSY = "busy host"
 NO_BETWEEN = "no between-run noise"
-NotDecided = Literal["busy host", "no between-run noise"]
+SLOWER = "slower host"
+NotDecided = Literal["busy host", "no between-run noise", "slower host"]
 OnInconclusive = Literal["pass", "fail"]
 DEFAULT_ON_INCONCLUSIVE: OnInconclusive = "fail"
 PREDICTION_METHOD = (
@@ -202,7 +203,8 @@ class FigureDiff(Model):
     not_decided: NotDecided | None = Field(
         None,
         description="a row that decides, not decided: why. 'busy host' (worse beyond noise and limit); "
-        "'no between-run noise' (whatever its change: its noise is one run's own)",
+        "'no between-run noise' (whatever its change: its noise is one run's own); 'slower host' (a capacity "
+        "worse beyond noise and limit, the candidate's host-speed kernel over 10 % slower than the baseline's)",
     )
     between_run: bool = Field(
         False,
@@ -216,6 +218,11 @@ class FigureDiff(Model):
         False,
         description="between-run values at the baseline's host speed (old, new and the repeats: "
         "factsheet/compliance/host_speed.py); False: as measured",
+    )
+    host_ratio: float | None = Field(
+        None,
+        description="capacity rows: the candidate's median host-speed kernel time ÷ the baseline's over their "
+        "repeated runs, where the server did the host's CPU work (None: not timed, or not CPU-served)",
     )
     decided_by: str | None = Field(
         None,
@@ -509,7 +516,8 @@ def _verdict(figures: list[FigureDiff], sides: dict[str, Support]) -> tuple[Verd
         )
     # no_regression only when every row that decides was compared and decided (issue 42 item 1, 41 item 1)
     open_rows = [
-        (f"not decided, {why}", [f for f in deciding if f.not_decided == why]) for why in (BUSY, NO_BETWEEN)
+        (f"not decided, {why}", [f for f in deciding if f.not_decided == why])
+        for why in (BUSY, SLOWER, NO_BETWEEN)
     ] + [("not compared", [f for f in deciding if f.status != "compared"])]
     held = [f"{words}: {_names(rows)}" for words, rows in open_rows if rows]
     if held:
@@ -583,6 +591,8 @@ def _decide(f: FigureDiff, worse: bool) -> None:
         return
     if f.busy_host:
         f.not_decided = BUSY
+    elif f.host_ratio is not None and f.host_ratio > 1 + SLOWER_HOST:
+        f.not_decided = SLOWER  # a capacity no factor scales: its host, not only its deployment, was slower
     else:
         f.regression = True
 
@@ -683,9 +693,10 @@ def _capacity_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Pat
         else:
             row = _capacity_row(scope, o.section, n.section)
             # each answer held over its k runs on both sides: a rebuild's noise, not one run's
-            row.between_run = (
-                repeated(o.section, o.path) is not None and repeated(n.section, n.path) is not None
-            )
+            rep_o, rep_n = repeated(o.section, o.path), repeated(n.section, n.path)
+            row.between_run = rep_o is not None and rep_n is not None
+            if rep_o is not None and rep_n is not None:
+                row.host_ratio = host_ratio([r.load for r in rep_o.runs], [r.load for r in rep_n.runs])
             _host_notes([row], _loads(o.section, scope, o.path), _loads(n.section, scope, n.path))
             out.append(_Row(row, o.path, n.path))
             out += _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)

@@ -19,6 +19,9 @@ from probes.hostload import HostLoad
 
 # The server's share of the host's CPU over a run from which its latencies are the host CPU's work.
 CPU_BOUND = 0.5
+# A candidate's host this much slower than the baseline's (medians of the kernel's time) is a slower host: the
+# kernel's own timings on one idle host agree within 5 %.
+SLOWER_HOST = 0.10
 HOST_ADJUSTED_METHOD = (
     "at the baseline's host speed: each run's times × (the baseline's median reference-kernel time ÷ the "
     "run's own), goodput ÷ that factor, SLO attainment as measured; applied where the server's process tree "
@@ -69,3 +72,16 @@ def at_host_speed(figure: str, values: list[float], factors: list[float]) -> lis
     if figure == "goodput":
         return [v / f for v, f in zip(values, factors, strict=True)]
     return [v * f for v, f in zip(values, factors, strict=True)]
+
+
+def host_ratio(old: Sequence[HostLoad | None], new: Sequence[HostLoad | None]) -> float | None:
+    """The candidate's median kernel time ÷ the baseline's, where every run states one and the server did the
+    host's CPU work over each (what a capacity, which no factor scales, is read beside); None otherwise."""
+    loads = [*old, *new]
+    if not old or not new or any(x is None or x.speed is None for x in loads):
+        return None
+    if any(x is None or x.server is None or x.server < CPU_BOUND for x in loads):
+        return None
+    times_old = [x.speed.reference_ms for x in old if x is not None and x.speed is not None]
+    times_new = [x.speed.reference_ms for x in new if x is not None and x.speed is not None]
+    return statistics.median(times_new) / statistics.median(times_old)

@@ -50,12 +50,16 @@ CONFIRM_STEP_WORDS = {
     "one": "a failed confirmation steps down by one (concurrency) or to the next lower passing probe (rate)",
     "bisect": "a failed confirmation steps down to the middle between the failed value and the highest value "
     "still passing below it (concurrency rounded down; at adjacent values, that value itself)",
-    # A failed long run says the short probes passing just below it are not evidence (five demo rebuilds:
-    # chat sessions confirmed at 15 failed, then at 14, where a probe had passed, and the answer stayed
-    # unconfirmed); only a long run's pass is.
+    # A long run failing outright says the short probes passing just below it are not evidence (five demo
+    # rebuilds: chat sessions confirmed at 15 failed, then at 14, where a probe had passed, and the answer
+    # stayed unconfirmed); one failing after runs at its value passed says the value is marginal, and the
+    # probes below it still are (a demo build: 24 held twice, failed once; halving to the lowest probe, 4,
+    # confirmed 14 where 20 holds).
     "bisect-long": "a failed confirmation steps down to the middle between the failed value and the highest "
-    "value a long run (a confirmation or a repeat) passed below it, or, where none did, the lowest value a "
-    "probe passed (concurrency rounded down; at adjacent values, that value itself)",
+    "value a long run (a confirmation or a repeat) passed below it; where none did, the highest value a probe "
+    "passed below it when a long run at the failed value passed (the step failed in a later run: the value is "
+    "marginal), else the lowest value a probe passed (concurrency rounded down; at adjacent values, that value "
+    "itself)",
 }
 # A point with more failed requests than this fraction of those measured fails (failures are violations).
 MAX_FAILED_FRACTION = 0.01
@@ -475,7 +479,8 @@ def _step_down(search: _Search, failed: float, tolerance: float, step: ConfirmSt
     if step == "bisect-long" and below:
         held = {p.value: p.passed for p in search.points if p.confirmation}
         long_passes = [v for v, ok in held.items() if ok and v < failed]
-        below = long_passes or [min(below)]
+        marginal = any(p.passed for p in search.points if p.confirmation and p.value == failed)
+        below = long_passes or (below if marginal else [min(below)])
     if step in ("bisect", "bisect-long") and below:
         base = max(below)
         if search.knob == "concurrency":

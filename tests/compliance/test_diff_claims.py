@@ -109,6 +109,7 @@ def test_a_capacity_that_dropped_from_8_to_4_is_not_decided_without_repeats(buil
     # Runs at different loads are not compared; the answers' difference is the capacity row's.
     conf = _row(report, "e2el_ms.p50", "capacity (synthetic) confirmation")
     assert conf["status"] == "not_comparable" and conf["reason"].startswith("the answers differ (8 vs 4)")
+    assert conf["decided_by"] == CAPACITY  # it holds the verdict open no more: the capacity row decides
     # The other way round it is an improvement beyond noise, not a regression.
     result, report = _diff(builds["four"], builds["eight"], tmp_path / "back")
     cap = _row(report, CAPACITY, "capacity (synthetic)")

@@ -192,13 +192,53 @@ def test_diff_decides_a_repeated_run_by_its_between_run_spread(tmp_path, endpoin
         assert tpot["new"] / tpot["old"] == pytest.approx(1.5 / (ratio if server > 0.5 else 1), rel=0.1)
 
 
+def test_two_answers_are_compared_by_the_capacity_row_alone(tmp_path, endpoint_spec):
+    """Known truth: one server holds 4 users, the other 5 (slots), each answer held in all 3 runs. Their
+    confirmation runs are at different loads, so those rows are not compared: the capacity row, decided on
+    both sides' repeats, decides in their place. 4 → 5 is no regression (exit 0); 5 → 4 is one."""
+    (tmp_path / "four").mkdir(), (tmp_path / "five").mkdir()
+    assert _build(tmp_path / "four", endpoint_spec).exit_code == 0
+    assert _build(tmp_path / "five", endpoint_spec, mock=MOCK.model_copy(update={"slots": 5})).exit_code == 0
+    four, five = (tmp_path / x / "out" / "factsheet.json" for x in ("four", "five"))
+    for old, new, verdict in ((four, five, "no_regression"), (five, four, "regression")):
+        out = tmp_path / f"{old.parent.parent.name}-{new.parent.parent.name}"
+        result = CliRunner().invoke(app, ["diff", str(old), str(new), "-o", str(out)])
+        report = json.loads((out / "diff.json").read_text())
+        cap = next(f for f in report["figures"] if f["figure"] == "capacity_at_slo")
+        assert {cap["old"], cap["new"]} == {4, 5} and cap["between_run"], result.output
+        rows = [f for f in report["figures"] if f["scope"].startswith("capacity (synthetic) confirmation")]
+        assert rows and all(
+            f["status"] == "not_comparable" and f["decided_by"] == "capacity_at_slo" for f in rows
+        )
+        # a busy host (measured, not set) holds a worse capacity row open rather than deciding it
+        expected = "inconclusive" if verdict == "regression" and cap["busy_host"] else verdict
+        assert report["verdict"] == expected, result.output
+        assert result.exit_code == (0 if expected == "no_regression" else 1)
+    # The same drop on a host whose kernel ran 1.3× slower (the server doing the host's CPU work): no factor
+    # scales a capacity, so the row is not decided and the diff inconclusive, exit 1 — never passed.
+    old, new = (
+        _on_host(five.parent, tmp_path / "h5", 10.0, 0.9),
+        _on_host(four.parent, tmp_path / "h4", 13.0, 0.9),
+    )
+    result = CliRunner().invoke(app, ["diff", str(old), str(new), "-o", str(tmp_path / "slower")])
+    report = json.loads((tmp_path / "slower" / "diff.json").read_text())
+    cap = next(f for f in report["figures"] if f["figure"] == "capacity_at_slo")
+    assert cap["host_ratio"] == pytest.approx(1.3) and cap["not_decided"] == "slower host", result.output
+    assert report["verdict"] == "inconclusive" and result.exit_code == 1
+
+
 def _on_host(folder, to, reference_ms: float, server: float):
     """A copy of a build's folder whose every capacity run states the host's speed (`reference_ms`) and the
     server's share of the host's CPU (`server`), as a build on such a host states them."""
     shutil.copytree(folder, to)
     sheet = json.loads((to / "factsheet.json").read_text())
     cap = sheet["load"]["capacity"]
-    speed = {"reference_ms": reference_ms, "fastest_ms": reference_ms, "slowest_ms": reference_ms, "rounds": 15}
+    speed = {
+        "reference_ms": reference_ms,
+        "fastest_ms": reference_ms,
+        "slowest_ms": reference_ms,
+        "rounds": 15,
+    }
     for load in [*cap["host_load"], *(r["host_load"] for r in cap["repeats"]["runs"])]:
         load.update({"speed": speed, "server": server, "other": 0.0, "busy": False})
     (to / "factsheet.json").write_text(json.dumps(sheet))

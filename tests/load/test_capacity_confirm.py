@@ -154,6 +154,25 @@ def test_bisect_long_halves_towards_a_value_a_long_run_held():
     assert _step_down(search, 12, 0.05, "bisect") == 10  # between 8 (a probe passed it) and 12
 
 
+def test_bisect_long_after_a_marginal_step_halves_towards_the_probes():
+    """A step that failed in a later run (24 held in its first run, failed in its second) says 24 is marginal,
+    not that the probes below it mislead: the next step is the middle towards the highest probe that passed
+    (16 → 20). A step that failed outright halves towards the lowest probe that passed (4 → 14)."""
+
+    def search_with(*runs):
+        search = _Search(lambda v: None, "concurrency", None)
+        for value, ok, long_run in ((4, True, False), (8, True, False), (16, True, False), (32, False, False),
+                                    *runs):  # fmt: skip
+            e2el = np.full(600 if long_run else 24, 0.1 if ok else 0.2)
+            search.points.append(judge_point(value, measured(e2el, SLO_130), None, confirmation=long_run))
+        return search
+
+    marginal = search_with((24, True, True), (24, False, True))
+    assert _step_down(marginal, 24, 0.05, "bisect-long") == 20
+    outright = search_with((24, False, True))
+    assert _step_down(outright, 24, 0.05, "bisect-long") == 14
+
+
 def _repeat(value: float, server: _Server, *, at: int | None = None):
     """One more long run at `value` (served as `at` users would be, when given), judged as the confirmation it
     repeats."""
