@@ -19,6 +19,7 @@ from factsheet.binding.context import (
     load_point_context,
     parse_header,
     server_scrapes_context,
+    stated_host,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "load_point_context",
     "parse_header",
     "server_scrapes_context",
+    "stated_host",
 ]

@@ -19,6 +19,7 @@ from probes.accuracy.dataset import DatasetInfo
 from probes.core.digests import sha256_json
 from probes.core.measurement import Model, NotMeasured
 from probes.energy import EnergyResult
+from probes.hostload import HostLoad
 from probes.load.capacity import Knob
 from probes.load.point import SLO, LoadPoint
 from probes.load.runner import PointResult
@@ -47,13 +48,27 @@ class CapacityStepContext(Model):
         "1: none; None: an older step): so a document that leaves its repeats out (a failed one hidden) "
         "no longer matches its search's records",
     )
+    host_speed_ms: float | None = Field(
+        None,
+        description="the host-speed kernel's time before the run (a repeated step's runs; None: not timed): "
+        "bound, as `factsheet diff` compares the runs at it, so a document that restates it no longer "
+        "matches its records",
+    )
+    server_share: float | None = Field(
+        None,
+        description="the server's share of the host's CPU over the run, where its host speed is timed (None: "
+        "not timed, or the server not found): bound, as it decides whether diff compares the run at the "
+        "baseline's host speed",
+    )
 
     @model_serializer(mode="wrap")
     def _older_steps_unchanged(self, handler: SerializerFunctionWrapHandler) -> dict:
-        """An older step states no `repeats`: left out, so its digest is the one its build wrote."""
+        """An older step states no `repeats` nor host speed: left out, so its digest is the one its build
+        wrote."""
         data = handler(self)
-        if data.get("repeats") is None:
-            data.pop("repeats", None)
+        for name in ("repeats", "host_speed_ms", "server_share"):
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
 
@@ -172,14 +187,27 @@ def capacity_step_context(
     slo: SLO,
     workload: WorkloadProfile | None = None,
     repeats: int | None = None,
+    host_speed_ms: float | None = None,
+    server_share: float | None = None,
 ) -> CapacityStepContext | WorkloadCapacityStepContext:
     """The load section's own search: a capacity step; a compared workload's (`workload` given): a workload
-    capacity step, which also binds the profile. `repeats`: the runs its build asked for."""
+    capacity step, which also binds the profile. `repeats`: the runs its build asked for; `host_speed_ms`:
+    the host's speed before the run, when timed, and `server_share` the server's share of the host's CPU over
+    it."""
     step = {"knob": knob, "value": float(value), "position": position, "confirmation": confirmation}
     step["repeats"] = repeats
+    step["host_speed_ms"], step["server_share"] = host_speed_ms, server_share
     if workload is None:
         return CapacityStepContext(**step, template=template, slo=slo)
     return WorkloadCapacityStepContext(**step, workload=workload, template=template, slo=slo)
+
+
+def stated_host(load: object) -> dict[str, float | None]:
+    """What a capacity step's context binds of its run's host load: the host-speed kernel's time and the
+    server's share of the host's CPU, where the speed was timed (else neither)."""
+    if not isinstance(load, HostLoad) or load.speed is None:
+        return {"host_speed_ms": None, "server_share": None}
+    return {"host_speed_ms": load.speed.reference_ms, "server_share": load.server}
 
 
 def accuracy_context(result: AccuracyResult) -> AccuracyContext:

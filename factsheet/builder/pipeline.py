@@ -18,6 +18,7 @@ from factsheet.binding import (
     energy_context,
     load_point_context,
     server_scrapes_context,
+    stated_host,
 )
 from factsheet.builder import budget
 from factsheet.builder import provenance as prov
@@ -728,6 +729,7 @@ def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | No
         slo=run.spec.load.slo,
         workload=search.bound_workload,
         repeats=spec.repeats,
+        **stated_host(result.host_load),
     )
     records = run.checkpoints.records(
         f"{name}.jsonl", records_jsonl(result.records), len(result.records), context

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from factsheet.binding import capacity_step_context, load_point_context
+from factsheet.binding import capacity_step_context, load_point_context, stated_host
 from factsheet.document.rules import RuleSet
 from factsheet.document.schema import CapacitySection, LoadSection
 from factsheet.rederive import server_view
@@ -334,9 +334,12 @@ def _capacity(
         context = capacity_step_context(
             cap.knob, stated.value, i, confirmation=stated.confirmation, template=step_template(section, template, i),
             slo=cap.slo, workload=searched.workload, repeats=asked_repeats(section, rules),
+            **stated_host(section.host_load[i] if i < len(section.host_load) else None),
         )  # fmt: skip
         fields = {
             "repeats": f"{path}.repeats (the runs the build asked for)",
+            "host_speed_ms": f"{path}.host_load[{i}].speed.reference_ms",
+            "server_share": f"{path}.host_load[{i}].server",
             "knob": f"{base}.knob",
             "value": f"{base}.points[{i}].value",
             "position": f"{path}.records[{i}] (place in the probing order)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factsheet.binding import capacity_step_context
+from factsheet.binding import capacity_step_context, stated_host
 from factsheet.document.repeats import run_seed, search_block
 from factsheet.document.rules import RuleSet
 from factsheet.document.schema import CapacitySection, LoadSection
@@ -103,9 +103,10 @@ def _repeats(section: CapacitySection, template: LoadPoint, path: str, template_
         context = capacity_step_context(
             cap.knob, run.point.value, len(cap.points) + j, confirmation=True,
             template=template.model_copy(update={"seed": run.seed}), slo=cap.slo, workload=workload,
-            repeats=asked_repeats(section, rules),
+            repeats=asked_repeats(section, rules), **stated_host(run.host_load),
         )  # fmt: skip
         fields = {"knob": f"{path}.result.knob", "value": f"{at}.point.value", "slo": f"{path}.result.slo",
+                  "host_speed_ms": f"{at}.host_load.speed.reference_ms", "server_share": f"{at}.host_load.server",
                   "position": f"{at}.records (place after the search)", "confirmation": f"{at}.point.confirmation",
                   "template": template_path, "workload": f"{path} (its workload)",
                   "repeats": f"{path}.repeats.k"}  # fmt: skip

@@ -10,31 +10,23 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import sys
 
 import pytest
 from typer.testing import CliRunner
 
+from factsheet.binding import header_line, parse_header
 from factsheet.cli.commands import app
 from factsheet.document.headline.rebuild import (
-    FLOOR_METHOD,
-    SHARE_METHOD,
-    WIDEN_METHOD,
-    Guards,
     rebuild_interval,
-    summary,
     t_quantile,
 )
 from factsheet.document.repeats import SEED_BLOCK
-from factsheet.document.rules import rule_set
-from factsheet.document.schema import SCHEMA_VERSION
 from factsheet.document.versions import DIFF_VERSION
 from factsheet.spec.build import CapacitySpec
-from probes.load.capacity import STEP_REPEATS_RULE
-from probes.targets.isolation import CACHE_RESET, FRESH_START, reset_prefix_cache
+from probes.core.digests import sha256_bytes
+from probes.targets.isolation import CACHE_RESET, reset_prefix_cache
 from probes.targets.mock_server import MockServerConfig, running
-from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
-from tests.support.spec_builder import write_spec
+from tests.support.mock_spec import e2el_slo
 
 pytestmark = pytest.mark.system
 
@@ -190,6 +182,21 @@ def test_diff_decides_a_repeated_run_by_its_between_run_spread(tmp_path, endpoin
         assert all(any(f"took {ratio:.2f}× the baseline's" in n for n in f["notes"]) for f in rows)
         tpot = next(f for f in rows if f["figure"] == "tpot_ms.p50")
         assert tpot["new"] / tpot["old"] == pytest.approx(1.5 / (ratio if server > 0.5 else 1), rel=0.1)
+    # A candidate that restates its host as slower in factsheet.json alone is refused: its records bind the
+    # kernel's time and the server's share the build measured, so its figures are unsupported.
+    forged = tmp_path / "forged"
+    shutil.copytree(new.parent, forged)
+    sheet = json.loads((forged / "factsheet.json").read_text())
+    cap = sheet["load"]["capacity"]
+    for load in [*cap["host_load"], *(r["host_load"] for r in cap["repeats"]["runs"])]:
+        if load.get("speed"):
+            load["speed"]["reference_ms"] *= 1.5
+    (forged / "factsheet.json").write_text(json.dumps(sheet))
+    result = CliRunner().invoke(
+        app, ["diff", str(old), str(forged / "factsheet.json"), "-o", str(tmp_path / "f")]
+    )
+    assert json.loads((tmp_path / "f" / "diff.json").read_text())["verdict"] == "unsupported", result.output
+    assert result.exit_code == 1
 
 
 def test_two_answers_are_compared_by_the_capacity_row_alone(tmp_path, endpoint_spec):
@@ -228,159 +235,25 @@ def test_two_answers_are_compared_by_the_capacity_row_alone(tmp_path, endpoint_s
 
 
 def _on_host(folder, to, reference_ms: float, server: float):
-    """A copy of a build's folder whose every capacity run states the host's speed (`reference_ms`) and the
-    server's share of the host's CPU (`server`), as a build on such a host states them."""
+    """A copy of a build's folder whose timed runs (a repeated step's) state the host's speed `reference_ms`
+    and the server's share `server` of the host's CPU, as a build on such a host states them: each run's
+    records header restated to bind them, as the build binds them."""
     shutil.copytree(folder, to)
     sheet = json.loads((to / "factsheet.json").read_text())
     cap = sheet["load"]["capacity"]
-    speed = {
-        "reference_ms": reference_ms,
-        "fastest_ms": reference_ms,
-        "slowest_ms": reference_ms,
-        "rounds": 15,
-    }
-    for load in [*cap["host_load"], *(r["host_load"] for r in cap["repeats"]["runs"])]:
-        load.update({"speed": speed, "server": server, "other": 0.0, "busy": False})
+    runs = [*zip(cap["host_load"], cap["records"], strict=True)]
+    runs += [(r["host_load"], r["records"]) for r in cap["repeats"]["runs"]]
+    timed = [(load, ref) for load, ref in runs if load.get("speed")]
+    assert timed  # the build timed its repeated step's runs
+    for load, ref in timed:
+        load["speed"].update(reference_ms=reference_ms, fastest_ms=reference_ms, slowest_ms=reference_ms)
+        load.update(server=server, other=0.0, busy=False)
+        path = to / ref["path"]
+        first, rest = path.read_bytes().split(b"\n", 1)
+        context = parse_header(first).context.model_copy(
+            update={"host_speed_ms": reference_ms, "server_share": server}
+        )
+        path.write_bytes(header_line(context) + rest)
+        ref["sha256"] = sha256_bytes(path.read_bytes())
     (to / "factsheet.json").write_text(json.dumps(sheet))
     return to / "factsheet.json"
-
-
-def test_a_capacity_that_does_not_hold_in_every_repeat_is_not_the_answer(tmp_path, endpoint_spec):
-    """Known truth: the deployment holds 4 users in its first two runs (E2EL 240 ms) and not in the third (its
-    tokens 60 ms apart after the second reset: E2EL 100 + 7 × 60 = 520 ms > 450). The confirmation step at 4
-    holds in 2 of 3 runs, so 4 is not the capacity (STEP_REPEATS_RULE); with one step allowed the answer is 2,
-    the highest other value that passed, unconfirmed; page 1 and validate say the same. (A step lower down that
-    holds: tests/load/test_capacity_bracketing.py.)"""
-    moving = MOCK.model_copy(update={"itl_ms_after_reset": [20, 60]})
-    with running(moving) as url:
-        capacity = {**CAPACITY, "max_confirmations": 1}
-        spec = endpoint_spec(tmp_path, url, overrides={"load": {"slo": e2el_slo(450), "capacity": capacity}})
-        result = CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
-    path = tmp_path / "out" / "factsheet.json"
-    sheet = json.loads(path.read_text())
-    assert sheet["schema_version"] == SCHEMA_VERSION
-    cap = sheet["load"]["capacity"]
-    assert cap["repeats"]["answer_rule"] == STEP_REPEATS_RULE
-    assert cap["repeats"]["of"] is None and cap["repeats"]["runs"] == []  # no step held: no headline repeats
-    step = [(p["value"], p["passed"], p["isolation"] is not None) for p in cap["result"]["points"][-3:]]
-    assert step == [
-        (4, True, False),
-        (4, True, True),
-        (4, False, True),
-    ]  # the step's runs stay among the points
-    r = cap["result"]
-    assert (r["capacity"], r["bracket"], r["confirmed"]) == (2, [2, 4], False)
-    assert r["search"]["rule"] == "bracketing" and r["search"]["confirm_runs"] == 3
-    # The failed run's p99 interval lay wholly above 450 ms, but two runs at 4 passed: runs that disagree
-    # bound the range neither way. 5 users (a probe whose queued requests took 480 ms) clearly failed.
-    assert r["range"] == [None, 5]
-    assert "no confirmation step of 3 run(s) held" in r["stop_reason"]
-    figure = next(f for f in sheet["headline"]["figures"] if f["id"] == "capacity_at_slo")
-    assert figure["value"] == 2 and figure["verdict"] == "not_confirmed"
-    ok = _validate(path)
-    assert ok.exit_code == 0, ok.output
-    # the search's answer as if the step had held does not validate
-    forged = json.loads(path.read_text())
-    forged["load"]["capacity"]["result"].update(capacity=4, bracket=[4, 5], confirmed=True)
-    path.write_text(json.dumps(forged))
-    edited = _validate(path)
-    assert edited.exit_code == 1 and "load.capacity.result" in edited.output, edited.output
-
-
-def test_a_rebuild_interval_of_a_figure_that_cannot_be_negative_stops_at_0():
-    """The demo's chat-sessions p99 E2EL over 3 repeats (2,710, 4,216, 3,829 ms): mean ± t · s · √(4/3) runs
-    below 0 ms. From schema 1.8.0 the stated lower end is 0 and the method says so; the upper end is kept."""
-    values = [2709.66, 4216.31, 3829.43]
-    mean, _, low, high = rebuild_interval(values)
-    assert low < 0
-    floored = summary("p99 E2EL (ms)", values, ["/a", "/b", "/c"], "fresh starts", floor=True)
-    assert floored.interval.lower == 0 and math.isclose(floored.interval.upper, high)
-    assert floored.interval.method == FLOOR_METHOD and "no less than 0" in FLOOR_METHOD
-    as_before = summary("p99 E2EL (ms)", values, ["/a", "/b", "/c"], "fresh starts")
-    assert as_before.interval.lower == low  # a 1.7.0 document keeps the interval it stated
-
-
-def test_repeats_that_agree_by_chance_still_leave_a_next_build_its_own_noise():
-    """The demo's attainment at 16 users in three runs of one build (bench/rebuilds_results.txt, b4): 432 of
-    459 each time, s = 0. Before 1.9.0 the rebuild interval was [0.941, 0.941], and the next build's 0.943 lay
-    outside it. From 1.9.0 the half-width is at least the runs' own 95 % half-width × √(1 + 1/k)."""
-    values = [432 / 459] * 3
-    within = [(0.915566, 0.960881)] * 3  # each run's Clopper–Pearson interval of 432/459
-    as_before = summary("the figure", values, ["/a", "/b", "/c"], "fresh starts", floor=True)
-    assert as_before.interval.lower == as_before.interval.upper  # zero width
-    assert math.isclose(as_before.interval.lower, values[0])
-    widened = summary("the figure", values, ["/a", "/b", "/c"], "fresh starts", floor=True, within=within,
-                      share=True)  # fmt: skip
-    half = (0.960881 - 0.915566) / 2 * math.sqrt(1 + 1 / 3)
-    assert math.isclose(widened.interval.lower, values[0] - half)
-    assert math.isclose(widened.interval.upper, values[0] + half)
-    assert widened.interval.lower <= 0.943355 <= widened.interval.upper  # b5's value
-    assert widened.interval.method == SHARE_METHOD and WIDEN_METHOD in SHARE_METHOD
-
-
-def test_a_wide_interval_is_kept_and_a_share_stops_at_1():
-    """b5's attainment (0.943, 0.987, 0.943): the normal interval runs to 1.08. The between-run spread is wider
-    than the runs' own intervals, so it stands, and a share's upper end is 1."""
-    values = [0.9433551, 0.9869281, 0.9433551]
-    mean, _, low, high = rebuild_interval(values)
-    assert high > 1
-    within = [(0.918, 0.962), (0.969, 0.995), (0.918, 0.962)]
-    share = summary("the figure", values, ["/a", "/b", "/c"], "fresh starts", floor=True, within=within,
-                    share=True)  # fmt: skip
-    assert share.interval.upper == 1.0 and math.isclose(share.interval.lower, low)
-    latency = summary("p99 E2EL (ms)", [1722.3, 1931.6, 2830.2], ["/a", "/b", "/c"], "fresh starts",
-                      floor=True, within=[(1600.0, 1800.0), None, (2700.0, 2900.0)])  # fmt: skip
-    assert latency.interval.method == WIDEN_METHOD
-    assert math.isclose(latency.interval.upper, rebuild_interval([1722.3, 1931.6, 2830.2])[3])
-
-
-def test_the_guards_follow_the_documents_version():
-    assert Guards.of(rule_set("1.7.0")) == Guards(floor=False, widen=False)
-    assert Guards.of(rule_set("1.8.0")) == Guards(floor=True, widen=False)
-    assert Guards.of(rule_set("1.9.0")) == Guards(floor=True, widen=True)
-
-
-# A vllm-kind target whose command serves the mock (MOCK's timing) and appends the server's own line for every
-# streamed request to a file (argv[2]): its process id and arrival number, so each start's requests are counted.
-SERVE_LOGGED = (
-    "import sys; from aiohttp import web; from probes.targets.mock_server import MockServerConfig, build_app; "
-    "log = open(sys.argv[2], 'ab', buffering=0); "
-    "cfg = MockServerConfig(model='mock-model', ttft_ms=100, itl_ms=20, slots=4); "
-    "web.run_app(build_app(cfg, None, log.write), host='127.0.0.1', port=int(sys.argv[1]), access_log=None, "
-    "print=None)"
-)
-
-
-def test_a_repeat_after_a_fresh_start_meets_a_server_warmed_at_its_own_load(tmp_path):
-    """Known truth: the confirmation step at 4 users repeats twice, each after the tool restarts the server it
-    started. Each restarted server's own log counts 4 + 24 requests: one warm-up round at the run's concurrency
-    (4 at once, WARM_UP_RULE) and the repeat's 24; the repeat's records hold its 24 alone, and the isolation
-    says so. The plan costs the warm-up with the restart."""
-    folder, log = tmp_path / "model", tmp_path / "served.jsonl"
-    folder.mkdir()
-    target = {"kind": "vllm", "model": {"path": str(folder)}, "served_model_name": "mock-model",
-              "command": [sys.executable, "-c", SERVE_LOGGED, "{port}", str(log)], "stop_grace_s": 2}  # fmt: skip
-    spec = {**endpoint_spec_dict("unused", overrides={"load": {"slo": e2el_slo(450), "capacity": CAPACITY}}),
-            "target": target}  # fmt: skip
-    write_spec(tmp_path / "model.yaml", spec)
-    result = CliRunner().invoke(app, ["build", str(tmp_path / "model.yaml"), "-o", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
-    sheet = json.loads((tmp_path / "out" / "factsheet.json").read_text())
-    cap = sheet["load"]["capacity"]
-    assert cap["result"]["capacity"] == 4 and len(cap["repeats"]["runs"]) == 2
-    served: dict[int, list[int]] = {}
-    for line in log.read_text().splitlines():
-        entry = json.loads(line)
-        served.setdefault(entry["pid"], []).append(entry["n"])
-    first, *restarted = served.values()  # one server process per start, in the order they served
-    assert len(restarted) == 2
-    assert [sorted(ns) for ns in restarted] == [list(range(1, 4 + 24 + 1))] * 2
-    for run in cap["repeats"]["runs"]:
-        assert run["isolation"]["method"] == FRESH_START and run["isolation"]["done"]
-        assert "then 4 warm-up requests at concurrency 4" in run["isolation"]["detail"]
-        assert run["point"]["metrics"]["e2el_ms"]["n"] == 24 and run["records"]["records"] == 24
-    step = next(i for i in sheet["plan"]["items"] if "confirmation step" in i["what"])
-    assert "warm-up round" in step["what"]
-    ok = _validate(tmp_path / "out" / "factsheet.json")
-    assert ok.exit_code == 0, ok.output
