@@ -51,14 +51,14 @@ class CapacityStepContext(Model):
     host_speed_ms: float | None = Field(
         None,
         description="the host-speed kernel's time before the run (a repeated step's runs; None: not timed): "
-        "bound, as `factsheet diff` compares the runs at it, so a document that restates it no longer "
+        "bound, as `factsheet diff` states it beside the runs, so a document that restates it no longer "
         "matches its records",
     )
     server_share: float | None = Field(
         None,
         description="the server's share of the host's CPU over the run, where its host speed is timed (None: "
-        "not timed, or the server not found): bound, as it decides whether diff compares the run at the "
-        "baseline's host speed",
+        "not timed, or the server not found): bound with the host speed, as what tells a CPU-served run "
+        "from one whose work is elsewhere",
     )
 
     @model_serializer(mode="wrap")

@@ -712,8 +712,8 @@ def _step(run: _Run, search: _Search, at: _StepAt, rates: dict[float, float | No
         tokenizer_path=live.tokenizer_path, profile=search.profile, server_view=run.spec.load.server_view,
         server_pid=live.server_pid, **_workers(run),
     )  # fmt: skip
-    # The runs `factsheet diff` compares between builds (a repeated step's) carry the host's speed, timed with
-    # the server idle.
+    # The runs `factsheet diff` compares between builds (a repeated step's) carry the host's speed, timed just
+    # before them.
     speed = host_speed() if at.kind != "probe" and spec.repeats > 1 else None
     result = runner(at.value, run.bar(label))
     if speed is not None and isinstance(result.host_load, HostLoad):

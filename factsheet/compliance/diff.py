@@ -50,7 +50,7 @@ from pydantic import Field
 
 from factsheet.compliance.deployment_diff import DEPLOYMENT_RULE, DeploymentChange, deployment_changes
 from factsheet.compliance.evidence import PointRecords, load_point_records
-from factsheet.compliance.host_speed import SLOWER_HOST, HostFactors, at_host_speed, host_factors, host_ratio
+from factsheet.compliance.host_speed import host_note, host_ratio
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.document.headline.figures import capacity_figure
@@ -125,8 +125,7 @@ NOISE_SCOPE_BETWEEN = (
 )
 BUSY = "busy host"
 NO_BETWEEN = "no between-run noise"
-SLOWER = "slower host"
-NotDecided = Literal["busy host", "no between-run noise", "slower host"]
+NotDecided = Literal["busy host", "no between-run noise"]
 OnInconclusive = Literal["pass", "fail"]
 DEFAULT_ON_INCONCLUSIVE: OnInconclusive = "fail"
 PREDICTION_METHOD = (
@@ -203,8 +202,7 @@ class FigureDiff(Model):
     not_decided: NotDecided | None = Field(
         None,
         description="a row that decides, not decided: why. 'busy host' (worse beyond noise and limit); "
-        "'no between-run noise' (whatever its change: its noise is one run's own); 'slower host' (a capacity "
-        "worse beyond noise and limit, the candidate's host-speed kernel over 10 % slower than the baseline's)",
+        "'no between-run noise' (whatever its change: its noise is one run's own)",
     )
     between_run: bool = Field(
         False,
@@ -214,15 +212,10 @@ class FigureDiff(Model):
     too_few_samples: bool = Field(
         False, description="not comparable within-run: a side's samples do not support the percentile"
     )
-    host_adjusted: bool = Field(
-        False,
-        description="between-run values at the baseline's host speed (old, new and the repeats: "
-        "factsheet/compliance/host_speed.py); False: as measured",
-    )
     host_ratio: float | None = Field(
         None,
-        description="capacity rows: the candidate's median host-speed kernel time ÷ the baseline's over their "
-        "repeated runs, where the server did the host's CPU work (None: not timed, or not CPU-served)",
+        description="between-run rows: the candidate's median host-speed kernel time ÷ the baseline's over the "
+        "runs compared, noted and never applied (factsheet/compliance/host_speed.py; None: not timed)",
     )
     decided_by: str | None = Field(
         None,
@@ -516,8 +509,7 @@ def _verdict(figures: list[FigureDiff], sides: dict[str, Support]) -> tuple[Verd
         )
     # no_regression only when every row that decides was compared and decided (issue 42 item 1, 41 item 1)
     open_rows = [
-        (f"not decided, {why}", [f for f in deciding if f.not_decided == why])
-        for why in (BUSY, SLOWER, NO_BETWEEN)
+        (f"not decided, {why}", [f for f in deciding if f.not_decided == why]) for why in (BUSY, NO_BETWEEN)
     ] + [("not compared", [f for f in deciding if f.status != "compared"])]
     held = [f"{words}: {_names(rows)}" for words, rows in open_rows if rows]
     if held:
@@ -591,8 +583,6 @@ def _decide(f: FigureDiff, worse: bool) -> None:
         return
     if f.busy_host:
         f.not_decided = BUSY
-    elif f.host_ratio is not None and f.host_ratio > 1 + SLOWER_HOST:
-        f.not_decided = SLOWER  # a capacity no factor scales: its host, not only its deployment, was slower
     else:
         f.regression = True
 
@@ -697,6 +687,7 @@ def _capacity_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Pat
             row.between_run = rep_o is not None and rep_n is not None
             if rep_o is not None and rep_n is not None:
                 row.host_ratio = host_ratio([r.load for r in rep_o.runs], [r.load for r in rep_n.runs])
+                row.notes += host_note(row.host_ratio, len(rep_o.runs), len(rep_n.runs))
             _host_notes([row], _loads(o.section, scope, o.path), _loads(n.section, scope, n.path))
             out.append(_Row(row, o.path, n.path))
             out += _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)
@@ -813,8 +804,8 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
     if rep_o is not None:
         one = None if rep_n is not None else rn.points[i_n].metrics
         loads_new = [r.load for r in rep_n.runs] if rep_n is not None else [_host_load(n.section, i_n)]
-        factors = host_factors([r.load for r in rep_o.runs], loads_new)
-        figures = [_between(f, rep_o, rep_n, one, factors) for f in figures]
+        ratio = host_ratio([r.load for r in rep_o.runs], loads_new)
+        figures = [_between(f, rep_o, rep_n, one, ratio) for f in figures]
         loads_o += repeat_loads(o.section, scope, o.path)
         if rep_n is not None:
             loads_n += repeat_loads(n.section, scope, n.path)
@@ -851,14 +842,14 @@ def _run_value(name: str, m: LoadMetrics) -> float | None:
 
 
 def _between(
-    f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetrics | None, factors: HostFactors | None
+    f: FigureDiff, old: Repeated, new: Repeated | None, one: LoadMetrics | None, ratio: float | None
 ) -> FigureDiff:
     """A confirmation row decided by between-run variance: old is the mean of the baseline's repeats; new the
     mean of the candidate's (Welch) or, without them, its one run `one` (the baseline's prediction interval);
     the level is set once every such row is known (`_between_run_alpha`). A percentile too few samples support
     within one run is decided so too: the repeats' spread is that figure's rebuild noise, as page 1's rebuild
-    interval states it; a row not comparable for another reason stays so. Where `factors` put each run at the
-    baseline's host speed (factsheet/compliance/host_speed.py), the values compared are so."""
+    interval states it; a row not comparable for another reason stays so. `ratio`: the two sides' host speeds,
+    noted (factsheet/compliance/host_speed.py)."""
     if f.status != "compared" and not f.too_few_samples:
         return f
     a = [_run_value(f.figure, r.metrics) for r in old.runs]
@@ -869,11 +860,8 @@ def _between(
     )
     if any(v is None for v in a + b):
         return f
-    adjusted = factors is not None and factors.old is not None and factors.new is not None
-    if factors is not None and factors.old is not None and factors.new is not None:
-        a, b = at_host_speed(f.figure, a, factors.old), at_host_speed(f.figure, b, factors.new)
     noise = Noise(method="between-run, level set below", lower=None, upper=None)
-    notes = [*f.notes, *([factors.note] if factors is not None else [])]
+    notes = [*f.notes, *host_note(ratio, len(a), len(b))]
     if f.too_few_samples:
         notes.append(f"each run's {f.figure} rests on fewer samples than bound it within one run: decided by "
                      "the repeats' spread alone")  # fmt: skip
@@ -887,7 +875,7 @@ def _between(
         "status": "compared", "reason": None, "unit": unit, "higher_is_better": not percentile,
         "old": float(np.mean(a)), "new": float(np.mean(b)), "old_repeats": a,
         "new_repeats": b if new is not None else None, "noise": noise, "notes": notes, "between_run": True,
-        "host_adjusted": adjusted,
+        "host_ratio": ratio,
     })  # fmt: skip
 
 

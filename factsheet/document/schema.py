@@ -97,7 +97,7 @@ from tuner import TuningResult
 # run's E2EL stated (`plan.calibration.rounds_ms`, `plan.load_round.rounds_ms`; [] in a plan of one run), and
 # the round's p99 E2EL (`plan.load_round.p99_ms`), which the plan's law judges its simulated search by.
 # 1.12.0: the host's speed before each confirmation run and repeat (`host_load[].speed`, a reference kernel timed
-# with the server idle), which `factsheet diff` compares the runs at; a search's `confirm_step` may be
+# between runs, bound to the run's records), which `factsheet diff` notes beside them; a search's `confirm_step` may be
 # bisect-long, and its answer rests on long runs once any is made (probes.load.capacity.answer).
 SCHEMA_VERSION = "1.12.0"
 

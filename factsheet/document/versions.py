@@ -65,10 +65,8 @@ ReportVersion = Literal["1.0.0", "1.1.0"]  # every version a report may state
 # no_regression only when every row that decides was compared and decided; a row decides only on between-run
 # noise (FigureDiff.between_run; else not decided: no between-run noise); the policy's `on_inconclusive` and
 # the gate it gives (DiffReport.gate); the baseline's repeats alone decide a candidate run at the same load.
-# 1.5.0: between-run rows at the baseline's host speed where the server did the host's CPU work
-# (FigureDiff.host_adjusted: each run's reference kernel, factsheet/compliance/host_speed.py); the confirmation
-# rows of two different answers are decided by the capacity row (FigureDiff.decided_by), not left open; a
-# capacity worse on a host over 10 % slower is 'not decided: slower host' (FigureDiff.host_ratio).
+# 1.5.0: the confirmation rows of two different answers are decided by the capacity row (FigureDiff.decided_by),
+# not left open; a between-run row notes the two sides' host speeds (FigureDiff.host_ratio, never applied).
 DIFF_VERSION = "1.5.0"
 DiffVersion = Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0"]  # every version a diff may state
 

@@ -3,9 +3,10 @@
 Two builds of one deployment on one virtual machine can differ by a quarter in every latency with no other
 process in sight (five demo rebuilds: TPOT p50 at concurrency 4 from 56 to 70 ms, steal and other processes
 under 1 %): a neighbour on the physical host takes memory bandwidth or cache, or the clock changes. Nothing in
-/proc says so. A kernel that does the same work every time, timed in the tool's process while the server is
-idle, does: its time moves with the host, never with the deployment, so `factsheet diff` can tell a slower
-host from a slower deployment (factsheet/compliance/diff.py).
+/proc says so. A kernel that does the same work every time, timed in the tool's process between runs, is
+meant to: `factsheet diff` states it beside the runs it compares (factsheet/compliance/host_speed.py), and does
+not apply it: beside a vLLM that still wakes between requests, five rebuilds' kernel times did not follow the
+deployment's speed (bench/rebuilds_results.txt).
 
 The kernel: a 256 × 256 float32 matrix product twenty times (compute, as a model's layers are) and a sum over
 a 64 MiB array (memory bandwidth beyond any cache, as a decode step reading every weight is), timed together;
@@ -30,7 +31,7 @@ _MATRIX = 256
 _PRODUCTS = 20
 _SWEEP_BYTES = 64 * 1024 * 1024
 HOST_SPEED_METHOD = (
-    f"the tool's process, the server idle, just before the run: {WARM_UP_S:g} s untimed, then {ROUNDS} rounds of one reference kernel "
+    f"the tool's process, between runs (no request in flight), just before the run: {WARM_UP_S:g} s untimed, then {ROUNDS} rounds of one reference kernel "
     f"({_PRODUCTS} products of two {_MATRIX} × {_MATRIX} float32 matrices, then one sum over a "
     f"{_SWEEP_BYTES // 2**20} MiB float32 array), wall clock per round; the median stated"
 )
