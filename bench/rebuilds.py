@@ -276,9 +276,7 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
         between = sum(
             1 for f in report["figures"] if f.get("old_repeats") is not None and f["status"] == "compared"
         )
-        adjusted = sum(1 for f in report["figures"] if f.get("host_adjusted"))
         words = f"{builds[i].name} → {builds[j].name}: {report['verdict']} (exit {rc}); {between} row(s) decided by repeats"
-        words += f", {adjusted} at the baseline's host speed" if adjusted else ""
         if regressed:
             words += f"; regression: {', '.join(regressed)}"
         for why, rows in held.items():
