@@ -54,7 +54,7 @@ from factsheet.compliance.host_speed import host_note, host_ratio
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
 from factsheet.document.headline.figures import capacity_figure
-from factsheet.document.headline.repeated import Repeated, repeated
+from factsheet.document.headline.repeated import Repeated, host_load_at, repeated
 from factsheet.document.host_load import RunLoad, busy, busy_note, repeat_loads, search_loads
 from factsheet.document.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
 from factsheet.document.stamp import tool_version, utc_now
@@ -66,7 +66,6 @@ from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import MISSING, PERCENTILE_METHOD, Model, NotMeasured, shown
-from probes.hostload import HostLoad
 from probes.load.capacity import knob_point
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import LoadPoint
@@ -803,7 +802,7 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
     loads_n = search_loads(n.section, scope, n.path)[i_n : i_n + 1]
     if rep_o is not None:
         one = None if rep_n is not None else rn.points[i_n].metrics
-        loads_new = [r.load for r in rep_n.runs] if rep_n is not None else [_host_load(n.section, i_n)]
+        loads_new = [r.load for r in rep_n.runs] if rep_n is not None else [host_load_at(n.section, i_n)]
         ratio = host_ratio([r.load for r in rep_o.runs], loads_new)
         figures = [_between(f, rep_o, rep_n, one, ratio) for f in figures]
         loads_o += repeat_loads(o.section, scope, o.path)
@@ -818,11 +817,6 @@ def _confirmation_rows(scope: str, o: _Search, old_folder: Path, n: _Search, new
                 )
     _host_notes(figures, loads_o, loads_n)
     return [_Row(f, o.path, n.path) for f in figures]
-
-
-def _host_load(section: CapacitySection, i: int) -> HostLoad | None:
-    load = section.host_load[i] if i < len(section.host_load) else None
-    return load if isinstance(load, HostLoad) else None
 
 
 def _repeats_of(s: _Search, i: int) -> Repeated | None:

@@ -57,7 +57,7 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
          ": the prompts are not kept"),
         (f"{section}.host_load", "attested only", "the host's CPU over each probe from /proc as found"),
         (f"{section}.host_load[].speed.reference_ms", "re-derived", "bound: part of the capacity step's context "
-         "(what diff compares the run at), the kernel's time as found"),
+         "(what diff notes beside the run), the kernel's time as found"),
         (f"{c}.points[].server_view.status", "attested only", "whether a /metrics page was read, as found"),
         (f"{c}.points[].server_view.reason", "attested only", "why no /metrics page was read, as found"),
         (f"{c}.points[].stopped_early", "attested only", "why the run stopped before its count, as it reported"),
@@ -87,7 +87,7 @@ def _capacity_rules(section: str) -> tuple[tuple[str, Class, str], ...]:
         (f"{section}.repeats.runs[].host_load", "attested only", "the host's CPU over the repeat from /proc as "
          "found: no record keeps it"),
         (f"{section}.repeats.runs[].host_load.speed.reference_ms", "re-derived", "bound: part of the repeat's "
-         "context (what diff compares the run at), the kernel's time as found"),
+         "context (what diff notes beside the run), the kernel's time as found"),
         (f"{section}.repeats.runs[].point.server_view.status", "attested only", "whether a /metrics page was "
          "read, as found"),
         (f"{section}.repeats.runs[].point.server_view.reason", "attested only", "why no /metrics page was read, "

@@ -40,8 +40,8 @@ def repeated(cap: CapacitySection | NotMeasured, base: str) -> Repeated | None:
         return None
     i = cap.repeats.of
     p = cap.result.points[i]
-    load = cap.host_load[i] if i < len(cap.host_load) else None
-    runs = [RepeatedRun(f"{base}/result/points/{i}", p.metrics, p.passed, _busy(load), _measured(load))]
+    load = host_load_at(cap, i)
+    runs = [RepeatedRun(f"{base}/result/points/{i}", p.metrics, p.passed, _busy(load), load)]
     runs += [
         RepeatedRun(f"{base}/repeats/runs/{j}/point", r.point.metrics, r.point.passed, _busy(r.host_load),
                     _measured(r.host_load))
@@ -56,6 +56,11 @@ def _busy(load) -> bool:
 
 def _measured(load) -> HostLoad | None:
     return load if isinstance(load, HostLoad) else None
+
+
+def host_load_at(cap: CapacitySection, i: int) -> HostLoad | None:
+    """The host load a search states for its run `i` (None: none stated, or not measured)."""
+    return _measured(cap.host_load[i] if i < len(cap.host_load) else None)
 
 
 def isolation_words(done: list[Isolation]) -> str:
