@@ -2,7 +2,7 @@
 
 Known truth: on one CPU, a competing busy loop pinned to the same CPU takes half of it (the kernel's fair
 share between two runnable processes), so the kernel's time about doubles; whatever else the host runs
-touches both timings alike, so the test compares the two.
+only ever adds to a timing, so the test compares the fewest milliseconds of each, taken in turns.
 """
 
 from __future__ import annotations
@@ -24,20 +24,32 @@ def test_the_reference_kernel_states_its_rounds():
     assert 0 < speed.fastest_ms <= speed.reference_ms <= speed.slowest_ms
 
 
+def _kernel_on(cpu: int) -> float:
+    """The kernel's median round in a process held to one CPU from its start, with one BLAS thread: every
+    thread it runs is on that CPU (an affinity set later binds only the thread that sets it)."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", "from probes.hostload import host_speed; print(host_speed().reference_ms)"],
+        env=env, capture_output=True, text=True, check=True, timeout=120,
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )  # fmt: skip
+    return float(done.stdout)
+
+
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
 def test_a_cpu_shared_with_a_busy_loop_times_the_kernel_about_twice_as_long():
     cpu = min(os.sched_getaffinity(0))
-    mine = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {cpu})
-    busy = None
-    try:
-        alone = host_speed().reference_ms
-        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-        os.sched_setaffinity(busy.pid, {cpu})
-        shared = host_speed().reference_ms
-    finally:
-        if busy is not None:
+    alone = [_kernel_on(cpu)]
+    shared = []
+    for _ in range(2):
+        busy = subprocess.Popen(
+            [sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.sched_setaffinity(0, {cpu})
+        )
+        try:
+            shared.append(_kernel_on(cpu))
+        finally:
             busy.kill()
             busy.wait()
-        os.sched_setaffinity(0, mine)
-    assert shared > 1.4 * alone, (alone, shared)
+        alone.append(_kernel_on(cpu))
+    # The fewest milliseconds of each: other work on the host only ever adds to a timing.
+    assert min(shared) > 1.4 * min(alone), (alone, shared)
