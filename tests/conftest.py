@@ -9,37 +9,18 @@ and editable lookups themselves are tested in tests/factsheet/test_packaging.py.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.support import xdist_groups
+from tests.support.package_data import map_package_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _map_package_data() -> None:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    for name, folder in config["tool"]["setuptools"].get("package-dir", {}).items():
-        if not name:
-            continue
-        init = ROOT / folder / "__init__.py"
-        spec = importlib.util.spec_from_file_location(
-            name, init, submodule_search_locations=[str(init.parent)]
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        parent, _, child = name.rpartition(".")
-        if parent:
-            setattr(importlib.import_module(parent), child, module)
-
-
-_map_package_data()
+map_package_data()
 
 
 # Lanes by cost (markers registered in pyproject.toml). `make check` runs `-m unit`, `make test` everything.

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 from tests.support.json_strings import json_strings
+from tests.support.vllm_start import one_process
 
 REPO = Path(__file__).resolve().parents[2]
 HUMANEVAL = REPO.parent / "shared" / "data" / "humanevalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz"
@@ -43,7 +44,7 @@ def _vllm_processes() -> list[int]:
 def sheet(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
     spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
-    spec["target"]["python"] = str(SERVING_PYTHON)
+    spec["target"] = one_process({**spec["target"], "python": str(SERVING_PYTHON)})
     spec["load"]["points"] = [{"concurrency": 1, "num_requests": 4}, {"concurrency": 8, "num_requests": 16}]
     spec["load"]["capacity"].update(num_requests=16, max_points=3, confirm_requests=24, max_confirmations=1)
     # The demo's chat-sessions capacity beside it, shrunk: 4 users of sessions up to 3 turns need 12 turns.

@@ -45,7 +45,7 @@ def _cap_memory() -> None:
 # `python -m factsheet`, but with this checkout's templates and schemas: the editable install maps those
 # package-data folders to the checkout it was made from (tests/conftest.py does the same in-process).
 _BOOT = (
-    f"import runpy, sys; sys.path[:0] = [{str(ROOT)!r}]; import tests.conftest; "
+    f"import runpy, sys; sys.path[:0] = [{str(ROOT)!r}]; from tests.support.package_data import map_package_data; map_package_data(); "
     "sys.argv[0] = 'factsheet'; runpy.run_module('factsheet', run_name='__main__', alter_sys=True)"
 )
 

@@ -14,6 +14,7 @@ import yaml
 
 from probes.core.measurement import NotMeasured
 from probes.targets import VllmTarget
+from tests.support.vllm_start import one_process
 from tuner import OperatingPoint, SpecDecodeCounters, TunerSpec, TuningLoad, run_tuning
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ pytestmark = [
 
 def test_run_tuning_on_the_embedded_vllm_target():
     spec = yaml.safe_load((REPO / "models" / "smollm2-cpu.yaml").read_text())
-    target = VllmTarget.model_validate(spec["target"])
+    target = VllmTarget.model_validate(one_process(spec["target"]))
     cfg = TunerSpec(
         slo_p99_ms=6000, penalty_lambda=2.0, min_samples=16, time_budget_s=300, max_evaluations=6,
         # One climb, no confirmation: each spec_k change is a real server start (tens of seconds); restarts
