@@ -5,10 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from tests.support.humaneval_path import DATASET
-from tests.support.vllm_start import one_process
 from tuner.campaign.runner import run_campaign
 from tuner.campaign.spec import CampaignSpec
 from tuner.features.derive import serving_python
@@ -22,11 +20,7 @@ ROOT = HERE.parent.parent
 @pytest.mark.slow
 @pytest.mark.skipif(serving_python() is None, reason="serving environment (.venv-vllm) not installed")
 def test_tiny_live_campaign_measures_latency_cpu_and_accuracy_per_configuration(tmp_path):
-    # One campaign for both: one server start (the sampling parameters are per request), then every
-    # configuration on it.
-    build_spec = yaml.safe_load((ROOT / "models" / "smollm2-cpu.yaml").read_text())
-    build_spec["target"] = one_process(build_spec["target"])
-    (tmp_path / "model.yaml").write_text(yaml.safe_dump(build_spec))
+    # One campaign for both (each configuration a real server start, about 40 s of both cores here).
     spec = CampaignSpec.model_validate(
         {
             "feature_model": str(HERE / "live_sampling.uvl"),
@@ -34,7 +28,7 @@ def test_tiny_live_campaign_measures_latency_cpu_and_accuracy_per_configuration(
             "repetitions": 1,
             "measurer": "tuner.campaign.vllm_measurer:from_options",
             "options": {
-                "spec": str(tmp_path / "model.yaml"),
+                "spec": str(ROOT / "models" / "smollm2-cpu.yaml"),
                 "requests": 3,
                 "output_len": 16,
                 "accuracy": {"tasks": 2, "max_tokens": 128, "mode": "chat", "dataset": str(DATASET)},

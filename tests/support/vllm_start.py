@@ -4,7 +4,10 @@ vLLM's CPU build starts an API server, an engine core and a worker, each importi
 of a 2-core host here). The uniprocess executor runs the worker inside the engine core, and
 VLLM_ENABLE_V1_MULTIPROCESSING=0 the engine core inside the API server: 19.5 s to a served request, same
 weights and same replies. A test of what the shipped deployment measures is unchanged by where vLLM's own
-processes run; the test that kills the tool and counts the server's processes keeps the shipped layout.
+processes run. Only tests that start the server more than once use it: once started, one process serving
+beside another busy test worker gets one share of the CPU where three get three (the campaign test, one
+start, ran 110 s alone this way against 82 s as shipped). The test that kills the tool and counts the
+server's processes keeps the shipped layout.
 """
 
 from __future__ import annotations
