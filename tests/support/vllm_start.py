@@ -6,7 +6,7 @@ VLLM_ENABLE_V1_MULTIPROCESSING=0 the engine core inside the API server: 19.5 s t
 weights and same replies. A test of what the shipped deployment measures is unchanged by where vLLM's own
 processes run. Only tests that start the server more than once use it: once started, one process serving
 beside another busy test worker gets one share of the CPU where three get three (the campaign test, one
-start, ran 110 s alone this way against 82 s as shipped). The test that kills the tool and counts the
+start, took 208 s in the suite this way, 146 s as shipped). The test that kills the tool and counts the
 server's processes keeps the shipped layout.
 """
 
