@@ -28,4 +28,3 @@ def map_package_data() -> None:
         parent, _, child = name.rpartition(".")
         if parent:
             setattr(importlib.import_module(parent), child, module)
-
