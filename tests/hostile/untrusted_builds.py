@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from factsheet.attest.keys import generate
 from tests.support import mock_spec
+from tests.support.cli_process import Ran, run_cli
 from tests.support.mock_server import mock_url_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,28 +26,9 @@ TIMEOUT_S = 120  # far beyond any refusal (they take a process start and millise
 MEMORY_CAP = 3 << 30  # address space a refusing command may use: /dev/zero read whole would need far more
 
 
-@dataclass
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
-# `python -m factsheet`, but with this checkout's templates and schemas: the editable install maps those
-# package-data folders to the checkout it was made from (tests/conftest.py does the same in-process).
-_BOOT = (
-    f"import runpy, sys; sys.path[:0] = [{str(ROOT)!r}]; from tests.support.package_data import map_package_data; map_package_data(); "
-    "sys.argv[0] = 'factsheet'; runpy.run_module('factsheet', run_name='__main__', alter_sys=True)"
-)
-
-
 def cli(*args: str | Path, timeout: float = TIMEOUT_S) -> Ran:
-    """`factsheet ARGS` as its own process (this checkout's code), under a memory cap and a timeout."""
+    """`factsheet ARGS` as its own process (this checkout's code), under a memory cap and a timeout: forked from
+    this worker's CLI server, which has made the tool's imports once (tests/support/cli_process.py)."""
     env = {
         **os.environ,
         "COLUMNS": "200",
@@ -59,17 +36,7 @@ def cli(*args: str | Path, timeout: float = TIMEOUT_S) -> Ran:
         "OMP_NUM_THREADS": "1",  # thread pools reserve address space per thread, not memory used
         "OPENBLAS_NUM_THREADS": "1",
     }
-    start = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-c", _BOOT, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        cwd=ROOT,
-        preexec_fn=_cap_memory,
-    )
-    return Ran(done.returncode, done.stdout, done.stderr, time.monotonic() - start)
+    return run_cli(list(args), env=env, timeout=timeout, memory_cap=MEMORY_CAP)
 
 
 def assert_refused(ran: Ran, *words: str) -> None:
