@@ -6,7 +6,6 @@ import csv
 import re
 from pathlib import Path
 
-from codecarbon.external.hardware import CONSUMPTION_PERCENTAGE_CONSTANT
 from rapidfuzz import fuzz, process, utils
 
 from probes.core.measurement import Model, NotMeasured
@@ -41,6 +40,10 @@ def estimate_cpu_power(cpu_model: str | None = None) -> CpuPowerEstimate | NotMe
     if isinstance(match, NotMeasured):
         return match
     tdp = table[match]
+    # codecarbon's package __init__ imports its emissions tracker and that tracker's dependencies:
+    # deferred: at the top it costs every command that loads the document schema (about 50 ms)
+    from codecarbon.external.hardware import CONSUMPTION_PERCENTAGE_CONSTANT
+
     return CpuPowerEstimate(
         cpu_model=cpu_model,
         matched_name=match,
