@@ -25,20 +25,22 @@ endif
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy.
+# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy. Two
+# workers (the groups: tests/conftest.py); at the end the slowest 40 tests, then the files that used most CPU.
 test: system test-system tool serving docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -n 2 --dist loadgroup --durations=40  # two workers; the groups: tests/conftest.py; the slowest 40 listed
+	$(VENV)/bin/pytest -n 2 --dist loadgroup --durations=40 -p tests.support.cpu_ledger
 
 # The fast lane while developing: ruff, the import contracts, mypy and the `unit` tests (no subprocess CLI,
-# browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), under 3 minutes on 2 cores.
+# browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), under 3 minutes on 2 cores: two workers,
+# since a third of the lane's wall time is spent waiting on the mock server's known timing.
 check: system tool
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -m unit -q
+	$(VENV)/bin/pytest -m unit -q -n 2 --dist loadgroup
 
 # The documentation site (docs/, mkdocs.yml) into out/docs/; --strict: a broken link or anchor fails it.
 docs: tool
