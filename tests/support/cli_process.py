@@ -76,17 +76,18 @@ for line in sys.stdin:
     deadline = time.monotonic() + req["timeout"]
     timed_out = False
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             break
         if time.monotonic() > deadline:
             os.kill(pid, 9)
-            os.waitpid(pid, 0)
+            _, status, usage = os.wait4(pid, 0)
             timed_out = True
             break
         time.sleep(0.005)
     code = os.waitstatus_to_exitcode(status) if not timed_out else None
-    answers.write(json.dumps({"returncode": code, "timed_out": timed_out}) + "\n")
+    cpu_s = usage.ru_utime + usage.ru_stime
+    answers.write(json.dumps({"returncode": code, "timed_out": timed_out, "cpu_s": cpu_s}) + "\n")
     answers.flush()
 """.replace("ROOT", repr(str(ROOT)))
 
@@ -123,6 +124,9 @@ class _Server:
         return json.loads(answer)
 
 
+# The CPU of every child so far: the server reaps them, so the worker's own RUSAGE_CHILDREN never sees it
+# (tests/support/cpu_ledger.py adds it).
+children_cpu_s = [0.0]
 _server: list[tuple[tuple, _Server]] = []  # this worker's one server and the environment it started with
 
 
@@ -151,6 +155,7 @@ def run_cli(args: list, *, env: dict[str, str], timeout: float, memory_cap: int,
             "argv": [str(a) for a in args], "env": env, "cwd": str(cwd), "timeout": timeout,
             "memory_cap": memory_cap, "stdout": str(out), "stderr": str(err),
         })  # fmt: skip
+        children_cpu_s[0] += answer["cpu_s"]
         if answer["timed_out"]:
             raise subprocess.TimeoutExpired(["factsheet", *map(str, args)], timeout)
         # as subprocess.run(text=True) decodes: UTF-8 here, strict, universal newlines

@@ -4,8 +4,9 @@ files that used the most CPU, each with its wall time summed over its tests.
 On 2 cores the suite is bound by CPU, not by waiting (issue 39), so a test's wall time alone misleads: a test
 that waits on the mock server's known timing costs the other worker little. A test's CPU here is its own
 process's (user + system, setup to teardown) plus that of its child processes reaped meanwhile (the CLI
-processes, a server stopped by its fixture); a daemon the test does not reap (Ray's) is not counted. Each
-worker appends one line per test to a file of its own; the controller reads them all at the end.
+processes, a server stopped by its fixture, the CLI children tests/support/cli_process.py forks); a daemon
+the test does not reap (Ray's) is not counted. Each worker appends one line per test to a file of its own;
+the controller reads them all at the end.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import resource
 import shutil
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -30,7 +32,9 @@ _made: list[str] = []
 def _cpu_s() -> tuple[float, float]:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+    forked = sys.modules.get("tests.support.cli_process")  # CLI children its server reaped, not this process
+    extra = forked.children_cpu_s[0] if forked is not None else 0.0
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime + extra
 
 
 def pytest_configure(config: pytest.Config) -> None:
