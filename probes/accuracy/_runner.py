@@ -30,7 +30,10 @@ _MS_REMOUNT = 0x20
 _MS_BIND = 0x1000
 _MS_REC = 0x4000
 _MS_PRIVATE = 0x40000
-_NOBODY = 65534
+# Each sandbox runs as a uid of its own that no account uses: this base plus the runner's pid, unique among live
+# processes. RLIMIT_NPROC counts a user's processes host-wide, so as one shared user (nobody) a fork bomb in one
+# sandbox left a concurrent one no process to start its test set in, and a passing program failed to load.
+SANDBOX_UID_BASE = 1 << 30
 _PR_SET_DUMPABLE = 4
 _BIG_INT = 1 << 1000
 _PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
@@ -140,16 +143,19 @@ def _moved(path: str, moved: dict[str, str]) -> str:
     return path
 
 
-def _drop_privileges(workdir: str, applied: list[str]) -> None:
+def _drop_privileges(workdir: str, applied: list[str], uid: int) -> None:
     if os.geteuid() != 0:
         return
-    os.chown(workdir, _NOBODY, _NOBODY)
+    os.chown(workdir, uid, uid)
     _keep_import_path()
     os.setgroups([])
-    os.setgid(_NOBODY)
-    os.setuid(_NOBODY)
+    os.setgid(uid)
+    os.setuid(uid)
     _libc().prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # setuid cleared it, which hides /proc/self/fd from us
-    applied.append("uid: dropped root to nobody (65534), so RLIMIT_NPROC and file permissions apply")
+    applied.append(
+        "uid: dropped root to a uid of this sandbox's own (no account, no other process), so RLIMIT_NPROC "
+        "counts its processes alone and file permissions apply"
+    )
 
 
 def _fresh_workdir(payload_dir: str, mount_private: bool) -> str:
@@ -280,11 +286,11 @@ def _ended(status: int) -> str:
     return f"exit status {os.waitstatus_to_exitcode(status)}"
 
 
-def _inner(fd: int, payload: dict, applied: list[str], mount_private: bool) -> None:
+def _inner(fd: int, payload: dict, applied: list[str], mount_private: bool, uid: int) -> None:
     workdir = _fresh_workdir(payload["workdir"], mount_private)
     _set_limits(payload["limits"], applied)
     os.chdir(workdir)
-    _drop_privileges(workdir, applied)
+    _drop_privileges(workdir, applied, uid)
     applied.append("cwd: fresh empty temporary directory")
     applied.append("each test set (base, plus) in a fresh process, as in EvalPlus")
     _write(fd, "H " + json.dumps(applied))
@@ -299,15 +305,16 @@ def main() -> None:
     payload = json.loads(sys.stdin.buffer.read())
     sys.set_int_max_str_digits(default_digits)  # the program gets Python's default, as in EvalPlus
     applied: list[str] = ["process: separate interpreter (python -I), own session, killed as a group"]
+    uid = SANDBOX_UID_BASE + os.getpid()  # this host's pid, before a pid namespace renumbers the children
     pid_pending = _isolate_namespaces(applied) if payload["namespaces"] else False
     mount_private = any(a.startswith("mountns") for a in applied)
     if not pid_pending:
-        _inner(fd, payload, applied, mount_private)
+        _inner(fd, payload, applied, mount_private, uid)
         os._exit(0)
     child = os.fork()
     if child == 0:
         applied.append("pidns: private pid namespace; every process in it dies with its init")
-        _inner(fd, payload, applied, mount_private)
+        _inner(fd, payload, applied, mount_private, uid)
         os._exit(0)
     os.close(fd)
     _, status = os.waitpid(child, 0)

@@ -42,7 +42,7 @@ class SandboxLimits(Model):
     processes: Count = Field(
         64,
         gt=1,
-        description="RLIMIT_NPROC for the unprivileged sandbox user (shared by concurrent sandboxes)",
+        description="RLIMIT_NPROC for the sandbox's own unprivileged uid (one per sandbox, never shared)",
     )
     output_bytes: Count = Field(
         64 << 20, gt=0, description="cap on the bytes of one result line (one output)"

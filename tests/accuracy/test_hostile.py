@@ -1,5 +1,6 @@
 """Hostile programs: each must fail and leave the host, the parent and other tasks untouched."""
 
+import os
 import socket
 import textwrap
 import threading
@@ -7,6 +8,7 @@ import time
 
 import pytest
 
+from probes.accuracy._runner import SANDBOX_UID_BASE
 from probes.accuracy.harness import judge
 from probes.accuracy.sandbox import SandboxLimits
 
@@ -148,18 +150,43 @@ def test_network_is_unreachable(small_tasks, small_expected):
         assert not reached.is_set()
 
 
-def test_fork_bomb_leaves_no_process_behind(small_tasks, small_expected):
+def _sandbox_states() -> list[str]:
+    """The states of every process running as a sandbox's uid (SANDBOX_UID_BASE + a runner's pid)."""
     import subprocess
 
+    table = subprocess.run(["ps", "-e", "-o", "uid=,stat="], capture_output=True, text=True).stdout
+    rows = [line.split() for line in table.splitlines()]
+    return [stat for uid, stat in rows if int(uid) >= SANDBOX_UID_BASE]
+
+
+def test_fork_bomb_leaves_no_process_behind(small_tasks, small_expected):
     _judge_task0(small_tasks, small_expected, HOSTILE["fork_bomb"])
     deadline = time.monotonic() + 10
     while True:
-        states = subprocess.run(["ps", "-u", "65534", "-o", "stat="], capture_output=True, text=True).stdout
-        alive = [s for s in states.split() if not s.startswith("Z")]  # zombies await reaping by init
+        alive = [s for s in _sandbox_states() if not s.startswith("Z")]  # zombies await reaping by init
         if not alive or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     assert alive == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="RLIMIT_NPROC is applied under a uid of its own only as root")
+def test_a_fork_bomb_leaves_a_concurrent_sandbox_its_processes(small_tasks, small_expected):
+    """RLIMIT_NPROC counts a user's processes host-wide: sandboxes sharing one user (nobody) gave a fork bomb's
+    siblings no process to run their test sets in, and a canonical solution judged beside it failed to load.
+    Each sandbox has a uid of its own: the canonical one passes while the bomb holds its limit's processes."""
+    bomb = threading.Thread(target=_judge_task0, args=(small_tasks, small_expected, HOSTILE["fork_bomb"]))
+    bomb.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(_sandbox_states()) < LIMITS.processes and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the bomb has forked up to its limit
+        assert len(_sandbox_states()) >= LIMITS.processes
+        task = small_tasks.tasks[1]
+        verdict, _ = judge(task, task.prompt + task.canonical_solution, small_expected[task.task_id], LIMITS)
+    finally:
+        bomb.join(120)
+    assert (verdict.base.status, verdict.plus.status) == ("pass", "pass"), verdict
 
 
 def test_isolation_reported_is_what_the_kernel_allowed(small_tasks, small_expected):
