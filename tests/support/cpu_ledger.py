@@ -45,12 +45,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    wall0, (own0, children0) = time.monotonic(), _cpu_s()
+    start, wall0, (own0, children0) = time.time(), time.monotonic(), _cpu_s()
     yield
     wall1, (own1, children1) = time.monotonic(), _cpu_s()
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     row = {
         "id": item.nodeid,
+        "start": start,  # when, on which worker: the run's timeline (a kept folder, FACTSHEET_CPU_LEDGER)
         "wall_s": wall1 - wall0,
         "own_s": own1 - own0,
         "children_s": children1 - children0,
