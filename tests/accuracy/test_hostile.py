@@ -10,7 +10,7 @@ import pytest
 
 from probes.accuracy._runner import SANDBOX_UID_BASE
 from probes.accuracy.harness import judge
-from probes.accuracy.sandbox import SandboxLimits
+from probes.accuracy.sandbox import SandboxLimits, SandboxRun
 
 pytestmark = pytest.mark.system
 
@@ -150,20 +150,36 @@ def test_network_is_unreachable(small_tasks, small_expected):
         assert not reached.is_set()
 
 
-def _sandbox_states() -> list[str]:
-    """The states of every process running as a sandbox's uid (SANDBOX_UID_BASE + a runner's pid)."""
+def _recorded_uids(monkeypatch) -> list[int]:
+    """The uid of each sandbox this test starts (SANDBOX_UID_BASE + its runner's pid), appended as it starts:
+    other test workers' sandboxes run beside it under uids of their own."""
+    uids: list[int] = []
+    start = SandboxRun.start
+
+    def recording(run: SandboxRun) -> None:
+        start(run)
+        uids.append(SANDBOX_UID_BASE + run._proc.pid)
+
+    monkeypatch.setattr(SandboxRun, "start", recording)
+    return uids
+
+
+def _states(uids: list[int]) -> list[str]:
+    """The states of every process running as one of `uids`."""
     import subprocess
 
     table = subprocess.run(["ps", "-e", "-o", "uid=,stat="], capture_output=True, text=True).stdout
     rows = [line.split() for line in table.splitlines()]
-    return [stat for uid, stat in rows if int(uid) >= SANDBOX_UID_BASE]
+    return [stat for uid, stat in rows if int(uid) in uids]
 
 
-def test_fork_bomb_leaves_no_process_behind(small_tasks, small_expected):
+def test_fork_bomb_leaves_no_process_behind(small_tasks, small_expected, monkeypatch):
+    uids = _recorded_uids(monkeypatch)
     _judge_task0(small_tasks, small_expected, HOSTILE["fork_bomb"])
+    assert uids
     deadline = time.monotonic() + 10
     while True:
-        alive = [s for s in _sandbox_states() if not s.startswith("Z")]  # zombies await reaping by init
+        alive = [s for s in _states(uids) if not s.startswith("Z")]  # zombies await reaping by init
         if not alive or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -171,17 +187,18 @@ def test_fork_bomb_leaves_no_process_behind(small_tasks, small_expected):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="RLIMIT_NPROC is applied under a uid of its own only as root")
-def test_a_fork_bomb_leaves_a_concurrent_sandbox_its_processes(small_tasks, small_expected):
+def test_a_fork_bomb_leaves_a_concurrent_sandbox_its_processes(small_tasks, small_expected, monkeypatch):
     """RLIMIT_NPROC counts a user's processes host-wide: sandboxes sharing one user (nobody) gave a fork bomb's
     siblings no process to run their test sets in, and a canonical solution judged beside it failed to load.
     Each sandbox has a uid of its own: the canonical one passes while the bomb holds its limit's processes."""
+    uids = _recorded_uids(monkeypatch)
     bomb = threading.Thread(target=_judge_task0, args=(small_tasks, small_expected, HOSTILE["fork_bomb"]))
     bomb.start()
     try:
         deadline = time.monotonic() + 30
-        while len(_sandbox_states()) < LIMITS.processes and time.monotonic() < deadline:
+        while len(_states(uids)) < LIMITS.processes and time.monotonic() < deadline:
             time.sleep(0.05)  # until the bomb has forked up to its limit
-        assert len(_sandbox_states()) >= LIMITS.processes
+        assert len(_states(uids)) >= LIMITS.processes
         task = small_tasks.tasks[1]
         verdict, _ = judge(task, task.prompt + task.canonical_solution, small_expected[task.task_id], LIMITS)
     finally:
