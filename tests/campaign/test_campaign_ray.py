@@ -10,7 +10,8 @@ ray = pytest.importorskip("ray", reason="ray not installed (optional extra 'ray'
 from tuner.campaign.runner import run_campaign  # noqa: E402
 from tuner.campaign.spec import CampaignSpec  # noqa: E402
 
-pytestmark = pytest.mark.system
+# One local Ray cluster at a time on the host: the two Ray files share a worker (tests/conftest.py).
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("local-ray")]
 
 
 @pytest.fixture

@@ -22,6 +22,10 @@ from probes.targets.ports import free_port
 CHAT = ChatSessionsProfile(system_prompt_len=8, turns_min=2, turns_max=3, user_turn_len=6, output_len=2)
 
 
+# One local Ray cluster at a time on the host: the two Ray files share a worker (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("local-ray")
+
+
 def test_an_unreachable_ray_address_is_refused_in_seconds():
     with pytest.raises(WorkersError, match="ray_address: cannot reach"):
         check_address(f"127.0.0.1:{free_port()}")
