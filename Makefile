@@ -25,14 +25,14 @@ endif
 demo: system tool serving
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy. Three
-# workers on 2 cores (the groups: tests/conftest.py): on two, a third of the cores' time went idle while both
-# waited on servers of known timing. At the end the slowest 40 tests, then the files that used most CPU.
+# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy. Two
+# workers (the groups: tests/conftest.py); at the end the slowest 40 tests, then the files that used most CPU.
+# Not three: beside a busy core, three workers starved the mock-server builds (5 failed; tests 1,605 s).
 test: system test-system tool serving docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -n 3 --dist loadgroup --durations=40 -p tests.support.cpu_ledger
+	$(VENV)/bin/pytest -n 2 --dist loadgroup --durations=40 -p tests.support.cpu_ledger
 
 # The fast lane while developing: ruff, the import contracts, mypy and the `unit` tests (no subprocess CLI,
 # browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), under 3 minutes on 2 cores: two workers,
