@@ -11,6 +11,7 @@ import pytest
 from probes.accuracy._runner import SANDBOX_UID_BASE
 from probes.accuracy.harness import judge
 from probes.accuracy.sandbox import SandboxLimits, SandboxRun
+from tests.support.procs import running_where
 
 pytestmark = pytest.mark.system
 
@@ -164,13 +165,16 @@ def _recorded_uids(monkeypatch) -> list[int]:
     return uids
 
 
-def _states(uids: list[int]) -> list[str]:
-    """The states of every process running as one of `uids`."""
-    import subprocess
+def _running_as(uids: list[int]) -> list[int]:
+    """The running processes (zombies aside) whose uid is one of `uids`."""
 
-    table = subprocess.run(["ps", "-e", "-o", "uid=,stat="], capture_output=True, text=True).stdout
-    rows = [line.split() for line in table.splitlines()]
-    return [stat for uid, stat in rows if int(uid) in uids]
+    def owned(pid: int, _fields: list[str]) -> bool:
+        try:
+            return os.stat(f"/proc/{pid}").st_uid in uids
+        except OSError:  # ended meanwhile
+            return False
+
+    return running_where(owned)
 
 
 def test_fork_bomb_leaves_no_process_behind(small_tasks, small_expected, monkeypatch):
@@ -179,7 +183,7 @@ def test_fork_bomb_leaves_no_process_behind(small_tasks, small_expected, monkeyp
     assert uids
     deadline = time.monotonic() + 10
     while True:
-        alive = [s for s in _states(uids) if not s.startswith("Z")]  # zombies await reaping by init
+        alive = _running_as(uids)  # zombies await reaping by init: not counted
         if not alive or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -196,9 +200,9 @@ def test_a_fork_bomb_leaves_a_concurrent_sandbox_its_processes(small_tasks, smal
     bomb.start()
     try:
         deadline = time.monotonic() + 30
-        while len(_states(uids)) < LIMITS.processes and time.monotonic() < deadline:
+        while len(_running_as(uids)) < LIMITS.processes and time.monotonic() < deadline:
             time.sleep(0.05)  # until the bomb has forked up to its limit
-        assert len(_states(uids)) >= LIMITS.processes
+        assert len(_running_as(uids)) >= LIMITS.processes
         task = small_tasks.tasks[1]
         verdict, _ = judge(task, task.prompt + task.canonical_solution, small_expected[task.task_id], LIMITS)
     finally:
