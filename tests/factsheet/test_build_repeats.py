@@ -29,7 +29,7 @@ from probes.targets.mock_server import MockServerConfig, running
 from tests.support import mock_spec
 from tests.support.mock_spec import e2el_slo
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.paced]
 
 MOCK = MockServerConfig(model="mock-model", ttft_ms=100, itl_ms=20, slots=4)
 CAPACITY = {
