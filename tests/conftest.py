@@ -55,7 +55,8 @@ def lane(item: pytest.Item) -> str:
 # servers at once starve each other on 2 cores; the conversion is made once). A file may name its own group
 # (`pytest.mark.xdist_group("name")`, e.g. to share a folder's session build). Groups are handed out serving
 # group first, then costliest lane first, so that the short unit files even out the end; paced groups (every test
-# marked `paced`: waiting on a server of known timing) after them all, on a third worker as well.
+# marked `paced`: waiting on a server of known timing) last, but the other worker takes them first, beside the
+# serving group (tests/support/xdist_groups.py).
 SERVING_GROUP = "serving-environment"
 LANE_ORDER = ("e2e", "slow", "system", "unit")
 

@@ -1,6 +1,6 @@
-"""The suite's scheduler (tests/support/xdist_groups.py) on a known collection: a worker beyond the two CPU
-workers gets only paced groups, and only once nothing else is left to hand out and the serving group has
-finished; the CPU workers take groups in order, paced ones last."""
+"""The suite's scheduler (tests/support/xdist_groups.py) on a known collection: the worker that runs the serving
+group takes the CPU-bound groups after it, the other worker the paced groups first, so that the real servers run
+beside tests that mostly wait; each test is sent once."""
 
 from __future__ import annotations
 
@@ -36,10 +36,10 @@ class Node:
         self.shutting_down = True
 
 
-def _scheduler(tmp_path, monkeypatch, workers: int):
+def _scheduler(tmp_path, monkeypatch, workers: int, paced: list[str] = PACED):
     path = tmp_path / "groups.json"
     groups = {nodeid: GROUPS[nodeid.split("::")[0]] for nodeid in COLLECTION}
-    path.write_text(json.dumps({"groups": groups, "paced": PACED, "first": SERVING}))
+    path.write_text(json.dumps({"groups": groups, "paced": paced, "first": SERVING}))
     monkeypatch.setenv(xdist_groups.GROUPS_ENV, str(path))
     options = {"dist": "loadgroup", "tx": [f"{workers}*popen"]}
     config = SimpleNamespace(
@@ -67,23 +67,24 @@ def _groups(node: Node) -> list[str]:
     return list(dict.fromkeys(n.split("::")[0] for n in node.sent))
 
 
-def test_the_third_worker_waits_for_the_serving_group_and_takes_only_paced_groups(tmp_path, monkeypatch):
-    sched, (gw0, gw1, gw2) = _scheduler(tmp_path, monkeypatch, 3)
-    assert _groups(gw0) == ["serving"] and _groups(gw1) == ["cpu.py"] and gw2.sent == []
-    _finish(sched, gw1, "cpu.py")  # only paced groups are left, but the serving group still runs
-    _finish(sched, gw0, "serving", leave=1)
-    assert _groups(gw1) == ["cpu.py", "paced1.py"] and _groups(gw0) == ["serving", "paced2.py"]
-    assert gw2.sent == []
-    _finish(sched, gw0, "serving")  # its last test: now the third worker starts, on the next paced group
-    assert _groups(gw2) == ["paced3.py"]
-
-
-def test_two_workers_take_every_group_in_order(tmp_path, monkeypatch):
+def test_the_paced_groups_run_beside_the_serving_group(tmp_path, monkeypatch):
     sched, (gw0, gw1) = _scheduler(tmp_path, monkeypatch, 2)
-    _finish(sched, gw1, "cpu.py")
+    assert _groups(gw0) == ["serving"] and _groups(gw1) == ["paced1.py"]
     _finish(sched, gw1, "paced1.py")
-    assert _groups(gw0) == ["serving"] and _groups(gw1) == ["cpu.py", "paced1.py", "paced2.py"]
-    assert list(sched.workqueue) == ["paced3.py", "paced4.py"]  # in order, every worker
+    assert _groups(gw1) == ["paced1.py", "paced2.py"]
+    _finish(sched, gw0, "serving")  # the serving worker goes on with the CPU-bound group
+    assert _groups(gw0) == ["serving", "cpu.py"]
+    _finish(sched, gw0, "cpu.py")  # nothing else CPU-bound: it helps with the paced groups
+    _finish(sched, gw1, "paced2.py")
+    assert sorted(_groups(gw0)[2:] + _groups(gw1)[2:]) == ["paced3.py", "paced4.py"]
+    assert not sched.workqueue
+
+
+def test_without_paced_groups_the_workers_take_the_groups_in_order(tmp_path, monkeypatch):
+    sched, (gw0, gw1) = _scheduler(tmp_path, monkeypatch, 2, paced=[])
+    assert _groups(gw0) == ["serving"] and _groups(gw1) == ["cpu.py"]
+    _finish(sched, gw1, "cpu.py")
+    assert _groups(gw1) == ["cpu.py", "paced1.py"]
 
 
 @pytest.mark.parametrize("workers", [2, 3])
