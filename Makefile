@@ -25,10 +25,11 @@ endif
 demo: system envs
 	$(VENV)/bin/factsheet build $(SPEC) $(BUILD_FLAGS)
 
-# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy; at the
-# end the slowest 40 tests, then the files that used most CPU. Two workers: the real servers' group on one, the
-# `paced` groups (waiting on a server of known timing) beside it on the other (tests/support/xdist_groups.py).
-# Not three: beside a busy core, three workers starved the mock-server builds (5 failed).
+# Every test, every lane (CI runs this), the import contracts (pyproject's [tool.importlinter]) and mypy. Two
+# workers (the groups: tests/conftest.py); at the end the slowest 40 tests, then the files that used most CPU.
+# Not three: beside a busy core, three workers starved the mock-server builds (5 failed; tests 1,605 s). Nor the
+# waiting tests (mock-server builds) kept for last on a third worker (tests 1,384 s, against 1,215 s in the
+# order below), nor run first beside the real servers (1,412 s): the CPU-bound tests then ran beside each other.
 test: system test-system envs docs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
@@ -77,9 +78,10 @@ system:
 test-system:
 	$(call apt_install,$(TEST_APT_PACKAGES))
 
-# Both environments at once: each install is mostly one core unpacking and compiling. Compiled at install, not
-# left to the first import: where PYTHONDONTWRITEBYTECODE is set (as here) every process would compile
-# every module it imports (tried: the suite's CPU-bound tests took twice the CPU).
+# Both environments at once: each install is mostly one core unpacking and compiling (one after the other: 167 s;
+# at once: 90 s, pip's cache warm). Compiled at install, not left to the first import: where
+# PYTHONDONTWRITEBYTECODE is set (as here) every process would compile every module it imports (tried with
+# --no-compile: the suite's CPU-bound tests took twice the CPU).
 envs:
 	$(MAKE) -j2 tool serving
 

@@ -54,9 +54,7 @@ def lane(item: pytest.Item) -> str:
 # against a real server and every test of the tokenizer conversion run on one worker, one after another (two CPU
 # servers at once starve each other on 2 cores; the conversion is made once). A file may name its own group
 # (`pytest.mark.xdist_group("name")`, e.g. to share a folder's session build). Groups are handed out serving
-# group first, then costliest lane first, so that the short unit files even out the end; paced groups (every test
-# marked `paced`: waiting on a server of known timing) last, but the other worker takes them first, beside the
-# serving group (tests/support/xdist_groups.py).
+# group first, then costliest lane first, so that the short unit files even out the end.
 SERVING_GROUP = "serving-environment"
 LANE_ORDER = ("e2e", "slow", "system", "unit")
 
@@ -86,7 +84,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     groups: dict[str, str] = {}
     rank: dict[str, tuple[bool, int]] = {}
-    unpaced: set[str] = set()
     for item in items:
         cost = lane(item)
         item.add_marker(cost)
@@ -95,15 +92,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(TIMEOUT_S[cost]))
         group = groups[item.nodeid] = xdist_group(item, cost)
-        if item.get_closest_marker("paced") is None:
-            unpaced.add(group)
         rank[group] = min(
             rank.get(group, (True, len(LANE_ORDER))), (group != SERVING_GROUP, LANE_ORDER.index(cost))
         )
-    paced = set(rank) - unpaced  # a group is paced when every test in it is
-    if hasattr(config, "workerinput"):  # an xdist worker: the order groups are handed out in, paced last
-        items.sort(key=lambda item: (groups[item.nodeid] in paced, rank[groups[item.nodeid]]))
-        xdist_groups.publish(config, groups, paced, SERVING_GROUP)
+    if hasattr(config, "workerinput"):  # an xdist worker: the order groups are handed out in
+        items.sort(key=lambda item: rank[groups[item.nodeid]])
+        xdist_groups.publish(config, groups)
 
 
 @pytest.fixture(scope="session")

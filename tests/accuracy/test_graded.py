@@ -6,7 +6,7 @@ from probes.accuracy import harness
 from probes.accuracy.harness import judge, program_for
 from probes.accuracy.sandbox import SandboxLimits
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 # HumanEval/4 (mean absolute deviation): every base input has at most 5 numbers; a program that is wrong
 # only on longer lists passes base and fails exactly the plus inputs longer than 10.

@@ -12,7 +12,7 @@ from probes.accuracy.compare import SetComparison
 from probes.accuracy.harness import judge
 from probes.accuracy.sandbox import SandboxLimits
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 LIMITS = SandboxLimits()
 

@@ -23,7 +23,7 @@ from tests.support.compliance_builds import runner
 from tests.support.mock_spec import P99_POLICY, e2el_slo, endpoint_spec_dict
 from tests.support.spec_builder import write_spec
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 SEARCH = {"knob": "concurrency", "start": 2, "max_value": 8, "num_requests": 16, "confirm_requests": 24}
 FIELD = "load.points[headline].result.metrics.e2el_ms.percentiles.p99"

@@ -31,7 +31,7 @@ from tests.support.compliance_builds import runner
 from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
 from tests.support.spec_builder import write_spec
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 SEARCH = {"knob": "concurrency", "start": 4, "max_value": 16, "num_requests": 16, "confirm_requests": 24}
 

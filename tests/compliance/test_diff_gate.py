@@ -19,7 +19,7 @@ from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.compliance_builds import build, runner, spec_text
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 POINTS = "- {concurrency: 4, num_requests: 48}\n"
 

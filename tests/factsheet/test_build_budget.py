@@ -19,8 +19,6 @@ from tests.support.mock_spec import e2el_slo
 from tests.support.serving_process import serving_process
 
 pytestmark = pytest.mark.system
-# Paced but for the 2× faster search, whose load generator works a core on 512–1,024 streams: a group of its own.
-paced = pytest.mark.paced
 
 # Slow enough that the server's known timing, not the host's own work, decides how far a budget reaches (the
 # build's start-up and calibration are about 3 s of CPU on a busy host, the budget's 10 % reserve 1 s).
@@ -36,7 +34,6 @@ def _build(tmp_path, endpoint_spec, *args):
         return CliRunner().invoke(app, ["build", str(spec), "-o", str(tmp_path / "out"), *args])
 
 
-@paced
 def test_a_budget_is_planned_kept_and_its_cut_stated(tmp_path, endpoint_spec):
     result = _build(tmp_path, endpoint_spec, "--budget", str(BUDGET_S))
     assert result.exit_code == 0, result.output
@@ -77,7 +74,6 @@ def test_a_budget_is_planned_kept_and_its_cut_stated(tmp_path, endpoint_spec):
     assert ok.exit_code == 0, ok.output  # the cut search replays: its max_points are stated as run
 
 
-@paced
 def test_without_a_budget_the_plan_is_stated_and_nothing_cut(tmp_path, endpoint_spec):
     result = _build(tmp_path, endpoint_spec)
     assert result.exit_code == 0, result.output
@@ -85,7 +81,6 @@ def test_without_a_budget_the_plan_is_stated_and_nothing_cut(tmp_path, endpoint_
     assert plan["budget_s"] is None and plan["cuts"] == [] and plan["calibration"]["e2el_ms"] >= 340
 
 
-@paced
 def test_a_budget_the_kept_parts_outrun_is_stated_as_overrun(tmp_path, endpoint_spec):
     # The calibration's requests and the sweep point's 4 alone take over 2 s (each 340 ms, one at a time).
     result = _build(tmp_path, endpoint_spec, "--budget", "2")
@@ -96,7 +91,6 @@ def test_a_budget_the_kept_parts_outrun_is_stated_as_overrun(tmp_path, endpoint_
     assert any(c.startswith("over budget: the plan needs") for c in plan["cuts"])  # said before it began
 
 
-@paced
 def test_a_budget_that_is_no_time_is_refused(tmp_path, endpoint_spec):
     result = _build(tmp_path, endpoint_spec, "--budget", "-3")
     assert result.exit_code == 2 and "--budget" in result.output and "Traceback" not in result.output
@@ -125,7 +119,6 @@ def _within_a_quarter(plan: dict) -> None:
 
 
 # Without a budget the plan is the same estimate, nothing cut (the slots mock's test below): one build here.
-@paced
 def test_the_plan_holds_at_gpu_scale_within_a_budget(tmp_path, endpoint_spec):
     budget = 40.0
     sheet = _gpu_build(tmp_path, endpoint_spec, 1.0, "--budget", str(budget))
@@ -138,13 +131,7 @@ def test_the_plan_holds_at_gpu_scale_within_a_budget(tmp_path, endpoint_spec):
     assert sheet["provenance"]["wall_time_s"] <= budget
 
 
-@pytest.mark.parametrize(
-    "scale",
-    [
-        pytest.param(2.0, id="2x-slower", marks=paced),
-        pytest.param(0.5, id="2x-faster", marks=pytest.mark.xdist_group("budget-2x-faster")),
-    ],
-)
+@pytest.mark.parametrize("scale", [2.0, 0.5], ids=["2x-slower", "2x-faster"])
 def test_the_search_brackets_capacity_on_a_host_twice_as_slow_or_fast(tmp_path, endpoint_spec, scale):
     budget = 60.0
     sheet = _gpu_build(tmp_path, endpoint_spec, scale, "--budget", str(budget))
@@ -160,7 +147,6 @@ def test_the_search_brackets_capacity_on_a_host_twice_as_slow_or_fast(tmp_path, 
     # law, which no calibration round predicts on a busy 2-core host (its estimate held at 1×, above).
 
 
-@paced
 def test_without_a_budget_on_the_slots_mock_the_plan_holds(tmp_path, endpoint_spec):
     """8 slots: latency is flat until they are full, so the calibration's second round goes three doublings
     up the search's path (2 × 8 = 16 users, half of them waiting a whole service: mean E2EL 1.5 × the first

@@ -19,7 +19,7 @@ from factsheet.cli.commands import app
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support.mock_spec import e2el_slo
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 CAPACITY = {"knob": "concurrency", "start": 1, "max_value": 16, "num_requests": 24}
 

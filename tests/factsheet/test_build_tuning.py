@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from factsheet.cli.commands import app
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 TUNING = """\
 tuning:

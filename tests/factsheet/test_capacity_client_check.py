@@ -26,8 +26,6 @@ from tests.load.loadharness import block_the_loop
 from tests.support.mock_spec import e2el_slo
 from tests.support.trees import drop_keys
 
-pytestmark = pytest.mark.paced
-
 # TTFT 300 ms: the client-bound rule's resolution is 5 % of it, 15 ms, far above a quiet loop's lag (under
 # 1 ms; a few ms on a loaded 2-core host) and far below the 100 ms stall. The E2EL threshold (2 s) is far
 # above any run's E2EL (300 + 7 x 5 ms, the stall adding at most 100 ms), so only the client check fails one.

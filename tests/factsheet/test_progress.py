@@ -12,7 +12,7 @@ from factsheet.spec.build import load_spec
 from probes.core.progress import duration, time_left_s
 from tests.support.mock_spec import e2el_slo
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 
 def test_build_drives_one_bar_per_load_point_to_completion(tmp_path, mock_url, endpoint_spec):

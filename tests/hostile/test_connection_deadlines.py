@@ -33,8 +33,6 @@ from tests.support import mock_spec
 from tests.support.mock_server import mock_url_fixture
 from tests.support.spec_builder import write_spec
 
-pytestmark = pytest.mark.paced
-
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 1.5  # the stop promise is 1 s (tests/hostile/test_signals.py); slack for a loaded host
 SLACK_S = 3.0  # a refusal's deadline plus this, for a loaded host

@@ -7,7 +7,7 @@ from probes.load.records import RequestRecord
 from probes.targets.mock_server import MockServerConfig, running
 from tests.load.loadharness import point
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 
 class _Fake:

@@ -15,8 +15,6 @@ from probes.load.point import SLO
 from probes.targets.mock_server import MockServerConfig, running
 from tests.load.loadharness import measured, point
 
-pytestmark = pytest.mark.paced
-
 SLO_130 = SLO(e2el_ms=130)
 
 

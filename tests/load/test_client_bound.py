@@ -20,7 +20,7 @@ from probes.targets.mock_server import MockServerConfig, serve_forever
 from probes.targets.ports import free_port
 from tests.support.fake_http import FakeHandler, serving
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 TTFT_MS, ITL_MS, OUT = 2000.0, 20.0, 4
 

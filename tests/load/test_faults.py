@@ -12,7 +12,7 @@ from probes.targets.mock_server import MockServerConfig, serve_forever
 from probes.targets.ports import free_port
 from tests.load.loadharness import point, run
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 
 def test_each_injected_fault_is_recorded_with_its_cause():

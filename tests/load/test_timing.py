@@ -9,8 +9,6 @@ from probes.load.arrivals import arrival_offsets
 from probes.load.metrics import request_latencies
 from tests.load.loadharness import ITL_MS, OUT, TTFT_MS, point, run
 
-pytestmark = pytest.mark.paced
-
 E2EL_MS = TTFT_MS + (OUT - 1) * ITL_MS
 
 

@@ -17,7 +17,7 @@ from probes.core.digests import sha256_bytes
 from probes.targets.mock_server import MockServerConfig, running
 from tests.support import mock_spec
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 VIEW = {"interval_s": 0.1, "stop_when_saturated": True}
 runner = CliRunner()

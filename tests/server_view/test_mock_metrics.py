@@ -18,7 +18,7 @@ from probes.load.workloads.workload import synthetic_prompts
 from probes.server_view import ServerView, ServerViewSpec
 from probes.targets.mock_server import MockServerConfig, running
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 SLO_ = SLO(ttft_ms=1000, e2el_ms=2000)
 

@@ -13,7 +13,7 @@ from probes.targets.conformance import CHECK_TOKENS, PROMPT, Reply, check, judge
 from probes.targets.engines import identify
 from probes.targets.mock_server import MockServerConfig, running
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]  # each check runs the mock server for 1-2 s
+pytestmark = pytest.mark.system  # each check runs the mock server for 1-2 s
 
 # itl 15 ms: a 32-token stream lasts ~0.5 s, long enough for the overlapping request to arrive within it.
 TIMING = {"ttft_ms": 5, "itl_ms": 15}

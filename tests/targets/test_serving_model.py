@@ -15,8 +15,6 @@ from probes.load.runner import run_point
 from probes.targets.mock_server import MockServerConfig, running
 from probes.targets.serving_model import PROFILES, Engine, Seq, ServingModelConfig
 
-pytestmark = pytest.mark.paced
-
 # Known truth: a step of B sequences takes 20 + 2·B ms (prompts of 32 tokens add 0.32 ms when admitted).
 LAW = ServingModelConfig(
     max_num_seqs=8, max_num_batched_tokens=4096, base_ms=20, per_seq_ms=2, per_prefill_token_ms=0.01

@@ -8,7 +8,7 @@ from tests.support.mock_server import mock_url_fixture
 from tuner import OperatingPoint, TunerSpec, TuningLoad, tune
 from tuner.live import LiveEvaluator
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 W = TuningLoad(input_len=8, output_len=8, num_requests=24)
 

@@ -17,7 +17,7 @@ from tuner import (
     run_tuning,
 )
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 # Two engines (data parallel) export one sample each; the counters are their sums. α = 0.5, k = 3:
 # expected accepted per draft = 0.5 + 0.25 + 0.125 = 0.875.

@@ -27,7 +27,7 @@ from tests.support.fake_http import Recording, serving
 from tests.support.mock_spec import e2el_slo, endpoint_spec_dict
 from tests.support.spec_builder import DELETE, merged, spec_yaml, write_spec
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 runner = CliRunner()
 

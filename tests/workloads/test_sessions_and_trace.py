@@ -17,7 +17,7 @@ from probes.targets.mock_server import MockServerConfig, Received, running
 
 from .conftest import EXAMPLE_TRACE
 
-pytestmark = [pytest.mark.system, pytest.mark.paced]
+pytestmark = pytest.mark.system
 
 TTFT_MS = 40.0
 
