@@ -245,6 +245,6 @@ def _on_host(folder, to, reference_ms: float, server: float):
         )
         path.write_bytes(header_line(context) + rest)
         ref["sha256"] = sha256_bytes(path.read_bytes())
-    sheet["headline"] = json.loads(headline(Factsheet.model_validate(sheet)).model_dump_json())
+    sheet["headline"] = headline(Factsheet.model_validate(sheet)).model_dump(mode="json")
     (to / "factsheet.json").write_text(json.dumps(sheet))
     return to / "factsheet.json"
