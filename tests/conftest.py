@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import xdist_groups
+from tests.support import printing, xdist_groups
 from tests.support.package_data import map_package_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +70,13 @@ def xdist_group(item: pytest.Item, cost: str) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     xdist_groups.start(config)
+    printing.install()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before the item's fixtures (a module's builds are set up with its first test): the printer it gets.
+    printing.choose(item)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

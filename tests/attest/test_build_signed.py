@@ -10,7 +10,7 @@ import pytest
 from factsheet.attest.attestation import key_id, load_public
 from tests.attest.attest_helpers import endpoint_spec, run_cli
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.pdf]
 
 
 def test_build_with_sign_in_the_spec_writes_a_verifiable_attestation(tmp_path, mock_url, keys):

@@ -98,6 +98,7 @@ def test_signed_gated_build_carries_the_verdict(tmp_path, mock_url):
     assert "test result" in verified.output
 
 
+@pytest.mark.pdf
 def test_a_signed_gated_build_pre_registers_its_gate_and_verify_holds_it_to_it(tmp_path, mock_url):
     """issue 32 item 3: the policies are signed before measuring; a gate that ran other policies fails."""
     import base64

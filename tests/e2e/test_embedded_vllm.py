@@ -24,6 +24,7 @@ SERVING_PYTHON = Path(os.environ.get("FACTSHEET_VLLM_PYTHON", REPO / ".venv-vllm
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.pdf,
     pytest.mark.skipif(not SERVING_PYTHON.exists(), reason="serving environment missing: run `make serving`"),
 ]
 

@@ -37,6 +37,7 @@ def test_no_module_imports_another_modules_private_names():
     assert not found, found
 
 
+@pytest.mark.pdf
 def test_a_compliance_report_whose_pdf_fails_leaves_no_file(tmp_path, monkeypatch):
     report = evaluate(fx.empty_sheet(), [], folder=None, factsheet_path="factsheet.json",
                       factsheet_sha256="sha256:" + "0" * 64)  # fmt: skip

@@ -13,7 +13,7 @@ from factsheet.render import render_all
 from tests.render.pdfa_checks import read_facts
 from tests.support import sheet_fixture as fx
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.pdf]
 
 
 @pytest.fixture(scope="module")

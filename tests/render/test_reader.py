@@ -21,7 +21,7 @@ from factsheet.document.schema import Factsheet
 from tests.render.page import Page
 from tests.support.demo_like import DEMO_CAPACITY_RUNS, build_demo_like
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.pdf]
 
 SUMMARY_PAGES = 2
 DOCUMENT_PAGES = 12  # issue 43: the whole demo-like document within 12 pages, with the demo's number of runs

@@ -20,6 +20,8 @@ from factsheet.render import RenderError, json_to_attach, render_all, render_htm
 from tests.render.page import Page
 from tests.support import sheet_fixture as fx
 
+pytestmark = pytest.mark.pdf
+
 
 @pytest.fixture(scope="module")
 def sheet() -> Factsheet:
