@@ -32,7 +32,9 @@ def _placeholder(html: str, base_url: str, files: Sequence[AssociatedFile] = ())
         digest.update(f.name.encode() + b"\0" + f.data)
     doc = pydyf.PDF()
     doc.info["Title"] = pydyf.String(f"not printed in this test: sha256 {digest.hexdigest()}")
-    page = pydyf.Dictionary({"Type": "/Page", "Parent": doc.pages.reference, "MediaBox": pydyf.Array([0, 0, 595, 842])})
+    page = pydyf.Dictionary(
+        {"Type": "/Page", "Parent": doc.pages.reference, "MediaBox": pydyf.Array([0, 0, 595, 842])}
+    )
     doc.add_page(page)
     out = io.BytesIO()
     doc.write(out)
