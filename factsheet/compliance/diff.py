@@ -53,7 +53,8 @@ from factsheet.compliance.evidence import PointRecords, load_point_records
 from factsheet.compliance.host_speed import host_note, host_ratio
 from factsheet.compliance.support import Support, reasons, support
 from factsheet.document.files import DIFF_HTML, DIFF_JSON, DIFF_MARKDOWN
-from factsheet.document.headline.figures import capacity_figure
+from factsheet.document.headline.figures import REBUILD_FIGURES, capacity_figure, run_interval
+from factsheet.document.headline.rebuild import t_quantile, within_half
 from factsheet.document.headline.repeated import Repeated, host_load_at, repeated
 from factsheet.document.host_load import RunLoad, busy, busy_note, repeat_loads, search_loads
 from factsheet.document.schema import AccuracySection, CapacitySection, Factsheet, LoadPointEntry, LoadSection
@@ -110,11 +111,29 @@ NOISE_SCOPE = (
     "can move a figure further than these intervals: no load figure is decided on them"
 )
 FAMILY_ALPHA = 1 - NOISE_CONFIDENCE  # the chance of any false alarm among the between-run rows of one diff
+# A run's figure carries its own sampling noise however closely k runs agreed: each side's spread is no less
+# than its runs' mean within-run 95 % half-width standing for t(k − 1, 0.975) · s, as page 1's rebuild
+# interval takes it (factsheet/document/headline/rebuild.py, WIDEN_METHOD), so the gate and page 1 agree on how
+# far a rebuild may move a figure.
+SPREAD_FLOOR = (
+    "each side's s no less than its runs' mean within-run 95 % half-width / t(k − 1, 0.975), as page 1's "
+    "rebuild interval takes it"
+)
 WELCH_METHOD = (
     "between-run: Welch's t-test on the repeats' values of each side (each repeat a fresh server start or a "
     "prefix-cache reset, each with its own seed), two-sided at alpha (Bonferroni: {family:.0%} over the {m} "
-    "figure(s) so decided in this diff); the interval is Welch's (1 − alpha) interval of mean(new) − mean(old). "
-    "False alarms: at most {family:.0%} of diffs between builds of one deployment (independent, normal repeats)"
+    "figure(s) so decided in this diff), "
+    + SPREAD_FLOOR
+    + "; the interval is Welch's (1 − alpha) interval of "
+    "mean(new) − mean(old). False alarms: at most {family:.0%} of diffs between builds of one deployment "
+    "(independent, normal repeats)"
+)
+# Page 1 states a rebuild interval for these figures of a confirmation run only; a p50 of 459 requests sits in
+# a narrow band within one build and moves further between builds (bench/rebuilds.py, between builds against
+# within one build), so its repeats are not its rebuild noise.
+OFF_PAGE_ONE = (
+    "not a page-1 figure: page 1 states no rebuild interval for it, so no build says how far a rebuild moves "
+    "it; reported, never decides"
 )
 NOISE_SCOPE_BETWEEN = (
     "between-run where the baseline repeated the confirmation run ({m} figure(s): Welch's t-test on both "
@@ -130,8 +149,8 @@ DEFAULT_ON_INCONCLUSIVE: OnInconclusive = "fail"
 PREDICTION_METHOD = (
     "between-run, the baseline's repeats alone: the candidate's one run against the normal-theory prediction "
     "interval of the baseline's k repeats (mean ± t(k − 1, 1 − alpha/2) · s · √(1 + 1/k)), two-sided at alpha "
-    "(Bonferroni: {family:.0%} over the {m} figure(s) so decided in this diff); the interval is of "
-    "new − mean(old)"
+    "(Bonferroni: {family:.0%} over the {m} figure(s) so decided in this diff), " + SPREAD_FLOOR + "; the "
+    "interval is of new − mean(old)"
 )
 SHARE_OVER_TASKS = (
     "a share over a fixed task set: a rebuild's pass count varies by at most the binomial variance this test "
@@ -165,6 +184,32 @@ class Noise(Model):
     )
 
 
+# A capacity that fell: the candidate's range ends at a value that failed where the baseline's answer held k of
+# k. Which side of the SLO a run at the same load falls on moves between builds (two demo builds: chat sessions
+# held 16 users in 3 of 3 runs, the next build's one run at 16 failed, p99 E2EL 2,745 → 3,090 ms against 3 s),
+# so the fall is decided by the SLO's p99 of the runs there, between-run, not by one run's pass or fail.
+CAPACITY_CHECK_METHOD = (
+    "a fall decided between-run: the SLO's p99 in the candidate's long run(s) at its range's high (a value it "
+    "failed) against the baseline's k repeats at its repeated value, no lower a load; the between-run test of "
+    "the confirmation rows, in their Bonferroni family; worse beyond noise only when the candidate's p99 is "
+    "higher beyond it. A high that rests on a short probe is one run's own noise: not decided"
+)
+
+
+class CapacityCheck(Model):
+    """The between-run test of a capacity that fell (CAPACITY_CHECK_METHOD)."""
+
+    figure: str = Field(description="the SLO's p99 metric, e.g. 'e2el_ms.p99'")
+    old_value: float = Field(description="the load of the baseline's repeats (its answer when it held)")
+    new_value: float = Field(description="the load the candidate failed at: its range's high")
+    old_repeats: list[float] = Field(description="the figure in each of the baseline's k repeats")
+    new_runs: list[float] = Field(description="the figure in each of the candidate's long runs at new_value")
+    old_within_half: float | None = None
+    new_within_half: float | None = None
+    noise: Noise | None = Field(None, description="the test at the family's level")
+    worse: bool | None = Field(None, description="the candidate's p99 higher beyond noise")
+
+
 class FigureDiff(Model):
     figure: str = Field(description="e.g. 'e2el_ms.p99', 'goodput', 'pass@1', 'capacity_at_slo'")
     scope: str = Field(
@@ -187,7 +232,9 @@ class FigureDiff(Model):
     regression: bool = Field(
         False, description="worse beyond noise and limit on a row that decides (never an indicative one)"
     )
-    indicative: bool = Field(False, description=f"{INDICATIVE}")
+    indicative: bool = Field(
+        False, description=f"{INDICATIVE}; or a confirmation run's figure {OFF_PAGE_ONE}"
+    )
     old_lower_bound: bool = Field(
         False, description="the old value is a lower bound (every probe up to the search's maximum passed)"
     )
@@ -197,6 +244,12 @@ class FigureDiff(Model):
         None, description="between-run: the figure in each of the old side's repeats"
     )
     new_repeats: list[float] | None = Field(None, description="between-run: the new side's")
+    old_within_half: float | None = Field(
+        None,
+        description="between-run: the old side's repeats' mean within-run 95 % half-width of the figure, "
+        "which bounds its spread from below (None: no run states an interval)",
+    )
+    new_within_half: float | None = Field(None, description="between-run: the new side's (with its repeats)")
     busy_host: bool = Field(False, description="a run of the row was measured on a busy host, on either side")
     not_decided: NotDecided | None = Field(
         None,
@@ -215,6 +268,9 @@ class FigureDiff(Model):
         None,
         description="between-run rows: the candidate's median host-speed kernel time ÷ the baseline's over the "
         "runs compared, noted and never applied (factsheet/compliance/host_speed.py; None: not timed)",
+    )
+    capacity_check: CapacityCheck | None = Field(
+        None, description=f"capacity at SLO, when it fell by the ranges: {CAPACITY_CHECK_METHOD}"
     )
     decided_by: str | None = Field(
         None,
@@ -292,7 +348,8 @@ class DiffReport(Model):
     rule: str = (
         "a regression is a change for the worse that is beyond noise (the 95 % interval of new − old "
         "excludes 0; for shares, Fisher's exact p < 0.05) and beyond its limit, on a figure the factsheet "
-        "claims: capacity at SLO, its confirmation run's figures, pass@1; sweep points are indicative; a row "
+        "claims: capacity at SLO, its confirmation run's page-1 figures (p99 E2EL, TTFT, TPOT, goodput, SLO "
+        "attainment), pass@1; sweep points and a confirmation run's other figures are indicative; a row "
         "measured on a busy host is never a regression (not decided: busy host); a row decides only on "
         "between-run noise (both sides repeated, or the baseline's repeats; pass@1 over its fixed tasks), else "
         "it is not decided: no between-run noise; no_regression needs every row that decides compared and "
@@ -481,11 +538,22 @@ def _between_run_alpha(figures: list[FigureDiff]) -> int:
     rows = [
         f for f in figures if f.status == "compared" and f.old_repeats is not None and f.noise is not None
     ]
+    checks = [f.capacity_check for f in figures if f.capacity_check is not None]
+    m = sum(1 for f in rows if not f.indicative) + len(checks)  # an indicative row: same level, uncounted
+    alpha = FAMILY_ALPHA / max(m, 1)
     for f in rows:
-        alpha = FAMILY_ALPHA / len(rows)
         test = _welch_noise if f.new_repeats is not None else _prediction_noise
-        f.noise = test(f, alpha, len(rows))
-    return len(rows)
+        f.noise = test(f, alpha, m)
+    for c in checks:
+        at = FigureDiff(
+            figure=c.figure, scope="", unit="ms", higher_is_better=False, status="compared",
+            old=float(np.mean(c.old_repeats)), new=float(np.mean(c.new_runs)), old_repeats=c.old_repeats,
+            new_repeats=c.new_runs if len(c.new_runs) > 1 else None, old_within_half=c.old_within_half,
+            new_within_half=c.new_within_half,
+        )  # fmt: skip
+        c.noise = (_welch_noise if at.new_repeats is not None else _prediction_noise)(at, alpha, m)
+        c.worse = bool(c.noise.p_value is not None and c.noise.p_value < alpha and at.new > at.old)
+    return m
 
 
 SIDES = {"old": "baseline", "new": "candidate"}
@@ -600,6 +668,14 @@ def _judge_capacity(f: FigureDiff, limit: Limit | None) -> None:
             size = abs(f.change_rel) if limit.relative and f.change_rel is not None else abs(f.change)
             f.beyond_limit = f.change < 0 and size > limit.value
     worse = f.noise is not None and f.noise.upper is not None and f.noise.upper <= 0
+    c = f.capacity_check
+    if worse and c is not None and c.noise is not None:  # the fall, decided between-run at the load it failed
+        worse = f.beyond_noise = bool(c.worse)
+        f.notes.append(
+            f"{c.figure}: old {_f(float(np.mean(c.old_repeats)))} ms at {c.old_value:g}, new "
+            f"{_f(float(np.mean(c.new_runs)))} ms at {c.new_value:g}; p {c.noise.p_value:.2g} against alpha "
+            f"{c.noise.alpha:.2g}: {'worse beyond' if c.worse else 'within'} between-run noise"
+        )
     _decide(f, bool(worse and f.beyond_limit))
 
 
@@ -687,10 +763,68 @@ def _capacity_rows(old: Factsheet, old_path: Path, new: Factsheet, new_path: Pat
             if rep_o is not None and rep_n is not None:
                 row.host_ratio = host_ratio([r.load for r in rep_o.runs], [r.load for r in rep_n.runs])
                 row.notes += host_note(row.host_ratio, len(rep_o.runs), len(rep_n.runs))
+                _fell(row, o, rep_o, n, rep_n)
             _host_notes([row], _loads(o.section, scope, o.path), _loads(n.section, scope, n.path))
             out.append(_Row(row, o.path, n.path))
-            out += _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)
+            out += [
+                _on_page_one(r) for r in _confirmation_rows(scope, o, old_path.parent, n, new_path.parent)
+            ]
     return out
+
+
+def _on_page_one(row: _Row) -> _Row:
+    """A confirmation run's figure decides only where page 1 states its rebuild interval (OFF_PAGE_ONE)."""
+    f = row.figure
+    if f.figure not in REBUILD_FIGURES and not f.indicative:
+        f.indicative = True
+        f.notes.append(OFF_PAGE_ONE)
+    return row
+
+
+def _fell(row: FigureDiff, o: _Search, rep_o: Repeated, n: _Search, rep_n: Repeated) -> None:
+    """A capacity worse by the ranges (the candidate's high at or below the baseline's low) with both sides
+    repeated: the fall's evidence between-run (CAPACITY_CHECK_METHOD), or not decided when its high rests on
+    a short probe; a high failed on the pass rule's other terms (errors, truncation, saturation) with its p99
+    within the SLO is no latency noise and stays decided by the ranges."""
+    if row.noise is None or row.noise.upper is None or row.noise.upper > 0:
+        return
+    ro, rn = o.section.result, n.section.result
+    high = rn.range[1]
+    old_at = ro.points[rep_o.index].value
+    if high is None or old_at < high:
+        return
+    metric = rn.slo.p99_metric
+    threshold = getattr(rn.slo, metric)
+    runs = (
+        [r.metrics for r in rep_n.runs]
+        if rn.points[rep_n.index].value == high
+        else [p.metrics for p in rn.points if p.confirmation and p.value == high]
+    )
+    p99s = [getattr(m, metric).p(99) for m in runs]
+    old_p99s = [getattr(r.metrics, metric).p(99) for r in rep_o.runs]
+    if not runs or any(v is None for v in p99s + old_p99s):
+        row.between_run = False
+        row.notes.append(
+            f"new: its range's high ({high:g}) rests on a short probe, one run's own noise: the fall is not "
+            "decided between-run"
+        )
+        return
+    if threshold is not None and all(v <= threshold for v in p99s):
+        row.notes.append(
+            f"new: its runs at {high:g} failed on the pass rule's other terms: decided by the ranges"
+        )
+        return
+    figure = f"{metric}.p99"
+    row.capacity_check = CapacityCheck(
+        figure=figure, old_value=old_at, new_value=high,
+        old_repeats=old_p99s, new_runs=p99s,
+        old_within_half=within_half([run_interval(figure, r.metrics) for r in rep_o.runs]),
+        new_within_half=within_half([run_interval(figure, m) for m in runs]),
+    )  # fmt: skip
+    row.notes.append(
+        f"the fall decided between-run: new's {figure} at {high:g} against old's {len(rep_o.runs)} repeats at "
+        f"{old_at:g}"
+    )
 
 
 def _loads(section: CapacitySection, scope: str, path: str) -> list[RunLoad]:
@@ -855,6 +989,8 @@ def _between(
     if any(v is None for v in a + b):
         return f
     noise = Noise(method="between-run, level set below", lower=None, upper=None)
+    half_o = within_half([run_interval(f.figure, r.metrics) for r in old.runs])
+    half_n = within_half([run_interval(f.figure, r.metrics) for r in new.runs]) if new is not None else None
     notes = [*f.notes, *host_note(ratio, len(a), len(b))]
     if f.too_few_samples:
         notes.append(f"each run's {f.figure} rests on fewer samples than bound it within one run: decided by "
@@ -869,8 +1005,14 @@ def _between(
         "status": "compared", "reason": None, "unit": unit, "higher_is_better": not percentile,
         "old": float(np.mean(a)), "new": float(np.mean(b)), "old_repeats": a,
         "new_repeats": b if new is not None else None, "noise": noise, "notes": notes, "between_run": True,
-        "host_ratio": ratio,
+        "host_ratio": ratio, "old_within_half": half_o, "new_within_half": half_n,
     })  # fmt: skip
+
+
+def _spread(values: list[float], half: float | None) -> float:
+    """The sample sd of one side's repeats, no less than their within-run half-width allows (SPREAD_FLOOR)."""
+    s = float(np.std(values, ddof=1))
+    return max(s, half / t_quantile(len(values) - 1)) if half is not None else s
 
 
 def _prediction_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
@@ -881,9 +1023,9 @@ def _prediction_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
 
     a, k = f.old_repeats, len(f.old_repeats)
     d = float(f.new - np.mean(a))
-    scale = float(np.std(a, ddof=1)) * math.sqrt(1 + 1 / k)
+    scale = _spread(a, f.old_within_half) * math.sqrt(1 + 1 / k)
     method = PREDICTION_METHOD.format(family=FAMILY_ALPHA, m=m)
-    if scale == 0:  # k identical runs: any difference is beyond noise, none is within it
+    if scale == 0:  # k identical runs, no within-run interval: any difference is beyond noise
         return Noise(method=method, lower=d, upper=d, p_value=0.0 if d != 0 else 1.0, alpha=alpha)
     p = float(2 * student_t.sf(abs(d) / scale, k - 1))
     half = float(student_t.ppf(1 - alpha / 2, k - 1)) * scale
@@ -897,10 +1039,10 @@ def _welch_noise(f: FigureDiff, alpha: float, m: int) -> Noise:
 
     a, b = f.old_repeats, f.new_repeats
     d = float(np.mean(b) - np.mean(a))
-    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
+    va, vb = _spread(a, f.old_within_half) ** 2 / len(a), _spread(b, f.new_within_half) ** 2 / len(b)
     se = math.sqrt(va + vb)
     method = WELCH_METHOD.format(family=FAMILY_ALPHA, m=m)
-    if se == 0:  # both sides constant: any difference is beyond noise, none is within it
+    if se == 0:  # both sides constant, no within-run interval: any difference is beyond noise
         p = 0.0 if d != 0 else 1.0
         return Noise(method=method, lower=d, upper=d, p_value=p, alpha=alpha)
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))

@@ -67,8 +67,11 @@ ReportVersion = Literal["1.0.0", "1.1.0"]  # every version a report may state
 # the gate it gives (DiffReport.gate); the baseline's repeats alone decide a candidate run at the same load.
 # 1.5.0: the confirmation rows of two different answers are decided by the capacity row (FigureDiff.decided_by),
 # not left open; a between-run row notes the two sides' host speeds (FigureDiff.host_ratio, never applied).
-DIFF_VERSION = "1.5.0"
-DiffVersion = Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0"]  # every version a diff may state
+# 1.6.0: a confirmation run's figures decide only where page 1 states their rebuild interval (p99 E2EL, TTFT,
+# TPOT, goodput, SLO attainment; the p50s and ITL reported, indicative); each side's between-run spread no
+# less than its runs' within-run half-width allows, as page 1 takes it (FigureDiff.old_within_half/new_within_half).
+DIFF_VERSION = "1.6.0"
+DiffVersion = Literal["1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0"]  # every version a diff may state
 
 # semver of the published policy schema; its major is factsheet.compliance.policy.POLICY_VERSION. 1.1.0:
 # on_inconclusive.

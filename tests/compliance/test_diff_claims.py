@@ -18,6 +18,7 @@ from factsheet.cli.commands import app
 from factsheet.compliance.diff import (
     CAPACITY,
     NOISE_SCOPE,
+    OFF_PAGE_ONE,
     _capacity_row,
     _judge,
     _noise_scope,
@@ -76,10 +77,11 @@ def test_two_copies_of_the_same_records_without_repeats_decide_nothing(builds, t
     cap = _row(report, CAPACITY, "capacity (synthetic)")
     assert cap["old"] == cap["new"] == 8 and cap["beyond_noise"] is False and not cap["indicative"]
     assert cap["not_decided"] == "no between-run noise" and not cap["between_run"]
-    # The confirmation run (24 requests) supports its p50, not its p99 (459 needed).
+    # The confirmation run (24 requests) supports its p50, not its p99 (459 needed); page 1 states no
+    # rebuild interval for a p50, so it is reported and never decides (diff 1.6.0).
     p50 = _row(report, "e2el_ms.p50", "capacity (synthetic) confirmation")
     assert p50["status"] == "compared" and p50["change"] == 0 and not p50["beyond_noise"]
-    assert p50["not_decided"] == "no between-run noise"
+    assert p50["indicative"] and p50["not_decided"] is None and p50["notes"][-1] == OFF_PAGE_ONE
     p99 = _row(report, "e2el_ms.p99", "capacity (synthetic) confirmation")
     assert p99["status"] == "not_comparable" and p99["reason"].startswith("too few samples (24 old, 24 new")
     assert "within-run only" in report["noise_scope"]

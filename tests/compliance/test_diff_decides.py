@@ -6,18 +6,29 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
 from scipy.stats import t as student_t
 
 from factsheet.compliance.diff import (
+    CAPACITY,
     NO_BETWEEN,
+    OFF_PAGE_ONE,
+    CapacityCheck,
     FigureDiff,
     Noise,
+    _between_run_alpha,
     _judge,
+    _on_page_one,
     _prediction_noise,
+    _Row,
+    _spread,
     _verdict,
+    _welch_noise,
     parse_limits,
 )
 from factsheet.compliance.support import Support
+from factsheet.document.headline.figures import REBUILD_FIGURES
 
 LIMITS = parse_limits({"e2el_ms.p50": "10%"}, "test")
 SCOPE = "capacity (synthetic) confirmation, concurrency 4"
@@ -98,3 +109,83 @@ def test_the_baseline_repeats_alone_decide_by_their_prediction_interval():
         assert math.isclose(row.noise.upper - row.noise.lower, 2 * half, rel_tol=1e-9)
         _judge(row, LIMITS["e2el_ms.p50"])
         assert row.beyond_noise is beyond and row.regression is beyond
+
+
+def _between(figure: str, old: list[float], new: list[float], **update) -> FigureDiff:
+    """A confirmation row with both sides' repeats, as `_between` leaves it (level set by the family)."""
+    return FigureDiff(
+        figure=figure, scope=SCOPE, unit="ms", higher_is_better=figure in ("goodput", "slo_attainment"),
+        status="compared", old=sum(old) / len(old), new=sum(new) / len(new), old_repeats=old, new_repeats=new,
+        between_run=True, noise=Noise(method="between-run, level set below", lower=None, upper=None), **update,
+    )  # fmt: skip
+
+
+def test_a_confirmation_figure_page_1_states_no_rebuild_interval_for_never_decides():
+    """Diff 1.6.0 (issue 41: two demo builds an hour apart, `e2el_ms.p50` +12 % on three tight repeats each,
+    "Regression"). A p50 moves further between builds than within one, and page 1 states no rebuild interval
+    for it: reported, indicative, never deciding; the same change on page 1's p99 decides."""
+    old, new = [1520.0, 1523.0, 1519.0], [1700.0, 1705.0, 1702.0]
+    p50 = _on_page_one(_Row(_between("e2el_ms.p50", old, new), "a", "b")).figure
+    p99 = _on_page_one(_Row(_between("e2el_ms.p99", old, new), "a", "b")).figure
+    assert p50.indicative and p50.notes[-1] == OFF_PAGE_ONE and not p99.indicative
+    rows = [p50, p99]
+    assert _between_run_alpha(rows) == 1  # the family counts the deciding row only
+    limits = parse_limits({"e2el_ms.p50": "10%", "e2el_ms.p99": "10%"}, "test")
+    for r in rows:
+        _judge(r, limits[r.figure])
+    assert (
+        p50.worse_beyond
+        and not p50.regression
+        and p50.verdict_text() == "indicative: worse beyond noise and limit"
+    )
+    assert p99.regression and p99.noise.alpha == pytest.approx(0.05)
+    assert _verdict([p50], SOUND)[0] == "inconclusive"  # nothing left that decides
+    assert set(REBUILD_FIGURES) == {"e2el_ms.p99", "ttft_ms.p99", "tpot_ms.p99", "goodput", "slo_attainment"}
+
+
+def test_each_sides_spread_is_no_less_than_its_runs_own_interval_allows():
+    """Three runs can agree by chance (an attainment of 432 of 459 in each: s = 0), yet each carries its own
+    sampling noise: with each run's 95 % interval ±0.02 wide, s is taken as 0.02 / t(2, 0.975), as page 1's
+    rebuild interval takes it; Welch's test on 0.941 × 3 against 0.935 × 3 is then p ≈ 0.21, not 0."""
+    old, new = [0.941] * 3, [0.935] * 3
+    bare = _between("slo_attainment", old, new)
+    floored = _between("slo_attainment", old, new, old_within_half=0.02, new_within_half=0.02)
+    bare.noise, floored.noise = _welch_noise(bare, 0.05, 1), _welch_noise(floored, 0.05, 1)
+    assert bare.noise.p_value == 0.0
+    s = 0.02 / student_t.ppf(0.975, 2)
+    se = math.sqrt(2 * s * s / 3)  # equal sides: Welch's df is 4
+    p = 2 * student_t.sf(0.006 / se, 4)
+    assert math.isclose(floored.noise.p_value, p, rel_tol=1e-9) and 0.15 < p < 0.3
+    # a wider spread than the floor is the spread
+    wide = _between("slo_attainment", [0.90, 0.94, 0.98], new, old_within_half=0.001, new_within_half=0.02)
+    assert _spread(wide.old_repeats, wide.old_within_half) == pytest.approx(0.04)
+
+
+def _fallen(old_p99s: list[float], new_p99s: list[float]) -> FigureDiff:
+    """Capacity 16 → 10 by the ranges (the new side failed a long run at 16, where the old held 3 of 3), both
+    sides repeated: the row as `_fell` leaves it, with its between-run check of the SLO's p99 at 16."""
+    check = CapacityCheck(figure="e2el_ms.p99", old_value=16, new_value=16, old_repeats=old_p99s,
+                          new_runs=new_p99s)  # fmt: skip
+    return FigureDiff(
+        figure=CAPACITY, scope="capacity (chat-sessions)", unit="concurrent users", higher_is_better=True,
+        status="compared", old=16, new=10, noise=Noise(method="ranges", lower=-8, upper=0), between_run=True,
+        capacity_check=check,
+    )  # fmt: skip
+
+
+def test_a_capacity_that_fell_is_decided_by_the_slos_p99_where_it_failed():
+    """Two demo builds, one host (bench/rebuilds_results.txt): chat sessions held 16 users in 3 of 3 runs
+    (p99 E2EL 2,807, 2,685, 2,744 ms), the next build's one run at 16 failed (3,033 ms against 3 s) and it
+    confirmed 10: by the ranges a regression of 37 %, by the SLO's p99 at 16 within the baseline's prediction
+    interval, p = 0.056 (diff 1.6.0: not a regression). A run at 16 of 4,000 ms is one."""
+    limits = parse_limits({CAPACITY: "10%"}, "test")
+    for new, regressed in (([3033.0], False), ([4000.0], True)):
+        row = _fallen([2807.0, 2685.0, 2744.0], new)
+        assert _between_run_alpha([row]) == 1  # the check is in the family
+        _judge(row, limits[CAPACITY])
+        a = row.capacity_check.old_repeats
+        scale = float(np.std(a, ddof=1)) * math.sqrt(4 / 3)
+        p = 2 * student_t.sf(abs(new[0] - np.mean(a)) / scale, 2)
+        assert math.isclose(row.capacity_check.noise.p_value, p, rel_tol=1e-9)
+        assert row.regression is regressed and row.beyond_noise is regressed and row.beyond_limit
+    assert 0.05 < 2 * student_t.sf((3033 - 2745.33) / (61.0 * math.sqrt(4 / 3)), 2) < 0.06

@@ -184,7 +184,7 @@ def test_diff_of_honest_sheets_without_repeats_decides_nothing(tmp_path):
         cap["status"] == "compared" and cap["not_decided"] == "no between-run noise" and not cap["regression"]
     )
     assert "not decided, no between-run noise: capacity_at_slo" in report["verdict_reason"]
-    assert "not compared: ttft_ms.p50 (capacity (synthetic) confirmation)" in report["verdict_reason"]
+    assert "not compared: ttft_ms.p99 (capacity (synthetic) confirmation)" in report["verdict_reason"]
     # pass@1's noise is binomial over a fixed task set, which bounds a rebuild's: it decides
     acc = next(f for f in report["figures"] if f["figure"] == "pass@1")
     assert acc["status"] == "compared" and acc["between_run"] and acc["not_decided"] is None

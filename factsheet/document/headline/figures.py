@@ -59,6 +59,19 @@ _OF_RUN = {f"{k}.p99": _P99S[f"{k}.p99"] for k in LATENCIES} | {
 }
 
 
+# The run figures page 1 states a rebuild interval for, when their run was repeated.
+REBUILD_FIGURES = tuple(_OF_RUN)
+
+
+def run_interval(figure: str, m: LoadMetrics) -> tuple[float, float] | None:
+    """A run's own 95 % interval of `figure` (a page-1 figure, or any latency percentile `<metric>.p<q>` the
+    run states an interval for): both ends, or None."""
+    if figure in _OF_RUN:
+        return _OF_RUN[figure].interval(m)
+    ci = m.percentile_ci.get(figure)
+    return ci.bounds() if ci is not None else None
+
+
 def headline(sheet: Factsheet) -> Headline:
     """Page 1's figures of `sheet`, in page order."""
     run = informative_run(sheet.load)
