@@ -43,8 +43,11 @@ from pathlib import Path
 import yaml
 
 from factsheet.document.headline.figures import headline
+from factsheet.document.headline.repeated import repeated
 from factsheet.document.headline_model import Figure
 from factsheet.document.schema import SCHEMA_VERSION, Factsheet
+from probes.core.measurement import NotMeasured
+from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTSHEET = Path(sys.executable).parent / "factsheet"
@@ -207,6 +210,120 @@ def _host_speeds(builds: list[Build], folders: list[Path]) -> list[str]:
     return [*out, ""]
 
 
+RUN_FIGURES = [f"{m}.p{q}" for m in LATENCY_METRICS for q in (50, 99)] + ["goodput", "slo_attainment"]
+
+
+def _figure(m: LoadMetrics, name: str) -> float | None:
+    if name in ("goodput", "slo_attainment"):
+        return getattr(m, name)
+    metric, q = name.rsplit(".p", 1)
+    return getattr(m, metric).p(float(q))
+
+
+def _repeats_by_search(folder: Path) -> dict[str, tuple[float, list[LoadMetrics]]]:
+    """Each capacity search's repeated run: its knob value and the k runs' metrics, by the search's profile."""
+    sheet = Factsheet.model_validate_json((folder / "factsheet.json").read_text())
+    load = sheet.load
+    if isinstance(load, NotMeasured):
+        return {}
+    sections = [("synthetic", load.capacity)] + [
+        (c.workload.profile, c.capacity) for c in load.compared_workloads
+    ]
+    out = {}
+    for name, section in sections:
+        rep = repeated(section, "")
+        if rep is not None and not isinstance(section, NotMeasured):
+            out[name] = (section.result.points[rep.index].value, [r.metrics for r in rep.runs])
+    return out
+
+
+def between_within(folders: list[Path]) -> list[str]:
+    """One-way random effects over the builds whose repeated run is at one load: does a rebuild move a
+    figure further than the k repeats within one build spread it? Within: the pooled variance of the
+    repeats (MSW); between: MSB = k · variance of the build means; the between-build component
+    σ_b² = max(0, (MSB − MSW) / k), and F = MSB / MSW with its p-value (builds as groups). Welch's test on two
+    builds' repeats assumes σ_b = 0; page 1's rebuild interval too."""
+    from scipy.stats import f as f_dist
+
+    out = [
+        "## between builds against within one build (one-way random effects, the builds at the modal load)"
+    ]
+    per = [_repeats_by_search(f) for f in folders]
+    for search in sorted({s for p in per for s in p}):
+        got = [(folders[i].name, p[search]) for i, p in enumerate(per) if search in p]
+        loads = [v for _, (v, _) in got]
+        at = max(set(loads), key=loads.count)
+        groups = [(name, runs) for name, (v, runs) in got if v == at]
+        k = min(len(r) for _, r in groups)
+        g = len(groups)
+        out.append(f"{search} at {at:g}: {g} builds ({', '.join(n for n, _ in groups)}), {k} runs each")
+        if g < 2 or k < 2:
+            out.append("  too few builds at one load")
+            continue
+        for name in RUN_FIGURES:
+            values = [[_figure(m, name) for m in runs[:k]] for _, runs in groups]
+            if any(v is None for row in values for v in row):
+                continue
+            means = [statistics.fmean(row) for row in values]
+            msw = statistics.fmean([statistics.variance(row) for row in values])
+            msb = k * statistics.variance(means)
+            sb = max(0.0, (msb - msw) / k) ** 0.5
+            f = msb / msw if msw > 0 else float("inf")
+            p = float(f_dist.sf(f, g - 1, g * (k - 1))) if msw > 0 else 0.0
+            grand = statistics.fmean(means)
+            sw = msw**0.5
+            rw, rb = (f"{100 * x / grand:.1f} %" if grand else "—" for x in (sw, sb))
+            out.append(
+                f"  {name}: build means {', '.join(_fmt(x) for x in means)}; sd within {_fmt(sw)} ({rw}), "
+                f"between-build sd {_fmt(sb)} ({rb}); F {f:.2f}, p {p:.3g}"
+            )
+    return [*out, ""]
+
+
+def _diff_pairs(builds: list[Build], folders: list[Path]) -> list[str]:
+    """`factsheet diff` of every pair of builds (old → new): its verdict, exit code and what decided it."""
+    out: list[str] = []
+    out.append("## factsheet diff, every pair (old → new)")
+    verdicts: dict[str, int] = {}
+    for (i, a), (j, b) in combinations(enumerate(folders), 2):
+        rc, report = _diff(a, b)
+        verdicts[report["verdict"]] = verdicts.get(report["verdict"], 0) + 1
+        regressed = [f"{f['figure']} ({f['scope']})" for f in report["figures"] if f.get("regression")]
+        held: dict[str, list[str]] = {}  # why (busy host, no between-run noise) → rows
+        for f in report["figures"]:
+            if f.get("not_decided"):
+                held.setdefault(f["not_decided"], []).append(f"{f['figure']} ({f['scope']})")
+        between = sum(
+            1
+            for f in report["figures"]
+            if f.get("old_repeats") is not None and f["status"] == "compared" and not f["indicative"]
+        )
+        between += sum(1 for f in report["figures"] if f.get("capacity_check"))
+        words = f"{builds[i].name} → {builds[j].name}: {report['verdict']} (exit {rc}); {between} row(s) decided by repeats"
+        if regressed:
+            words += f"; regression: {', '.join(regressed)}"
+        # Rows the repeats found beyond noise, worse or better: how far each moved, against what level.
+        moved = [
+            f"{f['figure']} {100 * f['change_rel']:+.1f} % (p {f['noise']['p_value']:.2g} < {f['noise']['alpha']:.2g})"
+            for f in report["figures"]
+            if f.get("old_repeats") is not None and f.get("beyond_noise") and f.get("change_rel") is not None
+        ]
+        if moved:
+            words += f"; beyond between-run noise: {', '.join(moved)}"
+        for f in report["figures"]:  # a capacity that fell, decided at the load it failed
+            if (c := f.get("capacity_check")) and c.get("noise"):
+                words += (
+                    f"; {f['scope']} {f['old']:g} → {f['new']:g}: {c['figure']} at {c['new_value']:g} "
+                    f"p {c['noise']['p_value']:.2g} vs alpha {c['noise']['alpha']:.2g}"
+                )
+        for why, rows in held.items():
+            words += f"; not decided ({why}): {', '.join(rows)}"
+        out.append(words)
+    n = sum(verdicts.values())
+    out.append("verdicts: " + ", ".join(f"{k} {v} of {n}" for k, v in sorted(verdicts.items())))
+    return out
+
+
 def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
     out: list[str] = []
     first = builds[0]
@@ -263,27 +380,8 @@ def analyse(builds: list[Build], folders: list[Path]) -> list[str]:
         inside, total = inside + got, total + of
     out.append(f"inside the earlier build's rebuild interval: {inside} of {total} comparable pairs")
     out.append("")
-    out.append("## factsheet diff, every pair (old → new)")
-    verdicts: dict[str, int] = {}
-    for (i, a), (j, b) in combinations(enumerate(folders), 2):
-        rc, report = _diff(a, b)
-        verdicts[report["verdict"]] = verdicts.get(report["verdict"], 0) + 1
-        regressed = [f"{f['figure']} ({f['scope']})" for f in report["figures"] if f.get("regression")]
-        held: dict[str, list[str]] = {}  # why (busy host, no between-run noise) → rows
-        for f in report["figures"]:
-            if f.get("not_decided"):
-                held.setdefault(f["not_decided"], []).append(f"{f['figure']} ({f['scope']})")
-        between = sum(
-            1 for f in report["figures"] if f.get("old_repeats") is not None and f["status"] == "compared"
-        )
-        words = f"{builds[i].name} → {builds[j].name}: {report['verdict']} (exit {rc}); {between} row(s) decided by repeats"
-        if regressed:
-            words += f"; regression: {', '.join(regressed)}"
-        for why, rows in held.items():
-            words += f"; not decided ({why}): {', '.join(rows)}"
-        out.append(words)
-    n = sum(verdicts.values())
-    out.append("verdicts: " + ", ".join(f"{k} {v} of {n}" for k, v in sorted(verdicts.items())))
+    out += between_within(folders)
+    out += _diff_pairs(builds, folders)
     return out
 
 
