@@ -186,7 +186,7 @@ class Noise(Model):
 
 # A capacity that fell: the candidate's range ends at a value that failed where the baseline's answer held k of
 # k. Which side of the SLO a run at the same load falls on moves between builds (two demo builds: chat sessions
-# held 16 users in 3 of 3 runs, the next build's one run at 16 failed, p99 E2EL 2,745 → 3,090 ms against 3 s),
+# held 16 users in 3 of 3 runs, the next build's one run at 16 failed, p99 E2EL 2,745 → 3,033 ms against 3 s),
 # so the fall is decided by the SLO's p99 of the runs there, between-run, not by one run's pass or fail.
 CAPACITY_CHECK_METHOD = (
     "a fall decided between-run: the SLO's p99 in the candidate's long run(s) at its range's high (a value it "
@@ -790,8 +790,11 @@ def _fell(row: FigureDiff, o: _Search, rep_o: Repeated, n: _Search, rep_n: Repea
         return
     ro, rn = o.section.result, n.section.result
     high = rn.range[1]
+    if high is None:
+        return
     old_at = ro.points[rep_o.index].value
-    if high is None or old_at < high:
+    if old_at < high:
+        _not_between(row, f"old: its repeats are at {old_at:g}, below the value new failed at ({high:g})")
         return
     metric = rn.slo.p99_metric
     threshold = getattr(rn.slo, metric)
@@ -802,12 +805,11 @@ def _fell(row: FigureDiff, o: _Search, rep_o: Repeated, n: _Search, rep_n: Repea
     )
     p99s = [getattr(m, metric).p(99) for m in runs]
     old_p99s = [getattr(r.metrics, metric).p(99) for r in rep_o.runs]
-    if not runs or any(v is None for v in p99s + old_p99s):
-        row.between_run = False
-        row.notes.append(
-            f"new: its range's high ({high:g}) rests on a short probe, one run's own noise: the fall is not "
-            "decided between-run"
-        )
+    if not runs:
+        _not_between(row, f"new: its range's high ({high:g}) rests on a short probe, one run's own noise")
+        return
+    if any(v is None for v in p99s + old_p99s):
+        _not_between(row, f"a run at {old_at:g} or {high:g} states no {metric} p99")
         return
     if threshold is not None and all(v <= threshold for v in p99s):
         row.notes.append(
@@ -825,6 +827,11 @@ def _fell(row: FigureDiff, o: _Search, rep_o: Repeated, n: _Search, rep_n: Repea
         f"the fall decided between-run: new's {figure} at {high:g} against old's {len(rep_o.runs)} repeats at "
         f"{old_at:g}"
     )
+
+
+def _not_between(row: FigureDiff, why: str) -> None:
+    row.between_run = False
+    row.notes.append(f"{why}: the fall is not decided between-run")
 
 
 def _loads(section: CapacitySection, scope: str, path: str) -> list[RunLoad]:
