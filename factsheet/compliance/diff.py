@@ -67,7 +67,7 @@ from factsheet.untrusted.reading import read_given
 from probes.core.digests import sha256_bytes
 from probes.core.errors import InputError
 from probes.core.measurement import MISSING, PERCENTILE_METHOD, Model, NotMeasured, shown
-from probes.load.capacity import knob_point
+from probes.load.capacity import CapacityPoint, knob_point
 from probes.load.metrics import LATENCY_METRICS, LoadMetrics
 from probes.load.point import LoadPoint
 from probes.load.stats import min_samples, quantile_ci
@@ -192,8 +192,17 @@ CAPACITY_CHECK_METHOD = (
     "a fall decided between-run: the SLO's p99 in the candidate's long run(s) at its range's high (a value it "
     "failed) against the baseline's k repeats at its repeated value, no lower a load; the between-run test of "
     "the confirmation rows, in their Bonferroni family; worse beyond noise only when the candidate's p99 is "
-    "higher beyond it. A high that rests on a short probe is one run's own noise: not decided"
+    "higher beyond it. A high that rests on a short probe: " + "{probe}"
 )
+PROBE_METHOD = (
+    "the probe's p99 no lower than its within-run 95 % interval's lower end, against the upper end of the "
+    "baseline's (1 − alpha) prediction interval at its repeated value, mean + t(k − 1, 1 − alpha/2) · s · "
+    "√(1 + 1/k) ("
+    + SPREAD_FLOOR
+    + "); worse beyond noise when the lower end lies above it, both noises counted "
+    "(the interval is of new − that upper end, its upper end open)"
+)
+CAPACITY_CHECK_METHOD = CAPACITY_CHECK_METHOD.format(probe=PROBE_METHOD)
 
 
 class CapacityCheck(Model):
@@ -203,7 +212,12 @@ class CapacityCheck(Model):
     old_value: float = Field(description="the load of the baseline's repeats (its answer when it held)")
     new_value: float = Field(description="the load the candidate failed at: its range's high")
     old_repeats: list[float] = Field(description="the figure in each of the baseline's k repeats")
-    new_runs: list[float] = Field(description="the figure in each of the candidate's long runs at new_value")
+    new_runs: list[float] = Field(
+        description="the figure in each of the candidate's long runs at new_value (none: a short probe's)"
+    )
+    new_probe_lower: float | None = Field(
+        None, description="without long runs: the failing probe's within-run 95 % lower end of the figure"
+    )
     old_within_half: float | None = None
     new_within_half: float | None = None
     noise: Noise | None = Field(None, description="the test at the family's level")
@@ -545,6 +559,10 @@ def _between_run_alpha(figures: list[FigureDiff]) -> int:
         test = _welch_noise if f.new_repeats is not None else _prediction_noise
         f.noise = test(f, alpha, m)
     for c in checks:
+        if c.new_probe_lower is not None:
+            c.noise = _probe_noise(c, alpha, m)
+            c.worse = bool(c.noise.lower is not None and c.noise.lower > 0)
+            continue
         at = FigureDiff(
             figure=c.figure, scope="", unit="ms", higher_is_better=False, status="compared",
             old=float(np.mean(c.old_repeats)), new=float(np.mean(c.new_runs)), old_repeats=c.old_repeats,
@@ -554,6 +572,19 @@ def _between_run_alpha(figures: list[FigureDiff]) -> int:
         c.noise = (_welch_noise if at.new_repeats is not None else _prediction_noise)(at, alpha, m)
         c.worse = bool(c.noise.p_value is not None and c.noise.p_value < alpha and at.new > at.old)
     return m
+
+
+def _probe_noise(c: CapacityCheck, alpha: float, m: int) -> Noise:
+    """A short probe's failing p99 (its lower end) against the baseline's prediction interval (PROBE_METHOD)."""
+    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
+    from scipy.stats import t as student_t
+
+    a, k = c.old_repeats, len(c.old_repeats)
+    upper = float(np.mean(a)) + float(student_t.ppf(1 - alpha / 2, k - 1)) * _spread(
+        a, c.old_within_half
+    ) * math.sqrt(1 + 1 / k)
+    lower = None if c.new_probe_lower is None else c.new_probe_lower - upper
+    return Noise(method=PROBE_METHOD, lower=lower, upper=None, alpha=alpha)
 
 
 SIDES = {"old": "baseline", "new": "candidate"}
@@ -671,11 +702,15 @@ def _judge_capacity(f: FigureDiff, limit: Limit | None) -> None:
     c = f.capacity_check
     if worse and c is not None and c.noise is not None:  # the fall, decided between-run at the load it failed
         worse = f.beyond_noise = bool(c.worse)
-        f.notes.append(
-            f"{c.figure}: old {_f(float(np.mean(c.old_repeats)))} ms at {c.old_value:g}, new "
-            f"{_f(float(np.mean(c.new_runs)))} ms at {c.new_value:g}; p {c.noise.p_value:.2g} against alpha "
-            f"{c.noise.alpha:.2g}: {'worse beyond' if c.worse else 'within'} between-run noise"
-        )
+        old = f"{c.figure}: old {_f(float(np.mean(c.old_repeats)))} ms at {c.old_value:g}"
+        if c.new_probe_lower is not None:
+            new = f"new's probe ≥ {_f(c.new_probe_lower)} ms at {c.new_value:g} (its 95 % lower end)"
+            test = f"{_f(c.noise.lower)} ms beyond old's prediction upper end at alpha {c.noise.alpha:.2g}"
+        else:
+            new = f"new {_f(float(np.mean(c.new_runs)))} ms at {c.new_value:g}"
+            test = f"p {c.noise.p_value:.2g} against alpha {c.noise.alpha:.2g}"
+        verdict = "worse beyond" if c.worse else "within"
+        f.notes.append(f"{old}, {new}; {test}: {verdict} between-run noise")
     _decide(f, bool(worse and f.beyond_limit))
 
 
@@ -805,8 +840,10 @@ def _fell(row: FigureDiff, o: _Search, rep_o: Repeated, n: _Search, rep_n: Repea
     )
     p99s = [getattr(m, metric).p(99) for m in runs]
     old_p99s = [getattr(r.metrics, metric).p(99) for r in rep_o.runs]
+    figure = f"{metric}.p99"
+    within = within_half([run_interval(figure, r.metrics) for r in rep_o.runs])
     if not runs:
-        _not_between(row, f"new: its range's high ({high:g}) rests on a short probe, one run's own noise")
+        _probe_check(row, rn.points, high, figure, threshold, old_at, old_p99s, within)
         return
     if any(v is None for v in p99s + old_p99s):
         _not_between(row, f"a run at {old_at:g} or {high:g} states no {metric} p99")
@@ -816,15 +853,39 @@ def _fell(row: FigureDiff, o: _Search, rep_o: Repeated, n: _Search, rep_n: Repea
             f"new: its runs at {high:g} failed on the pass rule's other terms: decided by the ranges"
         )
         return
-    figure = f"{metric}.p99"
     row.capacity_check = CapacityCheck(
-        figure=figure, old_value=old_at, new_value=high,
-        old_repeats=old_p99s, new_runs=p99s,
-        old_within_half=within_half([run_interval(figure, r.metrics) for r in rep_o.runs]),
-        new_within_half=within_half([run_interval(figure, m) for m in runs]),
+        figure=figure, old_value=old_at, new_value=high, old_repeats=old_p99s, new_runs=p99s,
+        old_within_half=within, new_within_half=within_half([run_interval(figure, m) for m in runs]),
     )  # fmt: skip
     row.notes.append(
         f"the fall decided between-run: new's {figure} at {high:g} against old's {len(rep_o.runs)} repeats at "
+        f"{old_at:g}"
+    )
+
+
+def _probe_check(row: FigureDiff, points: list[CapacityPoint], high: float, figure: str,
+                 threshold: float | None, old_at: float, old_p99s: list[float | None],
+                 within: float | None) -> None:  # fmt: skip
+    """The fall when the candidate's high rests on short probes (PROBE_METHOD): their p99's lower end."""
+    cis = [p.metrics.percentile_ci.get(figure) for p in points
+           if not p.confirmation and not p.passed and p.value == high]  # fmt: skip
+    lows = [ci.lower if ci is not None else None for ci in cis]
+    old = [v for v in old_p99s if v is not None]
+    if not lows or any(v is None for v in lows) or len(old) < len(old_p99s):
+        _not_between(
+            row, f"new: its range's high ({high:g}) rests on a short probe whose p99 has no lower end"
+        )
+        return
+    low = min(v for v in lows if v is not None)
+    if threshold is not None and low <= threshold:
+        row.notes.append(
+            f"new: its probe at {high:g} failed on the pass rule's other terms: decided by the ranges"
+        )
+        return
+    row.capacity_check = CapacityCheck(figure=figure, old_value=old_at, new_value=high, old_repeats=old,
+                                       new_runs=[], new_probe_lower=low, old_within_half=within)  # fmt: skip
+    row.notes.append(
+        f"the fall decided between-run: new's probe {figure} at {high:g} against old's {len(old)} repeats at "
         f"{old_at:g}"
     )
 

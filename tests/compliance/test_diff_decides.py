@@ -189,3 +189,18 @@ def test_a_capacity_that_fell_is_decided_by_the_slos_p99_where_it_failed():
         assert math.isclose(row.capacity_check.noise.p_value, p, rel_tol=1e-9)
         assert row.regression is regressed and row.beyond_noise is regressed and row.beyond_limit
     assert 0.05 < 2 * student_t.sf((3033 - 2745.33) / (61.0 * math.sqrt(4 / 3)), 2) < 0.06
+
+
+def test_a_fall_on_a_short_probe_is_decided_by_the_probes_lower_end():
+    """The candidate's range ends on a short probe: its p99 is at least its within-run 95 % lower end, and the
+    fall is beyond noise only when that end lies above the baseline's prediction interval over its repeats at
+    that load, 245 + t(2, 0.975) · 5 · √(4/3) ≈ 269.8 ms here."""
+    limits = parse_limits({CAPACITY: "10%"}, "test")
+    upper = 245 + student_t.ppf(0.975, 2) * 5 * math.sqrt(4 / 3)
+    for low, regressed in ((300.0, True), (260.0, False)):
+        row = _fallen([240.0, 245.0, 250.0], [])
+        row.capacity_check.new_probe_lower = low
+        assert _between_run_alpha([row]) == 1
+        _judge(row, limits[CAPACITY])
+        assert row.capacity_check.noise.lower == pytest.approx(low - upper)
+        assert row.regression is regressed and row.capacity_check.worse is regressed
