@@ -559,32 +559,17 @@ def _between_run_alpha(figures: list[FigureDiff]) -> int:
         test = _welch_noise if f.new_repeats is not None else _prediction_noise
         f.noise = test(f, alpha, m)
     for c in checks:
-        if c.new_probe_lower is not None:
-            c.noise = _probe_noise(c, alpha, m)
-            c.worse = bool(c.noise.lower is not None and c.noise.lower > 0)
-            continue
+        # a probe's lower end is the candidate's one value: the prediction test is PROBE_METHOD's
+        new = c.new_probe_lower if c.new_probe_lower is not None else float(np.mean(c.new_runs))
         at = FigureDiff(
             figure=c.figure, scope="", unit="ms", higher_is_better=False, status="compared",
-            old=float(np.mean(c.old_repeats)), new=float(np.mean(c.new_runs)), old_repeats=c.old_repeats,
+            old=float(np.mean(c.old_repeats)), new=new, old_repeats=c.old_repeats,
             new_repeats=c.new_runs if len(c.new_runs) > 1 else None, old_within_half=c.old_within_half,
             new_within_half=c.new_within_half,
         )  # fmt: skip
         c.noise = (_welch_noise if at.new_repeats is not None else _prediction_noise)(at, alpha, m)
         c.worse = bool(c.noise.p_value is not None and c.noise.p_value < alpha and at.new > at.old)
     return m
-
-
-def _probe_noise(c: CapacityCheck, alpha: float, m: int) -> Noise:
-    """A short probe's failing p99 (its lower end) against the baseline's prediction interval (PROBE_METHOD)."""
-    # deferred: importing scipy.stats costs every command ~0.7 s of CPU at its start
-    from scipy.stats import t as student_t
-
-    a, k = c.old_repeats, len(c.old_repeats)
-    upper = float(np.mean(a)) + float(student_t.ppf(1 - alpha / 2, k - 1)) * _spread(
-        a, c.old_within_half
-    ) * math.sqrt(1 + 1 / k)
-    lower = None if c.new_probe_lower is None else c.new_probe_lower - upper
-    return Noise(method=PROBE_METHOD, lower=lower, upper=None, alpha=alpha)
 
 
 SIDES = {"old": "baseline", "new": "candidate"}
